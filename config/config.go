@@ -1,0 +1,211 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is runbox's configuration. Zero values mean the documented defaults
+// once [Default] has filled them.
+type Config struct {
+	Backend     string     `yaml:"backend"`
+	Timeout     Duration   `yaml:"timeout"`
+	OutputLimit int        `yaml:"output_limit"`
+	Grace       Duration   `yaml:"grace"`
+	Shell       string     `yaml:"shell"`
+	Contain     bool       `yaml:"contain"`
+	Limits      LimitsConf `yaml:"limits"`
+	Spawn       SpawnConf  `yaml:"spawn"`
+	Approval    Approval   `yaml:"approval"`
+	Docker      DockerConf `yaml:"docker"`
+
+	// Path is the file the configuration was read from ("" if none).
+	Path string `yaml:"-"`
+}
+
+// LimitsConf are per-command resource defaults.
+type LimitsConf struct {
+	Memory Size    `yaml:"memory"`
+	Pids   int64   `yaml:"pids"`
+	CPUs   float64 `yaml:"cpus"`
+}
+
+// SpawnConf extends the child-environment lists.
+type SpawnConf struct {
+	Passthrough []string `yaml:"passthrough"`
+	ExtraBlock  []string `yaml:"extra_block"`
+	ExtraStrip  []string `yaml:"extra_strip"`
+}
+
+// Approval is the command gate's policy.
+type Approval struct {
+	Mode                   string   `yaml:"mode"`
+	Allow                  []string `yaml:"allow"`
+	Deny                   []string `yaml:"deny"`
+	RelaxWithoutHostAccess bool     `yaml:"relax_without_host_access"`
+}
+
+// DockerConf configures the docker backend.
+type DockerConf struct {
+	Image string `yaml:"image"`
+}
+
+// Default is the configuration with nothing set by the user.
+func Default() Config {
+	return Config{
+		Backend:     "local",
+		OutputLimit: 256 << 10,
+		Grace:       Duration(2 * time.Second),
+		Contain:     true,
+		Approval:    Approval{Mode: "manual"},
+	}
+}
+
+// DefaultPath is where the file is looked for when neither --config nor
+// RUNBOX_CONFIG names one.
+func DefaultPath(getenv func(string) string) string {
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "runbox", "config.yaml")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "runbox", "config.yaml")
+	}
+	return ""
+}
+
+// Load reads the file (explicit: from --config; "" means RUNBOX_CONFIG or
+// the default path) and applies the environment. getenv is os.Getenv in
+// production; tests pass their own.
+func Load(explicit string, getenv func(string) string) (Config, error) {
+	cfg := Default()
+	path, must := explicit, explicit != ""
+	if path == "" {
+		if path = getenv("RUNBOX_CONFIG"); path != "" {
+			must = true
+		} else {
+			path = DefaultPath(getenv)
+		}
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			if err := decode(data, path, &cfg); err != nil {
+				return cfg, err
+			}
+			cfg.Path = path
+		case errors.Is(err, os.ErrNotExist) && !must:
+		default:
+			return cfg, fmt.Errorf("config: %w", err)
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate checks values that the types alone cannot.
+func (c *Config) Validate() error {
+	where := c.Path
+	if where == "" {
+		where = "configuration"
+	}
+	switch {
+	case c.OutputLimit < 0:
+		return fmt.Errorf("config: %s: output_limit must be >= 0, got %d", where, c.OutputLimit)
+	case c.Timeout < 0 || c.Grace < 0:
+		return fmt.Errorf("config: %s: timeout and grace must be >= 0", where)
+	case c.Approval.Mode != "manual" && c.Approval.Mode != "off":
+		return fmt.Errorf("config: %s: approval.mode must be manual or off, got %q", where, c.Approval.Mode)
+	case c.Limits.Pids < 0 || c.Limits.CPUs < 0 || c.Limits.Memory < 0:
+		return fmt.Errorf("config: %s: limits must be >= 0", where)
+	}
+	return nil
+}
+
+func applyEnv(c *Config, getenv func(string) string) error {
+	set := func(name string, f func(string) error) error {
+		if v := getenv(name); v != "" {
+			if err := f(v); err != nil {
+				return fmt.Errorf("config: environment variable %s=%q: %w", name, v, err)
+			}
+		}
+		return nil
+	}
+	str := func(dst *string) func(string) error { return func(v string) error { *dst = v; return nil } }
+	return errors.Join(
+		set("RUNBOX_BACKEND", str(&c.Backend)),
+		set("RUNBOX_SHELL", str(&c.Shell)),
+		set("RUNBOX_IMAGE", str(&c.Docker.Image)),
+		set("RUNBOX_APPROVAL_MODE", str(&c.Approval.Mode)),
+		set("RUNBOX_TIMEOUT", c.Timeout.Set),
+		set("RUNBOX_GRACE", c.Grace.Set),
+		set("RUNBOX_OUTPUT_LIMIT", func(v string) (err error) { c.OutputLimit, err = strconv.Atoi(v); return err }),
+		set("RUNBOX_CONTAIN", func(v string) (err error) { c.Contain, err = strconv.ParseBool(v); return err }),
+	)
+}
+
+// Duration is a time.Duration written as "30s", "2m".
+type Duration time.Duration
+
+// Set parses s ("30s"; a bare number is seconds).
+func (d *Duration) Set(s string) error {
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		*d = Duration(n * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("not a duration (want e.g. 30s, 2m)")
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// Size is a byte count written as 512, "64K", "256M", "2G".
+type Size int64
+
+// Set parses s.
+func (z *Size) Set(s string) error {
+	v, err := ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*z = Size(v)
+	return nil
+}
+
+// ParseSize parses a byte count with an optional K/M/G/T suffix (powers of 1024).
+func ParseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			t = t[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("not a size (want e.g. 512M, 2G): %q", s)
+	}
+	return int64(f * float64(mult)), nil
+}

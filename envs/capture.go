@@ -1,0 +1,175 @@
+package envs
+
+import (
+	"fmt"
+	"os"
+	"sync"
+)
+
+// Capture is an io.Writer that keeps a bounded window of what is written to
+// it: the first 40% of the limit and the last 60%. While the stream fits,
+// nothing is dropped and no file is made. The moment it outgrows the limit,
+// everything seen so far and every later byte goes to a private spill file
+// (mode 0600), so the whole stream is never lost. Capture is safe for
+// concurrent writers (stdout and stderr copied into one Capture interleave
+// in arrival order).
+type Capture struct {
+	mu        sync.Mutex
+	limit     int
+	head      []byte
+	tail      []byte // ring buffer of the last tailCap bytes
+	tailStart int    // index of the oldest byte in tail when full
+	tailCap   int
+	total     int64
+	spillDir  string
+	spill     *os.File
+	spillErr  error
+}
+
+// NewCapture returns a Capture bounded to limit bytes. limit < 0 means
+// unbounded (everything is kept in memory). dir is where a spill file goes;
+// empty means os.TempDir().
+func NewCapture(limit int, dir string) *Capture {
+	c := &Capture{limit: limit, spillDir: dir}
+	if limit >= 0 {
+		headCap := limit * 2 / 5
+		c.tailCap = limit - headCap
+		c.head = make([]byte, 0, min(headCap, 64<<10))
+	}
+	return c
+}
+
+// Write always consumes all of p. A failure to spill is remembered and
+// reported by [Capture.Close], never returned here, so a full disk cannot
+// make the command see a broken pipe.
+func (c *Capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(p)
+	c.total += int64(n)
+	if c.limit < 0 {
+		c.head = append(c.head, p...)
+		return n, nil
+	}
+	if c.spill == nil && c.total > int64(c.limit) {
+		c.startSpill()
+	}
+	if c.spill != nil && c.spillErr == nil {
+		if _, err := c.spill.Write(p); err != nil {
+			c.spillErr = err
+		}
+	}
+	headCap := c.limit - c.tailCap
+	if room := headCap - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head = append(c.head, p[:k]...)
+		p = p[k:]
+	}
+	c.appendTail(p)
+	return n, nil
+}
+
+func (c *Capture) appendTail(p []byte) {
+	if c.tailCap == 0 || len(p) == 0 {
+		return
+	}
+	if len(p) >= c.tailCap {
+		c.tail = append(c.tail[:0], p[len(p)-c.tailCap:]...)
+		c.tailStart = 0
+		return
+	}
+	if len(c.tail) < c.tailCap {
+		room := c.tailCap - len(c.tail)
+		k := min(room, len(p))
+		c.tail = append(c.tail, p[:k]...)
+		p = p[k:]
+	}
+	for len(p) > 0 { // ring is full: overwrite the oldest bytes
+		k := copy(c.tail[c.tailStart:], p)
+		p = p[k:]
+		c.tailStart = (c.tailStart + k) % c.tailCap
+	}
+}
+
+func (c *Capture) tailBytes() []byte {
+	if len(c.tail) < c.tailCap || c.tailStart == 0 {
+		return c.tail
+	}
+	out := make([]byte, 0, len(c.tail))
+	out = append(out, c.tail[c.tailStart:]...)
+	return append(out, c.tail[:c.tailStart]...)
+}
+
+// startSpill opens the spill file and writes everything held so far, which
+// is still the complete stream: nothing is dropped before the limit is passed.
+func (c *Capture) startSpill() {
+	f, err := os.CreateTemp(c.spillDir, "runbox-output-*.log")
+	if err != nil {
+		c.spillErr = fmt.Errorf("envs: create spill file: %w", err)
+		return
+	}
+	c.spill = f
+	if err := f.Chmod(0o600); err != nil {
+		c.spillErr = err
+	}
+	f.Write(c.head)
+	f.Write(c.tailBytes())
+}
+
+// Total is the number of bytes written so far.
+func (c *Capture) Total() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
+}
+
+// Truncated reports whether the stream outgrew the limit.
+func (c *Capture) Truncated() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limit >= 0 && c.total > int64(c.limit)
+}
+
+// SpillPath is the spill file's path, or "" if the stream fit.
+func (c *Capture) SpillPath() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spill == nil {
+		return ""
+	}
+	return c.spill.Name()
+}
+
+// Bytes returns the window: the whole stream if it fit, else head, one
+// notice line, and tail.
+func (c *Capture) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limit < 0 || c.total <= int64(c.limit) {
+		return append(append([]byte(nil), c.head...), c.tailBytes()...)
+	}
+	tail := c.tailBytes()
+	cut := c.total - int64(len(c.head)) - int64(len(tail))
+	where := "spill file unavailable"
+	if c.spill != nil && c.spillErr == nil {
+		where = "full output in " + c.spill.Name()
+	}
+	notice := fmt.Sprintf("\n[runbox: output truncated: %d of %d bytes omitted; %s]\n", cut, c.total, where)
+	out := make([]byte, 0, len(c.head)+len(notice)+len(tail))
+	out = append(out, c.head...)
+	out = append(out, notice...)
+	return append(out, tail...)
+}
+
+// Close closes the spill file (which stays on disk for the caller) and
+// reports any error met while spilling.
+func (c *Capture) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spill != nil {
+		if err := c.spill.Close(); err != nil && c.spillErr == nil {
+			c.spillErr = err
+		}
+	}
+	return c.spillErr
+}

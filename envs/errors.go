@@ -1,0 +1,79 @@
+package envs
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Sentinel errors that callers branch on with errors.Is.
+var (
+	// ErrNotFound: the thing named (a process, a file, a job, a backend) does not exist.
+	ErrNotFound = errors.New("envs: not found")
+	// ErrClosed: the environment or process was closed.
+	ErrClosed = errors.New("envs: closed")
+	// ErrUnsupported: the backend lacks the capability the call needs.
+	ErrUnsupported = errors.New("envs: unsupported")
+	// ErrDenied: the command gate refused the command.
+	ErrDenied = errors.New("envs: denied")
+	// ErrTimeout is the cancellation cause a backend attaches to a command's
+	// own timeout, so it is told apart from the caller's deadline.
+	ErrTimeout = errors.New("envs: command timeout")
+	// ErrBadCommand: the command is malformed (neither or both of Shell and Args, ...).
+	ErrBadCommand = errors.New("envs: bad command")
+)
+
+// DeniedError is a refusal by the command gate, with the reasons shown to the user.
+type DeniedError struct {
+	// Decision is "deny", or "ask" when asking was not possible.
+	Decision string
+	// Hardline is true when no approval could ever allow the command.
+	Hardline bool
+	// Reasons are human-readable rule descriptions.
+	Reasons []string
+}
+
+func (e *DeniedError) Error() string {
+	kind := "denied"
+	if e.Hardline {
+		kind = "denied (hardline)"
+	}
+	if len(e.Reasons) == 0 {
+		return "envs: command " + kind
+	}
+	return "envs: command " + kind + ": " + strings.Join(e.Reasons, "; ")
+}
+
+// Is makes errors.Is(err, ErrDenied) true.
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// SurvivorsError reports processes that outlived a whole-tree kill. It is
+// returned, never hidden: a caller that gets it knows the teardown failed.
+type SurvivorsError struct {
+	PIDs []int
+}
+
+func (e *SurvivorsError) Error() string {
+	pids := append([]int(nil), e.PIDs...)
+	sort.Ints(pids)
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = fmt.Sprint(p)
+	}
+	return fmt.Sprintf("envs: %d process(es) survived teardown: %s", len(pids), strings.Join(s, ", "))
+}
+
+// UnknownBackendError is returned for a backend name that is not in the
+// provider table. It lists the known names. It matches ErrNotFound.
+type UnknownBackendError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownBackendError) Error() string {
+	return fmt.Sprintf("envs: unknown backend %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
+}
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *UnknownBackendError) Is(target error) bool { return target == ErrNotFound }

@@ -1,0 +1,339 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/spawn"
+	"github.com/runbox/runbox/termination"
+)
+
+// NoGrace, as Options.Grace, sends SIGKILL at once instead of SIGTERM first.
+const NoGrace time.Duration = -1
+
+// Options configures an [Env]. The zero value is usable.
+type Options struct {
+	// Dir is the session's initial working directory. Empty means the
+	// current directory of this process.
+	Dir string
+	// Shell is the shell that runs shell-string commands. Empty means bash
+	// when it is on PATH, else sh.
+	Shell string
+	// BaseEnv is the environment children are built from (by spawn, which
+	// strips secrets). Nil means this process's environment.
+	BaseEnv []string
+	// Env is laid over every command's environment (a command's own Env
+	// is laid over this).
+	Env map[string]string
+	// Spawn is the child-environment policy. The zero value means
+	// spawn.DefaultPolicy().
+	Spawn *spawn.Policy
+	// Served and Launch are the profile being served and the one this
+	// process was launched with (see spawn). Zero values mean "the same".
+	Served, Launch spawn.Profile
+	// Grace is how long teardown waits after each SIGTERM round. Zero
+	// means termination.DefaultGrace; NoGrace means SIGKILL at once.
+	Grace time.Duration
+	// Limits apply to every command that sets none of its own. Zero means
+	// no limits.
+	Limits envs.Limits
+	// NoContainment keeps commands in process groups only. By default
+	// every command is placed in its own systemd scope or cgroup when the
+	// host allows it (see termination.Detect), which also catches children
+	// that double-fork and setsid away from the process group.
+	NoContainment bool
+	// DrainDelay bounds how long output is still read after the command's
+	// direct child exited, when a grandchild holds the pipe open. Zero
+	// means 250ms.
+	DrainDelay time.Duration
+	// SpillDir is where oversized output is spilled. Empty means
+	// os.TempDir().
+	SpillDir string
+	// Logger receives debug logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Env is the local backend's [envs.Environment]. It is safe for concurrent use.
+type Env struct {
+	opts     Options
+	shell    string
+	bash     bool
+	stateDir string
+	log      *slog.Logger
+
+	mu        sync.Mutex
+	closed    bool
+	cwd       string
+	state     string // path of the adopted shell-state script; "" before the first
+	seq       int
+	running   map[*process]struct{}
+	stateRefs map[string]int // running commands restoring each state file
+
+	detectOnce sync.Once
+	detected   termination.Detection
+}
+
+// detection probes the host's containment mechanisms once.
+func (e *Env) detection() termination.Detection {
+	e.detectOnce.Do(func() { e.detected = termination.Detect(context.Background()) })
+	return e.detected
+}
+
+var _ envs.Environment = (*Env)(nil)
+var _ envs.FileTransfer = (*Env)(nil)
+
+// New returns a local environment. It fails if the shell or the initial
+// directory cannot be found.
+func New(opts Options) (*Env, error) {
+	o := opts
+	if o.Grace == 0 {
+		o.Grace = termination.DefaultGrace
+	} else if o.Grace < 0 {
+		o.Grace = 0
+	}
+	if o.DrainDelay <= 0 {
+		o.DrainDelay = 250 * time.Millisecond
+	}
+	if o.BaseEnv == nil {
+		o.BaseEnv = os.Environ()
+	}
+	if o.Spawn == nil {
+		p := spawn.DefaultPolicy()
+		o.Spawn = &p
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	shell, err := findShell(o.Shell)
+	if err != nil {
+		return nil, err
+	}
+	dir := o.Dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("local: working directory: %w", err)
+		}
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, fmt.Errorf("local: working directory: %w", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("local: working directory %s: %w", dir, errNotDir(err))
+	}
+	stateDir, err := os.MkdirTemp("", "runbox-session-*")
+	if err != nil {
+		return nil, fmt.Errorf("local: session state dir: %w", err)
+	}
+	return &Env{
+		opts:      o,
+		shell:     shell,
+		bash:      filepath.Base(shell) == "bash",
+		stateDir:  stateDir,
+		log:       log,
+		cwd:       dir,
+		running:   map[*process]struct{}{},
+		stateRefs: map[string]int{},
+	}, nil
+}
+
+func errNotDir(err error) error {
+	if err != nil {
+		return err
+	}
+	return errors.New("not a directory")
+}
+
+func findShell(want string) (string, error) {
+	if want != "" {
+		p, err := exec.LookPath(want)
+		if err != nil {
+			return "", fmt.Errorf("local: shell %q: %w", want, err)
+		}
+		return p, nil
+	}
+	for _, s := range []string{"bash", "sh"} {
+		if p, err := exec.LookPath(s); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("local: no bash or sh on PATH: %w", envs.ErrNotFound)
+}
+
+// Cwd is the session's current working directory.
+func (e *Env) Cwd() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cwd
+}
+
+// Run runs cmd to completion with bounded output capture.
+func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
+	if err := cmd.Validate(); err != nil {
+		return nil, fmt.Errorf("local: run: %w", err)
+	}
+	out := envs.NewCapture(cmd.Limit(), e.opts.SpillDir)
+	var errc *envs.Capture
+	if cmd.SeparateStreams && cmd.PTY == nil {
+		errc = envs.NewCapture(cmd.Limit(), e.opts.SpillDir)
+	}
+	p, res, err := e.start(ctx, cmd, out, errc)
+	if err != nil || res != nil {
+		return res, err
+	}
+	st, err := p.Wait(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, err
+	}
+	res = &envs.Result{ExitStatus: st, Cwd: p.cwdAfter, Duration: p.duration, Warnings: p.warnings}
+	fillOutput(res, out, errc)
+	return res, nil
+}
+
+func fillOutput(res *envs.Result, out, errc *envs.Capture) {
+	out.Close()
+	res.Output = string(out.Bytes())
+	res.Truncated = out.Truncated()
+	res.SpillPath = out.SpillPath()
+	res.TotalBytes = out.Total()
+	if errc != nil {
+		errc.Close()
+		res.Stderr = string(errc.Bytes())
+		res.Truncated = res.Truncated || errc.Truncated()
+		res.StderrSpillPath = errc.SpillPath()
+		res.TotalBytes += errc.Total()
+	}
+}
+
+// Start starts cmd and returns a streaming process.
+func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error) {
+	if err := cmd.Validate(); err != nil {
+		return nil, fmt.Errorf("local: start: %w", err)
+	}
+	p, res, err := e.start(ctx, cmd, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res != nil {
+		return finishedProcess(res), nil
+	}
+	return p, nil
+}
+
+// Capabilities reports what this environment enforces.
+func (e *Env) Capabilities() envs.Capabilities {
+	caps := envs.Capabilities{
+		envs.CapTreeKill:      {State: envs.Active, Detail: "process group + /proc descendants snapshot, parent first"},
+		envs.CapPTY:           {State: envs.Active},
+		envs.CapStdin:         {State: envs.Active},
+		envs.CapSignals:       {State: envs.Active},
+		envs.CapFileTransfer:  {State: envs.Active},
+		envs.CapHostAccess:    {State: envs.Active, Detail: "commands run on this machine"},
+		envs.CapNetworkPolicy: {State: envs.Unsupported, Detail: "the host network is used as is"},
+		envs.CapSnapshots:     {State: envs.Unsupported},
+		envs.CapDurableOutput: {State: envs.Unsupported, Detail: "use procregistry for durable output"},
+	}
+	if e.bash {
+		caps[envs.CapSessionState] = envs.CapInfo{State: envs.Active, Detail: "cwd, exports, functions, aliases (bash)"}
+	} else {
+		caps[envs.CapSessionState] = envs.CapInfo{State: envs.Degraded, Detail: "cwd and exports only (no bash)"}
+	}
+	containmentCaps(caps, !e.opts.NoContainment, e.detection())
+	return caps
+}
+
+// Close kills every command still running and removes the session state.
+func (e *Env) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	procs := make([]*process, 0, len(e.running))
+	for p := range e.running {
+		procs = append(procs, p)
+	}
+	e.mu.Unlock()
+	var errs []error
+	var wg sync.WaitGroup
+	var emu sync.Mutex
+	for _, p := range procs {
+		wg.Go(func() {
+			if err := p.Kill(ctx); err != nil {
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+			p.release()
+		})
+	}
+	wg.Wait()
+	if err := os.RemoveAll(e.stateDir); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("local: close: %w", err)
+	}
+	return nil
+}
+
+// PutFile writes r to path (relative paths are taken from the session's cwd).
+func (e *Env) PutFile(ctx context.Context, path string, r io.Reader, perm os.FileMode) error {
+	path = e.abs(path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("local: put %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return fmt.Errorf("local: put %s: %w", path, err)
+	}
+	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
+		f.Close()
+		return fmt.Errorf("local: put %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("local: put %s: %w", path, err)
+	}
+	return nil
+}
+
+// GetFile opens path for reading.
+func (e *Env) GetFile(ctx context.Context, path string) (io.ReadCloser, error) {
+	f, err := os.Open(e.abs(path))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			err = fmt.Errorf("%w: %w", envs.ErrNotFound, err)
+		}
+		return nil, fmt.Errorf("local: get %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func (e *Env) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(e.Cwd(), path)
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,0 +1,156 @@
+package local_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/local"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func open(t *testing.T, opts local.Options) *local.Env {
+	t.Helper()
+	if opts.Grace == 0 {
+		opts.Grace = 300 * time.Millisecond
+	}
+	env, err := local.New(opts)
+	if err != nil {
+		t.Fatalf("local.New: %v", err)
+	}
+	t.Cleanup(func() { env.Close(context.Background()) })
+	return env
+}
+
+// TestConformance runs the contract suite against the local backend, with
+// and without containment.
+func TestConformance(t *testing.T) {
+	for name, opts := range map[string]local.Options{"Contained": {}, "ProcessGroups": {NoContainment: true}} {
+		t.Run(name, func(t *testing.T) {
+			envtest.Run(t, func(t *testing.T) envs.Environment {
+				return open(t, opts)
+			})
+		})
+	}
+}
+
+func TestConformance_Sh(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	envtest.Run(t, func(t *testing.T) envs.Environment {
+		return open(t, local.Options{Shell: "/bin/sh"})
+	})
+}
+
+func run(t *testing.T, env *local.Env, c envs.Command) *envs.Result {
+	t.Helper()
+	res, err := env.Run(t.Context(), c)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", c.Shell, err)
+	}
+	return res
+}
+
+// TestEnv_SecretsNeverReachChildren: provider keys and sandbox tokens in
+// the caller's environment are not in a child's environment.
+func TestEnv_SecretsNeverReachChildren(t *testing.T) {
+	base := []string{"PATH=/usr/bin:/bin", "HOME=/root", "OPENAI_API_KEY=sk-leak-1", "MODAL_TOKEN_SECRET=leak-2", "ANTHROPIC_API_KEY=leak-3", "KEEP_ME=yes"}
+	env := open(t, local.Options{BaseEnv: base})
+	res := run(t, env, envs.Command{Shell: "env; cat /proc/$$/environ | tr '\\0' '\\n'"})
+	for _, secret := range []string{"sk-leak-1", "leak-2", "leak-3", "OPENAI_API_KEY", "MODAL_TOKEN_SECRET"} {
+		if strings.Contains(res.Output, secret) {
+			t.Errorf("child environment contains %q", secret)
+		}
+	}
+	if !strings.Contains(res.Output, "KEEP_ME=yes") {
+		t.Errorf("harmless variable lost: %q", res.Output)
+	}
+}
+
+// TestEnv_DeletedCwdFallsBack: a session directory removed under the
+// session falls back to the nearest ancestor, with a warning.
+func TestEnv_DeletedCwdFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	env := open(t, local.Options{Dir: sub})
+	os.RemoveAll(filepath.Join(dir, "a"))
+	res := run(t, env, envs.Command{Shell: "pwd"})
+	if res.Code != 0 || strings.TrimSpace(res.Output) != dir {
+		t.Fatalf("Run in deleted cwd: code %d output %q; want 0 and %s", res.Code, res.Output, dir)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], "no longer exists") {
+		t.Errorf("no warning about the deleted directory: %q", res.Warnings)
+	}
+}
+
+// TestEnv_DirOverride: a per-call Dir applies to that call only.
+func TestEnv_DirOverride(t *testing.T) {
+	dir := t.TempDir()
+	env := open(t, local.Options{Dir: "/"})
+	if res := run(t, env, envs.Command{Shell: "pwd", Dir: dir}); strings.TrimSpace(res.Output) != dir {
+		t.Fatalf("override: %q", res.Output)
+	}
+	if res := run(t, env, envs.Command{Shell: "pwd"}); strings.TrimSpace(res.Output) != "/" {
+		t.Fatalf("session cwd changed by an override: %q", res.Output)
+	}
+}
+
+// TestEnv_FunctionsAndAliases persist in a bash session.
+func TestEnv_FunctionsAndAliases(t *testing.T) {
+	env := open(t, local.Options{Shell: "bash"})
+	run(t, env, envs.Command{Shell: "greet() { echo \"hi $1\"; }; alias ll='echo listing'"})
+	if res := run(t, env, envs.Command{Shell: "greet you; ll"}); res.Output != "hi you\nlisting\n" {
+		t.Fatalf("functions/aliases not carried: %q", res.Output)
+	}
+}
+
+// TestEnv_Argv runs an argv without a shell, with 127 for a missing program.
+func TestEnv_Argv(t *testing.T) {
+	env := open(t, local.Options{})
+	if res := run(t, env, envs.Command{Args: []string{"printf", "%s|", "a b", "$HOME"}}); res.Output != "a b|$HOME|" {
+		t.Fatalf("argv output %q", res.Output)
+	}
+	if res := run(t, env, envs.Command{Args: []string{"runbox-missing-xyz"}}); res.Code != 127 {
+		t.Fatalf("missing program: code %d", res.Code)
+	}
+	if _, err := env.Run(t.Context(), envs.Command{}); err == nil {
+		t.Fatalf("empty command: no error")
+	}
+}
+
+// TestEnv_TimeoutKillsEscapedTree: children that setsid, double-fork or
+// trap SIGTERM are all gone after a timeout. Without containment a child
+// that double-forks away before the teardown starts is reparented to init
+// and out of reach, so that case runs only contained.
+func TestEnv_TimeoutKillsEscapedTree(t *testing.T) {
+	for _, contain := range []bool{false, true} {
+		env := open(t, local.Options{NoContainment: !contain})
+		marker := filepath.Join(t.TempDir(), "pids")
+		script := `setsid sleep 603 & echo $! >>` + marker + `; ( trap '' TERM; sleep 601 & echo $! >>` + marker + `; wait ) & sleep 602 & echo $! >>` + marker + `; sleep 60`
+		if contain {
+			script = `( setsid sleep 600 & echo $! >>` + marker + ` ); nohup sh -c 'sleep 604' >/dev/null 2>&1 & ` + script
+		}
+		res := run(t, env, envs.Command{Shell: script, Timeout: time.Second})
+		if !res.TimedOut {
+			t.Fatalf("contain=%v: not timed out: %+v", contain, res.ExitStatus)
+		}
+		b, _ := os.ReadFile(marker)
+		for _, pid := range strings.Fields(string(b)) {
+			if st, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil && !strings.Contains(string(st), ") Z") {
+				t.Errorf("contain=%v: pid %s survived: %s", contain, pid, st)
+			}
+		}
+	}
+}

@@ -1,0 +1,507 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/termination"
+)
+
+var errClosed = envs.ErrClosed
+
+// process is one started command. Its waiter goroutine (started by start)
+// closes done after the exit is known and the output drained; teardown runs
+// in the goroutine that calls Kill or in the context watcher, and the waiter
+// waits for it, so every goroutine ends by the time done is closed (except
+// the output copier of a streaming process whose reader is never drained,
+// which release stops).
+type process struct {
+	env     *Env
+	cmd     *exec.Cmd
+	proc    termination.Proc
+	cont    termination.Container
+	files   sessionFiles
+	isShell bool
+	dirSet  bool
+	ptyFile *os.File
+
+	stdin   io.WriteCloser
+	output  io.Reader
+	stderr  io.Reader
+	closers []io.Closer // pipe ends released when the process is released
+
+	parentEnds []*os.File // child's ends, closed in the parent after start
+	readMu     sync.Mutex
+	readEnds   []*os.File // parent's read ends, closed to cut off a held pipe
+	pending    []func()   // copiers to start once the process runs
+	ptySize    *pty.Winsize
+	ptyIn      io.Reader // Command.Stdin in PTY mode
+	ptyOut     *envs.Capture
+
+	started   time.Time
+	ctx       context.Context // the command's own context (timeout)
+	cancel    context.CancelCauseFunc
+	stopWatch func() bool
+
+	killOnce sync.Once
+	killErr  error
+	killDone chan struct{}
+	killed   atomic.Bool // Kill was called (not a timeout/interrupt)
+
+	copiers sync.WaitGroup
+	done    chan struct{}
+	status  envs.ExitStatus
+	waitErr error
+
+	// Set by the waiter before done is closed.
+	cwdAfter string
+	duration time.Duration
+	warnings []string
+}
+
+var _ envs.Process = (*process)(nil)
+
+// start launches cmd. For Run, out (and errc with SeparateStreams) receive
+// the output; for Start both are nil and the process exposes readers.
+// A non-nil Result means the command ended before it started (bad cwd,
+// command not found) and that Result is its outcome.
+func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture) (*process, *envs.Result, error) {
+	files, cwd, err := e.newSessionFiles()
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &process{env: e, files: files, isShell: c.Shell != "", done: make(chan struct{}), killDone: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			e.releaseState(files)
+		}
+	}()
+
+	dir, warn, res := e.resolveDir(cwd, c.Dir)
+	if res != nil {
+		return nil, res, nil
+	}
+	p.dirSet = c.Dir != ""
+	if warn != "" {
+		p.warnings = append(p.warnings, warn)
+	}
+	childEnv, err := e.childEnv(c.Env)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	limits := e.opts.Limits
+	if !c.Limits.IsZero() {
+		limits = *c.Limits
+	}
+	var gateR, gateW *os.File
+	if !e.opts.NoContainment || !limits.IsZero() {
+		cont, cerr := termination.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), limits)
+		if cerr != nil {
+			if !limits.IsZero() {
+				return nil, nil, fmt.Errorf("local: limits requested but no container: %w", cerr)
+			}
+			p.warnings = append(p.warnings, "containment unavailable: "+cerr.Error())
+		} else {
+			p.cont = cont
+			if gateR, gateW, err = os.Pipe(); err != nil {
+				cont.Remove(ctx)
+				return nil, nil, fmt.Errorf("local: gate pipe: %w", err)
+			}
+		}
+	}
+
+	xc, res := e.command(c, files, dir, childEnv, gateR != nil)
+	if res != nil {
+		closeAll(gateR, gateW)
+		if p.cont != nil {
+			p.cont.Remove(ctx)
+		}
+		return nil, res, nil
+	}
+	if gateR != nil {
+		xc.ExtraFiles = []*os.File{gateR}
+	}
+	p.cmd = xc
+
+	if err := p.wire(c, out, errc); err != nil {
+		closeAll(gateR, gateW)
+		return nil, nil, err
+	}
+	p.ctx, p.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	if c.Timeout > 0 {
+		var cancelT context.CancelFunc
+		p.ctx, cancelT = context.WithTimeoutCause(p.ctx, c.Timeout, envs.ErrTimeout)
+		_ = cancelT // released by p.cancel's parent chain when the process ends
+		p.closers = append(p.closers, closerFunc(func() error { cancelT(); return nil }))
+	}
+	// The caller's ctx interrupts the command (exit 130) only for Run;
+	// a started process outlives the ctx that started it.
+	if out != nil {
+		stop := context.AfterFunc(ctx, func() { p.cancel(context.Canceled) })
+		p.closers = append(p.closers, closerFunc(func() error { stop(); return nil }))
+	}
+
+	p.started = time.Now()
+	if err := p.startOS(); err != nil {
+		closeAll(gateR, gateW)
+		p.closeParentEnds()
+		if p.cont != nil {
+			p.cont.Remove(ctx)
+		}
+		p.cancel(nil)
+		return nil, e.startFailure(c, err), nil
+	}
+	p.proc, _ = termination.Identify(xc.Process.Pid)
+	if p.proc.PID == 0 {
+		p.proc = termination.Proc{PID: xc.Process.Pid}
+	}
+	if gateR != nil {
+		gateR.Close()
+		if err := p.cont.Add(xc.Process.Pid); err != nil {
+			p.warnings = append(p.warnings, "containment failed: "+err.Error())
+		}
+		gateW.Write([]byte("go\n"))
+		gateW.Close()
+	}
+	e.track(p)
+	ok = true
+	p.stopWatch = context.AfterFunc(p.ctx, func() { p.teardown(context.Background()) })
+	go p.wait(out != nil)
+	return p, nil, nil
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (e *Env) nextID() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seq++
+	return e.seq
+}
+
+func (e *Env) track(p *process) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.running[p] = struct{}{}
+}
+
+func (e *Env) untrack(p *process) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.running, p)
+}
+
+// resolveDir picks the directory a command starts in. A per-command dir
+// that does not exist is exit 126; a deleted session dir falls back to its
+// nearest existing ancestor.
+func (e *Env) resolveDir(cwd, override string) (dir, warning string, res *envs.Result) {
+	if override != "" {
+		if !filepath.IsAbs(override) {
+			override = filepath.Join(cwd, override)
+		}
+		if fi, err := os.Stat(override); err != nil || !fi.IsDir() {
+			msg := fmt.Sprintf("runbox: cannot enter directory %s: %v\n", override, errNotDir(err))
+			return "", "", earlyResult(envs.ExitCannotEnter, msg, cwd)
+		}
+		return override, "", nil
+	}
+	dir = cwd
+	for {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	if dir != cwd {
+		warning = fmt.Sprintf("working directory %s no longer exists; using %s", cwd, dir)
+		e.mu.Lock()
+		e.cwd = dir
+		e.mu.Unlock()
+	}
+	return dir, warning, nil
+}
+
+func earlyResult(code int, msg, cwd string) *envs.Result {
+	return &envs.Result{
+		ExitStatus: envs.ExitStatus{Code: code},
+		Output:     msg,
+		TotalBytes: int64(len(msg)),
+		Cwd:        cwd,
+	}
+}
+
+// command builds the exec.Cmd. A non-nil Result means the program cannot
+// be found or executed (127/126), without starting anything.
+func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, gate bool) (*exec.Cmd, *envs.Result) {
+	gateArg := ""
+	if gate {
+		gateArg = "gate"
+	}
+	var xc *exec.Cmd
+	if c.Shell != "" {
+		xc = exec.Command(e.shell, "-c", e.script(c.Shell), "runbox", f.in, f.out, f.cwd, dir, gateArg)
+	} else {
+		path, code, err := lookPath(c.Args[0], dir, env)
+		if err != nil {
+			return nil, earlyResult(code, fmt.Sprintf("runbox: %s: %v\n", c.Args[0], err), dir)
+		}
+		if gate {
+			args := append([]string{"/bin/sh", "-c", `IFS= read -r _ <&3; exec 3<&-; exec "$@"`, "runbox", path}, c.Args[1:]...)
+			xc = exec.Command(args[0], args[1:]...)
+		} else {
+			xc = exec.Command(path, c.Args[1:]...)
+			xc.Args[0] = c.Args[0]
+		}
+	}
+	xc.Dir = dir
+	xc.Env = env
+	return xc, nil
+}
+
+// lookPath finds prog in the child's PATH (not this process's).
+func lookPath(prog, dir string, env []string) (string, int, error) {
+	check := func(p string) (string, int, error) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return "", envs.ExitNotFound, fmt.Errorf("command not found")
+		}
+		if fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", envs.ExitCannotEnter, fmt.Errorf("permission denied")
+		}
+		return p, 0, nil
+	}
+	if strings.Contains(prog, "/") {
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(dir, prog)
+		}
+		return check(prog)
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		if p, _, err := check(filepath.Join(d, prog)); err == nil {
+			return p, 0, nil
+		}
+	}
+	return "", envs.ExitNotFound, fmt.Errorf("command not found")
+}
+
+func (e *Env) startFailure(c envs.Command, err error) *envs.Result {
+	code := envs.ExitCannotEnter
+	if errors.Is(err, os.ErrNotExist) {
+		code = envs.ExitNotFound
+	}
+	name := e.shell
+	if len(c.Args) > 0 {
+		name = c.Args[0]
+	}
+	return earlyResult(code, fmt.Sprintf("runbox: cannot start %s: %v\n", name, err), e.Cwd())
+}
+
+// PID is the command's process id.
+func (p *process) PID() int { return p.proc.PID }
+
+// Stdin is the command's standard input (nil when Command.Stdin was given).
+func (p *process) Stdin() io.WriteCloser { return p.stdin }
+
+// Output streams the command's output.
+func (p *process) Output() io.Reader { return p.output }
+
+// Stderr streams stderr with SeparateStreams.
+func (p *process) Stderr() io.Reader { return p.stderr }
+
+// Signal sends sig to the command's direct process, after checking its
+// identity (a recycled PID is never signalled).
+func (p *process) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("local: signal %d: process exited: %w", p.proc.PID, envs.ErrNotFound)
+	default:
+	}
+	if err := p.proc.Signal(sig); err != nil {
+		return fmt.Errorf("local: signal %d: %w", p.proc.PID, err)
+	}
+	return nil
+}
+
+// Kill tears the command's whole tree down and waits for it to be gone.
+func (p *process) Kill(ctx context.Context) error {
+	select {
+	case <-p.done:
+	default:
+		p.killed.Store(true)
+	}
+	p.cancel(errKilled)
+	go p.teardown(context.WithoutCancel(ctx)) // joined through killDone below
+	select {
+	case <-p.killDone:
+	case <-ctx.Done():
+		return fmt.Errorf("local: kill %d: %w", p.proc.PID, ctx.Err())
+	}
+	if p.killErr != nil {
+		return fmt.Errorf("local: kill %d: %w", p.proc.PID, p.killErr)
+	}
+	return nil
+}
+
+var errKilled = errors.New("local: killed")
+
+// teardown kills the tree once; later calls wait for the first.
+func (p *process) teardown(ctx context.Context) {
+	p.killOnce.Do(func() {
+		defer close(p.killDone)
+		p.killErr = termination.KillTree(ctx, p.proc, termination.Options{
+			Grace:     p.env.opts.Grace,
+			Container: p.cont,
+			Logger:    p.env.log,
+		})
+	})
+}
+
+// Wait waits for the command to exit.
+func (p *process) Wait(ctx context.Context) (envs.ExitStatus, error) {
+	select {
+	case <-p.done:
+		return p.status, p.waitErr
+	case <-ctx.Done():
+		return envs.ExitStatus{}, fmt.Errorf("local: wait %d: %w", p.proc.PID, ctx.Err())
+	}
+}
+
+// wait is the process's waiter goroutine.
+func (p *process) wait(capture bool) {
+	defer close(p.done)
+	err := p.cmd.Wait()
+	p.duration = time.Since(p.started)
+	p.drain()
+	// The command's context ended (timeout, interrupt, Kill): the
+	// teardown it started must finish before the status is final.
+	ended := p.ctx.Err() != nil
+	if ended {
+		p.teardown(context.Background())
+	}
+	p.stopWatch()
+	p.status = p.exitStatus(err, ended)
+	p.finish(ended)
+	if capture {
+		p.release()
+	}
+}
+
+// drain waits for the output copiers; a grandchild that holds the pipe
+// open gets DrainDelay, then the read ends are closed under it.
+func (p *process) drain() {
+	copied := make(chan struct{})
+	go func() { p.copiers.Wait(); close(copied) }()
+	select {
+	case <-copied:
+		return
+	case <-time.After(p.env.opts.DrainDelay):
+	}
+	p.closeReadEnds()
+	<-copied
+}
+
+func (p *process) exitStatus(err error, ended bool) envs.ExitStatus {
+	var st envs.ExitStatus
+	ps := p.cmd.ProcessState
+	if ps == nil {
+		p.waitErr = fmt.Errorf("local: wait %d: %w", p.proc.PID, err)
+		return envs.ExitStatus{Code: 1}
+	}
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		st = envs.SignalStatus(ws.Signal())
+	default:
+		st.Code = ws.ExitStatus()
+	}
+	if ended && !p.killed.Load() {
+		if cst, ok := envs.StatusFromContext(p.ctx); ok {
+			st = cst
+		}
+	} else if ended && st.Signal == 0 && st.Code == 0 {
+		st = envs.SignalStatus(syscall.SIGTERM)
+	}
+	if p.cont != nil {
+		if ev := p.cont.LimitEvent(); ev != "" && st.Code != 0 {
+			st.KilledBy = ev
+		}
+	}
+	return st
+}
+
+// finish adopts or discards the session state and releases the container.
+func (p *process) finish(ended bool) {
+	e := p.env
+	if p.isShell && !ended {
+		p.cwdAfter = e.adopt(p.files, p.dirSet)
+	} else if p.isShell {
+		p.cwdAfter = discard(p.files)
+	}
+	if p.cwdAfter == "" {
+		p.cwdAfter = e.Cwd()
+	}
+	e.releaseState(p.files)
+	if p.killErr != nil {
+		p.warnings = append(p.warnings, "teardown: "+p.killErr.Error())
+	}
+	if p.cont != nil {
+		if empty, err := p.cont.Empty(); err == nil && empty {
+			p.cont.Remove(context.Background())
+			e.untrack(p)
+			return
+		}
+		// Background children are still in the container: Close kills them.
+		return
+	}
+	e.untrack(p)
+}
+
+// release frees the parent's pipe ends and timers.
+func (p *process) release() {
+	p.closeReadEnds()
+	for _, c := range p.closers {
+		c.Close()
+	}
+	p.cancel(nil)
+}

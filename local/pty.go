@@ -1,0 +1,74 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+
+	"github.com/creack/pty"
+
+	"github.com/runbox/runbox/envs"
+)
+
+// wirePTY prepares PTY mode: the command gets a terminal of the requested
+// size as stdin, stdout and stderr, in a session of its own.
+func (p *process) wirePTY(c envs.Command, out *envs.Capture) error {
+	rows, cols := c.PTY.Rows, c.PTY.Cols
+	if rows == 0 {
+		rows = 24
+	}
+	if cols == 0 {
+		cols = 80
+	}
+	p.ptySize = &pty.Winsize{Rows: rows, Cols: cols}
+	p.ptyIn = c.Stdin
+	p.ptyOut = out
+	return nil
+}
+
+// ptyStarted wires the terminal's master side once the command runs.
+func (p *process) ptyStarted() {
+	m := p.ptyFile
+	if p.ptyOut != nil {
+		p.copyFrom(m, p.ptyOut, nil)
+	} else {
+		p.output = p.sink(m, nil)
+	}
+	switch {
+	case p.ptyIn != nil:
+		in := p.ptyIn
+		// Not one of p.copiers: drain must not wait for a reader that
+		// never ends. This goroutine ends when in does, or when a write
+		// fails because the master was closed at release.
+		p.pending = append(p.pending, func() {
+			go func() {
+				io.Copy(m, in)
+				m.Write([]byte{4}) // ^D: end of input for the terminal's reader
+			}()
+		})
+	case p.ptyOut == nil:
+		p.stdin = ptyStdin{m}
+	}
+}
+
+// ptyStdin writes to the terminal; Close sends end-of-file (^D) rather than
+// closing the master, which would hang up the terminal.
+type ptyStdin struct{ m io.Writer }
+
+func (s ptyStdin) Write(b []byte) (int, error) { return s.m.Write(b) }
+func (s ptyStdin) Close() error {
+	_, err := s.m.Write([]byte{4})
+	return err
+}
+
+// Resize changes the terminal size.
+func (p *process) Resize(size envs.WindowSize) error {
+	if p.ptyFile == nil {
+		return fmt.Errorf("local: resize: no terminal: %w", envs.ErrUnsupported)
+	}
+	return pty.Setsize(p.ptyFile, &pty.Winsize{Rows: size.Rows, Cols: size.Cols})
+}
+
+// isEIO reports the error a PTY master returns once the slave side is gone.
+func isEIO(err error) bool { return errors.Is(err, syscall.EIO) }

@@ -1,0 +1,274 @@
+//go:build linux
+
+package termination
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/envs"
+)
+
+// cgroupMechanisms are the cgroup mechanisms the host tests cover.
+var cgroupMechanisms = []Mechanism{CgroupV2, Hybrid, CgroupV1}
+
+// newTestContainer makes a container with exactly m, or skips (fails
+// under RUNBOX_INTEGRATION=require) when m is not usable here. Cleanup
+// removes it and checks that nothing is left.
+func newTestContainer(t *testing.T, m Mechanism, limits envs.Limits) Container {
+	t.Helper()
+	d := Detect(t.Context())
+	if !d.Can(m) {
+		skipOrFail(t, fmt.Sprintf("%v unusable here: %s", m, d.Why[m]))
+	}
+	id := fmt.Sprintf("test-%d-%s", os.Getpid(), strings.NewReplacer("/", "-", "#", "-").Replace(t.Name()))
+	c, err := NewContainer(t.Context(), id, limits, WithMechanism(m), WithDetection(d))
+	if err != nil {
+		t.Fatalf("NewContainer(%v): %v", m, err)
+	}
+	if c.Mechanism() != m {
+		t.Fatalf("Mechanism() = %v; want %v", c.Mechanism(), m)
+	}
+	t.Cleanup(func() {
+		c.Kill(t.Context())
+		eventually(t, 10*time.Second, "container empty", func() bool { e, _ := c.Empty(); return e })
+		if err := c.Remove(t.Context()); err != nil {
+			t.Errorf("Remove: %v", err)
+		}
+	})
+	return c
+}
+
+func eachMechanism(t *testing.T, f func(t *testing.T, m Mechanism)) {
+	for _, m := range cgroupMechanisms {
+		t.Run(m.String(), func(t *testing.T) { f(t, m) })
+	}
+}
+
+// A process that double-forked out of a new session and was reparented to
+// init before any snapshot is found only through the container.
+func TestKillTree_ContainerCatchesDoubleFork(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, m Mechanism) {
+		c := newTestContainer(t, m, envs.Limits{})
+		s := start(t, spec{helper: "daemon", c: c})
+		orphan := s.others[0]
+		if st, err := readStat(orphan.PID); err != nil || st.ppid == s.root.PID {
+			t.Fatalf("orphan %v not reparented away (stat %+v, %v)", orphan, st, err)
+		}
+		if err := KillTree(t.Context(), s.root, Options{Grace: shortGrace, Container: c}); err != nil {
+			t.Fatalf("KillTree = %v", err)
+		}
+		s.wait(t)
+		assertGone(t, s.all()...)
+		if e, err := c.Empty(); !e || err != nil {
+			t.Fatalf("container Empty() = %v, %v after KillTree", e, err)
+		}
+	})
+}
+
+// Every scenario of the process-only tests must also hold in a container,
+// and KillTree must remove the container (its directories vanish).
+func TestKillTree_ContainerScenarios(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, m Mechanism) {
+		for _, h := range []string{"trap", "setsid", "nohup", "reaper"} {
+			t.Run(h, func(t *testing.T) {
+				c := newTestContainer(t, m, envs.Limits{})
+				s := start(t, spec{helper: h, c: c})
+				procs, err := c.Procs()
+				if err != nil || len(procs) < 1+len(s.others) {
+					t.Fatalf("Procs() = %v, %v; want the %d processes of the tree", procs, err, 1+len(s.others))
+				}
+				if err := KillTree(t.Context(), s.root, Options{Grace: shortGrace, Container: c}); err != nil {
+					t.Fatalf("KillTree = %v", err)
+				}
+				s.wait(t)
+				assertGone(t, s.all()...)
+				for _, dir := range containerDirs(c) {
+					if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("cgroup %s still exists after KillTree (%v)", dir, err)
+					}
+				}
+			})
+		}
+	})
+}
+
+// The parent that reaps its children on SIGTERM must exit by itself even
+// with a container: the cgroup kill never comes first.
+func TestKillTree_ContainerKillNeverFirst(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, m Mechanism) {
+		c := newTestContainer(t, m, envs.Limits{})
+		s := start(t, spec{helper: "reaper", c: c})
+		if err := KillTree(t.Context(), s.root, Options{Grace: 5 * time.Second, Container: c}); err != nil {
+			t.Fatal(err)
+		}
+		var ee *exec.ExitError
+		if err := s.wait(t); !errors.As(err, &ee) || ee.ExitCode() != 7 {
+			t.Fatalf("parent's exit = %v; want exit status 7", err)
+		}
+	})
+}
+
+// A fork storm under a pids limit is contained, reported as pids-limit,
+// and torn down completely.
+func TestContainer_ForkStormPidsLimit(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, m Mechanism) {
+		c := newTestContainer(t, m, envs.Limits{Pids: 16})
+		if c.Mechanism() == Hybrid && !Detect(t.Context()).Can(CgroupV1) && !hasLimit(t, "pids") {
+			skipOrFail(t, "no pids controller")
+		}
+		storm := `echo ready; for i in $(seq 1 2000); do sleep 1000 & done; wait`
+		s := start(t, spec{argv: []string{"bash", "-c", storm}, c: c})
+		eventually(t, 20*time.Second, "pids-limit event", func() bool { return c.LimitEvent() == LimitPids })
+		procs, _ := c.Procs()
+		if len(procs) > 16 {
+			t.Errorf("%d processes in a container limited to 16", len(procs))
+		}
+		if err := KillTree(t.Context(), s.root, Options{Grace: shortGrace, Container: c}); err != nil {
+			t.Fatalf("KillTree = %v", err)
+		}
+		s.wait(t)
+		if got := c.LimitEvent(); got != LimitPids {
+			t.Fatalf("LimitEvent() after teardown = %q; want %q", got, LimitPids)
+		}
+	})
+}
+
+// A memory hog is killed by the kernel under a memory limit, and the
+// container reports memory-limit.
+func TestContainer_MemoryHogReported(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, m Mechanism) {
+		c := newTestContainer(t, m, envs.Limits{MemoryBytes: 64 << 20})
+		s := start(t, spec{helper: "memhog", c: c})
+		err := s.wait(t)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("memory hog ended with %v; want SIGKILL by the OOM killer", err)
+		}
+		if got := c.LimitEvent(); got != LimitMemory {
+			t.Fatalf("LimitEvent() = %q; want %q", got, LimitMemory)
+		}
+		if err := KillTree(t.Context(), s.root, Options{Container: c}); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.LimitEvent(); got != LimitMemory {
+			t.Fatalf("LimitEvent() after Remove = %q; want %q (it must outlive the cgroup)", got, LimitMemory)
+		}
+	})
+}
+
+// Many contained trees torn down at once.
+func TestKillTree_ManyContainersAtOnce(t *testing.T) {
+	d := Detect(t.Context())
+	if d.Mechanism == ProcessGroup {
+		skipOrFail(t, "no container mechanism: "+d.String())
+	}
+	const n = 6
+	var ss []*started
+	var cs []Container
+	for i := range n {
+		c, err := NewContainer(t.Context(), fmt.Sprintf("test-%d-many-%d", os.Getpid(), i), envs.Limits{Pids: 200}, WithDetection(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+		ss = append(ss, start(t, spec{helper: []string{"daemon", "setsid", "reaper"}[i%3], c: c}))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range ss {
+		wg.Go(func() { errs[i] = KillTree(t.Context(), ss[i].root, Options{Grace: shortGrace, Container: cs[i]}) })
+	}
+	wg.Wait()
+	for i, s := range ss {
+		if errs[i] != nil {
+			t.Errorf("tree %d (%v): %v", i, cs[i].Mechanism(), errs[i])
+		}
+		s.wait(t)
+		assertGone(t, s.all()...)
+	}
+}
+
+// NewContainer falls back rather than fail, and says what it chose.
+func TestNewContainer_StrongestOrFallback(t *testing.T) {
+	d := Detect(t.Context())
+	c, err := NewContainer(t.Context(), fmt.Sprintf("test-%d-best", os.Getpid()), envs.Limits{}, WithDetection(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Remove(t.Context())
+	if c.Mechanism() != d.Mechanism {
+		t.Errorf("Mechanism() = %v; want the detected %v", c.Mechanism(), d.Mechanism)
+	}
+	if _, err := NewContainer(t.Context(), "bad/id", envs.Limits{}); err == nil {
+		t.Error("NewContainer accepted an id with a slash")
+	}
+	for m := range SystemdScope + 1 {
+		if d.Can(m) {
+			continue
+		}
+		_, err := NewContainer(t.Context(), "x", envs.Limits{}, WithMechanism(m), WithDetection(d))
+		if !errors.Is(err, envs.ErrUnsupported) {
+			t.Errorf("NewContainer(WithMechanism(%v)) = %v; want ErrUnsupported", m, err)
+		}
+	}
+}
+
+// A container that cannot be removed is kept by the Reaper, not dropped,
+// and removed by a later retry.
+func TestReaper_KeepsAndRetries(t *testing.T) {
+	d := Detect(t.Context())
+	if d.Mechanism == ProcessGroup || d.Mechanism == SystemdScope {
+		skipOrFail(t, "needs a cgroup mechanism: "+d.String())
+	}
+	c := newTestContainer(t, d.Mechanism, envs.Limits{})
+	s := start(t, spec{helper: "trap", c: c})
+	if err := c.Remove(t.Context()); err == nil {
+		t.Fatal("Remove of a populated cgroup succeeded")
+	}
+	r := NewReaper(-1, nil)
+	r.Add(c)
+	if err := s.root.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s.wait(t)
+	if err := r.Close(t.Context()); err != nil {
+		t.Fatalf("Reaper.Close = %v", err)
+	}
+	if p := r.Pending(); len(p) != 0 {
+		t.Fatalf("Pending() = %v after a successful retry", p)
+	}
+}
+
+func hasLimit(t *testing.T, l string) bool {
+	for _, x := range Detect(t.Context()).Limits {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+// containerDirs lists a cgroup container's directories.
+func containerDirs(c Container) []string {
+	cc, ok := c.(*cgroupContainer)
+	if !ok {
+		return nil
+	}
+	var dirs []string
+	if cc.v2dir != "" {
+		dirs = append(dirs, cc.v2dir)
+	}
+	for _, d := range cc.v1dirs {
+		dirs = append(dirs, filepath.Clean(d))
+	}
+	return dirs
+}

@@ -1,0 +1,69 @@
+// Package termination tears down whole process trees: a command, every
+// process it started, and the ones that tried to get away. It also knows
+// who a PID is (by start time) and how to contain a tree (systemd scopes,
+// cgroups) so that nothing can get away.
+//
+// # Teardown order
+//
+// [KillTree] runs one fixed sequence:
+//
+//  1. Snapshot. Before any signal, it reads /proc and records every
+//     descendant of the root and every member of the root's process group,
+//     each with its start time, plus everything in the [Container].
+//     A child that called setsid has left the process group but is still a
+//     descendant while its parent lives; once the parent dies, it is
+//     reparented to init and no longer looks related. The snapshot is what
+//     keeps it known.
+//  2. SIGTERM the parent only, and wait up to [Options.Grace]. A well
+//     behaved parent forwards the signal, reaps its children and exits with
+//     its own status. Signalling the whole tree at once would take that
+//     chance away (and turns "clean shutdown" into "the children died under
+//     the parent").
+//  3. SIGTERM whatever survived, including processes a fresh snapshot
+//     found, and wait up to Grace again.
+//  4. SIGSTOP everything found, rescanning until nothing new appears (a
+//     stopped process cannot fork, so a fork storm converges), then SIGKILL
+//     all of it.
+//  5. Kill the container (cgroup.kill, or stop the systemd scope). This
+//     catches processes that double-forked and were reparented to init
+//     before the first snapshot: /proc can no longer tie them to the tree,
+//     only the container can. Without a container they are not found.
+//  6. Verify that nothing is left, then remove the container. Anything
+//     alive is returned as an *envs.SurvivorsError naming it.
+//
+// A cancelled context skips the waiting (steps 2–3) but never steps 4–6.
+//
+// # What it refuses to do
+//
+//   - It never signals a recycled PID. Every signal goes through
+//     [Proc.Signal], which checks the start time immediately before (on
+//     Linux through a pidfd, so the check and the signal see the same
+//     process) and returns [ErrRecycled] instead.
+//   - It never kills the container while the parent has not had its SIGTERM
+//     and grace period: cgroup.kill and stopping a scope come after the
+//     PID-based rounds, never first.
+//   - It never hides survivors or a container it could not remove: the
+//     first is an error, the second is an error or, with a [Reaper], kept
+//     and retried.
+//   - It never waits for (reaps) the root: the root is the caller's child
+//     and the caller's Wait owns its exit status. A zombie counts as dead.
+//
+// # Subreapers
+//
+// The package never sets PR_SET_CHILD_SUBREAPER. A subreaper would make
+// orphans of a command reparent to runbox instead of init, so they stay
+// findable by parentage; but then runbox must reap every one of them
+// (os/exec's Wait only reaps its own children, so orphans would pile up as
+// zombies), and the setting is process-wide, so it would change the
+// behaviour of every other library in the process. Containers solve the
+// same problem without that cost. A program that wants it anyway sets it
+// itself and runs a reaping loop.
+//
+// # Containers
+//
+// [NewContainer] picks the strongest mechanism [Detect] finds: a systemd
+// transient scope over D-Bus, a cgroup v2 (or a cgroup v2 mount beside v1
+// on hybrid hosts, with v1 controllers for limits), cgroup v1, or just the
+// process group. A container must receive the child before the child runs
+// any user code; see [Container] for the contract.
+package termination
