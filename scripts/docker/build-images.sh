@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Builds the images the docker backend's integration tests use. No registry
+# is reachable on the test machines, so both images are made locally:
+#
+#   runbox-test-debian:bookworm  debootstrap (minbase + bash, python3, procps)
+#                                from this machine's configured Debian mirror,
+#                                turned into an image with `docker import`.
+#   runbox-test-busybox:latest   FROM scratch + the static busybox of Debian's
+#                                busybox-static package and its applet links.
+#                                No bash: it proves the agent and the exec
+#                                fallback both work with only /bin/sh.
+#
+# Needs root, a running Docker engine (scripts/docker/start-dockerd.sh),
+# debootstrap and apt. An image that exists is skipped unless REBUILD=1.
+#
+#   RUNBOX_DEBIAN_MIRROR  mirror URL (default: read from /etc/apt/sources.list*)
+#   RUNBOX_DEBOOTSTRAP_CACHE  .deb cache shared with other image builds
+#                         (default /var/cache/runbox-debootstrap)
+set -euo pipefail
+
+debian=runbox-test-debian:bookworm
+busybox=runbox-test-busybox:latest
+suite=bookworm
+cache=${RUNBOX_DEBOOTSTRAP_CACHE:-/var/cache/runbox-debootstrap}
+
+have() { [[ -z ${REBUILD:-} ]] && docker image inspect "$1" >/dev/null 2>&1; }
+
+# mirror prints the first non-security Debian archive URL configured for
+# apt: deb822 .sources files first, then one-line sources.list entries.
+mirror() {
+	local f uri
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[[ -r $f ]] || continue
+		while read -r uri; do
+			[[ $uri == *security* ]] && continue
+			echo "$uri"
+			return 0
+		done < <(awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$f")
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[[ -r $f ]] || continue
+		uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' "$f" | grep -v security | head -n1 || true)
+		if [[ -n $uri ]]; then
+			echo "$uri"
+			return 0
+		fi
+	done
+	return 1
+}
+
+build_debian() {
+	if have "$debian"; then
+		echo "build-images: $debian exists (REBUILD=1 to rebuild)"
+		return 0
+	fi
+	command -v debootstrap >/dev/null || apt-get install -y debootstrap
+	local url root
+	url=${RUNBOX_DEBIAN_MIRROR:-$(mirror)} || {
+		echo "build-images: no Debian mirror in /etc/apt/sources.list*; set RUNBOX_DEBIAN_MIRROR" >&2
+		return 1
+	}
+	mkdir -p "$cache"
+	root=$(mktemp -d /var/tmp/runbox-debian-rootfs.XXXXXX)
+	trap 'rm -rf "$root"' RETURN
+	echo "build-images: debootstrap $suite from $url"
+	debootstrap --variant=minbase --cache-dir="$cache" \
+		--include=bash,python3,procps "$suite" "$root" "$url"
+	rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+	echo "build-images: importing $debian"
+	tar -C "$root" -c . | docker import -c 'CMD ["/bin/bash"]' - "$debian"
+}
+
+build_busybox() {
+	if have "$busybox"; then
+		echo "build-images: $busybox exists (REBUILD=1 to rebuild)"
+		return 0
+	fi
+	local dir
+	dir=$(mktemp -d /var/tmp/runbox-busybox.XXXXXX)
+	trap 'rm -rf "$dir"' RETURN
+	# The package is only downloaded and unpacked, never installed here.
+	(cd "$dir" && apt-get download busybox-static)
+	dpkg-deb -x "$dir"/busybox-static_*.deb "$dir/pkg"
+	mkdir -p "$dir/ctx/bin" "$dir/ctx/tmp"
+	cp "$dir/pkg/bin/busybox" "$dir/ctx/bin/busybox"
+	cat >"$dir/ctx/Dockerfile" <<'DOCKERFILE'
+FROM scratch
+COPY bin/busybox /bin/busybox
+RUN ["/bin/busybox", "mkdir", "-p", "/usr/bin", "/sbin", "/usr/sbin", "/tmp", "/root", "/etc"]
+RUN ["/bin/busybox", "--install", "-s"]
+RUN echo 'root:x:0:0:root:/root:/bin/sh' >/etc/passwd && echo 'root:x:0:' >/etc/group
+CMD ["/bin/sh"]
+DOCKERFILE
+	echo "build-images: building $busybox"
+	DOCKER_BUILDKIT=0 docker build -q -t "$busybox" "$dir/ctx"
+}
+
+build_debian
+build_busybox
+echo "build-images: done"
