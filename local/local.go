@@ -70,13 +70,14 @@ type Env struct {
 	stateDir string
 	log      *slog.Logger
 
-	mu        sync.Mutex
-	closed    bool
-	cwd       string
-	state     string // path of the adopted shell-state script; "" before the first
-	seq       int
-	running   map[*process]struct{}
-	stateRefs map[string]int // running commands restoring each state file
+	mu         sync.Mutex
+	closed     bool
+	cwd        string
+	state      string // path of the adopted shell-state script; "" before the first
+	seq        int
+	running    map[*process]struct{}
+	stateRefs  map[string]int  // running commands restoring each state file
+	stateNames map[string]bool // variables exported in the adopted state
 
 	detectOnce sync.Once
 	detected   termination.Detection

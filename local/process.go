@@ -268,7 +268,7 @@ func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, 
 	}
 	var xc *exec.Cmd
 	if c.Shell != "" {
-		xc = exec.Command(e.shell, "-c", e.script(c.Shell), "runbox", f.in, f.out, f.cwd, dir, gateArg)
+		xc = exec.Command(e.shell, "-c", e.script(c.Shell), "runbox", f.in, f.out, f.cwd, dir, gateArg, f.unsetList(env))
 	} else {
 		path, code, err := lookPath(c.Args[0], dir, env)
 		if err != nil {
