@@ -382,28 +382,25 @@ func (c *cgroupContainer) Add(pid int) error {
 	return nil
 }
 
-// Procs lists the container's processes, from the v2 cgroup when there is
-// one (it holds every member), else from the freezer cgroup.
+// Procs lists the container's processes: those of the v2 cgroup and of
+// every v1 cgroup. In Hybrid mode the v2 cgroup alone would do, except
+// that an exiting task can leave the v1 lists a moment later than the v2
+// one, and such a task still keeps a v1 cgroup from being removed.
 func (c *cgroupContainer) Procs() ([]int, error) {
 	var pids []int
-	switch {
-	case c.v2 != nil:
-		if _, err := os.Stat(c.v2dir); errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		ps, err := c.v2.Procs(true)
-		if err != nil {
-			return nil, fmt.Errorf("termination: list %s: %w", c.v2dir, err)
-		}
-		for _, p := range ps {
-			pids = append(pids, int(p))
-		}
-	case c.v1 != nil:
-		ps, err := readProcsTree(c.v1dirs["freezer"])
+	if c.v2 != nil {
+		ps, err := readProcsTree(c.v2dir)
 		if err != nil {
 			return nil, err
 		}
-		pids = ps
+		pids = append(pids, ps...)
+	}
+	for _, dir := range c.v1dirs {
+		ps, err := readProcsTree(dir)
+		if err != nil {
+			return nil, err
+		}
+		pids = append(pids, ps...)
 	}
 	slices.Sort(pids)
 	return slices.Compact(pids), nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,8 +18,13 @@ import (
 	"github.com/runbox/runbox/envs"
 )
 
-// cgroupMechanisms are the cgroup mechanisms the host tests cover.
-var cgroupMechanisms = []Mechanism{CgroupV2, Hybrid, CgroupV1}
+// mechanisms are the container mechanisms the tests cover. The cgroup ones
+// run on the host; SystemdScope runs inside the systemd container
+// (scripts/systemd/run-tests.sh sets systemdTestsEnv).
+var mechanisms = []Mechanism{SystemdScope, CgroupV2, Hybrid, CgroupV1}
+
+// systemdTestsEnv selects the systemd-scope tests.
+const systemdTestsEnv = "RUNBOX_SYSTEMD_TESTS"
 
 // newTestContainer makes a container with exactly m, or skips (fails
 // under RUNBOX_INTEGRATION=require) when m is not usable here. Cleanup
@@ -26,7 +32,14 @@ var cgroupMechanisms = []Mechanism{CgroupV2, Hybrid, CgroupV1}
 func newTestContainer(t *testing.T, m Mechanism, limits envs.Limits) Container {
 	t.Helper()
 	d := Detect(t.Context())
-	if !d.Can(m) {
+	switch {
+	case m == SystemdScope && os.Getenv(systemdTestsEnv) != "1":
+		// Selected, not missing: these run where systemd is PID 1.
+		t.Skipf("systemd-scope tests run in the systemd container (scripts/systemd/run-tests.sh sets %s=1)", systemdTestsEnv)
+	case m == CgroupV2 && d.Can(Hybrid), m == Hybrid && d.Can(CgroupV2):
+		// Not a missing service: a host is either unified or hybrid.
+		t.Skipf("%v does not apply to this host, which uses %v", m, d.Mechanism)
+	case !d.Can(m):
 		skipOrFail(t, fmt.Sprintf("%v unusable here: %s", m, d.Why[m]))
 	}
 	id := fmt.Sprintf("test-%d-%s", os.Getpid(), strings.NewReplacer("/", "-", "#", "-").Replace(t.Name()))
@@ -48,7 +61,7 @@ func newTestContainer(t *testing.T, m Mechanism, limits envs.Limits) Container {
 }
 
 func eachMechanism(t *testing.T, f func(t *testing.T, m Mechanism)) {
-	for _, m := range cgroupMechanisms {
+	for _, m := range mechanisms {
 		t.Run(m.String(), func(t *testing.T) { f(t, m) })
 	}
 }
@@ -122,9 +135,6 @@ func TestKillTree_ContainerKillNeverFirst(t *testing.T) {
 func TestContainer_ForkStormPidsLimit(t *testing.T) {
 	eachMechanism(t, func(t *testing.T, m Mechanism) {
 		c := newTestContainer(t, m, envs.Limits{Pids: 16})
-		if c.Mechanism() == Hybrid && !Detect(t.Context()).Can(CgroupV1) && !hasLimit(t, "pids") {
-			skipOrFail(t, "no pids controller")
-		}
 		storm := `echo ready; for i in $(seq 1 2000); do sleep 1000 & done; wait`
 		s := start(t, spec{argv: []string{"bash", "-c", storm}, c: c})
 		eventually(t, 20*time.Second, "pids-limit event", func() bool { return c.LimitEvent() == LimitPids })
@@ -179,6 +189,7 @@ func TestKillTree_ManyContainersAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { c.Kill(t.Context()); c.Remove(t.Context()) })
 		cs = append(cs, c)
 		ss = append(ss, start(t, spec{helper: []string{"daemon", "setsid", "reaper"}[i%3], c: c}))
 	}
@@ -204,7 +215,7 @@ func TestNewContainer_StrongestOrFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Remove(t.Context())
+	t.Cleanup(func() { c.Remove(t.Context()) })
 	if c.Mechanism() != d.Mechanism {
 		t.Errorf("Mechanism() = %v; want the detected %v", c.Mechanism(), d.Mechanism)
 	}
@@ -226,10 +237,11 @@ func TestNewContainer_StrongestOrFallback(t *testing.T) {
 // and removed by a later retry.
 func TestReaper_KeepsAndRetries(t *testing.T) {
 	d := Detect(t.Context())
-	if d.Mechanism == ProcessGroup || d.Mechanism == SystemdScope {
+	i := slices.IndexFunc(d.Usable, func(m Mechanism) bool { return m == CgroupV2 || m == Hybrid || m == CgroupV1 })
+	if i < 0 {
 		skipOrFail(t, "needs a cgroup mechanism: "+d.String())
 	}
-	c := newTestContainer(t, d.Mechanism, envs.Limits{})
+	c := newTestContainer(t, d.Usable[i], envs.Limits{})
 	s := start(t, spec{helper: "trap", c: c})
 	if err := c.Remove(t.Context()); err == nil {
 		t.Fatal("Remove of a populated cgroup succeeded")
@@ -248,22 +260,22 @@ func TestReaper_KeepsAndRetries(t *testing.T) {
 	}
 }
 
-func hasLimit(t *testing.T, l string) bool {
-	for _, x := range Detect(t.Context()).Limits {
-		if x == l {
-			return true
-		}
-	}
-	return false
-}
-
-// containerDirs lists a cgroup container's directories.
+// containerDirs lists a container's cgroup directories.
 func containerDirs(c Container) []string {
+	var dirs []string
+	if sc, ok := c.(*scopeContainer); ok {
+		v2, mem, pids := sc.dirs()
+		for _, d := range []string{v2, mem, pids} {
+			if d != "" {
+				dirs = append(dirs, d)
+			}
+		}
+		return dirs
+	}
 	cc, ok := c.(*cgroupContainer)
 	if !ok {
 		return nil
 	}
-	var dirs []string
 	if cc.v2dir != "" {
 		dirs = append(dirs, cc.v2dir)
 	}
@@ -271,4 +283,26 @@ func containerDirs(c Container) []string {
 		dirs = append(dirs, filepath.Clean(d))
 	}
 	return dirs
+}
+
+// The ProcessGroup container is the fallback that always exists: it lists
+// the group's members and KillTree works through it.
+func TestGroupContainer_Members(t *testing.T) {
+	c, err := NewContainer(t.Context(), "group", envs.Limits{}, WithMechanism(ProcessGroup))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, spec{helper: "nohup", c: c})
+	procs, err := c.Procs()
+	if err != nil || len(procs) != 2 {
+		t.Fatalf("Procs() = %v, %v; want the leader and its nohup child", procs, err)
+	}
+	if err := KillTree(t.Context(), s.root, Options{Grace: shortGrace, Container: c}); err != nil {
+		t.Fatal(err)
+	}
+	s.wait(t)
+	assertGone(t, s.all()...)
+	if e, err := c.Empty(); !e || err != nil {
+		t.Fatalf("Empty() = %v, %v", e, err)
+	}
 }

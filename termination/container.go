@@ -67,6 +67,12 @@ const (
 // afterwards is born inside the container. A child that runs user code
 // before Add can fork escapees that the container never sees.
 //
+// If Add fails the child must not be released: the caller kills it (it
+// has run nothing yet) and may retry with a weaker container. For
+// [SystemdScope], Add is where the unit is created (systemd builds a scope
+// around processes that already exist), so it is the call most likely to
+// fail.
+//
 // A Container is safe for concurrent use.
 type Container interface {
 	// Mechanism says what kind of container this is.
@@ -81,8 +87,11 @@ type Container interface {
 	Procs() ([]int, error)
 	// Empty reports whether no live process is left in the container.
 	Empty() (bool, error)
-	// Remove deletes the container. It fails while processes remain. A
-	// container already gone is not an error.
+	// Remove deletes the container and releases what it holds (a scope's
+	// D-Bus connection): call it even if Add was never called. It fails
+	// while processes remain; the container then stays usable, so Remove
+	// can be retried (see [Reaper]). A container already gone is not an
+	// error.
 	Remove(ctx context.Context) error
 	// LimitEvent names the limit that killed something in the container:
 	// [LimitMemory], [LimitPids], or "" when none did.

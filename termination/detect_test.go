@@ -24,3 +24,15 @@ func TestDetect_Reports(t *testing.T) {
 		}
 	}
 }
+
+func TestDetection_String(t *testing.T) {
+	d := Detection{Mechanism: Hybrid, Why: map[Mechanism]string{SystemdScope: "no bus", CgroupV2: "hybrid host"}}
+	if got, want := d.String(), "cgroup-hybrid (not systemd-scope: no bus)"; got != want {
+		t.Errorf("String() = %q; want %q", got, want)
+	}
+	for m, want := range map[Mechanism]string{ProcessGroup: "process-group", CgroupV1: "cgroup-v1", CgroupV2: "cgroup-v2", Hybrid: "cgroup-hybrid", SystemdScope: "systemd-scope", 9: "Mechanism(9)"} {
+		if got := m.String(); got != want {
+			t.Errorf("Mechanism(%d).String() = %q; want %q", int(m), got, want)
+		}
+	}
+}

@@ -66,4 +66,15 @@
 // on hybrid hosts, with v1 controllers for limits), cgroup v1, or just the
 // process group. A container must receive the child before the child runs
 // any user code; see [Container] for the contract.
+//
+// On a hybrid host (v1 controllers under /sys/fs/cgroup/<controller> and a
+// controller-less cgroup2 at /sys/fs/cgroup/unified), the [Hybrid]
+// mechanism puts the tree in a cgroup2 group for membership and
+// cgroup.kill, and in v1 memory, pids and cpu groups for the limits that
+// are set. The containerd cgroups library drives both (its cgroup2 manager
+// takes any mountpoint); the limit counters (memory.events, pids.events,
+// memory.oom_control, memory.failcnt) are read as plain files, because the
+// library does not expose all of them. Cgroups are made beside this
+// process's own cgroup in each hierarchy, named runbox-<id>; scopes are
+// runbox-<id>.scope.
 package termination

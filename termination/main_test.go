@@ -161,8 +161,8 @@ func startHelper(t *testing.T, name string, attr *syscall.SysProcAttr) *started 
 
 // spec says what start runs.
 type spec struct {
-	helper string    // helper name (TestMain dispatch); "" with argv
-	argv   []string  // run this instead of the test binary
+	helper string   // helper name (TestMain dispatch); "" with argv
+	argv   []string // run this instead of the test binary
 	attr   *syscall.SysProcAttr
 	c      Container // when set, the child is gated until Add is done
 	noWait bool      // do not wait for "ready"

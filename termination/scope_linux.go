@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -133,7 +134,7 @@ func (s *scopeContainer) Add(pid int) error {
 	if s.started {
 		return fmt.Errorf("termination: scope %s: Add called twice", s.name)
 	}
-	props := append(s.props, sd.PropPids(uint32(pid)))
+	props := slices.Concat(s.props, []sd.Property{sd.PropPids(uint32(pid))})
 	ch := make(chan string, 1)
 	if _, err := s.conn.StartTransientUnitContext(ctx, s.name, "fail", props, ch); err != nil {
 		return fmt.Errorf("termination: start scope %s: %w", s.name, err)

@@ -39,9 +39,10 @@ type Options struct {
 	// Nil means the tree is the process group plus the descendants found
 	// in /proc.
 	Container Container
-	// Reaper, when non-nil, takes a Container that could not be removed,
-	// and retries later. Nil means the removal error is returned and the
-	// container is left to the caller.
+	// Reaper, when non-nil, takes a Container that could not be removed
+	// (or still held survivors) and retries later; a removal failure is
+	// then logged rather than returned. Nil means the error is returned and
+	// the container is left to the caller.
 	Reaper *Reaper
 	// Logger receives one record per teardown step. Nil discards them.
 	Logger *slog.Logger
@@ -122,6 +123,9 @@ func KillTree(ctx context.Context, root Proc, opts Options) error {
 	if len(survivors) > 0 {
 		log.Warn("termination: survivors", "pids", survivors)
 		errs = append(errs, &envs.SurvivorsError{PIDs: survivors})
+		if t.c != nil && opts.Reaper != nil {
+			opts.Reaper.Add(t.c) // it still holds them; retry the kill later
+		}
 	} else if t.c != nil {
 		if err := t.c.Remove(context.WithoutCancel(ctx)); err != nil {
 			if opts.Reaper != nil {
