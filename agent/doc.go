@@ -1,0 +1,55 @@
+// Package agent is runbox's wire protocol for running commands on the far
+// side of a byte stream, with its server (`runbox agent`: the local backend
+// served over stdin/stdout) and its client (an [envs.Environment] and
+// [envs.FileTransfer]). It is how the docker backend — and later ssh and
+// modal — get fast exec, real whole-tree kill, session state and bounded,
+// spilled output inside a sandbox: everything package local guarantees,
+// there.
+//
+// # Frames
+//
+// The stream carries frames: 1 byte of type, 4 bytes of channel id, 4 bytes
+// of payload length (big-endian), then the payload. A payload is at most
+// [MaxPayload] bytes; the decoder checks the declared length before it
+// allocates, so a corrupt or hostile header costs nothing. Control
+// messages (hello, call, reply, exit) are JSON; data frames are raw bytes
+// after a 1-byte stream number and an 8-byte offset, which the receiver
+// checks, so a lost or reordered chunk is a protocol error rather than
+// silently corrupt output. Byte strings in JSON (commands, captured
+// output) travel as base64, so invalid UTF-8 and NUL bytes survive.
+//
+// # Channels and flow control
+//
+// Each command, file transfer or call has its own channel id, so many run
+// at once on one stream. Every data stream has a window of 256 KiB: a
+// sender holds credit, spends it on data frames and gets it back only as
+// the receiver's reader consumes. A reader that stops reading therefore
+// stalls its own stream — and, through a full pipe, its own process —
+// never the others, and neither side ever buffers more than one window
+// per stream. Control frames are queued to one writer goroutine and never
+// written from the reader loop, so two peers on a synchronous stream
+// (net.Pipe) cannot each wait for the other to read.
+//
+// # Handshake and versions
+//
+// Each side sends a hello with its protocol [Version] first; the agent's
+// hello carries its capabilities and build. A client refuses an agent of
+// another version with a [*VersionError] (errors.As-able; it matches
+// envs.ErrUnsupported): client and agent must come from one release.
+//
+// # Failure
+//
+// When the stream fails — the agent is killed, its container vanishes, the
+// docker daemon restarts — every pending call, every Wait and every output
+// reader fails at once with a [*LostError] (matching [ErrLost] and
+// envs.ErrClosed). Nothing waits for a reply that cannot come. The server,
+// when its client goes away, kills every process the client left running.
+//
+// # What it does not do
+//
+// It does not authenticate or encrypt: the stream is assumed private (a
+// docker exec attach, an ssh channel, a pipe). It does not build child
+// environments itself: the served environment does, through spawn, so a
+// command's secrets travel inside the protocol and never in a container's
+// or process's configuration. It keeps no state between streams.
+package agent

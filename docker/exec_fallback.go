@@ -1,0 +1,188 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/spawn"
+)
+
+// execEnv runs each command with its own exec: the fallback when the agent
+// cannot run in the container. It is degraded, and says so: no session
+// state, no PTY, no streaming processes, and a kill reaches only the
+// command's own process (recorded in a pid file under /tmp), not its tree.
+type execEnv struct {
+	e  *Env
+	id string
+}
+
+func newExecEnv(e *Env, id string) *execEnv { return &execEnv{e: e, id: id} }
+
+// Both halves of the wrapper record the shell's pid so a timeout can kill it.
+const (
+	execShellWrapper = `echo $$ >"$1" 2>/dev/null; shift; exec /bin/sh -c "$1"`
+	execArgvWrapper  = `echo $$ >"$1" 2>/dev/null; shift; exec "$@"`
+)
+
+func (x *execEnv) childEnv(overlay map[string]string) ([]string, *spawn.Result, error) {
+	res, err := spawn.Build(spawn.Request{Base: x.e.imgInfo.env, Overlay: overlay, Policy: *x.e.opts.Spawn})
+	if err != nil {
+		return nil, nil, fmt.Errorf("docker: child environment: %w", err)
+	}
+	return res.Env, res, nil
+}
+
+func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
+	env, sres, err := x.childEnv(cmd.Env)
+	if err != nil {
+		return nil, err
+	}
+	pidFile := "/tmp/.runbox-exec-" + randomID() + ".pid"
+	var argv []string
+	if cmd.Shell != "" {
+		argv = []string{"/bin/sh", "-c", execShellWrapper, "runbox", pidFile, cmd.Shell}
+	} else {
+		argv = append([]string{"/bin/sh", "-c", execArgvWrapper, "runbox", pidFile}, cmd.Args...)
+	}
+	if err := sres.CheckArgv(argv); err != nil {
+		return nil, fmt.Errorf("docker: run: %w", err)
+	}
+	xc, err := x.e.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{
+		Cmd: argv, Env: env, WorkingDir: cmd.Dir,
+		AttachStdin: cmd.Stdin != nil, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return nil, x.gone(err)
+	}
+	hr, err := x.e.cli.ContainerExecAttach(ctx, xc.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return nil, x.gone(err)
+	}
+	defer hr.Close()
+	start := time.Now()
+	out := envs.NewCapture(cmd.Limit(), "")
+	errc := out
+	if cmd.SeparateStreams {
+		errc = envs.NewCapture(cmd.Limit(), "")
+	}
+	if cmd.Stdin != nil {
+		go func() { // ends with cmd.Stdin or when the connection is closed
+			io.Copy(hr.Conn, cmd.Stdin)
+			hr.CloseWrite()
+		}()
+	}
+	copied := make(chan error, 1)
+	go func() { copied <- demuxAll(hr.Reader, out, errc) }()
+
+	rctx := ctx
+	if cmd.Timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeoutCause(ctx, cmd.Timeout, envs.ErrTimeout)
+		defer cancel()
+	}
+	var ended *envs.ExitStatus
+	select {
+	case <-copied:
+	case <-rctx.Done():
+		st, _ := envs.StatusFromContext(rctx)
+		if ctx.Err() == nil {
+			st = envs.ExitStatus{Code: envs.ExitTimeout, TimedOut: true, KilledBy: "timeout"}
+		}
+		ended = &st
+		x.kill(pidFile)
+		hr.Close()
+		<-copied
+	}
+	res := &envs.Result{Duration: time.Since(start)}
+	if ended != nil {
+		res.ExitStatus = *ended
+	} else {
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		xi, err := x.e.cli.ContainerExecInspect(ictx, xc.ID)
+		cancel()
+		if err != nil {
+			return nil, x.gone(err)
+		}
+		if xi.Running {
+			return nil, x.gone(fmt.Errorf("exec output ended while it still runs"))
+		}
+		res.Code = xi.ExitCode
+		if res.Code > envs.ExitSignalBase && res.Code < envs.ExitSignalBase+65 {
+			// sh reports a command killed by signal n as 128+n.
+			res.ExitStatus = envs.ExitStatus{Code: res.Code, KilledBy: "signal"}
+		}
+	}
+	x.cleanup(pidFile)
+	out.Close()
+	res.Output, res.Truncated, res.SpillPath, res.TotalBytes = string(out.Bytes()), out.Truncated(), out.SpillPath(), out.Total()
+	if errc != out {
+		errc.Close()
+		res.Stderr, res.StderrSpillPath = string(errc.Bytes()), errc.SpillPath()
+		res.Truncated = res.Truncated || errc.Truncated()
+		res.TotalBytes += errc.Total()
+	}
+	return res, nil
+}
+
+// kill kills the command's own process (degraded: not its tree).
+func (x *execEnv) kill(pidFile string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	script := `p=$(cat "$1" 2>/dev/null) && kill -KILL "$p" 2>/dev/null; rm -f "$1"`
+	x.quick(ctx, []string{"/bin/sh", "-c", script, "runbox", pidFile})
+}
+
+func (x *execEnv) cleanup(pidFile string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	x.quick(ctx, []string{"rm", "-f", pidFile})
+}
+
+// quick runs a small detached exec and waits for it to end.
+func (x *execEnv) quick(ctx context.Context, argv []string) error {
+	xc, err := x.e.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{Cmd: argv, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return err
+	}
+	hr, err := x.e.cli.ContainerExecAttach(ctx, xc.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return err
+	}
+	defer hr.Close()
+	return demuxAll(hr.Reader, io.Discard, io.Discard)
+}
+
+// gone turns an engine error into errContainerGone when the container is
+// no longer there or no longer runs.
+func (x *execEnv) gone(err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	ci, ierr := x.e.cli.ContainerInspect(ctx, x.id)
+	if client.IsErrNotFound(ierr) || (ierr == nil && ci.State != nil && !ci.State.Running) || client.IsErrConnectionFailed(ierr) {
+		return fmt.Errorf("%w: %v", errContainerGone, err)
+	}
+	return err
+}
+
+func (x *execEnv) Start(ctx context.Context, cmd envs.Command) (envs.Process, error) {
+	return nil, fmt.Errorf("docker: streaming processes need the agent (%s): %w", x.e.fallback, envs.ErrUnsupported)
+}
+
+func (x *execEnv) Capabilities() envs.Capabilities { return envs.Capabilities{} }
+
+func (x *execEnv) Close(ctx context.Context) error { return nil }
+
+func (x *execEnv) PutFile(ctx context.Context, path string, r io.Reader, perm os.FileMode) error {
+	return putFile(ctx, x.e.cli, x.id, path, r, perm)
+}
+
+func (x *execEnv) GetFile(ctx context.Context, path string) (io.ReadCloser, error) {
+	return getFile(ctx, x.e.cli, x.id, path)
+}
