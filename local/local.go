@@ -68,6 +68,7 @@ type Env struct {
 	shell    string
 	bash     bool
 	stateDir string
+	prologue string // bash's BASH_ENV file
 	log      *slog.Logger
 
 	mu         sync.Mutex
@@ -135,7 +136,13 @@ func New(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: session state dir: %w", err)
 	}
+	prologue := filepath.Join(stateDir, "prologue.bash")
+	if err := os.WriteFile(prologue, []byte(bashPrologue), 0o600); err != nil {
+		os.RemoveAll(stateDir)
+		return nil, fmt.Errorf("local: session prologue: %w", err)
+	}
 	return &Env{
+		prologue:  prologue,
 		opts:      o,
 		shell:     shell,
 		bash:      filepath.Base(shell) == "bash",

@@ -268,7 +268,7 @@ func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, 
 	}
 	var xc *exec.Cmd
 	if c.Shell != "" {
-		xc = exec.Command(e.shell, "-c", e.script(c.Shell), "runbox", f.in, f.out, f.cwd, dir, gateArg, f.unsetList(env))
+		xc = e.shellCommand(c.Shell, f, dir, gateArg, env)
 	} else {
 		path, code, err := lookPath(c.Args[0], dir, env)
 		if err != nil {
@@ -283,7 +283,9 @@ func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, 
 		}
 	}
 	xc.Dir = dir
-	xc.Env = env
+	if xc.Env == nil {
+		xc.Env = env
+	}
 	return xc, nil
 }
 

@@ -3,23 +3,29 @@ package local
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
 
-// The wrapper runs before and after every shell command. Its positional
-// parameters are: the state script to restore ("" for none), the file to
-// write the new state to, the file to write the final cwd to, the directory
-// to start in, and "gate" when it must wait on fd 3 for its placement in a
-// container before running user code. It unsets them before the user's
-// code so $1.. are empty, as in a fresh shell.
-const bashPrologue = `__rb_in=$1 __rb_out=$2 __rb_cwdf=$3 __rb_dir=$4 __rb_unset=$6
-if [ "$5" = gate ]; then IFS= read -r __rb_ <&3; exec 3<&-; unset __rb_; fi
-set --
+// The prologue runs before every shell command and, from its EXIT trap,
+// after it. Its inputs are: the state script to restore ("" for none), the
+// file to write the new state to, the file to write the final cwd to, the
+// directory to start in, "gate" when it must wait on fd 3 for its placement
+// in a container before running user code, and the variables the session
+// has unset.
+//
+// With bash the prologue is a file named by BASH_ENV, which bash sources
+// before the -c string, and the inputs come in __RB_* variables that it
+// unsets (with BASH_ENV) so no child inherits them. The user's command is
+// then the whole -c string: its line numbers and $0 are a plain bash's.
+const bashPrologue = `__rb_in=$__RB_IN __rb_out=$__RB_OUT __rb_cwdf=$__RB_CWDF __rb_dir=$__RB_DIR __rb_unset=$__RB_UNSET __rb_gate=$__RB_GATE
+builtin unset BASH_ENV __RB_IN __RB_OUT __RB_CWDF __RB_DIR __RB_UNSET __RB_GATE
+if [ "$__rb_gate" = gate ]; then IFS= builtin read -r __rb_gate <&3; exec 3<&-; fi
 shopt -s expand_aliases
 if [ -n "$__rb_unset" ]; then builtin unset $__rb_unset 2>/dev/null; fi
 if [ -n "$__rb_in" ]; then builtin . "$__rb_in" 2>/dev/null; fi
-builtin unset __rb_in __rb_unset
+builtin unset __rb_in __rb_unset __rb_gate
 builtin cd -- "$__rb_dir" 2>/dev/null || { builtin printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; }
 __rb_save() {
 	{ builtin export -p; builtin declare -f; builtin alias -p; } >"$__rb_out" 2>/dev/null
@@ -29,6 +35,9 @@ __rb_save() {
 trap __rb_save EXIT
 `
 
+// With sh (which reads no startup file for -c), the prologue leads the -c
+// string and the inputs are its positional parameters, cleared before the
+// user's code.
 const shPrologue = `__rb_in=$1 __rb_out=$2 __rb_cwdf=$3 __rb_dir=$4 __rb_unset=$6
 if [ "$5" = gate ]; then IFS= read -r __rb_ <&3; exec 3<&-; unset __rb_; fi
 set --
@@ -111,12 +120,18 @@ func (e *Env) releaseState(f sessionFiles) {
 	}
 }
 
-// script is the full text given to the shell.
-func (e *Env) script(user string) string {
-	if e.bash {
-		return bashPrologue + user + "\n"
+// shellCommand builds the shell invocation for a user's command.
+func (e *Env) shellCommand(user string, f sessionFiles, dir, gate string, env []string) *exec.Cmd {
+	if !e.bash {
+		return exec.Command(e.shell, "-c", shPrologue+user+"\n", "sh", f.in, f.out, f.cwd, dir, gate, f.unsetList(env))
 	}
-	return shPrologue + user + "\n"
+	xc := exec.Command(e.shell, "-c", user)
+	xc.Args[0] = "bash" // $0 and the prefix of bash's own messages, as in a plain bash -c
+	xc.Env = append(env[:len(env):len(env)],
+		"BASH_ENV="+e.prologue,
+		"__RB_IN="+f.in, "__RB_OUT="+f.out, "__RB_CWDF="+f.cwd, "__RB_DIR="+dir,
+		"__RB_GATE="+gate, "__RB_UNSET="+f.unsetList(env))
+	return xc
 }
 
 // adopt makes the state a command left the session's state. It is called

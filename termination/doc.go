@@ -14,11 +14,12 @@
 //     descendant while its parent lives; once the parent dies, it is
 //     reparented to init and no longer looks related. The snapshot is what
 //     keeps it known.
-//  2. SIGTERM the parent only, and wait up to [Options.Grace]. A well
-//     behaved parent forwards the signal, reaps its children and exits with
-//     its own status. Signalling the whole tree at once would take that
-//     chance away (and turns "clean shutdown" into "the children died under
-//     the parent").
+//  2. SIGTERM the parent only, and wait up to [Options.Grace] for it to
+//     exit. A well behaved parent forwards the signal, reaps its children
+//     and exits with its own status — after them, so the wait ends as soon
+//     as the parent is gone. Signalling the whole tree at once would take
+//     that chance away (and turns "clean shutdown" into "the children died
+//     under the parent").
 //  3. SIGTERM whatever survived, including processes a fresh snapshot
 //     found, and wait up to Grace again.
 //  4. SIGSTOP everything found, rescanning until nothing new appears (a

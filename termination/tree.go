@@ -56,8 +56,9 @@ type Options struct {
 //
 //  1. snapshot the tree before any signal, so children that called setsid
 //     are known while they are still descendants;
-//  2. SIGTERM (then SIGCONT) the parent only, and wait up to Grace for the
-//     tree to exit, returning early once everything is gone;
+//  2. SIGTERM (then SIGCONT) the parent only, and wait up to Grace for it
+//     to exit, returning early once it is gone (a parent that shuts its
+//     children down on SIGTERM exits after them, so they had their chance);
 //  3. SIGTERM the surviving processes, plus any found by a fresh snapshot,
 //     and wait up to Grace again;
 //  4. SIGSTOP everything found, rescanning until no new process appears,
@@ -91,7 +92,9 @@ func KillTree(ctx context.Context, root Proc, opts Options) error {
 		if slices.Contains(live, root) {
 			log.Debug("termination: SIGTERM parent")
 			terminate(root)
-			live = t.wait(ctx, opts.Grace)
+			// The parent's grace ends when the parent does: children it
+			// left behind are not waited on for the rest of it.
+			live = t.wait(ctx, opts.Grace, func(live []Proc) bool { return !slices.Contains(live, root) })
 		}
 		if len(live) > 0 && ctx.Err() == nil {
 			log.Debug("termination: SIGTERM survivors", "procs", len(live))
@@ -100,7 +103,7 @@ func KillTree(ctx context.Context, root Proc, opts Options) error {
 					terminate(p)
 				}
 			}
-			live = t.wait(ctx, opts.Grace)
+			live = t.wait(ctx, opts.Grace, nil)
 		}
 	}
 
@@ -200,9 +203,10 @@ func (t *tracker) refresh() ([]Proc, error) {
 	return live, cerr
 }
 
-// wait polls, with backoff, until no known process is alive, d has passed
-// or ctx ends. It returns the processes still alive.
-func (t *tracker) wait(ctx context.Context, d time.Duration) []Proc {
+// wait polls, with backoff, until no known process is alive (or done,
+// when given, reports true), d has passed or ctx ends. It returns the
+// processes still alive.
+func (t *tracker) wait(ctx context.Context, d time.Duration, done func([]Proc) bool) []Proc {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	backoff := time.Millisecond
@@ -210,6 +214,9 @@ func (t *tracker) wait(ctx context.Context, d time.Duration) []Proc {
 		live, _ := t.refresh()
 		if len(live) == 0 {
 			return nil
+		}
+		if done != nil && done(live) {
+			return live
 		}
 		tick := time.NewTimer(backoff)
 		select {

@@ -1,0 +1,68 @@
+package approval
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"testing"
+)
+
+// TestCorpus_SharedCases runs the shared corpus (../shared/approval from the
+// repository root) when it is present. It is a sample of real commands;
+// the gate must generalise, so no case is special-cased.
+func TestCorpus_SharedCases(t *testing.T) {
+	b, err := os.ReadFile("../../shared/approval/corpus.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no shared corpus beside the repository")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var corpus struct {
+		Cases []struct {
+			Cmd, Want, Category string
+		}
+	}
+	if err := json.Unmarshal(b, &corpus); err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGate(t)
+	total, failed := map[string]int{}, map[string]int{}
+	for _, c := range corpus.Cases {
+		v := g.Check(t.Context(), Request{Command: c.Cmd, Backend: "local"})
+		var ok bool
+		switch c.Want {
+		case "hardline":
+			ok = v.Decision == Deny && v.Hardline
+		case "deny":
+			ok = v.Decision == Deny
+		case "danger":
+			ok = v.Decision == Ask || v.Decision == Deny
+		case "safe":
+			ok = v.Decision == Allow
+		case "not-hardline":
+			ok = !v.Hardline
+		case "not-deny":
+			ok = v.Decision != Deny
+		default:
+			t.Fatalf("unknown want %q", c.Want)
+		}
+		total[c.Want]++
+		if !ok {
+			failed[c.Want]++
+			t.Logf("%-12s got %s hardline=%v rules=%v: %q (%s)", c.Want, v.Decision, v.Hardline, v.Rules, c.Cmd, c.Category)
+		}
+	}
+	for want, n := range total {
+		t.Logf("%-12s %d/%d pass", want, n-failed[want], n)
+	}
+	for _, want := range []string{"hardline", "deny", "danger", "not-hardline", "not-deny"} {
+		if failed[want] > 0 {
+			t.Errorf("%s: %d of %d cases fail", want, failed[want], total[want])
+		}
+	}
+	if s := total["safe"]; s > 0 && float64(s-failed["safe"]) < 0.98*float64(s) {
+		t.Errorf("safe: %d of %d allowed, want at least 98%%", s-failed["safe"], s)
+	}
+}

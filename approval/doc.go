@@ -1,0 +1,80 @@
+// Package approval is runbox's command gate: it decides whether a shell
+// command may run, must first be approved by a human, or must never run.
+// Every command from the CLI, the server or the library's runner passes a
+// [Gate] before any backend sees it.
+//
+// The gate decides; it never runs anything. It does not execute the
+// command, expand variables, read the files a command names or consult the
+// environment: it judges the text, and where the text does not say (a
+// command word held in a variable, code fetched at run time) it asks
+// rather than guesses.
+//
+// # How a command is judged
+//
+//  1. [Normalize] removes what a terminal hides or a shell ignores: ANSI
+//     and C1 escape sequences, NUL and other control bytes, compatibility
+//     forms (fullwidth "ｒｍ" is "rm"), backslash-newline continuations,
+//     and $IFS used as a space.
+//  2. The text is parsed as bash by mvdan.cc/sh/v3/syntax, and every simple
+//     command is visited wherever it stands: lists, pipelines, subshells,
+//     blocks, if/for/while/case bodies, function bodies, command and process
+//     substitutions. Code given as a string is parsed and judged in turn:
+//     bash|sh|zsh … -c, eval, env -S, su -c, watch, trap, alias, ssh host
+//     CMD, here-documents and here-strings fed to a shell, text echoed or
+//     printed into a shell, and text written to a file that is then run.
+//  3. Each command is resolved to the program that really runs: quotes and
+//     escapes are removed (\rm, "rm", $'\x72m'), brace expressions expanded,
+//     wrappers looked through (sudo, doas, env, nice, nohup, setsid, time,
+//     timeout, stdbuf, command, builtin, exec, busybox, xargs, find -exec,
+//     watch, flock, chroot, ionice, strace …), paths reduced to the base
+//     name, and tools with subcommands split (git -C dir push, docker -H
+//     host stop).
+//  4. A table of rules ([Rules]) is matched against the resolved commands
+//     and against facts the walker derives from the script's shape: writes
+//     to files (>, tee, cp, sed -i, dd of=), SQL statements, pipes into a
+//     shell, inline interpreter code, fork bombs. Every rule carries its own
+//     examples, which the tests run.
+//
+// Prose is not code: words that are only arguments (echo "rm -rf /", git
+// commit -m "…", grep 'shutdown') never trigger a rule; the same words fed
+// to a shell do.
+//
+// # Tiers and decisions
+//
+// A [Hardline] rule (recursive delete of / or a system or home directory,
+// mkfs, writes onto a raw block device, fork bombs, kill -1, shutdown and
+// reboot …) denies the command, and nothing changes that: no [Mode], allow
+// list, approval or yolo switch. A [Forbidden] rule (sudo -S) denies without
+// asking; only an allow-list entry naming the rule lets it through. A
+// [Dangerous] rule asks: [Gate.Check] returns [Ask], and [Gate.Decide] asks
+// through an [Asker] such as a [Broker].
+//
+// The gate fails closed. Input it cannot parse, input beyond its bounds of
+// size and nesting, and a command word it cannot know ($CMD -rf /,
+// $(…) args) ask rather than allow. A check does a bounded amount of work;
+// typical commands take tens of microseconds.
+//
+// # Policy
+//
+// [Options] set the policy once, when [New] builds the Gate: [ModeManual]
+// (the zero value) asks, [ModeOff] does not; Options.Yolo lets dangerous
+// commands through and can only be set there; Allow and Deny lists hold
+// rule ids or globs; ConfigFile holds approvals saved with "always". Per
+// request, [Request.Unattended] turns every ask into a denial with a hint
+// saying how to allow it, and [Request.Sandboxed] lets
+// Options.RelaxSandboxed relax the ask tier for backends without host
+// access. Session approvals are remembered per [Request.SessionKey].
+//
+// # Approvals
+//
+// A [Broker] holds pending requests with ids until they are answered —
+// once, for the session, always, or denied with a reason — through a
+// [Prompter] (the [TerminalPrompter] for the CLI) or through
+// [Broker.Answer] and [Broker.ApproveAllPending] (for a server). Identical
+// concurrent requests share one prompt. An unanswered request is denied
+// after [DefaultTimeout]. A Broker owns the goroutines it starts and
+// [Broker.Close] stops them.
+//
+// A Gate and a Broker hold no package-level state: build as many as you
+// need. The rule table is a constant, compiled once per process.
+package approval

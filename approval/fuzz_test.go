@@ -1,0 +1,89 @@
+package approval
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzGate: Check never panics, stays fast, and its verdict does not move
+// when the command is respaced or a plain word is quoted, which cannot
+// change what a shell runs.
+func FuzzGate(f *testing.F) {
+	for _, r := range Rules() {
+		for _, s := range append(r.Match, r.NoMatch...) {
+			f.Add(s)
+		}
+	}
+	for _, s := range SampleCommands() {
+		f.Add(s)
+	}
+	g, err := New(Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if len(cmd) > 4096 {
+			return
+		}
+		start := time.Now()
+		v := g.Check(t.Context(), Request{Command: cmd})
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("Check(%q) took %v", cmd, d)
+		}
+		if v.Decision < Allow || v.Decision > Deny || v.Hardline && v.Decision != Deny {
+			t.Fatalf("Check(%q) = %+v: invalid verdict", cmd, v)
+		}
+		// Harmless rewrites: only for inputs made of plain words, where
+		// the rewrite provably keeps the meaning.
+		fields := strings.Fields(cmd)
+		if len(fields) == 0 || strings.ContainsAny(cmd, "'\"\\$`(){}[]<>|&;#*?~=!") || !plainText(cmd) {
+			return
+		}
+		for _, f := range fields {
+			// Quoting a reserved word changes what it is.
+			if strings.Contains(f, "IFS") || reservedWords[f] {
+				return
+			}
+		}
+		respaced := strings.Join(fields, "   ")
+		quoted := make([]string, len(fields))
+		for i, f := range fields {
+			quoted[i] = "'" + f + "'"
+		}
+		for _, alt := range []string{respaced, strings.Join(quoted, " "), " " + cmd + " "} {
+			w := g.Check(t.Context(), Request{Command: alt})
+			if w.Decision != v.Decision || w.Hardline != v.Hardline {
+				t.Fatalf("Check(%q) = %s/%v but Check(%q) = %s/%v", cmd, v.Decision, v.Hardline, alt, w.Decision, w.Hardline)
+			}
+		}
+	})
+}
+
+// BenchmarkGate checks the mixed sample of real agent commands; ns/op is
+// per command.
+func BenchmarkGate(b *testing.B) {
+	g, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmds := SampleCommands()
+	ctx := b.Context()
+	i := 0
+	for b.Loop() {
+		g.Check(ctx, Request{Command: cmds[i%len(cmds)]})
+		i++
+	}
+}
+
+// plainText reports whether s is printable ASCII, spaces and tabs only.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 || c > 0x7e) && c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+var reservedWords = setOf(`if then else elif fi case esac for select while until do done in function time coproc`)

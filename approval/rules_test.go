@@ -1,0 +1,44 @@
+package approval
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestRules_OwnExamples runs every rule's Match and NoMatch examples
+// through a default Gate. A rule whose pattern drifts from its examples
+// fails here, naming the rule.
+func TestRules_OwnExamples(t *testing.T) {
+	g := newTestGate(t)
+	for _, r := range Rules() {
+		if len(r.Match) == 0 {
+			t.Errorf("rule %s has no Match examples", r.ID)
+		}
+		for _, cmd := range r.Match {
+			v := g.Check(t.Context(), Request{Command: cmd})
+			if !slices.Contains(v.Rules, r.ID) {
+				t.Errorf("rule %s: Check(%q) rules = %v; want it to match", r.ID, cmd, v.Rules)
+			}
+		}
+		for _, cmd := range r.NoMatch {
+			v := g.Check(t.Context(), Request{Command: cmd})
+			if slices.Contains(v.Rules, r.ID) {
+				t.Errorf("rule %s: Check(%q) rules = %v; want it not to match", r.ID, cmd, v.Rules)
+			}
+		}
+	}
+}
+
+// TestRules_TableCompiles protects the table's invariants: unique ids,
+// valid tiers and patterns, a description for every rule.
+func TestRules_TableCompiles(t *testing.T) {
+	table, err := compiledRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range table {
+		if r.Description == "" {
+			t.Errorf("rule %s has no description", r.ID)
+		}
+	}
+}

@@ -1,0 +1,424 @@
+package approval
+
+import (
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// command is one program the gate found in the input, after quoting,
+// wrappers and paths were resolved, or one fact derived from the shape of
+// the script. Fact names start with "@" (see facts.go); program names are
+// base names in lower case without ".exe".
+type command struct {
+	name    string
+	path    string   // the command word as written, after quote removal
+	globals []string // options before the subcommand, for tools with subcommands
+	args    []string
+	env     []string // NAME=value assignments in effect
+	via     []string // wrappers it was reached through: sudo, xargs, find …
+	source  string   // source text of the simple command, for allow and deny globs
+}
+
+// arg is one shell word after quote removal.
+type arg struct {
+	text string
+	word *syntax.Word // nil for words split from a string
+	dyn  bool         // holds an expansion whose value is unknown here
+	glob bool         // holds an unquoted glob character
+}
+
+func (a arg) isOpt() bool { return len(a.text) > 1 && a.text[0] == '-' }
+
+// words turns shell words into args, expanding brace expressions the way
+// bash would (a bounded number of words only).
+func words(ws []*syntax.Word) []arg {
+	out := make([]arg, 0, len(ws))
+	for _, w := range ws {
+		if hasBrace(w) {
+			cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
+			if syntax.SplitBraces(cp) {
+				n := 0
+				for ew, err := range expand.BracesSeq(nil, cp) {
+					if err != nil || n >= maxBraceWords {
+						break
+					}
+					out = append(out, wordArg(ew))
+					n++
+				}
+				if n > 0 {
+					continue
+				}
+			}
+		}
+		out = append(out, wordArg(w))
+	}
+	return out
+}
+
+func hasBrace(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.IndexByte(l.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func wordArg(w *syntax.Word) arg {
+	var b strings.Builder
+	a := arg{word: w}
+	wordParts(&b, w.Parts, false, &a)
+	a.text = b.String()
+	return a
+}
+
+// wordParts writes the value of parts as the shell would see it after
+// quote removal. Expansions whose value is unknown are written as a
+// placeholder that parses back into the same kind of expansion.
+func wordParts(b *strings.Builder, parts []syntax.WordPart, quoted bool, a *arg) {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if quoted {
+				b.WriteString(unescapeDouble(p.Value))
+			} else {
+				if isGlob(p.Value) {
+					a.glob = true
+				}
+				b.WriteString(unescapeBare(p.Value))
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				b.WriteString(decodeANSIC(p.Value))
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			wordParts(b, p.Parts, true, a)
+		case *syntax.ParamExp:
+			a.dyn = true
+			name := ""
+			if p.Param != nil {
+				name = p.Param.Value
+			}
+			b.WriteString("$" + name)
+		case *syntax.CmdSubst:
+			a.dyn = true
+			b.WriteString("$(…)")
+		case *syntax.ProcSubst:
+			a.dyn = true
+			b.WriteString("<(…)")
+		case *syntax.ArithmExp:
+			a.dyn = true
+			b.WriteString("$((0))")
+		case *syntax.ExtGlob:
+			a.glob = true
+			b.WriteString(p.Op.String() + p.Pattern.Value + ")")
+		case *syntax.BraceExp:
+			a.glob = true
+			b.WriteString("{…}")
+		}
+	}
+}
+
+// isGlob reports whether an unquoted literal holds a glob: "*", "?" or a
+// bracket expression ("[" alone, the test command, is not one).
+func isGlob(s string) bool {
+	if strings.ContainsAny(s, "*?") {
+		return true
+	}
+	i := strings.IndexByte(s, '[')
+	return i >= 0 && strings.IndexByte(s[i+1:], ']') >= 0
+}
+
+func unescapeBare(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func unescapeDouble(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// decodeANSIC decodes the escapes of a $'…' string (and of printf formats
+// and echo -e, which use the same ones).
+func decodeANSIC(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i] & 0x1f)
+			}
+		case 'x', 'u', 'U', '0', '1', '2', '3', '4', '5', '6', '7':
+			base, max := 16, 2
+			start := i + 1
+			switch e {
+			case 'u':
+				max = 4
+			case 'U':
+				max = 8
+			case 'x':
+			default:
+				base, max, start = 8, 3, i
+			}
+			j := start
+			for j < len(s) && j-start < max && isDigitIn(s[j], base) {
+				j++
+			}
+			if j == start {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+				continue
+			}
+			n, _ := strconv.ParseUint(s[start:j], base, 32)
+			if e == 'u' || e == 'U' {
+				if utf8.ValidRune(rune(n)) {
+					b.WriteRune(rune(n))
+				}
+			} else {
+				b.WriteByte(byte(n))
+			}
+			i = j - 1
+		default:
+			b.WriteByte(e)
+		}
+	}
+	return b.String()
+}
+
+func isDigitIn(c byte, base int) bool {
+	if base == 8 {
+		return c >= '0' && c <= '7'
+	}
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// canonicalName is the name rules see: the base name, in lower case, with
+// ".exe" removed ("/usr/bin/rm" and "BUN.EXE" become "rm" and "bun").
+func canonicalName(s string) string {
+	if i := strings.LastIndexAny(s, `/\`); i >= 0 && i < len(s)-1 {
+		s = s[i+1:]
+	}
+	s = strings.ToLower(s)
+	return strings.TrimSuffix(s, ".exe")
+}
+
+// canonicalPath gives a path-like argument one spelling, so rules can match
+// it with simple patterns: the home directory in any spelling (~, ~/,
+// $HOME, ${HOME}, "/home/$USER") is "~", paths are cleaned ("/./" is "/"),
+// a trailing "/*" is dropped ("/home/*" is "/home"), and a glob in the
+// first component stands for the root ("/e*" could be "/etc").
+func canonicalPath(s string) (string, bool) {
+	const homeMark = "/\x00home"
+	var p string
+	switch {
+	case s == "~" || strings.HasPrefix(s, "~/"):
+		p = homeMark + s[1:]
+	case strings.HasPrefix(s, "~") && !strings.ContainsAny(s[1:2], "+-"):
+		// ~user: another user's home directory.
+		if i := strings.IndexByte(s, '/'); i > 0 {
+			p = homeMark + s[i:]
+		} else {
+			p = homeMark
+		}
+	case s == "$HOME" || strings.HasPrefix(s, "$HOME/"):
+		p = homeMark + s[5:]
+	case strings.HasPrefix(s, "/"):
+		p = s
+	default:
+		return s, false
+	}
+	p = path.Clean(p)
+	for len(p) > 2 && strings.HasSuffix(p, "/*") {
+		p = path.Clean(p[:len(p)-2])
+	}
+	switch {
+	case p == homeMark:
+		return "~", true
+	case strings.HasPrefix(p, homeMark+"/"):
+		return "~" + p[len(homeMark):], true
+	}
+	if first, _, _ := strings.Cut(p[1:], "/"); strings.ContainsAny(first, "*?[") {
+		return "/", true
+	}
+	for _, homes := range []string{"/home/", "/Users/"} {
+		if rest, ok := strings.CutPrefix(p, homes); ok && strings.HasPrefix(rest, "$") && !strings.Contains(rest, "/") {
+			return "~", true
+		}
+	}
+	return p, true
+}
+
+// line joins args for rule patterns: one space between args, path-like
+// args in canonical form, and, when quote is set, args holding white space
+// single-quoted so that one argument never reads as several. (Facts, whose
+// arguments the walker builds, are not quoted: an SQL statement is one
+// argument with spaces.)
+func line(args []string, quote bool) string {
+	if len(args) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, s := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if c, ok := canonicalPath(s); ok {
+			s = c
+		}
+		if quote && strings.ContainsAny(s, " \t\n") {
+			b.WriteByte('\'')
+			b.WriteString(strings.NewReplacer("\n", " ", "\t", " ").Replace(s))
+			b.WriteByte('\'')
+			continue
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func texts(args []arg) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a.text
+	}
+	return out
+}
+
+// optSpec describes the options of a wrapper or tool: which take a value.
+// Short options are listed without the dash ("u"), long ones with both
+// dashes ("--user").
+type optSpec struct {
+	short string   // short options that take a value
+	long  []string // long options that take a value (also accepted with =)
+}
+
+// splitOpts consumes the leading options of args. Clusters of short
+// options are expanded ("-nS" gives "-n", "-S"); a value stays right after
+// its option. It stops at the first operand, or after "--".
+func splitOpts(args []arg, spec optSpec) (opts []string, rest []arg) {
+	i := 0
+	for i < len(args) {
+		t := args[i].text
+		if t == "--" {
+			return opts, args[i+1:]
+		}
+		if !args[i].isOpt() {
+			break
+		}
+		i++
+		if strings.HasPrefix(t, "--") {
+			name, _, hasValue := strings.Cut(t, "=")
+			opts = append(opts, t)
+			if !hasValue && slices.Contains(spec.long, name) && i < len(args) {
+				opts = append(opts, args[i].text)
+				i++
+			}
+			continue
+		}
+		for j := 1; j < len(t); j++ {
+			c := t[j]
+			opts = append(opts, "-"+string(c))
+			if strings.IndexByte(spec.short, c) >= 0 {
+				if j+1 < len(t) {
+					opts = append(opts, t[j+1:])
+				} else if i < len(args) {
+					opts = append(opts, args[i].text)
+					i++
+				}
+				break
+			}
+		}
+	}
+	return opts, args[i:]
+}
+
+// optValue returns the value of the first of names in expanded opts.
+func optValue(opts []string, names ...string) (string, bool) {
+	for i, o := range opts {
+		for _, n := range names {
+			if o == n && i+1 < len(opts) {
+				return opts[i+1], true
+			}
+			if strings.HasPrefix(n, "--") && strings.HasPrefix(o, n+"=") {
+				return o[len(n)+1:], true
+			}
+		}
+	}
+	return "", false
+}
+
+func hasOpt(opts []string, names ...string) bool {
+	for _, o := range opts {
+		if slices.Contains(names, o) {
+			return true
+		}
+	}
+	return false
+}
+
+// isAssign reports whether s looks like NAME=value.
+func isAssign(s string) bool {
+	i := strings.IndexByte(s, '=')
+	if i <= 0 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		if !isNameByte(s[j]) {
+			return false
+		}
+	}
+	return s[0] < '0' || s[0] > '9'
+}

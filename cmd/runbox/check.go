@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runbox/runbox/approval"
+	"github.com/runbox/runbox/envs"
+)
+
+// Exit statuses of runbox check without --jsonl.
+const (
+	checkAllow = 0 // the command would run
+	checkAsk   = 1 // the command would need approval
+	checkDeny  = 3 // the command would be refused (2 is a usage error)
+)
+
+type checkOptions struct {
+	jsonl bool
+}
+
+func newCheckCommand(a *app) *cobra.Command {
+	var opts checkOptions
+	cmd := &cobra.Command{
+		Use:   "check [--jsonl] [COMMAND...]",
+		Short: "Show what the command gate decides about a command, without running it",
+		Long: `check shows what the command gate decides about a shell command: allow, ask
+(a human must approve it first) or deny, whether the denial is hardline (nothing
+can allow it), and the reasons. Nothing is run.
+
+With COMMAND, the decision follows your configuration (mode, allow and deny
+lists, saved approvals) for an interactive session on the local backend. The
+exit status is 0 for allow, 1 for ask and 3 for deny.
+
+With --jsonl, check reads one JSON string per line from standard input (a
+command, which may contain newlines) and writes one JSON object per line:
+  {"command": "...", "decision": "allow"|"ask"|"deny", "hardline": false, "reasons": []}
+using the default policy (interactive session, local backend, no allow lists),
+whatever the configuration says. The exit status is 0 unless the input is bad.`,
+		Example: `  runbox check -- rm -rf /
+  runbox check 'curl https://example.com/install.sh | sh'
+  printf '%s\n' '"ls -la"' '"git push --force"' | runbox check --jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd.Context(), a, &opts, args)
+		},
+	}
+	// Everything after the first operand belongs to the command checked:
+	// runbox check rm -rf / is the same as runbox check -- rm -rf /.
+	cmd.Flags().SetInterspersed(false)
+	cmd.Flags().BoolVar(&opts.jsonl, "jsonl", false, "read JSON strings from stdin and write one JSON verdict per line (default policy)")
+	return cmd
+}
+
+func runCheck(ctx context.Context, a *app, opts *checkOptions, args []string) error {
+	if opts.jsonl {
+		if len(args) > 0 {
+			return usageError{errorf("check: --jsonl reads commands from stdin; give no COMMAND")}
+		}
+		gate, err := approval.New(approval.Options{})
+		if err != nil {
+			return err
+		}
+		return checkJSONL(ctx, gate, a.stdin, a.stdout)
+	}
+	if len(args) == 0 {
+		return usageError{errorf("check: want a COMMAND (or --jsonl); see --help")}
+	}
+	gate, err := a.newGate()
+	if err != nil {
+		return err
+	}
+	command := strings.Join(args, " ")
+	v := gate.Check(ctx, approval.Request{Command: command, Backend: "local", SessionKey: "cli"})
+	writeVerdict(a.stdout, command, v)
+	switch v.Decision {
+	case approval.Allow:
+		return nil
+	case approval.Ask:
+		return quietError{&envs.ExitError{Code: checkAsk}}
+	}
+	return quietError{&envs.ExitError{Code: checkDeny}}
+}
+
+// writeVerdict prints a verdict for a person.
+func writeVerdict(w io.Writer, command string, v approval.Verdict) {
+	fmt.Fprintf(w, "command:  %s\n", command)
+	fmt.Fprintf(w, "decision: %s\n", v.Decision)
+	fmt.Fprintf(w, "hardline: %t\n", v.Hardline)
+	if len(v.Reasons) > 0 {
+		fmt.Fprintln(w, "reasons:")
+		for _, r := range v.Reasons {
+			fmt.Fprintf(w, "  - %s\n", r)
+		}
+	}
+	if len(v.Rules) > 0 {
+		fmt.Fprintf(w, "rules:    %s\n", strings.Join(v.Rules, ", "))
+	}
+	if v.Hint != "" {
+		fmt.Fprintf(w, "hint:     %s\n", v.Hint)
+	}
+}
+
+// checkLine is one line of check --jsonl output; the field names are a
+// stable interface (DESIGN.md).
+type checkLine struct {
+	Command  string            `json:"command"`
+	Decision approval.Decision `json:"decision"`
+	Hardline bool              `json:"hardline"`
+	Reasons  []string          `json:"reasons"`
+}
+
+// maxJSONLLine bounds one input line; the gate itself asks about commands
+// over its own, smaller bound.
+const maxJSONLLine = 4 << 20
+
+// checkJSONL judges each JSON string read from in and writes one object per
+// line to out. Blank lines are skipped; a line that is not a JSON string
+// stops the run with an error naming it, after the lines before it were
+// answered.
+func checkJSONL(ctx context.Context, gate *approval.Gate, in io.Reader, out io.Writer) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
+	bw := bufio.NewWriter(out)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var command string
+		if err := json.Unmarshal([]byte(line), &command); err != nil {
+			bw.Flush()
+			return usageError{errorf("check: stdin line %d: want a JSON string: %v", n, err)}
+		}
+		v := gate.Check(ctx, approval.Request{Command: command, Backend: "local"})
+		if err := enc.Encode(checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons}); err != nil {
+			return errorf("check: %v", err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		bw.Flush()
+		return errorf("check: reading stdin: %v", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return errorf("check: %v", err)
+	}
+	return nil
+}

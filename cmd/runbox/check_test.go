@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestCheck_JSONLGolden protects the --jsonl contract (DESIGN.md): one
+// object per input line with command, decision, hardline and reasons
+// ([] when empty). Regenerate with go test -run TestCheck_JSONLGolden -update.
+func TestCheck_JSONLGolden(t *testing.T) {
+	in, err := os.ReadFile("testdata/check-jsonl.input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := cli(t, string(in), nil, "check", "--jsonl")
+	if code != 0 {
+		t.Fatalf("check --jsonl exit %d, stderr %q", code, errOut)
+	}
+	golden(t, "check-jsonl.golden", out)
+	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(l), &obj); err != nil {
+			t.Fatalf("line %d is not JSON: %q", i+1, l)
+		}
+		if _, ok := obj["reasons"].([]any); !ok {
+			t.Errorf("line %d: reasons = %v; want a list, never null", i+1, obj["reasons"])
+		}
+	}
+}
+
+// TestCheck_JSONLIgnoresConfig: --jsonl uses the default policy even when
+// the configuration would allow everything.
+func TestCheck_JSONLIgnoresConfig(t *testing.T) {
+	cfg := t.TempDir() + "/config.yaml"
+	os.WriteFile(cfg, []byte("approval:\n  mode: off\n  allow:\n    - git-push-force\n"), 0o600)
+	out, errOut, code := cli(t, `"git push --force"`+"\n", map[string]string{"RUNBOX_CONFIG": cfg}, "check", "--jsonl")
+	if code != 0 || !strings.Contains(out, `"decision":"ask"`) {
+		t.Errorf("check --jsonl with a permissive config = %q (exit %d, stderr %q); want ask", out, code, errOut)
+	}
+}
+
+// TestCheck_JSONLBadLine: a line that is not a JSON string is a usage
+// error that names the line, after earlier lines were answered.
+func TestCheck_JSONLBadLine(t *testing.T) {
+	out, errOut, code := cli(t, "\"ls\"\nls -la\n", nil, "check", "--jsonl")
+	if code != exitUsage || !strings.Contains(errOut, "line 2") || strings.Count(out, "\n") != 1 {
+		t.Errorf("check --jsonl on a bad line = %q, %q, exit %d; want one answer, a line-2 error and exit %d", out, errOut, code, exitUsage)
+	}
+}
+
+// TestCheck_HumanExitStatus: without --jsonl the exit status tells allow,
+// ask and deny apart, and the output names the decision and reasons.
+func TestCheck_HumanExitStatus(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"check", "ls", "-la"}, checkAllow, "decision: allow"},
+		{[]string{"check", "git", "push", "--force"}, checkAsk, "git force push"},
+		{[]string{"check", "--", "rm", "-rf", "/"}, checkDeny, "hardline: true"},
+		{[]string{"check", "rm -rf /"}, checkDeny, "recursive delete of the root"},
+	}
+	for _, tt := range tests {
+		out, errOut, code := cli(t, "", nil, tt.args...)
+		if code != tt.code || !strings.Contains(out, tt.want) {
+			t.Errorf("runbox %q = exit %d, %q (stderr %q); want exit %d and %q", tt.args, code, out, errOut, tt.code, tt.want)
+		}
+	}
+	if _, _, code := cli(t, "", nil, "check"); code != exitUsage {
+		t.Errorf("runbox check with no command: exit %d; want %d", code, exitUsage)
+	}
+	if _, _, code := cli(t, "", nil, "check", "--jsonl", "ls"); code != exitUsage {
+		t.Errorf("runbox check --jsonl ls: exit %d; want %d", code, exitUsage)
+	}
+}

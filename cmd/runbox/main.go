@@ -1,0 +1,75 @@
+// Command runbox runs shell commands for AI agents in sandboxed execution
+// environments. See the README for a tour; `runbox --help` lists commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/runbox/runbox/envs"
+)
+
+// Exit statuses of runbox itself (a command's own status passes through).
+const (
+	exitUsage  = 2   // bad flags or arguments
+	exitRunbox = 125 // runbox could not run the command (or the gate refused it)
+)
+
+func main() {
+	ctx, stop := signalContext()
+	defer stop()
+	err := newApp(os.Stdin, os.Stdout, os.Stderr, os.Getenv).execute(ctx, os.Args[1:])
+	os.Exit(exitCode(err))
+}
+
+// signalContext cancels with a cause naming the signal, so main can
+// report 128+n the way a shell would.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(signalError{s.(syscall.Signal)})
+		case <-done:
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); close(done); cancel(nil) }
+}
+
+type signalError struct{ sig syscall.Signal }
+
+func (e signalError) Error() string { return "runbox: received " + e.sig.String() }
+
+// exitCode turns the error of a command into runbox's exit status: the
+// command's own code, 128+n for a signal, 2 for usage, 125 otherwise.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *envs.ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	var se signalError
+	if errors.As(err, &se) {
+		return 128 + int(se.sig)
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitRunbox
+}
+
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+func errorf(format string, args ...any) error { return fmt.Errorf("runbox: "+format, args...) }

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/gated"
+)
+
+type runOptions struct {
+	backend     string
+	image       string
+	cwd         string
+	timeout     time.Duration
+	env         []string
+	pty         bool
+	json        bool
+	outputLimit int
+	memory      string
+	pids        int64
+	cpus        float64
+	network     string
+	args        []string
+}
+
+func newRunCommand(a *app) *cobra.Command {
+	var opts runOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- COMMAND [ARG...]",
+		Short: "Run a command and exit with its exit code",
+		Long: `Run a command through the command gate and a backend, and exit with its status.
+
+One argument is a shell string (run by the session's shell: "cd x && make");
+several arguments are joined into one shell string with each word quoted, so
+"runbox run -- ls -la 'my dir'" runs exactly that argv.
+
+Exit status: the command's own; 124 when --timeout expired; 130 when
+interrupted; 126 when the directory cannot be entered; 127 when the command is
+not found; 128+n when killed by signal n; 125 when runbox itself failed or the
+command gate refused the command.`,
+		Example: `  runbox run -- make test
+  runbox run --timeout 30s --cwd /src -- 'go test ./... | tail -20'
+  runbox run --json -- sh -c 'exit 3'
+  runbox run --memory 256M --pids 64 -- ./build.sh`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.args = args
+			return runRun(cmd.Context(), a, &opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.backend, "backend", "", "backend to run on (default from config: local)")
+	f.StringVar(&opts.image, "image", "", "container image (docker backend)")
+	f.StringVar(&opts.cwd, "cwd", "", "working directory (default: the current one)")
+	f.DurationVar(&opts.timeout, "timeout", 0, "kill the command's tree after this long (exit 124); 0 = config default")
+	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the command's environment (repeatable)")
+	f.BoolVar(&opts.pty, "pty", false, "run on a pseudo-terminal")
+	f.BoolVar(&opts.json, "json", false, "print the result as JSON instead of the output")
+	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept with --json (default from config)")
+	f.StringVar(&opts.memory, "memory", "", "memory limit, e.g. 256M")
+	f.Int64Var(&opts.pids, "pids", 0, "limit on the number of tasks")
+	f.Float64Var(&opts.cpus, "cpus", 0, "CPU limit, e.g. 0.5")
+	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
+	return cmd
+}
+
+func runRun(ctx context.Context, a *app, opts *runOptions) error {
+	shell := shellCommand(opts.args)
+	backend := firstNonEmpty(opts.backend, a.cfg.Backend)
+	limits, err := runLimits(a, opts)
+	if err != nil {
+		return err
+	}
+	env, err := parseEnvFlags(opts.env)
+	if err != nil {
+		return err
+	}
+	if err := a.authorize(ctx, shell, backend, true); err != nil {
+		return err
+	}
+	spec := envs.Spec{Dir: opts.cwd, Image: firstNonEmpty(opts.image, a.cfg.Docker.Image), Limits: limits, Network: opts.network}
+	environment, err := a.providers.Open(ctx, backend, spec)
+	if err != nil {
+		return err
+	}
+	defer environment.Close(context.WithoutCancel(ctx))
+
+	timeout := opts.timeout
+	if timeout == 0 {
+		timeout = time.Duration(a.cfg.Timeout)
+	}
+	c := envs.Command{Shell: shell, Env: env, Timeout: timeout, OutputLimit: firstPositive(opts.outputLimit, a.cfg.OutputLimit)}
+	if opts.pty {
+		c.PTY = terminalSize(a.stdout)
+	}
+	if in := a.commandStdin(); in != nil {
+		c.Stdin = in
+	}
+	if opts.json {
+		return runJSON(ctx, a, environment, c)
+	}
+	return runStreaming(ctx, a, environment, c)
+}
+
+// shellCommand turns the arguments into one shell string: a single
+// argument is taken as shell code, several are quoted word by word.
+func shellCommand(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return gated.Line(envs.Command{Args: args})
+}
+
+func runLimits(a *app, opts *runOptions) (envs.Limits, error) {
+	l := a.configLimits()
+	if opts.memory != "" {
+		m, err := config.ParseSize(opts.memory)
+		if err != nil {
+			return l, usageError{errorf("--memory: %v", err)}
+		}
+		l.MemoryBytes = m
+	}
+	if opts.pids > 0 {
+		l.Pids = opts.pids
+	}
+	if opts.cpus > 0 {
+		l.CPUs = opts.cpus
+	}
+	return l, nil
+}
+
+// commandStdin passes runbox's stdin to the command when it is a pipe or a
+// file; a terminal is not passed (the command gets /dev/null), so nothing
+// waits for keyboard input that an agent cannot give.
+func (a *app) commandStdin() io.Reader {
+	if f, ok := a.stdin.(*os.File); ok {
+		if f == nil || term.IsTerminal(int(f.Fd())) {
+			return nil
+		}
+		if fi, err := f.Stat(); err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice) == os.ModeCharDevice {
+			return nil
+		}
+	}
+	return a.stdin
+}
+
+func terminalSize(w io.Writer) *envs.WindowSize {
+	if f, ok := w.(*os.File); ok {
+		if cols, rows, err := term.GetSize(int(f.Fd())); err == nil {
+			return &envs.WindowSize{Rows: uint16(rows), Cols: uint16(cols)}
+		}
+	}
+	return &envs.WindowSize{Rows: 24, Cols: 80}
+}
+
+func runJSON(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
+	res, err := env.Run(ctx, c)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		return err
+	}
+	if err := res.Err(); err != nil {
+		return quietError{err}
+	}
+	return nil
+}
+
+// runStreaming shows the output as it comes, stdout to stdout and stderr
+// to stderr, and kills the tree if runbox is interrupted.
+func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
+	c.SeparateStreams = c.PTY == nil
+	p, err := env.Start(ctx, c)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { io.Copy(a.stdout, p.Output()) })
+	if r := p.Stderr(); r != nil {
+		wg.Go(func() { io.Copy(a.stderr, r) })
+	}
+	if w := p.Stdin(); w != nil {
+		w.Close() // no input: the command reads EOF, never a terminal
+	}
+	stop := context.AfterFunc(ctx, func() { p.Kill(context.Background()) })
+	defer stop()
+	st, err := p.Wait(context.WithoutCancel(ctx))
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		st, _ = envs.StatusFromContext(ctx)
+	}
+	switch {
+	case st.TimedOut:
+		fmt.Fprintf(a.stderr, "runbox: command timed out after %v; its process tree was killed\n", c.Timeout)
+	case st.KilledBy == "memory-limit" || st.KilledBy == "pids-limit":
+		fmt.Fprintf(a.stderr, "runbox: command killed by the %s\n", strings.ReplaceAll(st.KilledBy, "-", " "))
+	}
+	if err := st.Err(); err != nil {
+		return quietError{err}
+	}
+	return nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstPositive(n ...int) int {
+	for _, v := range n {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}

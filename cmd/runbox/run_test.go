@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRun_ExitCode(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"run", "--", "sh", "-c", "exit 3"}, 3},
+		{[]string{"run", "--", "true"}, 0},
+		{[]string{"run", "--", "exit 7"}, 7},
+		{[]string{"run", "--", "runbox-missing-cmd"}, 127},
+		{[]string{"run", "--cwd", "/runbox-missing-dir", "--", "pwd"}, 125},
+		{[]string{"run", "--backend", "nope", "--", "true"}, 125},
+		{[]string{"run", "--bogus-flag", "--", "true"}, 2},
+		{[]string{"run"}, 2},
+	}
+	for _, c := range cases {
+		_, stderr, code := cli(t, "", nil, c.args...)
+		if code != c.code {
+			t.Errorf("runbox %q exited %d; want %d (stderr %q)", c.args, code, c.code, stderr)
+		}
+	}
+}
+
+func TestRun_UnknownBackendListsKnown(t *testing.T) {
+	_, stderr, _ := cli(t, "", nil, "run", "--backend", "dokcer", "--", "true")
+	if !strings.Contains(stderr, `unknown backend "dokcer"`) || !strings.Contains(stderr, "local") {
+		t.Errorf("stderr = %q; want the unknown name and the known ones", stderr)
+	}
+}
+
+// TestRun_TimeoutLeavesNothing: a timed-out command exits 124 and leaves no
+// process behind, even one that escaped with setsid after a double fork.
+func TestRun_TimeoutLeavesNothing(t *testing.T) {
+	start := time.Now()
+	_, stderr, code := cli(t, "", nil, "run", "--timeout", "1s", "--", "bash -c '( setsid sleep 617 & ) ; sleep 60'")
+	if code != 124 {
+		t.Fatalf("exit %d; want 124 (stderr %q)", code, stderr)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if !strings.Contains(stderr, "timed out") {
+		t.Errorf("stderr %q does not say it timed out", stderr)
+	}
+	if pids := pgrep(t, "sleep 617"); len(pids) > 0 {
+		t.Fatalf("left behind: %v", pids)
+	}
+}
+
+func pgrep(t *testing.T, cmdline string) []string {
+	t.Helper()
+	var found []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/cmdline")
+		if err != nil {
+			continue
+		}
+		if strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ") == cmdline {
+			if st, _ := os.ReadFile(d + "/stat"); !strings.Contains(string(st), ") Z ") {
+				found = append(found, filepath.Base(d))
+			}
+		}
+	}
+	return found
+}
+
+// TestRun_SecretsStripped: provider keys in runbox's environment never
+// reach the command.
+func TestRun_SecretsStripped(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-runbox-test-secret")
+	t.Setenv("MODAL_TOKEN_SECRET", "modal-runbox-test-secret")
+	t.Setenv("RUNBOX_TEST_HARMLESS", "visible")
+	out, _, code := cli(t, "", nil, "run", "--", "env")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.Contains(out, "runbox-test-secret") || strings.Contains(out, "OPENAI_API_KEY") {
+		t.Fatalf("secret reached the command:\n%s", out)
+	}
+	if !strings.Contains(out, "RUNBOX_TEST_HARMLESS=visible") {
+		t.Errorf("harmless variable missing")
+	}
+}
+
+func TestRun_Stdin(t *testing.T) {
+	out, _, code := cli(t, "from stdin\n", nil, "run", "--", "cat")
+	if code != 0 || out != "from stdin\n" {
+		t.Fatalf("stdin: exit %d, out %q", code, out)
+	}
+}
+
+// TestRun_JSON compares the result object with a golden file (duration
+// masked).
+func TestRun_JSON(t *testing.T) {
+	out, _, code := cli(t, "", nil, "run", "--json", "--cwd", "/", "--", "echo out; echo err >&2; exit 3")
+	if code != 3 {
+		t.Fatalf("exit %d; want 3", code)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	masked := regexp.MustCompile(`"duration_ns":\d+`).ReplaceAllString(out, `"duration_ns":0`)
+	golden(t, "run-json.golden", masked)
+}
+
+func TestRun_JSONTruncated(t *testing.T) {
+	out, _, _ := cli(t, "", nil, "run", "--json", "--output-limit", "1000", "--", "seq 100000")
+	var res struct {
+		Output     string `json:"output"`
+		Truncated  bool   `json:"truncated"`
+		SpillPath  string `json:"spill_path"`
+		TotalBytes int64  `json:"total_bytes"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || res.SpillPath == "" || res.TotalBytes != 588895 {
+		t.Fatalf("truncation: %+v", res)
+	}
+	defer os.Remove(res.SpillPath)
+	full, _ := os.ReadFile(res.SpillPath)
+	if len(full) != 588895 {
+		t.Errorf("spill file has %d bytes", len(full))
+	}
+}
+
+func TestRun_ConfigErrors(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(p, []byte("timout: 3s\n"), 0o600)
+	_, stderr, code := cli(t, "", nil, "--config", p, "run", "--", "true")
+	if code != 125 || !strings.Contains(stderr, `unknown key "timout"`) || !strings.Contains(stderr, p) {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	out, _, code := cli(t, "", nil, "doctor")
+	if code != 0 || !strings.Contains(out, "local") || !strings.Contains(out, "tree_kill") || !strings.Contains(out, "containment:") {
+		t.Fatalf("doctor: exit %d\n%s", code, out)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"run", "doctor", "bench", "check"} {
+		out, _, code := cli(t, "", nil, cmd, "--help")
+		if code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("%s --help: exit %d\n%s", cmd, code, out)
+		}
+	}
+}
