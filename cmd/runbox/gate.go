@@ -63,6 +63,18 @@ func (a *app) authorize(ctx context.Context, command, backend string, hostAccess
 	return nil
 }
 
+// hostAccess reports whether backend's commands can touch this machine
+// (the gate may relax its ask tier for backends that cannot). Unknown
+// backends and unknown capabilities count as host access: the safe side.
+func (a *app) hostAccess(ctx context.Context, backend string) bool {
+	p, err := a.providers.Lookup(backend)
+	if err != nil || p.Capabilities == nil {
+		return true
+	}
+	caps := p.Capabilities(ctx)
+	return caps == nil || caps.State(envs.CapHostAccess) != envs.Unsupported
+}
+
 // interactive reports whether a human can answer a prompt: stdin and
 // stderr are both terminals.
 func (a *app) interactive() bool {

@@ -86,10 +86,10 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := a.authorize(ctx, shell, backend, true); err != nil {
+	spec := envs.Spec{Dir: opts.cwd, Image: firstNonEmpty(opts.image, a.cfg.Docker.Image), Limits: limits, Network: opts.network}
+	if err := a.authorize(ctx, shell, backend, a.hostAccess(ctx, backend)); err != nil {
 		return err
 	}
-	spec := envs.Spec{Dir: opts.cwd, Image: firstNonEmpty(opts.image, a.cfg.Docker.Image), Limits: limits, Network: opts.network}
 	environment, err := a.providers.Open(ctx, backend, spec)
 	if err != nil {
 		return err
