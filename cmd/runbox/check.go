@@ -145,6 +145,11 @@ func checkJSONL(ctx context.Context, gate *approval.Gate, in io.Reader, out io.W
 		if err := enc.Encode(checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons}); err != nil {
 			return errorf("check: %v", err)
 		}
+		// Flush every verdict: a caller may write one line and wait for
+		// its answer before writing the next.
+		if err := bw.Flush(); err != nil {
+			return errorf("check: %v", err)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		bw.Flush()
