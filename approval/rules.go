@@ -326,6 +326,22 @@ var rules = []Rule{
 		NoMatch:     []string{"cat /etc/hostname", "grep root /etc/passwd", "echo data > /tmp/scratch.txt"},
 	},
 	{
+		ID: "move-system", Tier: Dangerous,
+		Description: "move or rename the root, a system directory or the home directory",
+		Command:     `^mv$`,
+		Args:        []string{`(^| )` + reSystemPath + `/?( |$)`},
+		Match:       []string{"mv /etc /tmp/etc", "sudo mv /usr /usr.old", "mv ~ /tmp/home", "mv -f /var/lib /mnt/x"},
+		NoMatch:     []string{"mv build/out.txt dist/", "mv /tmp/a /tmp/b", "mv ./etc ./etc2"},
+	},
+	{
+		ID: "truncate-system", Tier: Dangerous,
+		Description: "truncate a file in a system directory",
+		Command:     `^truncate$`,
+		Args:        []string{`(^| )/(etc|boot|usr|bin|sbin|lib|lib32|lib64|var|sys|proc|root|home|System|Library)(/|$| )`},
+		Match:       []string{"truncate -s 0 /var/log/syslog", "sudo truncate --size 0 /etc/passwd"},
+		NoMatch:     []string{"truncate -s 0 app.log", "truncate -s 1M /tmp/disk.img"},
+	},
+	{
 		ID: "write-shell-rc", Tier: Dangerous,
 		Description: "write into a shell startup file",
 		Command:     `^@write$`,
