@@ -1,9 +1,11 @@
 package docker_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,20 +230,28 @@ func TestEnv_ContainerKilledMidCommand(t *testing.T) {
 	cli := engine(t, debianImage)
 	env := open(t, docker.Options{Image: debianImage})
 	mustRun(t, env, "true")
+	p, err := env.Start(t.Context(), envs.Command{Shell: "echo started; sleep 60"})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	// The command runs once its first line arrives.
+	if line, err := bufio.NewReader(p.Output()).ReadString('\n'); err != nil || line != "started\n" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, p.Output())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := env.Run(context.Background(), envs.Command{Shell: "echo started; sleep 60"})
+		_, err := p.Wait(context.Background())
 		errc <- err
 	}()
-	time.Sleep(500 * time.Millisecond) // let the command start; the assertion below does not depend on it
 	start := time.Now()
 	if err := cli.ContainerKill(t.Context(), env.ContainerID(), "KILL"); err != nil {
 		t.Fatalf("docker kill: %v", err)
 	}
 	select {
 	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "recreates") {
-			t.Fatalf("Run during the kill = %v; want an error saying the environment is recreated next", err)
+		if !errors.Is(err, envs.ErrClosed) || !strings.Contains(err.Error(), "agent") {
+			t.Fatalf("Wait during the kill = %v; want a lost-agent error (envs.ErrClosed)", err)
 		}
 		t.Logf("error: %v", err)
 	case <-time.After(20 * time.Second):
