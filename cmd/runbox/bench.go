@@ -41,6 +41,8 @@ type benchCase struct {
 	name, backend, baseline string
 	// setup prepares the case; its cleanup runs after the measurement.
 	setup func(ctx context.Context) (op, base func(ctx context.Context) error, cleanup func(), err error)
+	// maxN caps the runs of an expensive case (0: no cap).
+	maxN int
 	// custom replaces the timed loop (throughput measurements).
 	custom func(ctx context.Context, n int) (measurement, error)
 }
@@ -100,6 +102,9 @@ func runBench(ctx context.Context, a *app, opts *benchOptions) error {
 }
 
 func measure(ctx context.Context, c benchCase, n int) (measurement, error) {
+	if c.maxN > 0 {
+		n = min(n, c.maxN)
+	}
 	if c.custom != nil {
 		return c.custom(ctx, n)
 	}

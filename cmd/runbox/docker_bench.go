@@ -40,6 +40,7 @@ func benchDockerCases(a *app) []benchCase {
 		},
 		{
 			name: "docker-create-to-first-command", backend: "docker", baseline: "docker run -d + docker exec",
+			maxN: 20, // each run creates and removes a container
 			setup: func(ctx context.Context) (op, base func(context.Context) error, cleanup func(), err error) {
 				op = func(ctx context.Context) error {
 					env, err := docker.New(ctx, docker.Options{Image: image, Logger: a.log, StopTimeout: time.Second})
