@@ -161,3 +161,29 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestBench_JSON: every measurement line has the fields the design fixes.
+func TestBench_JSON(t *testing.T) {
+	out, stderr, code := cli(t, "", nil, "bench", "--json", "-n", "5", "--only", "true,gate.check")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 measurements, got:\n%s", out)
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		for _, k := range []string{"name", "backend", "n", "p50_ms", "p99_ms", "baseline", "baseline_p50_ms"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%q lacks %s", l, k)
+			}
+		}
+		if m["note"] != nil {
+			t.Errorf("measurement failed: %v", m["note"])
+		}
+	}
+}
