@@ -84,6 +84,7 @@ child environment and a command gate that stops dangerous commands first.`,
 		newCheckCommand(a),
 		newAgentCommand(a),
 	)
+	root.AddCommand(newJobCommands(a)...)
 	return root
 }
 

@@ -164,6 +164,7 @@ func (a *app) benchCases() []benchCase {
 		{name: "true", backend: "local", baseline: "bash -c true", setup: a.benchLocalTrue},
 		{name: "gate.check", backend: "approval", baseline: "shell parse only", custom: a.benchGate},
 	}
+	cases = append(cases, benchJobCases(a)...)
 	return append(cases, benchDockerCases(a)...)
 }
 

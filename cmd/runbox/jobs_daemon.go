@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry"
+)
+
+// The per-user job daemon. Jobs started from the CLI belong to one
+// registry per user, served by `runbox __daemon` on a Unix socket in a
+// 0700 directory of the state dir (peer uid checked on every connection).
+// The first jobs command that finds no daemon starts one, detached; the
+// daemon's environment is the base every job's environment is built
+// from (through spawn, by the local backend).
+
+// stateDir is $RUNBOX_STATE_DIR, else $XDG_STATE_HOME/runbox, else
+// ~/.local/state/runbox.
+func (a *app) stateDir() (string, error) {
+	if d := a.getenv("RUNBOX_STATE_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	if d := a.getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "runbox"), nil
+	}
+	home := a.getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", errorf("no state directory: set RUNBOX_STATE_DIR")
+		}
+	}
+	return filepath.Join(home, ".local", "state", "runbox"), nil
+}
+
+func daemonSocket(state string) string { return filepath.Join(state, "run", "daemon.sock") }
+
+// jobsClient returns a client of the running daemon, starting one if
+// none answers.
+func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
+	state, err := a.stateDir()
+	if err != nil {
+		return nil, err
+	}
+	c := &procregistry.Client{Path: daemonSocket(state)}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_, err = c.Ping(pctx)
+	cancel()
+	if err == nil {
+		return c, nil
+	}
+	if err := a.spawnDaemon(state); err != nil {
+		return nil, err
+	}
+	// Wait (bounded) for the daemon to answer.
+	deadline := time.Now().Add(10 * time.Second)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err = c.Ping(pctx)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			log, _ := os.ReadFile(filepath.Join(state, "daemon.log"))
+			return nil, errorf("job daemon did not start: %v\n%s", err, tailString(string(log), 2000))
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+}
+
+// spawnDaemon starts `runbox __daemon` in a session of its own, so it
+// outlives this command and no terminal hangup reaches it.
+func (a *app) spawnDaemon(state string) error {
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return errorf("%v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return errorf("%v", err)
+	}
+	logf, err := os.OpenFile(filepath.Join(state, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(exe, "__daemon")
+	// The daemon is runbox itself, not a command: it gets this process's
+	// environment, which spawn scrubs for every job it starts.
+	cmd.Env = append(environ(), "RUNBOX_STATE_DIR="+state)
+	if a.configPath != "" {
+		cmd.Args = append(cmd.Args, "--config", a.configPath)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return errorf("start job daemon: %v", err)
+	}
+	return cmd.Process.Release()
+}
+
+func tailString(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func newDaemonCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:    "__daemon",
+		Short:  "Serve the per-user job registry (started on demand)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDaemon(cmd.Context(), a)
+		},
+	}
+}
+
+// runDaemon serves the registry until ctx ends (SIGTERM). Jobs keep
+// running when it stops; the next daemon picks them up.
+func runDaemon(ctx context.Context, a *app) error {
+	state, err := a.stateDir()
+	if err != nil {
+		return err
+	}
+	reg, env, err := a.openRegistry(state)
+	if errors.Is(err, procregistry.ErrBusy) {
+		return nil // another daemon won the race
+	}
+	if err != nil {
+		return err
+	}
+	defer env.Close(context.Background())
+	defer reg.Close()
+	ln, err := procregistry.Listen(daemonSocket(state))
+	if errors.Is(err, procregistry.ErrBusy) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.log.Info("runbox: job daemon serving", "state", state, "pid", os.Getpid())
+	return (&procregistry.Server{Reg: reg}).Serve(ctx, ln)
+}
+
+// openRegistry opens the registry in state with the local backend. Jobs
+// are contained by process group and /proc descendants, not by cgroups:
+// a cgroup of the local backend is torn down with its environment, and a
+// detached job must outlive the process that started it.
+func (a *app) openRegistry(state string) (*procregistry.Registry, envs.Environment, error) {
+	b := *a
+	b.cfg.Contain = false
+	env, err := b.openLocal(envs.Spec{})
+	if err != nil {
+		return nil, nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		env.Close(context.Background())
+		return nil, nil, errorf("%v", err)
+	}
+	grace := time.Duration(a.cfg.Grace)
+	if grace == 0 {
+		grace = -1
+	}
+	reg, err := procregistry.Open(procregistry.Options{
+		Dir: state, Env: env, Supervisor: []string{exe, "__supervise"}, Logger: a.log, Grace: grace,
+	})
+	if err != nil {
+		env.Close(context.Background())
+		return nil, nil, err
+	}
+	return reg, env, nil
+}
+
+func newSuperviseCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:                "__supervise JOBDIR",
+		Short:              "Supervise one background job (started by the job daemon)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		// No configuration: the supervisor runs the job it was given.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if code := procregistry.Supervise(args); code != 0 {
+				return quietError{&envs.ExitError{Code: code}}
+			}
+			return nil
+		},
+	}
+}

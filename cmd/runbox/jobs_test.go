@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/procregistry"
+)
+
+// jobsEnv is a private state dir (and so a private daemon) for one test.
+// Cleanup stops the daemon after killing whatever jobs remain.
+func jobsEnv(t *testing.T) map[string]string {
+	t.Helper()
+	t.Setenv("GORACE", "atexit_sleep_ms=0") // the daemon and supervisors are this race-built binary
+	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir(), "RUNBOX_OWNER": "tester"}
+	t.Cleanup(func() {
+		out, _, _ := jcli(t, env, "ps", "--all", "--json")
+		var jobs []procregistry.Info
+		json.Unmarshal([]byte(out), &jobs)
+		for _, j := range jobs {
+			if !j.Status.Finished() {
+				jcli(t, env, "kill", j.ID)
+			}
+		}
+		c := &procregistry.Client{Path: daemonSocket(env["RUNBOX_STATE_DIR"])}
+		pid, err := c.Ping(context.Background())
+		if err != nil {
+			return
+		}
+		syscall.Kill(pid, syscall.SIGTERM)
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil) // the daemon is this process's child
+	})
+	return env
+}
+
+// jcli runs runbox (with the job commands) like cli does.
+func jcli(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		if k == "XDG_CONFIG_HOME" || k == "RUNBOX_CONFIG" || k == "HOME" {
+			return ""
+		}
+		return os.Getenv(k)
+	}
+	a := newApp(strings.NewReader(""), &out, &errb, getenv)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := a.execute(ctx, args)
+	return out.String(), errb.String(), exitCode(err)
+}
+
+// The whole CLI round: start returns at once with an id; the job is
+// listed, fed through stdin, waited for (exit code passed through), its
+// log read whole and from an offset, and its completion queued.
+func TestJobs_CLILifecycle(t *testing.T) {
+	env := jobsEnv(t)
+	out, errs, code := jcli(t, env, "start", "--notify", "--", `echo one; read x; echo "got $x"; exit 4`)
+	if code != 0 {
+		t.Fatalf("start: exit %d, %s", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	if !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(id) {
+		t.Fatalf("start printed %q; want a job id", out)
+	}
+	if out, _, _ := jcli(t, env, "ps"); !strings.Contains(out, id) || !strings.Contains(out, "running") {
+		t.Errorf("ps:\n%s", out)
+	}
+	if out, _, code := jcli(t, env, "wait", "--timeout", "50ms", id[:5]); code != 0 || !strings.Contains(out, "running") {
+		t.Errorf("wait with a timeout on a running job: %q, exit %d; want running, 0", out, code)
+	}
+	if _, errs, code := jcli(t, env, "submit", id, "hello"); code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errs)
+	}
+	if out, _, code := jcli(t, env, "wait", "--timeout", "30s", id); code != 4 || !strings.Contains(out, "exited 4") {
+		t.Errorf("wait: %q, exit %d; want exited 4, exit 4", out, code)
+	}
+	if out, _, _ := jcli(t, env, "logs", id); out != "one\ngot hello\n" {
+		t.Errorf("logs = %q", out)
+	}
+	out, errs, _ = jcli(t, env, "logs", "--offset", "4", id)
+	if out != "got hello\n" || !strings.Contains(errs, "next offset 14") {
+		t.Errorf("logs --offset 4 = %q, stderr %q", out, errs)
+	}
+	if out, _, _ := jcli(t, env, "logs", "--tail", "1", id); out != "got hello\n" {
+		t.Errorf("logs --tail 1 = %q", out)
+	}
+	out, _, _ = jcli(t, env, "events")
+	var ev procregistry.Event
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &ev); err != nil || ev.Type != procregistry.EventCompletion || ev.Job != id || ev.Exit.Code != 4 {
+		t.Errorf("events printed %q (%v)", out, err)
+	}
+	if out, _, _ := jcli(t, env, "events"); out != "" {
+		t.Errorf("events printed %q again; want each event once", out)
+	}
+}
+
+// kill answers killed, then already exited; handoff moves the completion
+// to the new owner; an unknown id is an error.
+func TestJobs_CLIKillHandoff(t *testing.T) {
+	env := jobsEnv(t)
+	out, _, _ := jcli(t, env, "start", "--", "sleep 60")
+	id := strings.TrimSpace(out)
+	if out, _, _ := jcli(t, env, "handoff", "--note", "yours now", id, "other"); !strings.Contains(out, "other") {
+		t.Errorf("handoff: %q", out)
+	}
+	if out, errs, code := jcli(t, env, "kill", id[:4]); code != 0 || out != id+" killed\n" {
+		t.Errorf("kill: %q %q exit %d", out, errs, code)
+	}
+	if out, _, _ := jcli(t, env, "kill", id); !strings.Contains(out, "already exited") {
+		t.Errorf("second kill: %q", out)
+	}
+	out, _, _ = jcli(t, env, "events", "--owner", "other")
+	if !strings.Contains(out, `"type":"handoff"`) || !strings.Contains(out, `"type":"completion"`) || !strings.Contains(out, `"reason":"killed"`) {
+		t.Errorf("events of the new owner:\n%s", out)
+	}
+	if _, errs, code := jcli(t, env, "logs", "ffffffffffff"); code != exitRunbox || !strings.Contains(errs, "not found") {
+		t.Errorf("logs of an unknown job: exit %d, %q", code, errs)
+	}
+}
+
+// The gate comes first: a refused command starts no job.
+func TestJobs_CLIGate(t *testing.T) {
+	env := jobsEnv(t)
+	_, errs, code := jcli(t, env, "start", "--", "rm -rf /")
+	if code == 0 || !strings.Contains(errs, "refused") {
+		t.Errorf("start of rm -rf /: exit %d, %q", code, errs)
+	}
+}
+
+// The bench cases run (small sizes) and report sensible numbers.
+func TestJobs_Bench(t *testing.T) {
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	a := newApp(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, func(k string) string {
+		if k == "XDG_CONFIG_HOME" || k == "RUNBOX_CONFIG" || k == "HOME" {
+			return ""
+		}
+		return os.Getenv(k)
+	})
+	if err := a.load(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := benchJobThroughput(t.Context(), a, 8<<20, 1)
+	if err != nil || m.PerSecond <= 0 {
+		t.Fatalf("throughput: %+v, %v", m, err)
+	}
+	t.Logf("throughput: %+v", m)
+	m, err = benchJobIdle(t.Context(), a, 5, 200*time.Millisecond)
+	if err != nil || m.N != 5 {
+		t.Fatalf("idle: %+v, %v", m, err)
+	}
+	t.Logf("idle: %+v", m)
+}
+
+// The full-size bench cases, for the numbers in the report; set
+// RUNBOX_BENCH_JOBS=1 to run them (they start 1,000 jobs).
+func TestJobs_BenchFull(t *testing.T) {
+	if os.Getenv("RUNBOX_BENCH_JOBS") == "" {
+		t.Skip("set RUNBOX_BENCH_JOBS=1 to run the full-size job benchmarks")
+	}
+	a := newApp(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, os.Getenv)
+	if err := a.load(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range benchJobCases(a) {
+		m, err := c.custom(t.Context(), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(m)
+		t.Logf("%s", b)
+	}
+}

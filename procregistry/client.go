@@ -1,0 +1,188 @@
+package procregistry
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// Client calls a [Server] over its Unix socket. Each call is one
+// connection, so a Client is safe for concurrent use and has nothing to
+// close. Errors match the registry's (errors.Is with envs.ErrNotFound,
+// ErrAmbiguous, ...).
+type Client struct {
+	// Path is the server's socket.
+	Path string
+}
+
+// call sends q and decodes the final frame's result into out; data
+// frames go to w.
+func (c *Client) call(ctx context.Context, q request, out any, w io.Writer) error {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.Path)
+	if err != nil {
+		return fmt.Errorf("procregistry: dial %s: %w", c.Path, err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := json.NewEncoder(conn).Encode(q); err != nil {
+		return fmt.Errorf("procregistry: %s: %w", q.Op, err)
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(conn, 64<<10))
+	for {
+		var f frame
+		if err := dec.Decode(&f); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("procregistry: %s: %w", q.Op, ctx.Err())
+			}
+			return fmt.Errorf("procregistry: %s: connection lost: %w", q.Op, err)
+		}
+		if f.Data != nil && w != nil {
+			if _, err := w.Write(f.Data); err != nil {
+				return err
+			}
+			continue
+		}
+		if f.Result != nil && out != nil {
+			if err := json.Unmarshal(f.Result, out); err != nil {
+				return fmt.Errorf("procregistry: %s: %w", q.Op, err)
+			}
+		}
+		if f.Error != nil {
+			return f.Error.err()
+		}
+		return nil
+	}
+}
+
+// Ping checks that a server answers and returns its PID.
+func (c *Client) Ping(ctx context.Context) (int, error) {
+	var pid int
+	err := c.call(ctx, request{Op: "ping"}, &pid, nil)
+	return pid, err
+}
+
+// Start is [Registry.Start].
+func (c *Client) Start(ctx context.Context, req StartRequest) (Info, error) {
+	var in Info
+	err := c.call(ctx, request{Op: "start", Start: &req}, &in, nil)
+	return in, err
+}
+
+// List is [Registry.List].
+func (c *Client) List(ctx context.Context, owner string) ([]Info, error) {
+	var out []Info
+	err := c.call(ctx, request{Op: "list", Owner: owner}, &out, nil)
+	return out, err
+}
+
+// Get is [Registry.Get].
+func (c *Client) Get(ctx context.Context, id string) (Info, error) {
+	var in Info
+	err := c.call(ctx, request{Op: "get", ID: id}, &in, nil)
+	return in, err
+}
+
+// Poll is [Registry.Poll].
+func (c *Client) Poll(ctx context.Context, id string) (Poll, error) {
+	var p Poll
+	err := c.call(ctx, request{Op: "poll", ID: id}, &p, nil)
+	return p, err
+}
+
+// ReadLog is [Registry.ReadLog].
+func (c *Client) ReadLog(ctx context.Context, id string, offset int64, limit int) (Chunk, error) {
+	var ch Chunk
+	err := c.call(ctx, request{Op: "log", ID: id, Offset: offset, Limit: limit}, &ch, nil)
+	return ch, err
+}
+
+// TailLines is [Registry.TailLines].
+func (c *Client) TailLines(ctx context.Context, id string, n int) (Chunk, error) {
+	var ch Chunk
+	err := c.call(ctx, request{Op: "tail", ID: id, Lines: n}, &ch, nil)
+	return ch, err
+}
+
+// Follow is [Registry.Follow]. On a lost connection it returns the
+// offset after the last byte it wrote, from which to continue.
+func (c *Client) Follow(ctx context.Context, id string, offset int64, w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	var next int64
+	err := c.call(ctx, request{Op: "follow", ID: id, Offset: offset}, &next, cw)
+	if err != nil {
+		return offset + cw.n, err
+	}
+	return next, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Wait is [Registry.Wait].
+func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (Info, bool, error) {
+	var res waitResult
+	err := c.call(ctx, request{Op: "wait", ID: id, Timeout: timeout}, &res, nil)
+	return res.Info, res.Done, err
+}
+
+// Kill is [Registry.Kill].
+func (c *Client) Kill(ctx context.Context, id string) (KillResult, error) {
+	var res KillResult
+	err := c.call(ctx, request{Op: "kill", ID: id}, &res, nil)
+	return res, err
+}
+
+// Write is [Registry.Write].
+func (c *Client) Write(ctx context.Context, id string, data []byte) error {
+	return c.call(ctx, request{Op: "write", ID: id, Data: data}, nil, nil)
+}
+
+// Submit is [Registry.Submit].
+func (c *Client) Submit(ctx context.Context, id, text string) error {
+	return c.call(ctx, request{Op: "submit", ID: id, Data: []byte(text)}, nil, nil)
+}
+
+// CloseStdin is [Registry.CloseStdin].
+func (c *Client) CloseStdin(ctx context.Context, id string) error {
+	return c.call(ctx, request{Op: "close", ID: id}, nil, nil)
+}
+
+// Handoff is [Registry.Handoff].
+func (c *Client) Handoff(ctx context.Context, id, owner, note string) (Info, error) {
+	var in Info
+	err := c.call(ctx, request{Op: "handoff", ID: id, Owner: owner, Note: note}, &in, nil)
+	return in, err
+}
+
+// EndSession is [Registry.EndSession].
+func (c *Client) EndSession(ctx context.Context, owner string) ([]KillResult, error) {
+	var res []KillResult
+	err := c.call(ctx, request{Op: "end_session", Owner: owner}, &res, nil)
+	return res, err
+}
+
+// Events is [Registry.Events].
+func (c *Client) Events(ctx context.Context, consumer string, wait bool) ([]Event, error) {
+	var evs []Event
+	err := c.call(ctx, request{Op: "events", Consumer: consumer, Wait: wait}, &evs, nil)
+	return evs, err
+}
+
+// Ack is [Registry.Ack].
+func (c *Client) Ack(ctx context.Context, consumer string, seq int64) error {
+	return c.call(ctx, request{Op: "ack", Consumer: consumer, Seq: seq}, nil, nil)
+}

@@ -1,0 +1,113 @@
+// Package procregistry runs background jobs on an environment and keeps
+// track of them: durable output addressed by byte offset, status, stdin,
+// whole-tree kill, ownership handoff, and a queue of events per consumer
+// (completions, heartbeats, watch-pattern matches) — all of it surviving a
+// restart, or a SIGKILL, of the process that manages the registry.
+//
+// # Shape
+//
+// A [Registry] is a value over a state directory ([Open]; one registry
+// per directory at a time, enforced with a flock). [Registry.Start]
+// starts a job and returns its [Info]; [Registry.List], [Registry.Poll],
+// [Registry.ReadLog], [Registry.TailLines], [Registry.Follow],
+// [Registry.Wait], [Registry.Kill], [Registry.Write], [Registry.Submit],
+// [Registry.CloseStdin] and [Registry.Handoff] act on it by id or by any
+// unique id prefix (an unknown id matches envs.ErrNotFound, an ambiguous
+// prefix [ErrAmbiguous]). [Registry.Events] and [Registry.Ack] are a
+// consumer's queue. [Server] and [Client] carry the same calls over a
+// Unix socket, for the per-user daemon of the runbox CLI.
+//
+// # How a job runs
+//
+// The registry does not hold a job's pipes. Start creates the job's
+// directory (<state>/jobs/<id>/, 0700) with job.json and an empty
+// output.log, then starts the job's supervisor through the [Environment]
+// — the program named by [Options].Supervisor, which calls [Supervise]
+// (for runbox, `runbox __supervise DIR`). Going through the environment
+// means the supervisor, and the command after it, get the child
+// environment the backend built with package spawn (never a copy of this
+// process's), and the requested working directory.
+//
+// The supervisor forks a detached copy of itself (a new session, stdio
+// away from the registry) and exits once that copy reports. The detached
+// supervisor starts the command in a process group of its own with
+// stdout and stderr opened straight onto output.log with O_APPEND, so
+// output reaches the disk without passing through any other process;
+// writes pid.json (its own and the command's PID with their start times,
+// from termination.Identify); serves a control socket (ctl.sock: stdin
+// writes, EOF, resize, and "tell me when it exits"); reaps the command;
+// and writes exit.json atomically. Nothing in this depends on the
+// registry being alive.
+//
+// The registry's side of a running job is a monitor goroutine blocked on
+// the control socket: the answer to "wait", or the socket closing — the
+// kernel closes it even when the supervisor is SIGKILLed — wakes it at
+// once. With watch patterns a follower goroutine reads the log as it
+// grows (a 64 KiB buffer and one line of at most 4 KiB: memory does not
+// depend on the volume of output). With a heartbeat a timer goroutine
+// looks at the log's size. Every goroutine belongs to the registry, and
+// [Registry.Close] waits for all of them. Close does not stop jobs.
+//
+// # Output
+//
+// Every byte goes to output.log. A reader asks for bytes from an offset
+// and gets [Chunk].Next, the offset to ask for next: reading from Next
+// each time yields every byte once, with no gap and no duplicate, across
+// reconnects and restarts, because the offsets are the file's. Previews
+// and event tails are the last TailBytes of the file, read on demand, so
+// a thousand jobs cost no memory for them.
+//
+// # Events
+//
+// Events are appended, one JSON line each, to <state>/events.jsonl; an
+// event's Seq is its offset there. A consumer (an owner id) reads the
+// events addressed to it, or to everyone (the breaker's), after its
+// cursor, and moves the cursor with [Registry.Ack]; the cursor is a file,
+// so a restart neither loses nor repeats what was acknowledged. A
+// consumer that crashes before acknowledging gets the events again.
+//
+// A completion is written exactly once per job with Notify: the registry
+// learns every earlier completion when it opens the log, and it is the
+// only writer of the directory. It carries the reason ([ReasonExited],
+// [ReasonKilled], [ReasonLost], [ReasonFailedToStart]), the exit status,
+// who killed the job, and the tail of the output; it comes after every
+// watch event of the job. Heartbeats come at the job's interval (never
+// below [Options].MinHeartbeat) only when the log grew, with the tail of
+// what is new. Watch matches are limited per job and across all jobs
+// ([WatchLimits]); a pattern that keeps firing is switched off with one
+// event, and the global breaker announces when it trips and releases.
+// All of this time is the [Clock]'s: tests pass a fake one.
+//
+// # Crash safety
+//
+// When a registry opens its directory it rebuilds every job from the
+// files: exit.json means the job ended (killed when kill.json says a
+// kill was asked for before); startfail.json that it never ran; a
+// supervisor that is still alive — same PID *and* same start time — means
+// it runs, and is monitored again (output written meanwhile is in the log
+// but is not matched against watch patterns, which would report old
+// lines as news); anything else is lost. Completions that were due while
+// no registry ran are sent then. A PID is never signalled on its own
+// authority: termination.Proc checks the start time through a pidfd, so
+// a job whose PID now belongs to another program is reported lost and
+// nothing is sent to it.
+//
+// If the supervisor itself dies, the job is lost: its exit can no longer
+// be learned. A pipe job's command runs on, still writing to its log, and
+// kill can stop it by its recorded identity. A PTY job's terminal master
+// is held by its supervisor, so the command gets SIGHUP with it.
+//
+// Finished jobs are kept for [Options].Retention and at most
+// [Options].MaxFinished of them; the event log is not compacted.
+//
+// # What it does not do
+//
+// It does not put jobs in cgroups: a job's tree is its process group and
+// its /proc descendants (termination.KillTree), because a cgroup of the
+// starting environment would die with that environment, and a job must
+// outlive it. It does not share shell session state with foreground
+// commands. It runs jobs on the machine that holds the state directory:
+// a remote backend needs the supervisor on the far side and a shared
+// directory, which the agent protocol does not provide yet. It does not
+// store a job's environment values (only their names).
+package procregistry

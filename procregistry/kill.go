@@ -1,0 +1,132 @@
+package procregistry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/termination"
+)
+
+// KillOutcome says what a kill did. It is a closed set.
+type KillOutcome string
+
+const (
+	// KillKilled: the job's tree was torn down.
+	KillKilled KillOutcome = "killed"
+	// KillAlreadyExited: the job had finished before; nothing was sent.
+	KillAlreadyExited KillOutcome = "already_exited"
+	// KillLost: the job's process cannot be vouched for (its PID now
+	// names another program, or it is gone without a recorded exit);
+	// nothing was sent.
+	KillLost KillOutcome = "lost"
+)
+
+// KillResult answers a kill.
+type KillResult struct {
+	ID      string      `json:"id"`
+	Outcome KillOutcome `json:"outcome"`
+	// Survivors are processes that outlived the teardown (the error is
+	// then an *envs.SurvivorsError too).
+	Survivors []int `json:"survivors,omitempty"`
+	Info      Info  `json:"info"`
+}
+
+// settleWait bounds how long a kill waits for the supervisor to report
+// the exit of the tree it just tore down.
+const settleWait = 10 * time.Second
+
+// Kill tears down the job's whole tree (termination.KillTree: parent
+// first, grace, survivors, SIGKILL) and waits for its exit to be
+// recorded. A PID whose start time no longer matches is never signalled.
+// Survivors are returned as an error wrapping *envs.SurvivorsError, with
+// the result filled in.
+func (r *Registry) Kill(ctx context.Context, id string) (KillResult, error) {
+	return r.kill(ctx, id, "kill")
+}
+
+func (r *Registry) kill(ctx context.Context, id, by string) (KillResult, error) {
+	j, err := r.resolve(id)
+	if err != nil {
+		return KillResult{}, err
+	}
+	select {
+	case <-j.started:
+	case <-ctx.Done():
+		return KillResult{ID: j.id}, fmt.Errorf("procregistry: kill %s: %w", j.id, ctx.Err())
+	}
+	r.mu.Lock()
+	status, pids := j.status, j.pids
+	exitKnown := isClosed(j.exitSeen)
+	if !status.Finished() && !exitKnown && j.kill == nil {
+		j.kill = &killRecord{By: by, Time: time.Now()}
+		if err := writeJSON(filepath.Join(j.dir, fileKill), j.kill); err != nil {
+			r.log.Warn("procregistry: kill record", "job", j.id, "err", err)
+		}
+	}
+	r.mu.Unlock()
+
+	res := KillResult{ID: j.id}
+	switch {
+	case status == StatusLost && pids != nil && pids.Command.Alive():
+		// Lost means the exit cannot be learned, not that the command is
+		// gone: it still runs under its own identity, so stop it.
+	case status.Finished() || exitKnown:
+		r.waitDone(ctx, j)
+		return r.killAnswer(j, res), nil
+	case !pids.Command.Alive():
+		// It exited (the report is on its way) or its PID was recycled:
+		// signal nothing, and wait for the supervisor's word.
+		r.waitDone(ctx, j)
+		return r.killAnswer(j, res), nil
+	}
+	kerr := termination.KillTree(ctx, pids.Command, termination.Options{Grace: r.opts.Grace, Logger: r.log})
+	r.waitDone(ctx, j)
+	res.Info = r.info(j)
+	res.Outcome = KillKilled
+	if kerr != nil {
+		var se *envs.SurvivorsError
+		if errors.As(kerr, &se) {
+			res.Survivors = se.PIDs
+		}
+		return res, fmt.Errorf("procregistry: kill %s: %w", j.id, kerr)
+	}
+	return res, nil
+}
+
+// killAnswer fills res for a kill that sent nothing.
+func (r *Registry) killAnswer(j *job, res KillResult) KillResult {
+	res.Info = r.info(j)
+	switch res.Info.Status {
+	case StatusLost:
+		res.Outcome = KillLost
+	case StatusRunning, StatusStarting:
+		res.Outcome = KillLost // the exit was never reported
+	default:
+		res.Outcome = KillAlreadyExited
+	}
+	return res
+}
+
+func (r *Registry) waitDone(ctx context.Context, j *job) {
+	t := time.NewTimer(settleWait)
+	defer t.Stop()
+	select {
+	case <-j.done:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-r.ctx.Done():
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,153 @@
+package procregistry
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// recover rebuilds the registry from its state directory (see the
+// package documentation, "Crash safety"). It runs from Open, before any
+// other goroutine.
+func (r *Registry) recover() error {
+	entries, err := os.ReadDir(filepath.Join(r.opts.Dir, "jobs"))
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(r.opts.Dir, "jobs", e.Name())
+		var rec record
+		if ok, err := readJSON(filepath.Join(dir, fileJob), &rec); !ok || err != nil || rec.ID != e.Name() {
+			r.log.Warn("procregistry: skipping unreadable job directory", "dir", dir, "err", err)
+			continue
+		}
+		j := &job{
+			id: rec.ID, dir: dir, rec: rec,
+			started: make(chan struct{}), exitSeen: make(chan struct{}), done: make(chan struct{}),
+		}
+		close(j.started)
+		r.jobs[j.id] = j
+		if rec.Key != "" {
+			r.keys[rec.Owner+"\x00"+rec.Key] = j.id
+		}
+		r.recoverJob(j)
+	}
+	return nil
+}
+
+// recoverJob decides a recovered job's status. r.mu is held.
+func (r *Registry) recoverJob(j *job) {
+	var (
+		fail failRecord
+		exit exitRecord
+		kill killRecord
+		lost lostRecord
+		pids pidRecord
+	)
+	if ok, _ := readJSON(filepath.Join(j.dir, fileKill), &kill); ok {
+		j.kill = &kill
+	}
+	hasPIDs, _ := readJSON(filepath.Join(j.dir, filePID), &pids)
+	if hasPIDs {
+		j.pids = &pids
+	}
+	finish := func(s Status) {
+		j.status = s
+		close(j.exitSeen)
+		r.finishLocked(j)
+	}
+	if ok, _ := readJSON(filepath.Join(j.dir, fileStartFail), &fail); ok {
+		j.fail = &fail
+		finish(StatusFailed)
+		return
+	}
+	if ok, _ := readJSON(filepath.Join(j.dir, fileLost), &lost); ok {
+		j.lost, j.ended = lost.Why, lost.Time
+		finish(StatusLost)
+		return
+	}
+	if ok, _ := readJSON(filepath.Join(j.dir, fileExit), &exit); ok {
+		j.exit = &exit
+		finish(j.exitStatusLocked())
+		return
+	}
+	loseIt := func(why string) {
+		j.lost = why
+		writeJSON(filepath.Join(j.dir, fileLost), lostRecord{Why: why, Time: time.Now()})
+		finish(StatusLost)
+	}
+	if !hasPIDs {
+		// The registry that started it died before the supervisor
+		// reported; nobody can tell which process is the job's.
+		loseIt("the registry stopped before the job's supervisor reported its process")
+		return
+	}
+	// A PID alone proves nothing after a restart: the supervisor counts
+	// as alive only with the recorded start time.
+	if !pids.Supervisor.Alive() {
+		if ok, _ := readJSON(filepath.Join(j.dir, fileExit), &exit); ok {
+			j.exit = &exit
+			finish(j.exitStatusLocked())
+			return
+		}
+		why := "the supervisor is gone (or its PID now names another program) and no exit was recorded"
+		if pids.Command.Alive() {
+			why += "; the command still runs unsupervised (kill can stop it)"
+		}
+		loseIt(why)
+		return
+	}
+	for _, p := range j.rec.Watch {
+		if re, err := regexp.Compile(p); err == nil {
+			if j.watch == nil {
+				j.watch = newJobWatch(nil)
+			}
+			j.watch.pats = append(j.watch.pats, re)
+			j.watch.disabled = append(j.watch.disabled, false)
+			j.watch.patSupp = append(j.watch.patSupp, 0)
+		}
+	}
+	var size int64
+	if fi, err := os.Stat(j.logPath()); err == nil {
+		size = fi.Size()
+	}
+	j.status = StatusRunning
+	// Output written while no registry ran is in the log, but it is not
+	// matched against watch patterns: matching it now would report old
+	// lines as news.
+	r.follow(j, size)
+}
+
+// reap removes finished jobs beyond the retention time or count.
+func (r *Registry) reap() {
+	now := r.clock.Now()
+	r.mu.Lock()
+	var fin []*job
+	for _, j := range r.jobs {
+		if isClosed(j.done) {
+			fin = append(fin, j)
+		}
+	}
+	slices.SortFunc(fin, func(a, b *job) int { return b.ended.Compare(a.ended) }) // newest first
+	var gone []string
+	for i, j := range fin {
+		if i >= r.opts.MaxFinished || now.Sub(j.ended) > r.opts.Retention {
+			delete(r.jobs, j.id)
+			if j.rec.Key != "" {
+				delete(r.keys, j.rec.Owner+"\x00"+j.rec.Key)
+			}
+			gone = append(gone, j.dir)
+		}
+	}
+	r.mu.Unlock()
+	for _, d := range gone {
+		os.RemoveAll(d)
+	}
+}

@@ -1,0 +1,431 @@
+package procregistry
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/termination"
+)
+
+// stage2Flag marks the detached second stage of the supervisor.
+const stage2Flag = "-detached"
+
+// Supervise is the main function of a job's supervisor: the program that
+// [Options].Supervisor names runs it with the arguments that follow its
+// own (for runbox: `runbox __supervise DIR`). It returns the process's
+// exit status.
+//
+// It runs in two stages. The first is started by the registry through the
+// [Environment], so it gets the child environment the backend built (with
+// package spawn) and the job's working directory. It starts the second
+// stage detached (a new session, stdio away from any terminal or pipe of
+// the registry's), waits until that one reports that the command runs or
+// could not start, and exits. The second stage is the supervisor proper:
+// it starts the command with its output going straight into the job's
+// log, records the command's identity, serves the control socket (stdin
+// writes and exit waits), reaps the command and writes its exit status.
+// Nothing in it depends on the registry staying alive.
+func Supervise(args []string) int {
+	if len(args) == 2 && args[0] == stage2Flag {
+		return superviseDetached(args[1])
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "procregistry: usage: __supervise JOBDIR")
+		return 2
+	}
+	return superviseLaunch(args[0])
+}
+
+// superviseLaunch is the first stage.
+func superviseLaunch(dir string) int {
+	fail := func(err error) int {
+		fmt.Printf("procregistry: supervisor: %v\n", err)
+		return 1
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fail(err)
+	}
+	// The argv that ran this stage, minus its last argument (the dir).
+	argv := append(append([]string{}, os.Args[:len(os.Args)-1]...), stage2Flag, dir)
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return fail(err)
+	}
+	defer devnull.Close()
+	supLog, err := os.OpenFile(filepath.Join(dir, fileSupLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	defer supLog.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	// Env nil: the second stage inherits this process's environment,
+	// which is the child environment the backend built with spawn.
+	p, err := os.StartProcess(self, argv, &os.ProcAttr{
+		Files: []*os.File{devnull, devnull, supLog, w},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	w.Close()
+	if err != nil {
+		r.Close()
+		return fail(err)
+	}
+	p.Release()
+	msg, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+	r.Close()
+	if s := strings.TrimSpace(string(msg)); s != "ok" {
+		if s == "" {
+			s = "detached supervisor exited before reporting"
+		}
+		fmt.Println(s)
+		return 1
+	}
+	return 0
+}
+
+// ctlRequest is one request on a supervisor's control socket.
+type ctlRequest struct {
+	Op   string `json:"op"` // "write", "close", "wait", "resize"
+	Data []byte `json:"data,omitempty"`
+	Rows uint16 `json:"rows,omitempty"`
+	Cols uint16 `json:"cols,omitempty"`
+}
+
+// ctlResponse answers a ctlRequest.
+type ctlResponse struct {
+	OK    bool        `json:"ok,omitempty"`
+	Error string      `json:"error,omitempty"`
+	Exit  *exitRecord `json:"exit,omitempty"`
+}
+
+// supervisor is the second stage's state.
+type supervisor struct {
+	dir   string
+	cmd   *exec.Cmd
+	stdin io.WriteCloser // pipe write end, or the PTY master
+	ptmx  *os.File
+
+	mu     sync.Mutex
+	closed bool // stdin closed
+	exit   *exitRecord
+	exited chan struct{}
+	conns  sync.WaitGroup
+}
+
+// superviseDetached is the second stage. fd 3 is the report pipe to the
+// first stage.
+func superviseDetached(dir string) int {
+	// The report pipe must not leak into the command: a command that
+	// held it would keep the first stage (and the registry's Start)
+	// waiting until it exits.
+	syscall.CloseOnExec(3)
+	report := os.NewFile(3, "report")
+	say := func(s string) {
+		if report != nil {
+			fmt.Fprintln(report, s)
+			report.Close()
+			report = nil
+		}
+	}
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	s := &supervisor{dir: dir, exited: make(chan struct{})}
+	if err := s.start(); err != nil {
+		fr := failRecord{Error: err.Error(), Status: startStatus(err), Time: time.Now()}
+		if werr := writeJSON(filepath.Join(dir, fileStartFail), fr); werr != nil {
+			say("procregistry: supervisor: " + werr.Error())
+			return 1
+		}
+		say("ok") // the failure is recorded; the registry reads it
+		return 0
+	}
+	ln, err := s.listen()
+	if err != nil {
+		// Without a control socket the job still runs and its exit is
+		// still recorded; only stdin writes and prompt waits are lost.
+		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)
+	}
+	cmdProc, _ := termination.Identify(s.cmd.Process.Pid)
+	if cmdProc.PID == 0 {
+		cmdProc.PID = s.cmd.Process.Pid
+	}
+	selfProc, _ := termination.Identify(os.Getpid())
+	if err := writeJSON(filepath.Join(dir, filePID), pidRecord{Supervisor: selfProc, Command: cmdProc, Started: time.Now()}); err != nil {
+		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)
+	}
+	say("ok")
+
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		for range term {
+			cmdProc.Signal(syscall.SIGTERM) // forwarded; we stay to record the exit
+		}
+	}()
+	if ln != nil {
+		go s.serve(ln)
+	}
+	st := s.wait()
+	rec := &exitRecord{Status: st, Ended: time.Now()}
+	if err := writeJSON(filepath.Join(dir, fileExit), rec); err != nil {
+		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)
+	}
+	s.mu.Lock()
+	s.exit = rec
+	close(s.exited)
+	s.mu.Unlock()
+	if ln != nil {
+		ln.Close()
+		os.Remove(filepath.Join(dir, fileCtl))
+	}
+	done := make(chan struct{})
+	go func() { s.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second): // a stuck client does not keep us
+	}
+	return 0
+}
+
+// startStatus maps a start failure to the exit code conventions.
+func startStatus(err error) envs.ExitStatus {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return envs.ExitStatus{Code: envs.ExitNotFound}
+	}
+	return envs.ExitStatus{Code: envs.ExitCannotEnter}
+}
+
+// start launches the job's command.
+func (s *supervisor) start() error {
+	var rec record
+	ok, err := readJSON(filepath.Join(s.dir, fileJob), &rec)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("procregistry: no %s in %s", fileJob, s.dir)
+	}
+	argv := rec.Args
+	if rec.Shell != "" {
+		sh, err := findShell()
+		if err != nil {
+			return err
+		}
+		argv = []string{sh, "-c", rec.Shell}
+	}
+	if len(argv) == 0 {
+		return fmt.Errorf("procregistry: %w: empty command", envs.ErrBadCommand)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child has its own copy
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	// cmd.Env stays nil: the command inherits this process's environment,
+	// which is the one the backend built with package spawn.
+	s.cmd = cmd
+	if rec.PTY != nil {
+		rows, cols := rec.PTY.Rows, rec.PTY.Cols
+		if rows == 0 {
+			rows = 24
+		}
+		if cols == 0 {
+			cols = 80
+		}
+		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: rows, Cols: cols}, &syscall.SysProcAttr{Setsid: true, Setctty: true})
+		if err != nil {
+			return err
+		}
+		s.ptmx, s.stdin = ptmx, ptmx
+		return nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r, logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return err
+	}
+	r.Close()
+	s.stdin = w
+	return nil
+}
+
+// findShell is the shell for shell-string jobs: bash, else sh.
+func findShell() (string, error) {
+	for _, s := range []string{"bash", "sh"} {
+		if p, err := exec.LookPath(s); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("procregistry: no bash or sh on PATH: %w", envs.ErrNotFound)
+}
+
+// wait reaps the command (copying the PTY to the log meanwhile) and
+// returns its status.
+func (s *supervisor) wait() envs.ExitStatus {
+	var copied chan struct{}
+	if s.ptmx != nil {
+		copied = make(chan struct{})
+		go func() {
+			defer close(copied)
+			logf, err := os.OpenFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				return
+			}
+			defer logf.Close()
+			io.Copy(logf, s.ptmx) // ends with EIO once every slave fd is closed
+		}()
+	}
+	err := s.cmd.Wait()
+	if copied != nil {
+		select {
+		case <-copied:
+		case <-time.After(time.Second): // a background child keeps the terminal
+		}
+	}
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		s.stdin.Close()
+	}
+	s.mu.Unlock()
+	if copied != nil {
+		<-copied
+	}
+	ps := s.cmd.ProcessState
+	if ps == nil {
+		return envs.ExitStatus{Code: 1, KilledBy: "unknown: " + err.Error()}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return envs.SignalStatus(ws.Signal())
+	}
+	return envs.ExitStatus{Code: ps.ExitCode()}
+}
+
+// listen opens the control socket. The job directory is private (0700),
+// so only its owner can reach the socket.
+func (s *supervisor) listen() (net.Listener, error) {
+	path := filepath.Join(s.dir, fileCtl)
+	os.Remove(path)
+	return net.Listen("unix", path)
+}
+
+func (s *supervisor) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s.conns.Add(1)
+		go func() {
+			defer s.conns.Done()
+			defer c.Close()
+			s.handle(c)
+		}()
+	}
+}
+
+func (s *supervisor) handle(c net.Conn) {
+	var req ctlRequest
+	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
+		return
+	}
+	resp := ctlResponse{OK: true}
+	switch req.Op {
+	case "wait":
+		<-s.exited
+		s.mu.Lock()
+		resp.Exit = s.exit
+		s.mu.Unlock()
+	case "write", "close":
+		s.mu.Lock()
+		switch {
+		case s.closed:
+			resp = ctlResponse{Error: "stdin is closed"}
+		case req.Op == "write":
+			s.mu.Unlock() // a blocked pipe must not block close or wait
+			_, err := s.stdin.Write(req.Data)
+			s.mu.Lock()
+			if err != nil {
+				resp = ctlResponse{Error: err.Error()}
+			}
+		case s.ptmx != nil:
+			// A terminal has no EOF of its own: send the EOF character
+			// (^D), which ends input for a reader in canonical mode.
+			if _, err := s.ptmx.Write([]byte{4}); err != nil {
+				resp = ctlResponse{Error: err.Error()}
+			}
+		default:
+			s.closed = true
+			if err := s.stdin.Close(); err != nil {
+				resp = ctlResponse{Error: err.Error()}
+			}
+		}
+		s.mu.Unlock()
+	case "resize":
+		if s.ptmx == nil {
+			resp = ctlResponse{Error: "not a terminal"}
+			break
+		}
+		if err := pty.Setsize(s.ptmx, &pty.Winsize{Rows: req.Rows, Cols: req.Cols}); err != nil {
+			resp = ctlResponse{Error: err.Error()}
+		}
+	default:
+		resp = ctlResponse{Error: "unknown op " + req.Op}
+	}
+	json.NewEncoder(c).Encode(resp)
+}
+
+// ctlCall sends one request to the supervisor of the job in dir and
+// reads its answer. ctx bounds the whole exchange.
+func ctlCall(ctx context.Context, dir string, req ctlRequest) (ctlResponse, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", filepath.Join(dir, fileCtl))
+	if err != nil {
+		return ctlResponse{}, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return ctlResponse{}, err
+	}
+	var resp ctlResponse
+	if err := json.NewDecoder(c).Decode(&resp); err != nil {
+		if ctx.Err() != nil {
+			return resp, ctx.Err()
+		}
+		return resp, err
+	}
+	return resp, nil
+}
