@@ -80,6 +80,10 @@ type Env struct {
 	stateRefs  map[string]int  // running commands restoring each state file
 	stateNames map[string]bool // variables exported in the adopted state
 
+	// reaper keeps containers that could not be removed and retries them;
+	// Close retries once more and reports what is still pending.
+	reaper *termination.Reaper
+
 	detectOnce sync.Once
 	detected   termination.Detection
 }
@@ -143,6 +147,7 @@ func New(opts Options) (*Env, error) {
 	}
 	return &Env{
 		prologue:  prologue,
+		reaper:    termination.NewReaper(0, log),
 		opts:      o,
 		shell:     shell,
 		bash:      filepath.Base(shell) == "bash",
@@ -286,6 +291,9 @@ func (e *Env) Close(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	if err := e.reaper.Close(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := os.RemoveAll(e.stateDir); err != nil {
 		errs = append(errs, err)
 	}

@@ -394,6 +394,7 @@ func (p *process) teardown(ctx context.Context) {
 		p.killErr = termination.KillTree(ctx, p.proc, termination.Options{
 			Grace:     p.env.opts.Grace,
 			Container: p.cont,
+			Reaper:    p.env.reaper,
 			Logger:    p.env.log,
 		})
 	})
@@ -489,7 +490,9 @@ func (p *process) finish(ended bool) {
 	}
 	if p.cont != nil {
 		if empty, err := p.cont.Empty(); err == nil && empty {
-			p.cont.Remove(context.Background())
+			if err := p.cont.Remove(context.Background()); err != nil {
+				e.reaper.Add(p.cont) // retried, and reported by Close if it never goes
+			}
 			e.untrack(p)
 			return
 		}
