@@ -39,7 +39,9 @@ type Process interface {
 	// Output streams stdout+stderr interleaved (stdout alone with
 	// SeparateStreams). It reaches EOF when the command has exited and its
 	// direct output is drained; a grandchild holding the pipe does not
-	// keep it open past the grace period.
+	// keep it open past the grace period. As with os/exec pipes, the
+	// caller must read it (or Kill the process): output nobody reads
+	// eventually blocks the command, and Wait with it.
 	Output() io.Reader
 	// Stderr streams stderr with SeparateStreams, nil otherwise.
 	Stderr() io.Reader

@@ -287,7 +287,7 @@ func (e *Env) Close(ctx context.Context) error {
 				errs = append(errs, err)
 				emu.Unlock()
 			}
-			p.release()
+			p.abandon()
 		})
 	}
 	wg.Wait()

@@ -36,7 +36,6 @@ func (p *process) wire(c envs.Command, out, errc *envs.Capture) error {
 		return err
 	}
 	xc.Stdout, xc.Stderr = ow, ow
-	p.closers = append(p.closers, or)
 	p.output = p.sink(or, out)
 	p.parentEnds = append(p.parentEnds, ow)
 	p.readEnds = append(p.readEnds, or)
@@ -46,7 +45,6 @@ func (p *process) wire(c envs.Command, out, errc *envs.Capture) error {
 			return err
 		}
 		xc.Stderr = ew
-		p.closers = append(p.closers, er)
 		p.parentEnds = append(p.parentEnds, ew)
 		p.readEnds = append(p.readEnds, er)
 		var sinkTo *envs.Capture
@@ -67,7 +65,7 @@ func (p *process) sink(r *os.File, capture *envs.Capture) io.Reader {
 		return nil
 	}
 	pr, pw := io.Pipe()
-	p.closers = append(p.closers, pr)
+	p.readers = append(p.readers, pr)
 	p.copyFrom(r, pw, pw)
 	return pr
 }
@@ -93,7 +91,6 @@ func (p *process) startOS() error {
 		p.ptyFile, err = pty.StartWithSize(p.cmd, p.ptySize)
 		if err == nil {
 			p.readEnds = append(p.readEnds, p.ptyFile)
-			p.closers = append(p.closers, p.ptyFile)
 			p.ptyStarted()
 		}
 	} else {

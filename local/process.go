@@ -41,7 +41,8 @@ type process struct {
 	stdin   io.WriteCloser
 	output  io.Reader
 	stderr  io.Reader
-	closers []io.Closer // pipe ends released when the process is released
+	closers []io.Closer // timers and watchers released when the process ends
+	readers []io.Closer // the streaming readers handed out by Start; closed only by Env.Close
 
 	parentEnds []*os.File // child's ends, closed in the parent after start
 	readMu     sync.Mutex
@@ -181,7 +182,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	e.track(p)
 	ok = true
 	p.stopWatch = context.AfterFunc(p.ctx, func() { p.teardown(context.Background()) })
-	go p.wait(out != nil)
+	go p.wait()
 	return p, nil, nil
 }
 
@@ -411,7 +412,7 @@ func (p *process) Wait(ctx context.Context) (envs.ExitStatus, error) {
 }
 
 // wait is the process's waiter goroutine.
-func (p *process) wait(capture bool) {
+func (p *process) wait() {
 	defer close(p.done)
 	err := p.cmd.Wait()
 	p.duration = time.Since(p.started)
@@ -425,9 +426,7 @@ func (p *process) wait(capture bool) {
 	p.stopWatch()
 	p.status = p.exitStatus(err, ended)
 	p.finish(ended)
-	if capture {
-		p.release()
-	}
+	p.release()
 }
 
 // drain waits for the output copiers; a grandchild that holds the pipe
@@ -502,11 +501,21 @@ func (p *process) finish(ended bool) {
 	e.untrack(p)
 }
 
-// release frees the parent's pipe ends and timers.
+// release frees the parent's pipe ends and timers once the output is
+// drained. The readers handed out by Start stay open: they hold no file
+// and their caller may still be reading them up to EOF.
 func (p *process) release() {
 	p.closeReadEnds()
 	for _, c := range p.closers {
 		c.Close()
 	}
 	p.cancel(nil)
+}
+
+// abandon unblocks a copier stuck writing to a streaming reader that
+// nobody reads (Env.Close).
+func (p *process) abandon() {
+	for _, r := range p.readers {
+		r.Close()
+	}
 }
