@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,5 +153,35 @@ func TestEnv_TimeoutKillsEscapedTree(t *testing.T) {
 				t.Errorf("contain=%v: pid %s survived: %s", contain, pid, st)
 			}
 		}
+	}
+}
+
+// TestEnv_NoFDLeak: finished commands, run or streamed, give back every
+// file descriptor before the environment is closed.
+func TestEnv_NoFDLeak(t *testing.T) {
+	env := open(t, local.Options{})
+	count := func() int {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		return len(ents)
+	}
+	run(t, env, envs.Command{Shell: "true"}) // warm up lazily opened files
+	before := count()
+	for i := range 50 {
+		c := envs.Command{Shell: "echo hi", PTY: nil}
+		if i%2 == 1 {
+			c.PTY = &envs.WindowSize{Rows: 10, Cols: 40}
+		}
+		p, err := env.Start(t.Context(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, p.Output())
+		if _, err := p.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		run(t, env, envs.Command{Shell: "echo hi", SeparateStreams: i%2 == 0})
+	}
+	if after := count(); after > before+3 {
+		t.Fatalf("open descriptors grew from %d to %d over 100 commands", before, after)
 	}
 }
