@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -171,13 +173,38 @@ func runJSON(ctx context.Context, a *app, env envs.Environment, c envs.Command) 
 	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(res); err != nil {
+	if err := enc.Encode(jsonResult(res)); err != nil {
 		return err
 	}
 	if err := res.Err(); err != nil {
 		return quietError{err}
 	}
 	return nil
+}
+
+// resultJSON is the --json form of a result. JSON strings hold only valid
+// UTF-8, so output that is not (binary, truncated mid-character) is sent
+// as base64 and marked, rather than silently altered.
+type resultJSON struct {
+	*envs.Result
+	Output         string `json:"output"`
+	OutputEncoding string `json:"output_encoding,omitempty"`
+	Stderr         string `json:"stderr,omitempty"`
+	StderrEncoding string `json:"stderr_encoding,omitempty"`
+}
+
+func jsonResult(res *envs.Result) resultJSON {
+	r := resultJSON{Result: res}
+	r.Output, r.OutputEncoding = textOrBase64(res.Output)
+	r.Stderr, r.StderrEncoding = textOrBase64(res.Stderr)
+	return r
+}
+
+func textOrBase64(s string) (string, string) {
+	if utf8.ValidString(s) {
+		return s, ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(s)), "base64"
 }
 
 // runStreaming shows the output as it comes, stdout to stdout and stderr

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -185,5 +186,25 @@ func TestBench_JSON(t *testing.T) {
 		if m["note"] != nil {
 			t.Errorf("measurement failed: %v", m["note"])
 		}
+	}
+}
+
+// TestRun_JSONBinary: output that is not UTF-8 reaches --json intact, as
+// base64, marked as such.
+func TestRun_JSONBinary(t *testing.T) {
+	out, _, code := cli(t, "", nil, "run", "--json", "--", `printf 'a\377\000b'`)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var res struct {
+		Output         string `json:"output"`
+		OutputEncoding string `json:"output_encoding"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	b, err := base64.StdEncoding.DecodeString(res.Output)
+	if res.OutputEncoding != "base64" || err != nil || string(b) != "a\xff\x00b" {
+		t.Fatalf("binary output = %q (%s); want base64 of a\\xff\\x00b", res.Output, res.OutputEncoding)
 	}
 }
