@@ -43,12 +43,13 @@ func (a *app) registerDocker(t *envs.Providers) {
 
 func (a *app) dockerOptions(spec envs.Spec) docker.Options {
 	return docker.Options{
-		Image:    firstNonEmpty(spec.Image, a.cfg.Docker.Image),
-		Dir:      spec.Dir,
-		Env:      spec.Env,
-		Limits:   envs.Limits{MemoryBytes: spec.Limits.MemoryBytes, CPUs: spec.Limits.CPUs},
-		Network:  spec.Network,
-		Progress: a.stderr,
-		Logger:   a.log,
+		Image:     firstNonEmpty(spec.Image, a.cfg.Docker.Image),
+		Dir:       spec.Dir,
+		Env:       spec.Env,
+		Limits:    envs.Limits{MemoryBytes: spec.Limits.MemoryBytes, CPUs: spec.Limits.CPUs},
+		PidsLimit: spec.Limits.Pids, // zero: the backend's default cap
+		Network:   spec.Network,
+		Progress:  a.stderr,
+		Logger:    a.log,
 	}
 }
