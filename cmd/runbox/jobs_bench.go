@@ -108,15 +108,17 @@ func benchJobIdle(ctx context.Context, a *app, jobs int, window time.Duration) (
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
-	var supRSS int64
+	var supRSS, supPSS int64
 	for _, in := range reg.List("bench") {
-		supRSS += supervisorRSS(in.PID)
+		sup := supervisorPID(in.PID)
+		supRSS += memOf(sup, "status", "VmRSS:")
+		supPSS += memOf(sup, "smaps_rollup", "Pss:")
 	}
 	return measurement{
 		Name: "jobs.idle", Backend: "local", N: jobs,
 		P50ms: busy, P99ms: busy, Baseline: "registry with no jobs", BaselineP50ms: base,
-		Note: fmt.Sprintf("p50_ms = registry CPU ms per second with %d idle jobs; heap %.1f MiB, registry RSS %.1f MiB, supervisors' RSS %.1f MiB total",
-			jobs, float64(ms.HeapInuse)/(1<<20), float64(selfRSS())/(1<<20), float64(supRSS)/(1<<20)),
+		Note: fmt.Sprintf("p50_ms = registry CPU ms per second with %d idle jobs; heap %.1f MiB, registry RSS %.1f MiB, supervisors' RSS %.1f MiB total (PSS, shared pages divided: %.1f MiB)",
+			jobs, float64(ms.HeapInuse)/(1<<20), float64(memOf("self", "status", "VmRSS:"))/(1<<20), float64(supRSS)/(1<<20), float64(supPSS)/(1<<20)),
 	}, nil
 }
 
@@ -138,31 +140,31 @@ func cpuMillisPerSecond(ctx context.Context, window time.Duration) float64 {
 	return float64((cpu() - c0).Microseconds()) / 1000 / time.Since(t0).Seconds()
 }
 
-// selfRSS is this process's resident set in bytes.
-func selfRSS() int64 { return rssOf("self") }
-
-// supervisorRSS is the RSS of the parent of the job's command: its
-// supervisor.
-func supervisorRSS(pid int) int64 {
+// supervisorPID is the parent of the job's command: its supervisor.
+func supervisorPID(pid int) string {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0
+		return ""
 	}
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(f) < 2 {
-		return 0
+		return ""
 	}
-	return rssOf(f[1])
+	return f[1]
 }
 
-func rssOf(pid string) int64 {
-	b, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+// memOf reads a kB field of /proc/PID/file in bytes (0 if absent).
+func memOf(pid, file, field string) int64 {
+	if pid == "" {
+		return 0
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", pid, file))
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
 			return kb << 10
 		}
