@@ -30,14 +30,51 @@
 //
 // The supervisor forks a detached copy of itself (a new session, stdio
 // away from the registry) and exits once that copy reports. The detached
-// supervisor starts the command in a process group of its own with
-// stdout and stderr opened straight onto output.log with O_APPEND, so
-// output reaches the disk without passing through any other process;
-// writes pid.json (its own and the command's PID with their start times,
-// from termination.Identify); serves a control socket (ctl.sock: stdin
-// writes, EOF, resize, and "tell me when it exits"); reaps the command;
-// and writes exit.json atomically. Nothing in this depends on the
-// registry being alive.
+// supervisor makes the job's container (see "Containment"), starts the
+// command in a process group of its own with stdout and stderr opened
+// straight onto output.log with O_APPEND, so output reaches the disk
+// without passing through any other process; writes pid.json (its own
+// and the command's PID with their start times, from
+// termination.Identify, and the container's termination.ContainerRef);
+// serves a control socket (ctl.sock: stdin writes, EOF, resize, and
+// "tell me when it exits"); reaps the command; and writes exit.json
+// atomically. Nothing in this depends on the registry being alive.
+//
+// # Containment
+//
+// A job's tree is its process group and its /proc descendants, plus —
+// where the machine allows — a termination container of its own
+// (termination.NewContainer with id job-<id>: a systemd scope or a
+// cgroup), which is what catches a grandchild that double-forked and
+// called setsid: once reparented to init, nothing in /proc ties it to the
+// job. The supervisor starts the command held on a gate (a shell that
+// reads one line from fd 3 before it execs the command, PTY jobs too),
+// adds it to the container, and only then releases it, so everything the
+// command forks is born inside. The container is the job's own, not the
+// starting environment's, so it outlives the registry and the backend
+// that started the job.
+//
+// If no container can be made, or the command cannot be added to it
+// (the held command is then killed before it ran anything and started
+// again without one), the job runs in its process group only, and
+// pid.json and [Info].Warning say why; [Info].Containment names the
+// mechanism otherwise. A job with [StartRequest].Limits is the
+// exception: limits without a container cannot be enforced, so it fails
+// to start instead. Without Limits the container enforces none; it only
+// holds the tree together.
+//
+// Every teardown reopens the container from pid.json
+// (termination.OpenContainer) and hands it to termination.KillTree: a
+// kill, the end of the owner's session, a kill after a restart of the
+// registry, or of a lost job whose command still runs. When the command
+// ends by itself the supervisor removes the container if it is empty; if
+// the command left processes behind (a daemon), the container stays, and
+// a kill of the finished job tears them down and answers [KillKilled]
+// with [KillResult].Leftovers counting them (the job's status stays
+// exited). [KillAlreadyExited] means it left nothing. When retention
+// drops a finished job, its container is torn down first (leftovers are
+// killed at once); a container that cannot be removed keeps the job, and
+// the next sweep tries again.
 //
 // The registry's side of a running job is a monitor goroutine blocked on
 // the control socket: the answer to "wait", or the socket closing — the
@@ -100,14 +137,17 @@
 // Finished jobs are kept for [Options].Retention and at most
 // [Options].MaxFinished of them; the event log is not compacted.
 //
+// A container outlives every process involved: its reference is in
+// pid.json, so a registry that recovers a running job after a SIGKILL of
+// the one that started it still kills the whole tree, escapees included.
+//
 // # What it does not do
 //
-// It does not put jobs in cgroups: a job's tree is its process group and
-// its /proc descendants (termination.KillTree), because a cgroup of the
-// starting environment would die with that environment, and a job must
-// outlive it. It does not share shell session state with foreground
-// commands. It runs jobs on the machine that holds the state directory:
-// a remote backend needs the supervisor on the far side and a shared
-// directory, which the agent protocol does not provide yet. It does not
-// store a job's environment values (only their names).
+// It does not run jobs in the starting environment's container: that
+// one dies with the environment, and a job must outlive it (the job gets
+// a container of its own instead). It does not share shell session state
+// with foreground commands. It runs jobs on the machine that holds the
+// state directory: a remote backend needs the supervisor on the far side
+// and a shared directory, which the agent protocol does not provide yet.
+// It does not store a job's environment values (only their names).
 package procregistry

@@ -112,6 +112,7 @@ type record struct {
 	Created   time.Time         `json:"created"`
 	Notes     []Note            `json:"notes,omitempty"`
 	EnvNames  []string          `json:"env_names,omitempty"` // names only: values may be secrets
+	Limits    *envs.Limits      `json:"limits,omitempty"`
 	Extra     map[string]string `json:"extra,omitempty"`
 }
 
@@ -120,6 +121,12 @@ type pidRecord struct {
 	Supervisor termination.Proc `json:"supervisor"`
 	Command    termination.Proc `json:"command"`
 	Started    time.Time        `json:"started"`
+	// Container is the job's container, for reopening it after the
+	// supervisor (or the registry) is gone; nil when the job runs in its
+	// process group only.
+	Container *termination.ContainerRef `json:"container,omitempty"`
+	// Warning says why the job has no container, when it has none.
+	Warning string `json:"warning,omitempty"`
 }
 
 // exitRecord is exit.json, written by the supervisor after the command
@@ -174,6 +181,12 @@ type Info struct {
 	KilledBy string `json:"killed_by,omitempty"`
 	// Error explains a failed or lost job.
 	Error string `json:"error,omitempty"`
+	// Containment is how the job's tree is held: a termination.Mechanism
+	// name ("systemd-scope", "cgroup-hybrid", ...), or "" when it runs in
+	// its process group only (Warning then says why).
+	Containment string `json:"containment,omitempty"`
+	// Warning reports a degraded start, such as no container.
+	Warning string `json:"warning,omitempty"`
 	// Size is the log's length in bytes when the Info was made.
 	Size  int64  `json:"size"`
 	Notes []Note `json:"notes,omitempty"`

@@ -15,9 +15,13 @@ import (
 type KillOutcome string
 
 const (
-	// KillKilled: the job's tree was torn down.
+	// KillKilled: the job's tree was torn down. For a job that had
+	// already finished, it means processes the job left behind in its
+	// container were (KillResult.Leftovers says how many); the job's
+	// status stays what it was.
 	KillKilled KillOutcome = "killed"
-	// KillAlreadyExited: the job had finished before; nothing was sent.
+	// KillAlreadyExited: the job had finished before and left nothing
+	// running; nothing was sent.
 	KillAlreadyExited KillOutcome = "already_exited"
 	// KillLost: the job's process cannot be vouched for (its PID now
 	// names another program, or it is gone without a recorded exit);
@@ -32,7 +36,11 @@ type KillResult struct {
 	// Survivors are processes that outlived the teardown (the error is
 	// then an *envs.SurvivorsError too).
 	Survivors []int `json:"survivors,omitempty"`
-	Info      Info  `json:"info"`
+	// Leftovers is how many processes a job that was no longer running
+	// had left in its container (daemons it started, or a lost job's
+	// tree); they were killed, and the outcome is then [KillKilled].
+	Leftovers int  `json:"leftovers,omitempty"`
+	Info      Info `json:"info"`
 }
 
 // settleWait bounds how long a kill waits for the supervisor to report
@@ -40,10 +48,12 @@ type KillResult struct {
 const settleWait = 10 * time.Second
 
 // Kill tears down the job's whole tree (termination.KillTree: parent
-// first, grace, survivors, SIGKILL) and waits for its exit to be
-// recorded. A PID whose start time no longer matches is never signalled.
-// Survivors are returned as an error wrapping *envs.SurvivorsError, with
-// the result filled in.
+// first, grace, survivors, SIGKILL, then the job's container, reopened
+// from pid.json, so processes that double-forked away are caught too)
+// and waits for its exit to be recorded. For a job that already ended,
+// it kills whatever the job left running in its container. A PID whose
+// start time no longer matches is never signalled. Survivors are returned
+// as an error wrapping *envs.SurvivorsError, with the result filled in.
 func (r *Registry) Kill(ctx context.Context, id string) (KillResult, error) {
 	return r.kill(ctx, id, "kill")
 }
@@ -74,27 +84,36 @@ func (r *Registry) kill(ctx context.Context, id, by string) (KillResult, error) 
 	case status == StatusLost && pids != nil && pids.Command.Alive():
 		// Lost means the exit cannot be learned, not that the command is
 		// gone: it still runs under its own identity, so stop it.
-	case status.Finished() || exitKnown:
+	case status.Finished() || exitKnown || !pids.Command.Alive():
+		// It ended (or its exit report is on its way, or its PID was
+		// recycled): never signal the PID, wait for the supervisor's
+		// word, then take down what it left in its container.
 		r.waitDone(ctx, j)
-		return r.killAnswer(j, res), nil
-	case !pids.Command.Alive():
-		// It exited (the report is on its way) or its PID was recycled:
-		// signal nothing, and wait for the supervisor's word.
-		r.waitDone(ctx, j)
-		return r.killAnswer(j, res), nil
+		res = r.killAnswer(j, res)
+		n, kerr := r.killLeftovers(ctx, j, r.opts.Grace)
+		if n > 0 {
+			res.Outcome, res.Leftovers = KillKilled, n
+		}
+		return r.killResult(j, res, kerr)
 	}
-	kerr := termination.KillTree(ctx, pids.Command, termination.Options{Grace: r.opts.Grace, Logger: r.log})
+	c := r.jobContainer(ctx, j)
+	kerr := termination.KillTree(ctx, pids.Command, termination.Options{Grace: r.opts.Grace, Container: c, Logger: r.log})
 	r.waitDone(ctx, j)
 	res.Info = r.info(j)
 	res.Outcome = KillKilled
-	if kerr != nil {
-		var se *envs.SurvivorsError
-		if errors.As(kerr, &se) {
-			res.Survivors = se.PIDs
-		}
-		return res, fmt.Errorf("procregistry: kill %s: %w", j.id, kerr)
+	return r.killResult(j, res, kerr)
+}
+
+// killResult adds a teardown error, and the survivors it names, to res.
+func (r *Registry) killResult(j *job, res KillResult, kerr error) (KillResult, error) {
+	if kerr == nil {
+		return res, nil
 	}
-	return res, nil
+	var se *envs.SurvivorsError
+	if errors.As(kerr, &se) {
+		res.Survivors = se.PIDs
+	}
+	return res, fmt.Errorf("procregistry: kill %s: %w", j.id, kerr)
 }
 
 // killAnswer fills res for a kill that sent nothing.

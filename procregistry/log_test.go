@@ -66,7 +66,10 @@ func TestLog_ReplayAcrossReconnectAndRestart(t *testing.T) {
 	}
 }
 
-// cutWriter cancels after `after` bytes, like a client that disconnects.
+// cutWriter cancels once it holds `after` bytes, like a client that
+// disconnects. It keeps every byte it accepted, so the follower's offset
+// and the bytes received agree. (Cancelling only on a later Write would
+// hang when all the output had already arrived in one or two writes.)
 type cutWriter struct {
 	w      *bytes.Buffer
 	after  int
@@ -74,11 +77,11 @@ type cutWriter struct {
 }
 
 func (c *cutWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
 	if c.w.Len() >= c.after {
 		c.cancel()
-		return 0, context.Canceled
 	}
-	return c.w.Write(p)
+	return n, err
 }
 
 // 1 GiB of output (64 MiB with -short) goes through a job whose output

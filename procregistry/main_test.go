@@ -51,6 +51,9 @@ func testEnv(t testing.TB) *local.Env {
 		// the supervisor's first stage is this binary.
 		BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C", "GORACE=atexit_sleep_ms=0"},
 		Grace:   local.NoGrace,
+		// Like the runbox daemon: the supervisor is not in a container of
+		// the environment, only the job is, in one of its own.
+		NoContainment: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +260,7 @@ func runManager(args []string) int {
 	if len(args) < 1 {
 		return 2
 	}
-	env, err := local.New(local.Options{BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "LANG=C", "GORACE=atexit_sleep_ms=0"}, Grace: local.NoGrace})
+	env, err := local.New(local.Options{BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "LANG=C", "GORACE=atexit_sleep_ms=0"}, Grace: local.NoGrace, NoContainment: true})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1

@@ -125,7 +125,10 @@ func (r *Registry) recoverJob(j *job) {
 	r.follow(j, size)
 }
 
-// reap removes finished jobs beyond the retention time or count.
+// reap removes finished jobs beyond the retention time or count, after
+// tearing down their containers (killing what is left in them: nothing
+// else would ever find it once pid.json is gone). A job whose container
+// cannot be torn down is kept, and tried again at the next sweep.
 func (r *Registry) reap() {
 	now := r.clock.Now()
 	r.mu.Lock()
@@ -136,18 +139,24 @@ func (r *Registry) reap() {
 		}
 	}
 	slices.SortFunc(fin, func(a, b *job) int { return b.ended.Compare(a.ended) }) // newest first
-	var gone []string
+	var old []*job
 	for i, j := range fin {
 		if i >= r.opts.MaxFinished || now.Sub(j.ended) > r.opts.Retention {
-			delete(r.jobs, j.id)
-			if j.rec.Key != "" {
-				delete(r.keys, j.rec.Owner+"\x00"+j.rec.Key)
-			}
-			gone = append(gone, j.dir)
+			old = append(old, j)
 		}
 	}
 	r.mu.Unlock()
-	for _, d := range gone {
-		os.RemoveAll(d)
+	for _, j := range old {
+		if _, err := r.killLeftovers(r.ctx, j, 0); err != nil {
+			r.log.Warn("procregistry: job kept: its container could not be torn down", "job", j.id, "err", err)
+			continue
+		}
+		r.mu.Lock()
+		delete(r.jobs, j.id)
+		if j.rec.Key != "" {
+			delete(r.keys, j.rec.Owner+"\x00"+j.rec.Key)
+		}
+		r.mu.Unlock()
+		os.RemoveAll(j.dir)
 	}
 }

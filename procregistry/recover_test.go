@@ -16,13 +16,17 @@ import (
 // The manager (a real process running a registry) is SIGKILLed while
 // jobs run. A new registry on the same state dir lists every job again,
 // has their complete logs, learns their exit when they end, and can
-// still kill them. Breaks if any of that depends on the manager living.
+// still kill them — including, through the job's container reopened from
+// pid.json, a grandchild that double-forked out of the job's session.
+// Breaks if any of that depends on the manager living.
 func TestRecover_ManagerSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	exe, _ := os.Executable()
+	escapee, tag := escapeeShell("sleep 783")
 	mgr := exec.Command(exe, "__manager", dir,
 		`echo before; read x; echo "after $x"; exit 7`,
-		`echo sleeper; exec sleep 60`)
+		`echo sleeper; exec sleep 60`,
+		escapee)
 	mgr.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	mgr.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := mgr.StdoutPipe()
@@ -41,7 +45,7 @@ func TestRecover_ManagerSIGKILL(t *testing.T) {
 		}
 		ids = strings.Fields(sc.Text())
 	}
-	if len(ids) != 2 {
+	if len(ids) != 3 {
 		t.Fatalf("manager printed ids %v", ids)
 	}
 	mgr.Process.Signal(syscall.SIGKILL)
@@ -49,7 +53,7 @@ func TestRecover_ManagerSIGKILL(t *testing.T) {
 
 	r := newTestRegistry(t, dir, nil)
 	list := r.List("")
-	if len(list) != 2 {
+	if len(list) != 3 {
 		t.Fatalf("after restart List = %+v", list)
 	}
 	for _, in := range list {
@@ -75,6 +79,20 @@ func TestRecover_ManagerSIGKILL(t *testing.T) {
 	res, err := r.Kill(t.Context(), ids[1])
 	if err != nil || res.Outcome != KillKilled {
 		t.Errorf("kill after restart = %+v, %v", res, err)
+	}
+
+	in, err = r.Get(ids[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireContainer(t, in)
+	esc := waitEscapee(t, tag)
+	res, err = r.Kill(t.Context(), ids[2])
+	if err != nil || res.Outcome != KillKilled {
+		t.Errorf("kill of the contained job after restart = %+v, %v", res, err)
+	}
+	if esc.Alive() {
+		t.Errorf("the escaped grandchild %v survived the kill after restart", esc)
 	}
 }
 

@@ -141,6 +141,11 @@ type StartRequest struct {
 	Key string `json:"key,omitempty"`
 	// Lifetime says whether the job ends with its owner's session.
 	Lifetime Lifetime `json:"lifetime,omitempty"`
+	// Limits, when non-nil and non-zero, bounds the job's whole tree
+	// (memory, processes, CPU) through its container; a job whose limits
+	// no container here can enforce fails to start. Nil means no limits:
+	// the container then only holds the tree together.
+	Limits *envs.Limits `json:"limits,omitempty"`
 }
 
 // Registry is a set of background jobs kept in a state directory. It is
@@ -365,6 +370,10 @@ func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
 			Key: req.Key, Lifetime: req.Lifetime, Created: r.clock.Now(),
 		},
 	}
+	if !req.Limits.IsZero() {
+		l := *req.Limits
+		j.rec.Limits = &l
+	}
 	for k := range req.Env {
 		j.rec.EnvNames = append(j.rec.EnvNames, k)
 	}
@@ -563,6 +572,10 @@ func (r *Registry) info(j *job) Info {
 	}
 	if j.pids != nil {
 		in.PID, in.Started = j.pids.Command.PID, j.pids.Started
+		in.Warning = j.pids.Warning
+		if c := j.pids.Container; c != nil && c.Mechanism != termination.ProcessGroup {
+			in.Containment = c.Mechanism.String()
+		}
 	}
 	if j.exit != nil && j.status != StatusLost {
 		st := j.exit.Status

@@ -124,6 +124,8 @@ type supervisor struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser // pipe write end, or the PTY master
 	ptmx  *os.File
+	cont  termination.Container // nil: process group only
+	warn  string                // why cont is nil
 
 	mu     sync.Mutex
 	closed bool // stdin closed
@@ -169,7 +171,12 @@ func superviseDetached(dir string) int {
 		cmdProc.PID = s.cmd.Process.Pid
 	}
 	selfProc, _ := termination.Identify(os.Getpid())
-	if err := writeJSON(filepath.Join(dir, filePID), pidRecord{Supervisor: selfProc, Command: cmdProc, Started: time.Now()}); err != nil {
+	pr := pidRecord{Supervisor: selfProc, Command: cmdProc, Started: time.Now(), Warning: s.warn}
+	if s.cont != nil {
+		ref := s.cont.Ref()
+		pr.Container = &ref
+	}
+	if err := writeJSON(filepath.Join(dir, filePID), pr); err != nil {
 		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)
 	}
 	say("ok")
@@ -185,6 +192,7 @@ func superviseDetached(dir string) int {
 		go s.serve(ln)
 	}
 	st := s.wait()
+	s.release(&st)
 	rec := &exitRecord{Status: st, Ended: time.Now()}
 	if err := writeJSON(filepath.Join(dir, fileExit), rec); err != nil {
 		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)
@@ -214,7 +222,22 @@ func startStatus(err error) envs.ExitStatus {
 	return envs.ExitStatus{Code: envs.ExitCannotEnter}
 }
 
-// start launches the job's command.
+// gateScript holds a contained command until its supervisor has put it
+// in the job's container: it reads one line from fd 3, closes it and
+// execs the command. If the supervisor goes away first (EOF), it exits
+// instead of running uncontained.
+const gateScript = `IFS= read -r _ <&3 || exit 125; exec 3<&-; exec "$@"`
+
+// errNotContained: the command could not be added to its container. It
+// was killed before running any of its own code.
+var errNotContained = errors.New("procregistry: command not added to its container")
+
+// containerSetup bounds making the job's container (a D-Bus round trip
+// for a systemd scope).
+const containerSetup = 30 * time.Second
+
+// start launches the job's command, in a container of its own when one
+// can be made (see the package documentation, "Containment").
 func (s *supervisor) start() error {
 	var rec record
 	ok, err := readJSON(filepath.Join(s.dir, fileJob), &rec)
@@ -239,6 +262,65 @@ func (s *supervisor) start() error {
 	if err != nil {
 		return err
 	}
+	var limits envs.Limits
+	if rec.Limits != nil {
+		limits = *rec.Limits
+	}
+	cont, err := newJobContainer(rec.ID, limits)
+	switch {
+	case err != nil && !limits.IsZero():
+		return fmt.Errorf("procregistry: limits requested but no container: %w", err)
+	case err != nil:
+		s.warn = "no container, the job is held by its process group only: " + err.Error()
+		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", s.warn)
+	}
+	err = s.launch(rec, path, argv, cont)
+	if errors.Is(err, errNotContained) {
+		cont.Remove(context.Background())
+		if !limits.IsZero() {
+			return err
+		}
+		s.warn = "no container, the job is held by its process group only: " + err.Error()
+		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", s.warn)
+		cont = nil
+		err = s.launch(rec, path, argv, nil)
+	}
+	if err != nil {
+		if cont != nil {
+			cont.Remove(context.Background())
+		}
+		return err
+	}
+	s.cont = cont
+	return nil
+}
+
+// newJobContainer makes the container of job id. A container that would
+// be the process group alone is no container: it returns an error saying
+// why nothing stronger was usable.
+func newJobContainer(id string, limits envs.Limits) (termination.Container, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), containerSetup)
+	defer cancel()
+	d := termination.Detect(ctx)
+	if d.Mechanism == termination.ProcessGroup {
+		return nil, fmt.Errorf("no container mechanism usable here: %s", d)
+	}
+	c, err := termination.NewContainer(ctx, "job-"+id, limits, termination.WithDetection(d))
+	if err != nil {
+		return nil, err
+	}
+	if c.Mechanism() == termination.ProcessGroup {
+		c.Remove(ctx)
+		return nil, fmt.Errorf("every container mechanism failed: %s", d)
+	}
+	return c, nil
+}
+
+// launch starts the command. With a container it starts it held by the
+// gate (fd 3), adds it to the container and only then releases it, so
+// everything it forks is born inside; if the Add fails it kills the
+// held child, which has run nothing, and returns errNotContained.
+func (s *supervisor) launch(rec record, path string, argv []string, cont termination.Container) error {
 	logf, err := os.OpenFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
@@ -246,6 +328,16 @@ func (s *supervisor) start() error {
 	defer logf.Close() // the child has its own copy
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
+	var gateR, gateW *os.File
+	if cont != nil {
+		if gateR, gateW, err = os.Pipe(); err != nil {
+			return err
+		}
+		defer gateR.Close()
+		defer gateW.Close()
+		cmd = exec.Command("/bin/sh", append([]string{"-c", gateScript, "runbox", path}, argv[1:]...)...)
+		cmd.ExtraFiles = []*os.File{gateR}
+	}
 	// cmd.Env stays nil: the command inherits this process's environment,
 	// which is the one the backend built with package spawn.
 	s.cmd = cmd
@@ -262,22 +354,59 @@ func (s *supervisor) start() error {
 			return err
 		}
 		s.ptmx, s.stdin = ptmx, ptmx
+	} else {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = r, logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			r.Close()
+			w.Close()
+			return err
+		}
+		r.Close()
+		s.stdin = w
+	}
+	if cont == nil {
 		return nil
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
+	gateR.Close()
+	if err := cont.Add(cmd.Process.Pid); err != nil {
+		// Killed before the gate opens: it never runs the command.
+		cmd.Process.Kill()
+		cmd.Wait()
+		s.stdin.Close()
+		s.cmd, s.stdin, s.ptmx = nil, nil, nil
+		return fmt.Errorf("%w: %w", errNotContained, err)
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = r, logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
-		return err
+	if _, err := gateW.Write([]byte("go\n")); err != nil {
+		return fmt.Errorf("procregistry: release the command: %w", err)
 	}
-	r.Close()
-	s.stdin = w
 	return nil
+}
+
+// release settles the job's container once the command has been reaped:
+// a limit that killed something is named in st, and an empty container
+// is removed. A container that still holds processes (background
+// children the command left behind) stays, recorded in pid.json, for a
+// later kill or for retention to tear down.
+func (s *supervisor) release(st *envs.ExitStatus) {
+	if s.cont == nil {
+		return
+	}
+	if ev := s.cont.LimitEvent(); ev != "" && st.Code != 0 {
+		st.KilledBy = ev
+	}
+	if empty, err := s.cont.Empty(); err != nil || !empty {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), containerSetup)
+	defer cancel()
+	if err := s.cont.Remove(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)
+	}
 }
 
 // findShell is the shell for shell-string jobs: bash, else sh.

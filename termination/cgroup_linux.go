@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/containerd/cgroups/v3/cgroup1"
 	"github.com/containerd/cgroups/v3/cgroup2"
@@ -234,12 +236,16 @@ func probeCgroups(d *Detection) {
 // cgroupContainer is a CgroupV2, Hybrid or CgroupV1 container. In Hybrid
 // mode the v2 cgroup holds membership and kill, and v1 cgroups (only for
 // the limits that are set) hold the limits.
+//
+// The containerd library creates the cgroups and sets their limits
+// (newCgroup); everything after that — Add, Kill, Procs, Remove,
+// LimitEvent — is plain file operations on the directories, so a
+// container reopened from its [ContainerRef] (openCgroup) runs exactly the
+// same code as the one that made it.
 type cgroupContainer struct {
 	mech   Mechanism
-	v2     *cgroup2.Manager // CgroupV2, Hybrid
-	v2dir  string
-	v1     cgroup1.Cgroup    // CgroupV1; Hybrid with limits
-	v1dirs map[string]string // controller → directory
+	v2dir  string            // CgroupV2, Hybrid
+	v1dirs map[string]string // controller → directory: CgroupV1; Hybrid with limits
 
 	mu    sync.Mutex
 	event string // sticky LimitEvent
@@ -277,8 +283,9 @@ func newCgroup(m Mechanism, id string, limits envs.Limits, d Detection) (_ *cgro
 		if m == CgroupV2 {
 			res = v2Resources(limits)
 		}
-		c.v2, err = cgroup2.NewManager(d.Unified, group, res)
-		if err != nil {
+		if _, err := cgroup2.NewManager(d.Unified, group, res); err != nil {
+			// The directory may exist with some limits unset: remove it.
+			c.v2dir = filepath.Join(d.Unified, group)
 			return nil, fmt.Errorf("termination: create cgroup %s in %s: %w", group, d.Unified, err)
 		}
 		c.v2dir = filepath.Join(d.Unified, group)
@@ -318,10 +325,6 @@ func newCgroup(m Mechanism, id string, limits envs.Limits, d Detection) (_ *cgro
 					return !slices.Contains(want, string(s.Name()))
 				}), nil
 			}
-			c.v1, err = cgroup1.New(path, v1Resources(limits), cgroup1.WithHierarchy(hier))
-			if err != nil {
-				return nil, fmt.Errorf("termination: create v1 cgroups %s: %w", name, err)
-			}
 			for _, w := range want {
 				rel, err := path(cgroup1.Name(w))
 				if err != nil {
@@ -329,9 +332,64 @@ func newCgroup(m Mechanism, id string, limits envs.Limits, d Detection) (_ *cgro
 				}
 				c.v1dirs[w] = filepath.Join(d.V1[w], rel)
 			}
+			if _, err := cgroup1.New(path, v1Resources(limits), cgroup1.WithHierarchy(hier)); err != nil {
+				return nil, fmt.Errorf("termination: create v1 cgroups %s: %w", name, err)
+			}
 		}
 	}
 	return c, nil
+}
+
+// openCgroup reopens the cgroups ref names, after checking that each
+// directory is a runbox cgroup inside a hierarchy of the right version.
+// It creates nothing; missing directories make an empty container.
+func openCgroup(ref ContainerRef) (*cgroupContainer, error) {
+	mounts, err := cgroupMounts()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case (ref.Mechanism == CgroupV2 || ref.Mechanism == Hybrid) && ref.V2Dir == "":
+		return nil, fmt.Errorf("termination: open %v container: no cgroup2 directory", ref.Mechanism)
+	case ref.Mechanism == CgroupV1 && ref.V1Dirs["freezer"] == "":
+		return nil, fmt.Errorf("termination: open %v container: no freezer directory", ref.Mechanism)
+	case ref.Mechanism == CgroupV1 && ref.V2Dir != "":
+		return nil, fmt.Errorf("termination: open %v container: unexpected cgroup2 directory", ref.Mechanism)
+	}
+	if err := checkRefDirs(mounts, ref, "runbox-"); err != nil {
+		return nil, err
+	}
+	return &cgroupContainer{mech: ref.Mechanism, v2dir: ref.V2Dir, v1dirs: maps.Clone(ref.V1Dirs)}, nil
+}
+
+// checkRefDirs checks every directory of ref: absolute and clean, named
+// with prefix, and strictly inside a mounted hierarchy of its version
+// (cgroup2 for V2Dir, v1 for V1Dirs). It keeps a forged or corrupted ref
+// from pointing Kill or Remove at a cgroup runbox did not make, such as a
+// hierarchy's root.
+func checkRefDirs(mounts []mount, ref ContainerRef, prefix string) error {
+	check := func(dir string, v2 bool) error {
+		if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || !strings.HasPrefix(filepath.Base(dir), prefix) {
+			return fmt.Errorf("termination: open container: %q is not a runbox cgroup", dir)
+		}
+		for _, m := range mounts {
+			if m.v2 == v2 && strings.HasPrefix(dir, strings.TrimSuffix(m.point, "/")+"/") {
+				return nil
+			}
+		}
+		return fmt.Errorf("termination: open container: %q is in no mounted cgroup hierarchy of its version", dir)
+	}
+	if ref.V2Dir != "" {
+		if err := check(ref.V2Dir, true); err != nil {
+			return err
+		}
+	}
+	for _, dir := range ref.V1Dirs {
+		if err := check(dir, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func v2Resources(l envs.Limits) *cgroup2.Resources {
@@ -366,17 +424,20 @@ func v1Resources(l envs.Limits) *specs.LinuxResources {
 
 func (c *cgroupContainer) Mechanism() Mechanism { return c.mech }
 
+func (c *cgroupContainer) Ref() ContainerRef {
+	return ContainerRef{Mechanism: c.mech, V2Dir: c.v2dir, V1Dirs: maps.Clone(c.v1dirs)}
+}
+
 // Add writes pid into the v2 cgroup first (membership, kill), then into
 // each v1 cgroup (limits).
 func (c *cgroupContainer) Add(pid int) error {
-	if c.v2 != nil {
-		if err := c.v2.AddProc(uint64(pid)); err != nil {
-			return fmt.Errorf("termination: add %d to %s: %w", pid, c.v2dir, err)
-		}
+	dirs := slices.Sorted(maps.Values(c.v1dirs))
+	if c.v2dir != "" {
+		dirs = append([]string{c.v2dir}, dirs...)
 	}
-	if c.v1 != nil {
-		if err := c.v1.AddProc(uint64(pid)); err != nil {
-			return fmt.Errorf("termination: add %d to v1 cgroups: %w", pid, err)
+	for _, dir := range dirs {
+		if err := writeCgroupFile(dir, "cgroup.procs", strconv.Itoa(pid)); err != nil {
+			return fmt.Errorf("termination: add %d to %s: %w", pid, dir, err)
 		}
 	}
 	return nil
@@ -388,7 +449,7 @@ func (c *cgroupContainer) Add(pid int) error {
 // one, and such a task still keeps a v1 cgroup from being removed.
 func (c *cgroupContainer) Procs() ([]int, error) {
 	var pids []int
-	if c.v2 != nil {
+	if c.v2dir != "" {
 		ps, err := readProcsTree(c.v2dir)
 		if err != nil {
 			return nil, err
@@ -448,23 +509,34 @@ func (c *cgroupContainer) Empty() (bool, error) {
 // Kill SIGKILLs everything in the container: cgroup.kill on v2; on v1,
 // freeze, signal each process, thaw (the frozen processes cannot fork or
 // exit meanwhile, so the list is exact and no PID is recycled under it).
+// A cgroup that is gone holds nothing to kill.
 func (c *cgroupContainer) Kill(ctx context.Context) error {
-	if c.v2 != nil {
-		if _, err := os.Stat(c.v2dir); errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if err := c.v2.Kill(); err != nil {
+	if c.v2dir != "" {
+		err := writeCgroupFile(c.v2dir, "cgroup.kill", "1")
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("termination: kill %s: %w", c.v2dir, err)
 		}
 		return nil
 	}
-	if c.v1 == nil {
-		return nil
+	if dir := c.v1dirs["freezer"]; dir != "" {
+		return killFrozen(dir)
 	}
-	if err := c.v1.Freeze(); err != nil && !errors.Is(err, cgroup1.ErrCgroupDeleted) {
-		return fmt.Errorf("termination: freeze %s: %w", c.v1dirs["freezer"], err)
+	return nil
+}
+
+// freezeWait bounds how long a v1 freezer may take to reach a state.
+const freezeWait = 5 * time.Second
+
+// killFrozen SIGKILLs every process of the v1 freezer cgroup dir (and the
+// cgroups below it) while it is frozen.
+func killFrozen(dir string) error {
+	if err := setFreezer(dir, "FROZEN"); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("termination: freeze %s: %w", dir, err)
 	}
-	pids, err := readProcsTree(c.v1dirs["freezer"])
+	pids, err := readProcsTree(dir)
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
@@ -474,30 +546,115 @@ func (c *cgroupContainer) Kill(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("termination: kill %d: %w", pid, err))
 		}
 	}
-	if err := c.v1.Thaw(); err != nil && !errors.Is(err, cgroup1.ErrCgroupDeleted) {
-		errs = append(errs, fmt.Errorf("termination: thaw %s: %w", c.v1dirs["freezer"], err))
+	if err := setFreezer(dir, "THAWED"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("termination: thaw %s: %w", dir, err))
 	}
 	return errors.Join(errs...)
 }
 
+// setFreezer writes state to dir's freezer.state and waits (bounded by
+// freezeWait) until the kernel reports it: freezing is not immediate.
+func setFreezer(dir, state string) error {
+	deadline := time.Now().Add(freezeWait)
+	backoff := time.Millisecond
+	for {
+		if err := writeCgroupFile(dir, "freezer.state", state); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "freezer.state"))
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(string(b)) == state {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("freezer.state is %s after %v, not %s", bytes.TrimSpace(b), freezeWait, state)
+		}
+		time.Sleep(backoff) // bounded poll of a kernel state, not a wait for an event
+		backoff = min(backoff*2, 50*time.Millisecond)
+	}
+}
+
+// writeCgroupFile writes s to the control file name of cgroup dir (which
+// must exist: it never creates a file).
+func writeCgroupFile(dir, name, s string) error {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // Remove deletes the cgroups (the v1 ones first, then v2), after noting
-// any limit event, which outlives the cgroup.
+// any limit event, which outlives the cgroup. It fails with [ErrNotEmpty]
+// while processes remain; cgroups already gone are not an error.
 func (c *cgroupContainer) Remove(context.Context) error {
 	c.LimitEvent()
+	if pids, err := c.Procs(); err != nil {
+		return err
+	} else if len(pids) > 0 {
+		return fmt.Errorf("termination: remove %v container (%d processes): %w", c.mech, len(pids), ErrNotEmpty)
+	}
 	var errs []error
-	if c.v1 != nil {
-		if err := c.v1.Delete(); err != nil && !errors.Is(err, cgroup1.ErrCgroupDeleted) {
-			errs = append(errs, fmt.Errorf("termination: remove v1 cgroups: %w", err))
+	for _, k := range slices.Sorted(maps.Keys(c.v1dirs)) {
+		if err := removeCgroup(c.v1dirs[k]); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if c.v2 != nil {
-		if _, err := os.Stat(c.v2dir); err == nil {
-			if err := c.v2.Delete(); err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("termination: remove %s: %w", c.v2dir, err))
-			}
+	if c.v2dir != "" {
+		if err := removeCgroup(c.v2dir); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeTries bounds the rmdir retries of one cgroup: a cgroup whose last
+// task just exited can refuse removal (EBUSY) for a moment.
+const removeTries = 6
+
+// removeCgroup removes cgroup dir and every cgroup below it, deepest
+// first, with rmdir (a cgroup's control files cannot be unlinked, and
+// rmdir of a populated cgroup fails, so nothing that still runs is
+// touched). A missing dir is not an error.
+func removeCgroup(dir string) error {
+	var dirs []string
+	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if e.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("termination: remove %s: %w", dir, err)
+	}
+	slices.Reverse(dirs) // WalkDir lists a parent before its children
+	for _, d := range dirs {
+		delay := 10 * time.Millisecond
+		for i := 0; ; i++ {
+			err := unix.Rmdir(d)
+			if err == nil || errors.Is(err, unix.ENOENT) {
+				break
+			}
+			if !errors.Is(err, unix.EBUSY) || i == removeTries-1 {
+				return fmt.Errorf("termination: remove %s: %w", d, err)
+			}
+			time.Sleep(delay) // bounded retry of a kernel refusal, not a wait for an event
+			delay *= 2
+		}
+	}
+	return nil
 }
 
 // LimitEvent reads the kernel's counters: memory.events oom_kill and

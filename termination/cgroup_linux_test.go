@@ -3,6 +3,7 @@
 package termination
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -305,4 +306,150 @@ func TestGroupContainer_Members(t *testing.T) {
 	if e, err := c.Empty(); !e || err != nil {
 		t.Fatalf("Empty() = %v, %v", e, err)
 	}
+}
+
+// reopen round-trips c's ref through JSON, as a registry stores it, and
+// opens it again.
+func reopen(t *testing.T, c Container) Container {
+	t.Helper()
+	b, err := json.Marshal(c.Ref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref ContainerRef
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatalf("unmarshal %s: %v", b, err)
+	}
+	if ref.Mechanism != c.Mechanism() {
+		t.Fatalf("ref %s: mechanism %v; want %v", b, ref.Mechanism, c.Mechanism())
+	}
+	o, err := OpenContainer(t.Context(), ref)
+	if err != nil {
+		t.Fatalf("OpenContainer(%s): %v", b, err)
+	}
+	return o
+}
+
+// A container reopened from its ref (as a restarted registry does) holds
+// the same processes, and KillTree through it kills a double-forked
+// setsid orphan that only the container can find, then removes the
+// cgroups. Reopening the ref again afterwards creates nothing: the
+// container is empty and removing it succeeds. Breaks if the reopened
+// container reads or kills anything other than the original's cgroups.
+func TestOpenContainer_KillTreeFromRef(t *testing.T) {
+	eachMechanism(t, func(t *testing.T, m Mechanism) {
+		c := newTestContainer(t, m, envs.Limits{})
+		s := start(t, spec{helper: "daemon", c: c})
+		orphan := s.others[0]
+		if st, err := readStat(orphan.PID); err != nil || st.ppid == s.root.PID {
+			t.Fatalf("orphan %v not reparented away (stat %+v, %v)", orphan, st, err)
+		}
+		o := reopen(t, c)
+		if o.Mechanism() != m {
+			t.Fatalf("reopened Mechanism() = %v; want %v", o.Mechanism(), m)
+		}
+		want, _ := c.Procs()
+		got, err := o.Procs()
+		if err != nil || !slices.Equal(got, want) || !slices.Contains(got, orphan.PID) {
+			t.Fatalf("reopened Procs() = %v, %v; want %v with the orphan %d", got, err, want, orphan.PID)
+		}
+		if err := KillTree(t.Context(), s.root, Options{Grace: shortGrace, Container: o}); err != nil {
+			t.Fatalf("KillTree with the reopened container = %v", err)
+		}
+		s.wait(t)
+		assertGone(t, s.all()...)
+		for _, dir := range containerDirs(c) {
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("cgroup %s still exists after KillTree (%v)", dir, err)
+			}
+		}
+		gone := reopen(t, c)
+		if e, err := gone.Empty(); !e || err != nil {
+			t.Errorf("Empty() of a gone container = %v, %v; want true, nil", e, err)
+		}
+		if err := gone.Kill(t.Context()); err != nil {
+			t.Errorf("Kill() of a gone container = %v", err)
+		}
+		if err := gone.Remove(t.Context()); err != nil {
+			t.Errorf("Remove() of a gone container = %v", err)
+		}
+		for _, dir := range containerDirs(c) {
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("reopening a gone container created %s (%v)", dir, err)
+			}
+		}
+	})
+}
+
+// A reopened cgroup container refuses to remove a populated cgroup, like
+// the original, and Add works on it.
+func TestOpenContainer_RemoveRefusesPopulated(t *testing.T) {
+	d := Detect(t.Context())
+	i := slices.IndexFunc(d.Usable, func(m Mechanism) bool { return m == CgroupV2 || m == Hybrid || m == CgroupV1 })
+	if i < 0 {
+		skipOrFail(t, "needs a cgroup mechanism: "+d.String())
+	}
+	c := newTestContainer(t, d.Usable[i], envs.Limits{})
+	o := reopen(t, c)
+	s := start(t, spec{helper: "trap", c: o}) // Add through the reopened container
+	if procs, _ := c.Procs(); !slices.Contains(procs, s.root.PID) {
+		t.Fatalf("original Procs() = %v after Add to the reopened one; want %d", procs, s.root.PID)
+	}
+	if err := o.Remove(t.Context()); !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("Remove of a populated reopened cgroup = %v; want ErrNotEmpty", err)
+	}
+	if err := KillTree(t.Context(), s.root, Options{Container: o}); err != nil {
+		t.Fatal(err)
+	}
+	s.wait(t)
+}
+
+// OpenContainer never acts on a cgroup or unit runbox could not have
+// made: a hierarchy's root, a path outside cgroupfs, a relative or
+// unclean path, a unit of another name. Breaks if a corrupted record
+// could point cgroup.kill at the host.
+func TestOpenContainer_RejectsForeignRefs(t *testing.T) {
+	d := Detect(t.Context())
+	v2 := d.Unified
+	if v2 == "" {
+		v2 = "/sys/fs/cgroup"
+	}
+	for _, tc := range []struct {
+		name string
+		ref  ContainerRef
+	}{
+		{"v2 root", ContainerRef{Mechanism: CgroupV2, V2Dir: v2}},
+		{"v2 not runbox", ContainerRef{Mechanism: Hybrid, V2Dir: filepath.Join(v2, "system.slice")}},
+		{"outside cgroupfs", ContainerRef{Mechanism: CgroupV2, V2Dir: "/tmp/runbox-x"}},
+		{"unclean", ContainerRef{Mechanism: CgroupV2, V2Dir: v2 + "/runbox-x/../../x"}},
+		{"relative", ContainerRef{Mechanism: CgroupV2, V2Dir: "runbox-x"}},
+		{"v1 as v2", ContainerRef{Mechanism: CgroupV2, V2Dir: "/sys/fs/cgroup/freezer/runbox-x"}},
+		{"no dirs", ContainerRef{Mechanism: Hybrid}},
+		{"v1 without freezer", ContainerRef{Mechanism: CgroupV1, V1Dirs: map[string]string{"memory": "/sys/fs/cgroup/memory/runbox-x"}}},
+		{"foreign unit", ContainerRef{Mechanism: SystemdScope, Unit: "sshd.service", Bus: "system"}},
+		{"unknown mechanism", ContainerRef{Mechanism: SystemdScope + 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if c, err := OpenContainer(t.Context(), tc.ref); err == nil {
+				t.Errorf("OpenContainer(%+v) = %v; want an error", tc.ref, c.Ref())
+			}
+		})
+	}
+}
+
+// A process-group container's ref names its leader, so the reopened
+// container finds the same group.
+func TestOpenContainer_ProcessGroup(t *testing.T) {
+	c := NewGroupContainer()
+	s := start(t, spec{helper: "nohup", c: c})
+	o := reopen(t, c)
+	got, err := o.Procs()
+	if err != nil || len(got) != 2 || !slices.Contains(got, s.root.PID) {
+		t.Fatalf("reopened Procs() = %v, %v; want the leader %d and its child", got, err, s.root.PID)
+	}
+	if err := KillTree(t.Context(), s.root, Options{Grace: shortGrace, Container: o}); err != nil {
+		t.Fatal(err)
+	}
+	s.wait(t)
+	assertGone(t, s.all()...)
 }

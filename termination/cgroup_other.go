@@ -17,3 +17,7 @@ func probeCgroups(d *Detection) {
 func newCgroup(m Mechanism, id string, limits envs.Limits, d Detection) (Container, error) {
 	return nil, fmt.Errorf("termination: %v: %w", m, envs.ErrUnsupported)
 }
+
+func openCgroup(ref ContainerRef) (Container, error) {
+	return nil, fmt.Errorf("termination: %v: %w", ref.Mechanism, envs.ErrUnsupported)
+}

@@ -48,6 +48,17 @@ func (m Mechanism) String() string {
 // MarshalText writes the mechanism as its name.
 func (m Mechanism) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
+// UnmarshalText reads a name written by [Mechanism.MarshalText].
+func (m *Mechanism) UnmarshalText(b []byte) error {
+	for x := ProcessGroup; x <= SystemdScope; x++ {
+		if x.String() == string(b) {
+			*m = x
+			return nil
+		}
+	}
+	return fmt.Errorf("termination: unknown mechanism %q", b)
+}
+
 // Limit events reported by [Container.LimitEvent]; they match the
 // KilledBy values of envs.ExitStatus.
 const (
@@ -96,6 +107,59 @@ type Container interface {
 	// LimitEvent names the limit that killed something in the container:
 	// [LimitMemory], [LimitPids], or "" when none did.
 	LimitEvent() string
+	// Ref describes the container so that another process can reopen it
+	// with [OpenContainer]. Take it after Add: a scope's cgroup is known
+	// only once the unit exists.
+	Ref() ContainerRef
+}
+
+// ContainerRef is a serialisable description of an existing container:
+// what [OpenContainer] needs to reach it again from another process, for
+// example after the process that made it crashed. It names the container
+// only; it holds no limits (they live in the kernel or in systemd) and no
+// open handles. The zero value is a [ProcessGroup] container with no
+// leader, which holds nothing.
+type ContainerRef struct {
+	Mechanism Mechanism `json:"mechanism"`
+	// V2Dir is the cgroup2 directory ([CgroupV2], [Hybrid]), or the
+	// scope's cgroup in the cgroup2 hierarchy. Empty when there is none.
+	V2Dir string `json:"v2_dir,omitempty"`
+	// V1Dirs maps a cgroup v1 hierarchy to the container's directory in
+	// it: "freezer" ([CgroupV1]), the limit controllers "memory", "pids"
+	// and "cpu" ([CgroupV1], [Hybrid]), and for a scope "memory", "pids"
+	// and "name=systemd" (systemd's own tracking hierarchy on hosts
+	// without cgroup2).
+	V1Dirs map[string]string `json:"v1_dirs,omitempty"`
+	// Unit is the scope's unit name ([SystemdScope]).
+	Unit string `json:"unit,omitempty"`
+	// Bus is the D-Bus bus of the systemd manager that owns Unit:
+	// "system" or "user".
+	Bus string `json:"bus,omitempty"`
+	// Leader is the process group leader of a [ProcessGroup] container
+	// (zero before Add).
+	Leader Proc `json:"leader,omitzero"`
+}
+
+// OpenContainer reopens the container ref describes, typically in another
+// process than the one that made it. It never creates anything: it checks
+// that ref names something runbox could have made (every directory lies
+// strictly inside a cgroup hierarchy of the right version and is named
+// runbox-*, the unit is runbox-*.scope), connects to the systemd bus for a
+// scope, and returns a Container whose Kill, Procs, Empty, Remove and
+// LimitEvent act on what exists now. A cgroup or unit that is gone counts
+// as an empty container whose Kill and Remove succeed. Add works on a
+// reopened cgroup container, not on a reopened scope (systemd makes a
+// scope around its first processes only). ctx bounds the D-Bus connection.
+func OpenContainer(ctx context.Context, ref ContainerRef) (Container, error) {
+	switch ref.Mechanism {
+	case ProcessGroup:
+		return &groupContainer{leader: ref.Leader}, nil
+	case CgroupV1, CgroupV2, Hybrid:
+		return openCgroup(ref)
+	case SystemdScope:
+		return openScope(ctx, ref)
+	}
+	return nil, fmt.Errorf("termination: open container: unknown mechanism %d", int(ref.Mechanism))
 }
 
 // ErrNotEmpty: a container still holds processes and cannot be removed.
@@ -176,6 +240,12 @@ func (g *groupContainer) Kill(context.Context) error {
 
 func (g *groupContainer) Remove(context.Context) error { return nil }
 func (g *groupContainer) LimitEvent() string           { return "" }
+
+func (g *groupContainer) Ref() ContainerRef {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return ContainerRef{Mechanism: ProcessGroup, Leader: g.leader}
+}
 
 // groupMembers lists the live members of leader's process group. The
 // kernel does not hand out a PID while a process group of that number

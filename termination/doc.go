@@ -78,4 +78,26 @@
 // library does not expose all of them. Cgroups are made beside this
 // process's own cgroup in each hierarchy, named runbox-<id>; scopes are
 // runbox-<id>.scope.
+//
+// The library only creates the cgroups and sets their limits. Everything
+// after that (Add, Kill, Procs, Remove, limit counters) is plain file
+// operations on the cgroup directories: cgroup.procs, cgroup.kill on v2,
+// freezer.state on v1 (freeze, SIGKILL each process, thaw), rmdir,
+// deepest cgroup first. That is what lets a container be reopened.
+//
+// # Reopening a container
+//
+// [Container.Ref] returns a [ContainerRef]: the mechanism, the cgroup
+// directories, and for a scope its unit name and bus. It is plain data
+// (JSON-friendly) and can be stored. [OpenContainer] turns it back into a
+// Container in any process, for example to tear down a tree whose owner
+// crashed; the reopened container runs the same code as the original.
+// OpenContainer never creates anything: a cgroup or unit that is gone
+// reopens as an empty container whose Kill and Remove succeed (not found
+// counts as stopped and removed). It refuses a ref whose directories are
+// not runbox-* cgroups strictly inside a mounted hierarchy of the right
+// version, or whose unit is not runbox-*.scope, so a corrupted or forged
+// record cannot aim cgroup.kill at a hierarchy's root or at a foreign
+// unit. A reopened scope cannot Add (systemd builds a scope around its
+// first processes only); a reopened cgroup can.
 package termination

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,6 +81,18 @@ func probeSystemd(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("systemd on the %s bus is %s", bus, state)
 }
 
+// connectBus reaches the systemd manager on bus ("system" or "user"),
+// as [Detection].Bus and [ContainerRef].Bus name it.
+func connectBus(ctx context.Context, bus string) (*sd.Conn, error) {
+	switch bus {
+	case "system":
+		return sd.NewSystemConnectionContext(ctx)
+	case "user":
+		return sd.NewUserConnectionContext(ctx)
+	}
+	return nil, fmt.Errorf("unknown bus %q", bus)
+}
+
 // scopeContainer is a transient systemd scope, runbox-<id>.scope. The
 // unit is created by Add, because systemd creates a scope around PIDs
 // that already exist.
@@ -88,12 +101,13 @@ type scopeContainer struct {
 	bus     string
 	name    string
 	props   []sd.Property
-	unified string // cgroup2 mount, for reading the scope's cgroup
-	v1      map[string]string
+	unified string            // cgroup2 mount, for finding the scope's cgroup
+	v1      map[string]string // v1 mounts by controller, likewise
 
 	mu      sync.Mutex
 	started bool
-	cgroup  string // ControlGroup property, once started
+	v2dir   string            // the scope's cgroup in the cgroup2 hierarchy, once started
+	v1dirs  map[string]string // and in the v1 memory, pids and name=systemd ones
 	event   string
 	closed  bool
 }
@@ -122,7 +136,37 @@ func newScope(ctx context.Context, id string, limits envs.Limits, d Detection) (
 	return s, nil
 }
 
+// openScope reopens the scope ref names on its bus. The unit is not
+// looked up: one that is gone makes systemd answer NoSuchUnit, which Kill
+// and Remove take as already stopped, and its cgroups read as empty.
+func openScope(ctx context.Context, ref ContainerRef) (*scopeContainer, error) {
+	if !strings.HasPrefix(ref.Unit, "runbox-") || !strings.HasSuffix(ref.Unit, ".scope") || strings.Contains(ref.Unit, "/") {
+		return nil, fmt.Errorf("termination: open container: %q is not a runbox scope", ref.Unit)
+	}
+	mounts, err := cgroupMounts()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRefDirs(mounts, ref, ref.Unit); err != nil {
+		return nil, err
+	}
+	conn, err := connectBus(ctx, ref.Bus)
+	if err != nil {
+		return nil, fmt.Errorf("termination: open scope %s: %w", ref.Unit, err)
+	}
+	return &scopeContainer{
+		conn: conn, bus: ref.Bus, name: ref.Unit,
+		started: true, v2dir: ref.V2Dir, v1dirs: maps.Clone(ref.V1Dirs),
+	}, nil
+}
+
 func (s *scopeContainer) Mechanism() Mechanism { return SystemdScope }
+
+func (s *scopeContainer) Ref() ContainerRef {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ContainerRef{Mechanism: SystemdScope, Unit: s.name, Bus: s.bus, V2Dir: s.v2dir, V1Dirs: maps.Clone(s.v1dirs)}
+}
 
 // Add starts the scope with pid as its first process and waits for the
 // start job to finish, so pid is inside when Add returns.
@@ -132,7 +176,7 @@ func (s *scopeContainer) Add(pid int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
-		return fmt.Errorf("termination: scope %s: Add called twice", s.name)
+		return fmt.Errorf("termination: scope %s: already started (Add called twice, or a reopened scope)", s.name)
 	}
 	props := slices.Concat(s.props, []sd.Property{sd.PropPids(uint32(pid))})
 	ch := make(chan string, 1)
@@ -150,46 +194,50 @@ func (s *scopeContainer) Add(pid int) error {
 	s.started = true
 	p, err := s.conn.GetUnitTypePropertyContext(ctx, s.name, "Scope", "ControlGroup")
 	if err == nil {
-		s.cgroup, _ = p.Value.Value().(string)
+		cg, _ := p.Value.Value().(string)
+		s.setDirsLocked(cg)
 	}
 	return nil
+}
+
+// setDirsLocked finds the scope's cgroup cg (its ControlGroup property)
+// in each hierarchy it matters in. s.mu is held.
+func (s *scopeContainer) setDirsLocked(cg string) {
+	if cg == "" {
+		return
+	}
+	if s.unified != "" {
+		s.v2dir = filepath.Join(s.unified, cg)
+	}
+	s.v1dirs = map[string]string{}
+	for _, c := range []string{"memory", "pids"} {
+		if m := s.v1[c]; m != "" {
+			s.v1dirs[c] = filepath.Join(m, cg)
+		}
+	}
+	if s.unified == "" {
+		s.v1dirs["name=systemd"] = filepath.Join("/sys/fs/cgroup/systemd", cg)
+	}
 }
 
 // dirs returns the scope's cgroup directories: in the v2 hierarchy, and
 // in the v1 memory and pids hierarchies (hybrid hosts put limits there).
 func (s *scopeContainer) dirs() (v2, mem, pids string) {
 	s.mu.Lock()
-	cg := s.cgroup
-	s.mu.Unlock()
-	if cg == "" {
-		return "", "", ""
-	}
-	if s.unified != "" {
-		v2 = filepath.Join(s.unified, cg)
-	}
-	if m := s.v1["memory"]; m != "" {
-		mem = filepath.Join(m, cg)
-	}
-	if m := s.v1["pids"]; m != "" {
-		pids = filepath.Join(m, cg)
-	}
-	return v2, mem, pids
+	defer s.mu.Unlock()
+	return s.v2dir, s.v1dirs["memory"], s.v1dirs["pids"]
 }
 
-// Procs reads the scope's cgroup.procs (systemd's tracking hierarchy:
-// cgroup2 when mounted, else name=systemd).
+// Procs reads the scope's cgroup.procs in systemd's tracking hierarchy:
+// cgroup2 when mounted, else name=systemd.
 func (s *scopeContainer) Procs() ([]int, error) {
 	s.mu.Lock()
-	cg := s.cgroup
+	dirs := []string{s.v2dir, s.v1dirs["name=systemd"]}
 	s.mu.Unlock()
-	if cg == "" {
-		return nil, nil
-	}
-	for _, root := range []string{s.unified, "/sys/fs/cgroup/systemd"} {
-		if root == "" {
+	for _, dir := range dirs {
+		if dir == "" {
 			continue
 		}
-		dir := filepath.Join(root, cg)
 		if _, err := os.Stat(dir); err == nil {
 			return readProcsTree(dir)
 		}

@@ -16,3 +16,7 @@ func probeSystemd(context.Context) (string, error) {
 func newScope(ctx context.Context, id string, limits envs.Limits, d Detection) (Container, error) {
 	return nil, fmt.Errorf("termination: %v: %w", SystemdScope, envs.ErrUnsupported)
 }
+
+func openScope(ctx context.Context, ref ContainerRef) (Container, error) {
+	return nil, fmt.Errorf("termination: %v: %w", SystemdScope, envs.ErrUnsupported)
+}

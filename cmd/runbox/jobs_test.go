@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -180,5 +182,55 @@ func TestJobs_BenchFull(t *testing.T) {
 		}
 		b, _ := json.Marshal(m)
 		t.Logf("%s", b)
+	}
+}
+
+// kill reaches a grandchild that double-forked out of the job's session
+// (`( setsid sleep N & )`): the job runs in a container, and the daemon's
+// kill reopens it. Breaks if jobs run in their process group only.
+func TestJobs_CLIKillContainedEscapee(t *testing.T) {
+	env := jobsEnv(t)
+	tag := fmt.Sprintf("781.%06d", os.Getpid()%1000000)
+	out, errs, code := jcli(t, env, "start", "--", fmt.Sprintf("( setsid sleep %s & ) ; sleep 783", tag))
+	if code != 0 {
+		t.Fatalf("start: exit %d, %s", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	out, _, _ = jcli(t, env, "ps", "--all", "--json")
+	var jobs []procregistry.Info
+	json.Unmarshal([]byte(out), &jobs)
+	if len(jobs) != 1 || jobs[0].Containment == "" {
+		if os.Getenv("RUNBOX_INTEGRATION") == "require" {
+			t.Fatalf("RUNBOX_INTEGRATION=require: job has no container: %s", out)
+		}
+		t.Skipf("no container for jobs here: %s", out)
+	}
+	sleeps := func() []int {
+		want := []byte("sleep\x00" + tag + "\x00")
+		var pids []int
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if pid, perr := strconv.Atoi(e.Name()); perr == nil && err == nil && bytes.Equal(b, want) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(sleeps()) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the escaped sleep %s never appeared", tag)
+		}
+		<-time.After(5 * time.Millisecond) // poll interval, bounded by deadline
+	}
+	if out, errs, code := jcli(t, env, "kill", id); code != 0 || out != id+" killed\n" {
+		t.Fatalf("kill: %q %q exit %d", out, errs, code)
+	}
+	if left := sleeps(); len(left) != 0 {
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("the escaped sleep %s survived the kill: %v", tag, left)
 	}
 }

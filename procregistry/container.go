@@ -1,0 +1,66 @@
+package procregistry
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/runbox/runbox/termination"
+)
+
+// openTimeout bounds reopening a job's container (a D-Bus connection for
+// a systemd scope).
+const openTimeout = 10 * time.Second
+
+// jobContainer reopens the job's container from its pid.json record, so a
+// registry that did not start the job (or a restarted one) reaches the
+// same cgroup or scope. It is nil when the job has no container, or when
+// the container cannot be reopened (logged): the teardown then falls
+// back to the process group and the /proc descendants.
+func (r *Registry) jobContainer(ctx context.Context, j *job) termination.Container {
+	r.mu.Lock()
+	pids := j.pids
+	r.mu.Unlock()
+	if pids == nil || pids.Container == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	c, err := termination.OpenContainer(ctx, *pids.Container)
+	if err != nil {
+		r.log.Warn("procregistry: reopen container", "job", j.id, "err", err)
+		return nil
+	}
+	return c
+}
+
+// killLeftovers tears down what a job that is no longer running left in
+// its container (background children that outlived the command, or a
+// command that lost its supervisor), waiting grace after SIGTERM, and
+// removes the container. It returns how many processes the container
+// held; zero, with no error, when the job has no container or it is
+// already gone.
+func (r *Registry) killLeftovers(ctx context.Context, j *job, grace time.Duration) (int, error) {
+	c := r.jobContainer(ctx, j)
+	if c == nil {
+		return 0, nil
+	}
+	pids, err := c.Procs()
+	if err != nil {
+		return 0, fmt.Errorf("procregistry: container of %s: %w", j.id, err)
+	}
+	if len(pids) == 0 {
+		// Nothing to kill; remove it in case it outlived its supervisor.
+		if err := c.Remove(ctx); err != nil {
+			return 0, fmt.Errorf("procregistry: container of %s: %w", j.id, err)
+		}
+		return 0, nil
+	}
+	// No root: the command is gone (or, for a lost job, killed through
+	// its own identity first); the container alone names the rest.
+	err = termination.KillTree(ctx, termination.Proc{}, termination.Options{Grace: grace, Container: c, Logger: r.log})
+	if err != nil {
+		return len(pids), fmt.Errorf("procregistry: leftovers of %s: %w", j.id, err)
+	}
+	return len(pids), nil
+}
