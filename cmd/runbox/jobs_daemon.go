@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
 )
@@ -158,13 +159,15 @@ func runDaemon(ctx context.Context, a *app) error {
 	return (&procregistry.Server{Reg: reg}).Serve(ctx, ln)
 }
 
-// openRegistry opens the registry in state with the local backend. Jobs
-// are contained by process group and /proc descendants, not by cgroups:
-// a cgroup of the local backend is torn down with its environment, and a
-// detached job must outlive the process that started it.
+// openRegistry opens the registry in state with the local backend. The
+// backend only starts each job's supervisor, so it places nothing in a
+// cgroup and sets no limits (a cgroup of the local backend is torn down
+// with its environment, and a detached job must outlive the process that
+// started it): each supervisor makes the job's own container.
 func (a *app) openRegistry(state string) (*procregistry.Registry, envs.Environment, error) {
 	b := *a
 	b.cfg.Contain = false
+	b.cfg.Limits = config.LimitsConf{}
 	env, err := b.openLocal(envs.Spec{})
 	if err != nil {
 		return nil, nil, err
