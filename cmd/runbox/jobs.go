@@ -14,6 +14,7 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/termination"
 )
 
 // newJobCommands returns the background-job commands: start, ps, logs,
@@ -41,6 +42,7 @@ type startOptions struct {
 	cwd       string
 	env       []string
 	session   bool
+	limits    limitFlags
 	args      []string
 }
 
@@ -75,6 +77,7 @@ and handoff; job ids may be shortened to any unique prefix.`,
 	f.StringVar(&opts.cwd, "cwd", "", "working directory (default: the current one)")
 	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the job's environment (repeatable)")
 	f.BoolVar(&opts.session, "session", false, "end the job with its owner's session instead of leaving it detached")
+	opts.limits.bind(f)
 	return cmd
 }
 
@@ -93,10 +96,17 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 			return errorf("%v", err)
 		}
 	}
+	limits, err := opts.limits.resolve(a.configLimits())
+	if err != nil {
+		return err
+	}
 	req := procregistry.StartRequest{
 		Shell: shell, Dir: cwd, Env: env, Owner: firstNonEmpty(opts.owner, a.defaultOwner()),
 		Notify: opts.notify, Watch: opts.watch, Heartbeat: opts.heartbeat, Key: opts.key,
 		Lifetime: procregistry.LifetimeDetached,
+	}
+	if !limits.IsZero() {
+		req.Limits = &limits
 	}
 	if opts.session {
 		req.Lifetime = procregistry.LifetimeSession
@@ -327,7 +337,10 @@ func describe(in procregistry.Info) string {
 	case procregistry.StatusRunning, procregistry.StatusStarting:
 		return in.ID + " running"
 	case procregistry.StatusExited:
-		if in.Exit.Signal != 0 {
+		switch {
+		case in.Exit.KilledBy == termination.LimitMemory || in.Exit.KilledBy == termination.LimitPids:
+			return fmt.Sprintf("%s exited: killed by the %s (exit %d)", in.ID, strings.ReplaceAll(in.Exit.KilledBy, "-", " "), in.Exit.Code)
+		case in.Exit.Signal != 0:
 			return fmt.Sprintf("%s exited: killed by signal %d (exit %d)", in.ID, in.Exit.Signal, in.Exit.Code)
 		}
 		return fmt.Sprintf("%s exited %d", in.ID, in.Exit.Code)

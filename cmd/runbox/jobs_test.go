@@ -234,3 +234,19 @@ func TestJobs_CLIKillContainedEscapee(t *testing.T) {
 		t.Fatalf("the escaped sleep %s survived the kill: %v", tag, left)
 	}
 }
+
+// TestJobs_CLIMemoryLimit: a job over its --memory limit is killed by the
+// kernel inside its container, and wait says which limit killed it.
+func TestJobs_CLIMemoryLimit(t *testing.T) {
+	env := jobsEnv(t)
+	hog := `head -c 600000000 /dev/zero | tail -c 500000000 >/dev/null` // tail holds 500 MB
+	out, errs, code := jcli(t, env, "start", "--memory", "64M", "--", hog)
+	if code != 0 {
+		t.Fatalf("start: exit %d, %s", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	out, _, code = jcli(t, env, "wait", "--timeout", "30s", id)
+	if code == 0 || !strings.Contains(out, "memory limit") {
+		t.Fatalf("wait: %q, exit %d; want a kill by the memory limit", out, code)
+	}
+}

@@ -13,11 +13,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/gated"
+	"github.com/runbox/runbox/termination"
 )
 
 type runOptions struct {
@@ -29,9 +31,7 @@ type runOptions struct {
 	pty         bool
 	json        bool
 	outputLimit int
-	memory      string
-	pids        int64
-	cpus        float64
+	limits      limitFlags
 	network     string
 	args        []string
 }
@@ -70,9 +70,7 @@ command gate refused the command.`,
 	f.BoolVar(&opts.pty, "pty", false, "run on a pseudo-terminal")
 	f.BoolVar(&opts.json, "json", false, "print the result as JSON instead of the output")
 	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept with --json (default from config)")
-	f.StringVar(&opts.memory, "memory", "", "memory limit, e.g. 256M")
-	f.Int64Var(&opts.pids, "pids", 0, "limit on the number of tasks")
-	f.Float64Var(&opts.cpus, "cpus", 0, "CPU limit, e.g. 0.5")
+	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	return cmd
 }
@@ -80,7 +78,7 @@ command gate refused the command.`,
 func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	shell := shellCommand(opts.args)
 	backend := firstNonEmpty(opts.backend, a.cfg.Backend)
-	limits, err := runLimits(a, opts)
+	limits, err := opts.limits.resolve(a.configLimits())
 	if err != nil {
 		return err
 	}
@@ -124,22 +122,35 @@ func shellCommand(args []string) string {
 	return gated.Line(envs.Command{Args: args})
 }
 
-func runLimits(a *app, opts *runOptions) (envs.Limits, error) {
-	l := a.configLimits()
-	if opts.memory != "" {
-		m, err := config.ParseSize(opts.memory)
+// limitFlags are --memory, --pids and --cpus, shared by run and start.
+type limitFlags struct {
+	memory string
+	pids   int64
+	cpus   float64
+}
+
+func (l *limitFlags) bind(f *pflag.FlagSet) {
+	f.StringVar(&l.memory, "memory", "", "memory limit, e.g. 256M")
+	f.Int64Var(&l.pids, "pids", 0, "limit on the number of tasks")
+	f.Float64Var(&l.cpus, "cpus", 0, "CPU limit, e.g. 0.5")
+}
+
+// resolve lays the flags that were given over base (the configuration).
+func (l *limitFlags) resolve(base envs.Limits) (envs.Limits, error) {
+	if l.memory != "" {
+		m, err := config.ParseSize(l.memory)
 		if err != nil {
-			return l, usageError{errorf("--memory: %v", err)}
+			return base, usageError{errorf("--memory: %v", err)}
 		}
-		l.MemoryBytes = m
+		base.MemoryBytes = m
 	}
-	if opts.pids > 0 {
-		l.Pids = opts.pids
+	if l.pids > 0 {
+		base.Pids = l.pids
 	}
-	if opts.cpus > 0 {
-		l.CPUs = opts.cpus
+	if l.cpus > 0 {
+		base.CPUs = l.cpus
 	}
-	return l, nil
+	return base, nil
 }
 
 // commandStdin passes runbox's stdin to the command when it is a pipe or a
@@ -236,7 +247,7 @@ func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Comm
 	switch {
 	case st.TimedOut:
 		fmt.Fprintf(a.stderr, "runbox: command timed out after %v; its process tree was killed\n", c.Timeout)
-	case st.KilledBy == "memory-limit" || st.KilledBy == "pids-limit":
+	case st.KilledBy == termination.LimitMemory || st.KilledBy == termination.LimitPids:
 		fmt.Fprintf(a.stderr, "runbox: command killed by the %s\n", strings.ReplaceAll(st.KilledBy, "-", " "))
 	}
 	if err := st.Err(); err != nil {
