@@ -39,40 +39,32 @@ type Chunk struct {
 // 0 means DefaultReadLimit; it is capped at MaxReadLimit). An offset past
 // the end returns an empty chunk at the end.
 func (r *Registry) ReadLog(id string, offset int64, limit int) (Chunk, error) {
-	j, err := r.resolve(id)
-	if err != nil {
-		return Chunk{}, err
-	}
 	if offset < 0 {
-		return Chunk{}, fmt.Errorf("procregistry: log %s: negative offset: %w", j.id, envs.ErrBadCommand)
+		return Chunk{}, fmt.Errorf("procregistry: log %s: negative offset: %w", id, envs.ErrBadCommand)
 	}
 	if limit <= 0 {
 		limit = DefaultReadLimit
 	}
 	limit = min(limit, MaxReadLimit)
-	done := isClosed(j.done)
-	f, err := os.Open(j.logPath())
-	if err != nil {
-		return Chunk{}, fmt.Errorf("procregistry: log %s: %w", j.id, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Chunk{}, fmt.Errorf("procregistry: log %s: %w", j.id, err)
-	}
-	size := fi.Size()
-	offset = min(offset, size)
-	buf := make([]byte, min(int64(limit), size-offset))
-	n, err := f.ReadAt(buf, offset)
-	if err != nil && err != io.EOF {
-		return Chunk{}, fmt.Errorf("procregistry: log %s: %w", j.id, err)
-	}
-	return Chunk{Offset: offset, Next: offset + int64(n), Data: buf[:n], Size: size, Done: done}, nil
+	return r.readLog(id, func(_ io.ReaderAt, size int64) (int64, int64) {
+		offset = min(offset, size)
+		return offset, min(int64(limit), size-offset)
+	})
 }
 
 // TailLines returns the last n lines of the job's log (at most 4 MiB).
 // A last line without a newline counts as a line.
 func (r *Registry) TailLines(id string, n int) (Chunk, error) {
+	return r.readLog(id, func(f io.ReaderAt, size int64) (int64, int64) {
+		start := tailStart(f, size, n)
+		return start, size - start
+	})
+}
+
+// readLog reads one chunk of the job's log: span picks its start and
+// length from the log's current size. Done is sampled before the read, so
+// a chunk marked done holds everything up to the end.
+func (r *Registry) readLog(id string, span func(f io.ReaderAt, size int64) (start, length int64)) (Chunk, error) {
 	j, err := r.resolve(id)
 	if err != nil {
 		return Chunk{}, err
@@ -88,13 +80,13 @@ func (r *Registry) TailLines(id string, n int) (Chunk, error) {
 		return Chunk{}, fmt.Errorf("procregistry: log %s: %w", j.id, err)
 	}
 	size := fi.Size()
-	start := tailStart(f, size, n)
-	buf := make([]byte, size-start)
-	k, err := f.ReadAt(buf, start)
+	start, length := span(f, size)
+	buf := make([]byte, length)
+	n, err := f.ReadAt(buf, start)
 	if err != nil && err != io.EOF {
 		return Chunk{}, fmt.Errorf("procregistry: log %s: %w", j.id, err)
 	}
-	return Chunk{Offset: start, Next: start + int64(k), Data: buf[:k], Size: size, Done: done}, nil
+	return Chunk{Offset: start, Next: start + int64(n), Data: buf[:n], Size: size, Done: done}, nil
 }
 
 // tailStart finds where the last n lines of f[0:size) begin, reading

@@ -3,6 +3,7 @@
 package termination
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,9 +53,9 @@ func newTestContainer(t *testing.T, m Mechanism, limits envs.Limits) Container {
 		t.Fatalf("Mechanism() = %v; want %v", c.Mechanism(), m)
 	}
 	t.Cleanup(func() {
-		c.Kill(t.Context())
+		c.Kill(context.Background())
 		eventually(t, 10*time.Second, "container empty", func() bool { e, _ := c.Empty(); return e })
-		if err := c.Remove(t.Context()); err != nil {
+		if err := c.Remove(context.Background()); err != nil {
 			t.Errorf("Remove: %v", err)
 		}
 	})
@@ -190,7 +191,7 @@ func TestKillTree_ManyContainersAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Kill(t.Context()); c.Remove(t.Context()) })
+		t.Cleanup(func() { c.Kill(context.Background()); c.Remove(context.Background()) })
 		cs = append(cs, c)
 		ss = append(ss, start(t, spec{helper: []string{"daemon", "setsid", "reaper"}[i%3], c: c}))
 	}
@@ -216,7 +217,7 @@ func TestNewContainer_StrongestOrFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Remove(t.Context()) })
+	t.Cleanup(func() { c.Remove(context.Background()) })
 	if c.Mechanism() != d.Mechanism {
 		t.Errorf("Mechanism() = %v; want the detected %v", c.Mechanism(), d.Mechanism)
 	}
@@ -237,12 +238,7 @@ func TestNewContainer_StrongestOrFallback(t *testing.T) {
 // A container that cannot be removed is kept by the Reaper, not dropped,
 // and removed by a later retry.
 func TestReaper_KeepsAndRetries(t *testing.T) {
-	d := Detect(t.Context())
-	i := slices.IndexFunc(d.Usable, func(m Mechanism) bool { return m == CgroupV2 || m == Hybrid || m == CgroupV1 })
-	if i < 0 {
-		skipOrFail(t, "needs a cgroup mechanism: "+d.String())
-	}
-	c := newTestContainer(t, d.Usable[i], envs.Limits{})
+	c := newTestContainer(t, cgroupMechanism(t), envs.Limits{})
 	s := start(t, spec{helper: "trap", c: c})
 	if err := c.Remove(t.Context()); err == nil {
 		t.Fatal("Remove of a populated cgroup succeeded")
@@ -384,12 +380,7 @@ func TestOpenContainer_KillTreeFromRef(t *testing.T) {
 // A reopened cgroup container refuses to remove a populated cgroup, like
 // the original, and Add works on it.
 func TestOpenContainer_RemoveRefusesPopulated(t *testing.T) {
-	d := Detect(t.Context())
-	i := slices.IndexFunc(d.Usable, func(m Mechanism) bool { return m == CgroupV2 || m == Hybrid || m == CgroupV1 })
-	if i < 0 {
-		skipOrFail(t, "needs a cgroup mechanism: "+d.String())
-	}
-	c := newTestContainer(t, d.Usable[i], envs.Limits{})
+	c := newTestContainer(t, cgroupMechanism(t), envs.Limits{})
 	o := reopen(t, c)
 	s := start(t, spec{helper: "trap", c: o}) // Add through the reopened container
 	if procs, _ := c.Procs(); !slices.Contains(procs, s.root.PID) {
@@ -452,4 +443,15 @@ func TestOpenContainer_ProcessGroup(t *testing.T) {
 	}
 	s.wait(t)
 	assertGone(t, s.all()...)
+}
+
+// cgroupMechanism is the strongest usable cgroup mechanism here, or skips.
+func cgroupMechanism(t *testing.T) Mechanism {
+	t.Helper()
+	d := Detect(t.Context())
+	i := slices.IndexFunc(d.Usable, func(m Mechanism) bool { return m == CgroupV2 || m == Hybrid || m == CgroupV1 })
+	if i < 0 {
+		skipOrFail(t, "needs a cgroup mechanism: "+d.String())
+	}
+	return d.Usable[i]
 }

@@ -27,7 +27,7 @@ const dbusTimeout = 10 * time.Second
 func connectSystemd(ctx context.Context) (*sd.Conn, string, error) {
 	var errs []error
 	if os.Geteuid() == 0 {
-		c, err := sd.NewSystemConnectionContext(ctx)
+		c, err := dial(ctx, sd.NewSystemConnectionContext)
 		if err == nil {
 			return c, "system", nil
 		}
@@ -36,7 +36,7 @@ func connectSystemd(ctx context.Context) (*sd.Conn, string, error) {
 	// Only a bus that already exists: with no address, the D-Bus library
 	// would try to autolaunch a session bus, which is not a probe.
 	if userBusExists() {
-		c, err := sd.NewUserConnectionContext(ctx)
+		c, err := dial(ctx, sd.NewUserConnectionContext)
 		if err == nil {
 			return c, "user", nil
 		}
@@ -86,11 +86,44 @@ func probeSystemd(ctx context.Context) (string, error) {
 func connectBus(ctx context.Context, bus string) (*sd.Conn, error) {
 	switch bus {
 	case "system":
-		return sd.NewSystemConnectionContext(ctx)
+		return dial(ctx, sd.NewSystemConnectionContext)
 	case "user":
-		return sd.NewUserConnectionContext(ctx)
+		return dial(ctx, sd.NewUserConnectionContext)
 	}
 	return nil, fmt.Errorf("unknown bus %q", bus)
+}
+
+// dial opens a connection whose life is not tied to ctx. The D-Bus
+// library closes a connection when the context it was dialled with ends;
+// a scope's connection must outlive the call that created the scope (a
+// command's ctx, a test's), or the teardown that comes later could not
+// stop the unit. ctx still bounds the wait: if it ends first, dial returns
+// its error and the dialling goroutine, which ends with the dial, closes
+// the connection it gets.
+func dial(ctx context.Context, open func(context.Context) (*sd.Conn, error)) (*sd.Conn, error) {
+	type result struct {
+		c   *sd.Conn
+		err error
+	}
+	ch := make(chan result) // unbuffered: a result is either taken or closed
+	abandoned := make(chan struct{})
+	go func() {
+		c, err := open(context.WithoutCancel(ctx))
+		select {
+		case ch <- result{c, err}:
+		case <-abandoned:
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	select {
+	case r := <-ch:
+		return r.c, r.err
+	case <-ctx.Done():
+		close(abandoned)
+		return nil, ctx.Err()
+	}
 }
 
 // scopeContainer is a transient systemd scope, runbox-<id>.scope. The
