@@ -44,7 +44,8 @@ func (d Detection) String() string {
 	var why []string
 	for m := SystemdScope; m > d.Mechanism; m-- {
 		if r, ok := d.Why[m]; ok {
-			why = append(why, fmt.Sprintf("%v: %s", m, r))
+			// One line: joined errors carry newlines.
+			why = append(why, fmt.Sprintf("%v: %s", m, strings.ReplaceAll(r, "\n", "; ")))
 		}
 	}
 	if len(why) > 0 {
