@@ -205,17 +205,24 @@ func (e *Env) deploy(ctx context.Context, bin string) error {
 	if err == nil {
 		return nil
 	}
-	if _, serr := f.Seek(0, io.SeekStart); serr != nil {
-		return err
+	// The engine can cut an exec's stdin short when it is closed quickly,
+	// so the script checks the size it received and a short copy is tried
+	// again.
+	var xerr error
+	for range 3 {
+		if _, serr := f.Seek(0, io.SeekStart); serr != nil {
+			return err
+		}
+		if xerr = e.deployExec(ctx, f, fi.Size()); xerr == nil {
+			return nil
+		}
 	}
-	if xerr := e.deployExec(ctx, f); xerr != nil {
-		return fmt.Errorf("no writable location for the agent: %v; %v", err, xerr)
-	}
-	return nil
+	return fmt.Errorf("no writable location for the agent: %v; %v", err, xerr)
 }
 
-func (e *Env) deployExec(ctx context.Context, r io.Reader) error {
-	script := "cat >" + agentPath + ".tmp && chmod 0755 " + agentPath + ".tmp && mv " + agentPath + ".tmp " + agentPath
+func (e *Env) deployExec(ctx context.Context, r io.Reader, size int64) error {
+	tmp := agentPath + ".tmp"
+	script := fmt.Sprintf(`cat >%[1]s && n=$(wc -c <%[1]s) && [ "$n" -eq %[2]d ] || { echo "received $n of %[2]d bytes" >&2; rm -f %[1]s; exit 1; }; chmod 0755 %[1]s && mv %[1]s %[3]s`, tmp, size, agentPath)
 	x, err := e.cli.ContainerExecCreate(ctx, e.id, container.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, AttachStdin: true, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return err
