@@ -107,30 +107,23 @@ func mustRun(t *testing.T, env envs.Environment, shell string) *envs.Result {
 	return res
 }
 
-// TestConformance_Debian runs the contract suite through the agent in the
-// Debian image: everything local guarantees holds inside the container.
-func TestConformance_Debian(t *testing.T) {
-	engine(t, debianImage)
-	envtest.Run(t, func(t *testing.T) envs.Environment {
-		env := open(t, docker.Options{Image: debianImage})
-		if fb := env.Fallback(); fb != "" {
-			t.Fatalf("agent not used: %s", fb)
-		}
-		return env
-	})
-}
-
-// TestConformance_Busybox runs the suite in an image without bash: the
-// static agent needs nothing from the image and local falls back to sh.
-func TestConformance_Busybox(t *testing.T) {
-	engine(t, busyboxImage)
-	envtest.Run(t, func(t *testing.T) envs.Environment {
-		env := open(t, docker.Options{Image: busyboxImage})
-		if fb := env.Fallback(); fb != "" {
-			t.Fatalf("agent not used: %s", fb)
-		}
-		return env
-	})
+// TestConformance runs the contract suite through the agent: in the
+// Debian image everything local guarantees holds inside the container; in
+// the busybox image (no bash) the static agent needs nothing from the
+// image and local falls back to sh.
+func TestConformance(t *testing.T) {
+	for _, image := range []string{debianImage, busyboxImage} {
+		t.Run(image, func(t *testing.T) {
+			engine(t, image)
+			envtest.Run(t, func(t *testing.T) envs.Environment {
+				env := open(t, docker.Options{Image: image})
+				if fb := env.Fallback(); fb != "" {
+					t.Fatalf("agent not used: %s", fb)
+				}
+				return env
+			})
+		})
+	}
 }
 
 // TestEnv_ExecFallback checks the degraded path: without the agent,
