@@ -15,6 +15,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
+	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
@@ -42,6 +43,11 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	// Every Env closes its agent stream and engine client with it.
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
