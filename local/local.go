@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
@@ -136,7 +138,7 @@ func New(opts Options) (*Env, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("local: working directory %s: %w", dir, errNotDir(err))
 	}
-	stateDir, err := os.MkdirTemp("", "runbox-session-*")
+	stateDir, err := os.MkdirTemp(stateParent(), "runbox-session-*")
 	if err != nil {
 		return nil, fmt.Errorf("local: session state dir: %w", err)
 	}
@@ -157,6 +159,17 @@ func New(opts Options) (*Env, error) {
 		running:   map[*process]struct{}{},
 		stateRefs: map[string]int{},
 	}, nil
+}
+
+// stateParent is where session state lives: memory-backed /dev/shm when
+// there is one (every command writes its state anew, and on a disk
+// filesystem those small writes cost more than the shell itself), else
+// the temporary directory. The session directory itself is private (0700).
+func stateParent() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && unix.Access("/dev/shm", unix.W_OK) == nil {
+		return "/dev/shm"
+	}
+	return os.TempDir()
 }
 
 func errNotDir(err error) error {
