@@ -52,7 +52,11 @@ type Approval struct {
 
 // DockerConf configures the docker backend.
 type DockerConf struct {
-	Image string `yaml:"image"`
+	Image        string `yaml:"image"`
+	AgentBinary  string `yaml:"agent_binary"`
+	Task         string `yaml:"task"`
+	Persistent   bool   `yaml:"persistent"`
+	ReadOnlyRoot bool   `yaml:"read_only_root"`
 }
 
 // Default is the configuration with nothing set by the user.

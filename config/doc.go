@@ -31,6 +31,10 @@
 //	  relax_without_host_access: false  # backends without host access skip the ask tier
 //	docker:
 //	  image: ""               # default image for the docker backend
+//	  agent_binary: ""        # static runbox to copy in ("" = next to runbox, itself, or built)
+//	  task: ""                # the task a persistent container is kept for
+//	  persistent: false       # keep and reuse the task's container instead of removing it
+//	  read_only_root: false   # read-only root filesystem (/tmp stays writable)
 //
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,

@@ -121,21 +121,24 @@ func (e *Env) buildAgent(ctx context.Context, arch string) (string, error) {
 		root = findModule()
 	}
 	if root == "" {
+		// No source here: an agent built from it earlier still serves (an
+		// incompatible one is refused by the handshake, with its version).
+		if cached, err := agentCachePath(arch); err == nil && checkStatic(cached, arch) == nil {
+			return cached, nil
+		}
 		return "", fmt.Errorf("no static runbox for linux/%s: none next to the binary and no source tree to build one", arch)
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("no static runbox for linux/%s and no go tool to build one", arch)
 	}
-	cache, err := os.UserCacheDir()
+	out, err := agentCachePath(arch)
 	if err != nil {
-		cache = os.TempDir()
+		return "", err
 	}
-	dir := filepath.Join(cache, "runbox", "agent")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return "", fmt.Errorf("agent build dir: %w", err)
 	}
-	out := filepath.Join(dir, "runbox-linux-"+arch)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-o", out+".tmp", "./cmd/runbox")
@@ -148,6 +151,15 @@ func (e *Env) buildAgent(ctx context.Context, arch string) (string, error) {
 		return "", err
 	}
 	return out, nil
+}
+
+// agentCachePath is where an agent built on demand for arch is kept.
+func agentCachePath(arch string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	return filepath.Join(cache, "runbox", "agent", "runbox-linux-"+arch), nil
 }
 
 // findModule walks up from the working directory to runbox's go.mod.

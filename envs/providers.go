@@ -38,9 +38,10 @@ type Provider struct {
 	// Check says whether the backend can work on this machine (a docker
 	// engine reachable, credentials present). Nil means always ready.
 	Check func(ctx context.Context) error
-	// Capabilities reports what an environment of this backend would
-	// enforce, without opening one. Nil means unknown until opened.
-	Capabilities func(ctx context.Context) Capabilities
+	// Capabilities reports what an environment of this backend opened
+	// with spec would enforce, without opening one. Nil means unknown
+	// until opened.
+	Capabilities func(ctx context.Context, spec Spec) Capabilities
 }
 
 // Providers is the provider table: backend name → factory and requirement

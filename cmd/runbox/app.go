@@ -124,7 +124,7 @@ func (a *app) newProviders() *envs.Providers {
 		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
 			return a.openLocal(spec)
 		},
-		Capabilities: func(ctx context.Context) envs.Capabilities {
+		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
 			env, err := a.openLocal(envs.Spec{})
 			if err != nil {
 				return nil

@@ -35,21 +35,26 @@ func (a *app) registerDocker(t *envs.Providers) {
 			a.log.Debug("docker engine", "version", v.Version, "api", v.APIVersion, "negotiated", cli.ClientVersion())
 			return nil
 		},
-		Capabilities: func(ctx context.Context) envs.Capabilities {
-			return docker.Capabilities(a.dockerOptions(envs.Spec{}))
+		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
+			return docker.Capabilities(a.dockerOptions(spec))
 		},
 	})
 }
 
 func (a *app) dockerOptions(spec envs.Spec) docker.Options {
 	return docker.Options{
-		Image:     firstNonEmpty(spec.Image, a.cfg.Docker.Image),
-		Dir:       spec.Dir,
-		Env:       spec.Env,
-		Limits:    envs.Limits{MemoryBytes: spec.Limits.MemoryBytes, CPUs: spec.Limits.CPUs},
-		PidsLimit: spec.Limits.Pids, // zero: the backend's default cap
-		Network:   spec.Network,
-		Progress:  a.stderr,
-		Logger:    a.log,
+		Image:        firstNonEmpty(spec.Image, a.cfg.Docker.Image),
+		AgentBinary:  a.cfg.Docker.AgentBinary,
+		Task:         a.cfg.Docker.Task,
+		Persistent:   a.cfg.Docker.Persistent,
+		ReadOnlyRoot: a.cfg.Docker.ReadOnlyRoot,
+		Workspace:    spec.Settings["workspace"],
+		Dir:          spec.Dir,
+		Env:          spec.Env,
+		Limits:       envs.Limits{MemoryBytes: spec.Limits.MemoryBytes, CPUs: spec.Limits.CPUs},
+		PidsLimit:    spec.Limits.Pids, // zero: the backend's default cap
+		Network:      spec.Network,
+		Progress:     a.stderr,
+		Logger:       a.log,
 	}
 }

@@ -72,3 +72,24 @@ func TestRunDocker_BadImage(t *testing.T) {
 		t.Fatalf("exit %d stderr %q; want 125 naming the image", code, stderr)
 	}
 }
+
+// TestRunDocker_Workspace: --workspace shows the current directory at
+// /workspace, and the command starts there.
+func TestRunDocker_Workspace(t *testing.T) {
+	const image = "runbox-test-debian:bookworm"
+	needDocker(t, image)
+	// From inside the source tree first, so the agent is built (or found)
+	// before the test leaves it.
+	if _, stderr, code := cli(t, "", nil, "run", "--backend", "docker", "--image", image, "--", "true"); code != 0 {
+		t.Fatalf("warm-up: exit %d: %s", code, stderr)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/hello.txt", []byte("from the host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	out, stderr, code := cli(t, "", nil, "run", "--backend", "docker", "--image", image, "--workspace", "--", "pwd; cat hello.txt")
+	if code != 0 || out != "/workspace\nfrom the host\n" {
+		t.Fatalf("exit %d, out %q, stderr %q", code, out, stderr)
+	}
+}

@@ -67,7 +67,7 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 			}
 		}
 		if pr.Ready && p.Capabilities != nil {
-			pr.Capabilities = p.Capabilities(ctx)
+			pr.Capabilities = p.Capabilities(ctx, envs.Spec{})
 		}
 		rep.Providers = append(rep.Providers, pr)
 	}

@@ -66,12 +66,12 @@ func (a *app) authorize(ctx context.Context, command, backend string, hostAccess
 // hostAccess reports whether backend's commands can touch this machine
 // (the gate may relax its ask tier for backends that cannot). Unknown
 // backends and unknown capabilities count as host access: the safe side.
-func (a *app) hostAccess(ctx context.Context, backend string) bool {
+func (a *app) hostAccess(ctx context.Context, backend string, spec envs.Spec) bool {
 	p, err := a.providers.Lookup(backend)
 	if err != nil || p.Capabilities == nil {
 		return true
 	}
-	caps := p.Capabilities(ctx)
+	caps := p.Capabilities(ctx, spec)
 	return caps == nil || caps.State(envs.CapHostAccess) != envs.Unsupported
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,7 @@ type runOptions struct {
 	outputLimit int
 	limits      limitFlags
 	network     string
+	workspace   bool
 	args        []string
 }
 
@@ -72,6 +74,7 @@ command gate refused the command.`,
 	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept with --json (default from config)")
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
+	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends; the gate then treats the backend as having host access)")
 	return cmd
 }
 
@@ -87,7 +90,14 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		return err
 	}
 	spec := envs.Spec{Dir: opts.cwd, Image: firstNonEmpty(opts.image, a.cfg.Docker.Image), Limits: limits, Network: opts.network}
-	if err := a.authorize(ctx, shell, backend, a.hostAccess(ctx, backend)); err != nil {
+	if opts.workspace {
+		wd, err := os.Getwd()
+		if err != nil {
+			return errorf("--workspace: %v", err)
+		}
+		spec.Settings = map[string]string{"workspace": wd}
+	}
+	if err := a.authorize(ctx, shell, backend, a.hostAccess(ctx, backend, spec)); err != nil {
 		return err
 	}
 	environment, err := a.providers.Open(ctx, backend, spec)
@@ -223,6 +233,11 @@ func textOrBase64(s string) (string, string) {
 func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
 	c.SeparateStreams = c.PTY == nil
 	p, err := env.Start(ctx, c)
+	if errors.Is(err, envs.ErrUnsupported) {
+		// A backend without streaming (the docker exec fallback) still
+		// runs the command; its output comes when it ends.
+		return runCollected(ctx, a, env, c)
+	}
 	if err != nil {
 		return err
 	}
@@ -244,13 +259,33 @@ func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Comm
 	if ctx.Err() != nil {
 		st, _ = envs.StatusFromContext(ctx)
 	}
+	reportEnd(a, c, st)
+	if err := st.Err(); err != nil {
+		return quietError{err}
+	}
+	return nil
+}
+
+// reportEnd tells the user why a command ended, when runbox ended it.
+func reportEnd(a *app, c envs.Command, st envs.ExitStatus) {
 	switch {
 	case st.TimedOut:
 		fmt.Fprintf(a.stderr, "runbox: command timed out after %v; its process tree was killed\n", c.Timeout)
 	case st.KilledBy == termination.LimitMemory || st.KilledBy == termination.LimitPids:
 		fmt.Fprintf(a.stderr, "runbox: command killed by the %s\n", strings.ReplaceAll(st.KilledBy, "-", " "))
 	}
-	if err := st.Err(); err != nil {
+}
+
+// runCollected runs c to completion and then prints its output.
+func runCollected(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
+	res, err := env.Run(ctx, c)
+	if err != nil {
+		return err
+	}
+	io.WriteString(a.stdout, res.Output)
+	io.WriteString(a.stderr, res.Stderr)
+	reportEnd(a, c, res.ExitStatus)
+	if err := res.Err(); err != nil {
 		return quietError{err}
 	}
 	return nil
