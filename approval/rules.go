@@ -70,8 +70,9 @@ var rules = []Rule{
 		Args:        []string{reRecursive, `(^| )` + reSystemPath + `( |$)`},
 		Match: []string{"rm -rf /", "rm -fr /etc", "sudo rm -rf --no-preserve-root /", "rm -rf ~", `rm -rf "${HOME}"`,
 			"rm -r /home/*", "/bin/rm -rf /usr/", "rm -rf /./", "rm -R -f //", "rm -rf ~/..", "rm --recursive /var",
-			"rm -rf /home/$USER"},
-		NoMatch: []string{"rm -rf /tmp", "rm -rf ./build", "rm -rf /home/user/x", "rm /etc/hosts", "rm -rf /....", "echo rm -rf /"},
+			"rm -rf /home/$USER", "cd / && rm -rf *", "cd ~ && rm -rf .", "cd; rm -rf ./*", "cd /etc && rm -rf ."},
+		NoMatch: []string{"rm -rf /tmp", "rm -rf ./build", "rm -rf /home/user/x", "rm /etc/hosts", "rm -rf /....", "echo rm -rf /",
+			"cd build && rm -rf *", "cd /tmp/work && rm -rf ./*", "cd / && cd /tmp/x && rm -rf *"},
 	},
 	{
 		ID: "find-delete-root", Tier: Hardline,

@@ -63,6 +63,7 @@ type analyzer struct {
 	writes   []scriptWrite
 	executed []string // files run as scripts or programs by path
 	chmodX   []string // files made executable
+	cwd      string   // directory of a literal cd seen before, canonical; "" unknown
 }
 
 // analyze returns every command and fact in src, which must be normalised.
@@ -86,7 +87,40 @@ func (a *analyzer) add(c command) {
 		a.cmds = append(a.cmds, command{name: factTooComplex})
 		return
 	}
+	a.followDir(&c)
 	a.cmds = append(a.cmds, c)
+}
+
+// followDir tracks literal `cd DIR` in the order commands are seen, and
+// gives the arguments that name the whole current directory (".", "*",
+// "./*" …) that directory's path: `cd / && rm -rf *` deletes /, and
+// `cd ~ && rm -rf .` the home directory. A cd whose target is not known
+// forgets the directory. It only ever makes a verdict stricter.
+func (a *analyzer) followDir(c *command) {
+	switch c.name {
+	case "cd", "pushd":
+		a.cwd = ""
+		switch {
+		case len(c.args) == 0:
+			a.cwd = "~"
+		case len(c.args) == 1:
+			if p, ok := canonicalPath(c.args[0]); ok {
+				a.cwd = p
+			}
+		}
+		return
+	}
+	if a.cwd == "" {
+		return
+	}
+	for i, s := range c.args {
+		switch s {
+		case ".", "./", "*", "./*", ".*", "./.*":
+			if p, ok := canonicalPath(path.Join(a.cwd, s)); ok {
+				c.args[i] = p
+			}
+		}
+	}
 }
 
 func (a *analyzer) fact(name string, via []string, args ...string) {
