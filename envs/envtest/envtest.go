@@ -44,6 +44,7 @@ func Run(t *testing.T, open Factory) {
 		{"TreeKill", testTreeKill},
 		{"StreamingProcess", testStreaming},
 		{"Concurrency", testConcurrency},
+		{"FileTransfer", testFileTransfer},
 		{"Closed", testClosed},
 	}
 	for _, tc := range tests {
@@ -373,6 +374,38 @@ func testConcurrency(t *testing.T, env envs.Environment) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// testFileTransfer round-trips bytes that are not text through PutFile and
+// GetFile, and checks that the file is there for commands too.
+func testFileTransfer(t *testing.T, env envs.Environment) {
+	ft, ok := env.(envs.FileTransfer)
+	if !ok || env.Capabilities().State(envs.CapFileTransfer) == envs.Unsupported {
+		t.Skip("backend does not transfer files")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), hang)
+	defer cancel()
+	dir := fmt.Sprintf("/tmp/runbox-envtest-%d", time.Now().UnixNano())
+	defer run(t, env, sh("rm -rf "+dir))
+	data := bytes.Repeat([]byte("a\x00\xff\n"), 100000)
+	if err := ft.PutFile(ctx, dir+"/sub/f.bin", bytes.NewReader(data), 0o640); err != nil {
+		t.Fatalf("PutFile: %v", err)
+	}
+	rc, err := ft.GetFile(ctx, dir+"/sub/f.bin")
+	if err != nil {
+		t.Fatalf("GetFile: %v", err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("GetFile returned %d bytes (%v); want the %d put", len(got), err, len(data))
+	}
+	if res := run(t, env, sh("wc -c < "+dir+"/sub/f.bin")); strings.TrimSpace(res.Output) != fmt.Sprint(len(data)) {
+		t.Errorf("commands see %q bytes; want %d", res.Output, len(data))
+	}
+	if _, err := ft.GetFile(ctx, dir+"/missing"); !errors.Is(err, envs.ErrNotFound) {
+		t.Errorf("GetFile of a missing file = %v; want ErrNotFound", err)
 	}
 }
 
