@@ -158,6 +158,12 @@ func TestContainer_ForkStormPidsLimit(t *testing.T) {
 // container reports memory-limit.
 func TestContainer_MemoryHogReported(t *testing.T) {
 	eachMechanism(t, func(t *testing.T, m Mechanism) {
+		if d := Detect(t.Context()); m == SystemdScope && d.V1["memory"] != "" {
+			// systemd removes an emptied scope at once and only reports
+			// OOM kills through cgroup v2, so NewContainer does not pick a
+			// scope for memory limits here (TestNewContainer_MemoryLimitAvoidsV1Scope).
+			t.Skip("systemd cannot report OOM kills in a v1 memory hierarchy")
+		}
 		c := newTestContainer(t, m, envs.Limits{MemoryBytes: 64 << 20})
 		s := start(t, spec{helper: "memhog", c: c})
 		err := s.wait(t)
@@ -454,4 +460,31 @@ func cgroupMechanism(t *testing.T) Mechanism {
 		skipOrFail(t, "needs a cgroup mechanism: "+d.String())
 	}
 	return d.Usable[i]
+}
+
+// With a memory limit on a host whose memory controller is cgroup v1, the
+// container is one of runbox's own cgroups, not a systemd scope, so an OOM
+// kill is reported (see preferred). Without a memory limit the scope stays
+// first.
+func TestNewContainer_MemoryLimitAvoidsV1Scope(t *testing.T) {
+	d := Detect(t.Context())
+	if !d.Can(SystemdScope) || d.V1["memory"] == "" {
+		t.Skip("needs systemd and a v1 memory controller (the systemd container of scripts/systemd)")
+	}
+	c, err := NewContainer(t.Context(), fmt.Sprintf("test-%d-memv1", os.Getpid()), envs.Limits{MemoryBytes: 64 << 20}, WithDetection(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Remove(context.Background())
+	if c.Mechanism() == SystemdScope {
+		t.Fatalf("memory-limited container is a systemd scope on a v1 memory host")
+	}
+	c2, err := NewContainer(t.Context(), fmt.Sprintf("test-%d-nolimit", os.Getpid()), envs.Limits{}, WithDetection(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Remove(context.Background())
+	if c2.Mechanism() != SystemdScope {
+		t.Errorf("unlimited container is %v; want a systemd scope", c2.Mechanism())
+	}
 }

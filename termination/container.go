@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -329,7 +330,7 @@ func NewContainer(ctx context.Context, id string, limits envs.Limits, opts ...Co
 		cfg.det = &d
 	}
 	d := *cfg.det
-	candidates := d.Usable
+	candidates := preferred(d, limits)
 	if cfg.forced {
 		if !d.Can(cfg.mech) {
 			return nil, fmt.Errorf("termination: %v: %s: %w", cfg.mech, d.Why[cfg.mech], envs.ErrUnsupported)
@@ -348,6 +349,26 @@ func NewContainer(ctx context.Context, id string, limits envs.Limits, opts ...Co
 		errs = append(errs, fmt.Errorf("%v: %w", m, err))
 	}
 	return nil, fmt.Errorf("termination: no container for %s: %w", id, errors.Join(errs...))
+}
+
+// preferred orders the usable mechanisms for limits. With a memory limit
+// on a host whose memory controller is cgroup v1 (hybrid or legacy), a
+// systemd scope comes after runbox's own cgroups: systemd tracks OOM kills
+// only through cgroup v2's memory.events and removes an emptied scope at
+// once, taking the v1 counters with it, so an OOM kill could go
+// unreported. runbox's own cgroups stay until Remove.
+func preferred(d Detection, limits envs.Limits) []Mechanism {
+	if limits.MemoryBytes == 0 || d.V1["memory"] == "" || !d.Can(SystemdScope) {
+		return d.Usable
+	}
+	out := make([]Mechanism, 0, len(d.Usable))
+	for _, m := range d.Usable {
+		if m != SystemdScope {
+			out = append(out, m)
+		}
+	}
+	// Still a fallback before plain process groups.
+	return slices.Insert(out, len(out)-1, SystemdScope)
 }
 
 func newContainer(ctx context.Context, m Mechanism, id string, limits envs.Limits, d Detection) (Container, error) {
