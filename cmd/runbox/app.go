@@ -61,9 +61,10 @@ func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "runbox",
 		Short: "Run shell commands for AI agents in sandboxed environments",
-		Long: `runbox runs shell commands for AI agents on this machine, in containers or on
-remote hosts, with timeouts, bounded output, whole-tree teardown, a scrubbed
-child environment and a command gate that stops dangerous commands first.`,
+		Long: `runbox runs shell commands for AI agents, on this machine or in containers,
+with timeouts, bounded output, whole-tree teardown, a scrubbed child
+environment, durable background jobs, and a command gate that stops dangerous
+commands first.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

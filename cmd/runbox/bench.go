@@ -54,7 +54,10 @@ func newBenchCommand(a *app) *cobra.Command {
 		Short: "Measure runbox against a plain baseline in the same run",
 		Long: `Measure runbox's overheads, each against a baseline measured in the same run:
 a command through the local backend versus a bare "bash -c"; the command gate's
-checks per second versus parsing alone.`,
+checks per second versus parsing alone; output throughput into a background
+job versus cat to /dev/null, and the cost of 1,000 idle jobs; a command through
+the docker backend versus "docker exec", and container creation to first
+command versus "docker run -d" + "docker exec" (when an engine answers).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd.Context(), a, &opts)

@@ -208,3 +208,20 @@ func TestRun_JSONBinary(t *testing.T) {
 		t.Fatalf("binary output = %q (%s); want base64 of a\\xff\\x00b", res.Output, res.OutputEncoding)
 	}
 }
+
+// TestHelp_Golden keeps the help text a user reads under review: a change
+// to a flag or a description shows as a diff of testdata/help-*.golden
+// (regenerate with -update).
+func TestHelp_Golden(t *testing.T) {
+	for _, cmd := range [][]string{{"--help"}, {"run", "--help"}, {"start", "--help"}, {"check", "--help"}} {
+		out, _, code := cli(t, "", nil, cmd...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d", cmd, code)
+		}
+		name := "help-root.golden"
+		if cmd[0] != "--help" {
+			name = "help-" + cmd[0] + ".golden"
+		}
+		golden(t, name, out)
+	}
+}
