@@ -29,6 +29,10 @@ const (
 	agentPath = agentDir + "/runbox"
 )
 
+// AgentPath is where the runbox binary lives inside a container with the
+// agent: a command can run runbox itself there (its job daemon, say).
+const AgentPath = agentPath
+
 // connectLocked deploys and starts the agent, or falls back to the exec
 // API when it cannot run there, saying why in e.fallback.
 func (e *Env) connectLocked(ctx context.Context) (backend, error) {

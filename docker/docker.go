@@ -53,6 +53,11 @@ type Options struct {
 	// (starting it again if it was stopped) on the next New with the same
 	// Task and Owner. False means ephemeral: Close removes it.
 	Persistent bool
+	// KeepRunning, with Persistent, leaves the container running at Close
+	// (the agent session ends; what the container runs goes on), so
+	// background jobs inside it outlive the process that started them.
+	// False stops a persistent container at Close.
+	KeepRunning bool
 	// Dir is the initial working directory in the container. Empty means
 	// the image's, or / when the image sets none.
 	Dir string
@@ -209,7 +214,7 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 	e.recreated = false // the first setup is a creation, not a recreation
 	e.mu.Unlock()
 	if err != nil {
-		e.teardown(context.WithoutCancel(ctx), true)
+		e.teardown(context.WithoutCancel(ctx), true, false)
 		return nil, err
 	}
 	return e, nil
@@ -409,10 +414,10 @@ func (e *Env) Close(ctx context.Context) error {
 	}
 	e.closed = true
 	e.mu.Unlock()
-	return e.teardown(ctx, !e.opts.Persistent)
+	return e.teardown(ctx, !e.opts.Persistent, e.opts.Persistent && e.opts.KeepRunning)
 }
 
-func (e *Env) teardown(ctx context.Context, remove bool) error {
+func (e *Env) teardown(ctx context.Context, remove, keep bool) error {
 	e.mu.Lock()
 	var errs []error
 	if e.be != nil {
@@ -423,12 +428,12 @@ func (e *Env) teardown(ctx context.Context, remove bool) error {
 	e.be, e.agent = nil, nil
 	id := e.id
 	e.mu.Unlock()
-	if id != "" {
-		if remove {
-			errs = append(errs, e.removeContainer(ctx, id))
-		} else {
-			errs = append(errs, e.stopContainer(ctx, id))
-		}
+	switch {
+	case id == "" || keep:
+	case remove:
+		errs = append(errs, e.removeContainer(ctx, id))
+	default:
+		errs = append(errs, e.stopContainer(ctx, id))
 	}
 	e.closeClient()
 	if err := errors.Join(errs...); err != nil {

@@ -85,7 +85,7 @@ commands first.`,
 		newCheckCommand(a),
 		newAgentCommand(a),
 	)
-	root.AddCommand(newJobCommands(a)...)
+	root.AddCommand(a.withJobTargets(newJobCommands(a))...)
 	return root
 }
 

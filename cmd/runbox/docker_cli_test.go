@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -91,5 +92,50 @@ func TestRunDocker_Workspace(t *testing.T) {
 	out, stderr, code := cli(t, "", nil, "run", "--backend", "docker", "--image", image, "--workspace", "--", "pwd; cat hello.txt")
 	if code != 0 || out != "/workspace\nfrom the host\n" {
 		t.Fatalf("exit %d, out %q, stderr %q", code, out, stderr)
+	}
+}
+
+// TestJobsDocker_DurableOutput: a background job in a task's container,
+// driven by separate CLI invocations as from separate shells, keeps its
+// output readable from any offset after the CLI that started it exited,
+// passes its exit code to wait, queues one completion, and is killed with
+// its children.
+func TestJobsDocker_DurableOutput(t *testing.T) {
+	const image = "runbox-test-debian:bookworm"
+	needDocker(t, image)
+	task := fmt.Sprintf("jobs-test-%d", os.Getpid())
+	t.Cleanup(func() {
+		exec.Command("sh", "-c", "docker rm -f $(docker ps -aq --filter label=io.runbox.task="+task+")").Run()
+	})
+	d := func(sub string, rest ...string) []string {
+		return append([]string{sub, "--backend", "docker", "--image", image, "--task", task}, rest...)
+	}
+	out, stderr, code := cli(t, "", nil, d("start", "--notify", "--", "for i in 1 2 3; do echo line $i; sleep 0.2; done; exit 5")...)
+	id := strings.TrimSpace(out)
+	if code != 0 || len(id) != 12 {
+		t.Fatalf("start: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	if out, _, code := cli(t, "", nil, d("wait", "--timeout", "30s", id)...); code != 5 || !strings.Contains(out, "exited 5") {
+		t.Fatalf("wait: exit %d, %q; want 5", code, out)
+	}
+	out, stderr, _ = cli(t, "", nil, d("logs", "--offset", "7", id)...)
+	if out != "line 2\nline 3\n" || !strings.Contains(stderr, "next offset 21") {
+		t.Fatalf("logs --offset 7 = %q (stderr %q)", out, stderr)
+	}
+	out, _, _ = cli(t, "", nil, d("events")...)
+	if strings.Count(out, `"type":"completion"`) != 1 || !strings.Contains(out, id) {
+		t.Fatalf("events = %q; want one completion of %s", out, id)
+	}
+	out, _, _ = cli(t, "", nil, d("start", "--", "nohup sleep 795 >/dev/null 2>&1 & sleep 796")...)
+	id = strings.TrimSpace(out)
+	if out, stderr, code := cli(t, "", nil, d("kill", id)...); code != 0 || !strings.Contains(out, "killed") {
+		t.Fatalf("kill: exit %d, %q %q", code, out, stderr)
+	}
+	if out, _, _ := cli(t, "", nil, d("ps", "-a")...); !strings.Contains(out, id) || !strings.Contains(out, "killed") {
+		t.Fatalf("ps after kill:\n%s", out)
+	}
+	ps, err := exec.Command("sh", "-c", "docker exec $(docker ps -q --filter label=io.runbox.task="+task+") ps -eo args").Output()
+	if err != nil || strings.Contains(string(ps), "sleep 79") {
+		t.Fatalf("left in the container (%v):\n%s", err, ps)
 	}
 }

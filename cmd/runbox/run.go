@@ -232,7 +232,7 @@ func textOrBase64(s string) (string, string) {
 // to stderr, and kills the tree if runbox is interrupted.
 func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
 	c.SeparateStreams = c.PTY == nil
-	p, err := env.Start(ctx, c)
+	st, err := stream(ctx, a, env, c)
 	if errors.Is(err, envs.ErrUnsupported) {
 		// A backend without streaming (the docker exec fallback) still
 		// runs the command; its output comes when it ends.
@@ -240,6 +240,21 @@ func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Comm
 	}
 	if err != nil {
 		return err
+	}
+	reportEnd(a, c, st)
+	if err := st.Err(); err != nil {
+		return quietError{err}
+	}
+	return nil
+}
+
+// stream starts c, copies its output to runbox's stdout and stderr as it
+// comes, and kills its tree if runbox is interrupted (the status is then
+// 130, or 128+n for the signal runbox received).
+func stream(ctx context.Context, a *app, env envs.Environment, c envs.Command) (envs.ExitStatus, error) {
+	p, err := env.Start(ctx, c)
+	if err != nil {
+		return envs.ExitStatus{}, err
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { io.Copy(a.stdout, p.Output()) })
@@ -254,16 +269,12 @@ func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Comm
 	st, err := p.Wait(context.WithoutCancel(ctx))
 	wg.Wait()
 	if err != nil {
-		return err
+		return st, err
 	}
 	if ctx.Err() != nil {
 		st, _ = envs.StatusFromContext(ctx)
 	}
-	reportEnd(a, c, st)
-	if err := st.Err(); err != nil {
-		return quietError{err}
-	}
-	return nil
+	return st, nil
 }
 
 // reportEnd tells the user why a command ended, when runbox ended it.
