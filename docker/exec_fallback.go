@@ -45,11 +45,17 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		return nil, err
 	}
 	pidFile := "/tmp/.runbox-exec-" + randomID() + ".pid"
+	// The engine copies stdout and stderr in separate streams whose frames
+	// it may reorder; merging them in the container keeps arrival order.
+	merge := ""
+	if !cmd.SeparateStreams {
+		merge = "exec 2>&1; "
+	}
 	var argv []string
 	if cmd.Shell != "" {
-		argv = []string{"/bin/sh", "-c", execShellWrapper, "runbox", pidFile, cmd.Shell}
+		argv = []string{"/bin/sh", "-c", merge + execShellWrapper, "runbox", pidFile, cmd.Shell}
 	} else {
-		argv = append([]string{"/bin/sh", "-c", execArgvWrapper, "runbox", pidFile}, cmd.Args...)
+		argv = append([]string{"/bin/sh", "-c", merge + execArgvWrapper, "runbox", pidFile}, cmd.Args...)
 	}
 	if err := sres.CheckArgv(argv); err != nil {
 		return nil, fmt.Errorf("docker: run: %w", err)
