@@ -21,7 +21,13 @@ func (r *Registry) jobContainer(ctx context.Context, j *job) termination.Contain
 	r.mu.Lock()
 	pids := j.pids
 	r.mu.Unlock()
-	if pids == nil || pids.Container == nil {
+	if pids == nil {
+		return nil
+	}
+	if pids.Container == nil {
+		if pids.Subreaper && pids.Supervisor.Alive() {
+			return supervisorTree{sup: pids.Supervisor}
+		}
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)

@@ -57,7 +57,12 @@
 // If no container can be made, or the command cannot be added to it
 // (the held command is then killed before it ran anything and started
 // again without one), the job runs in its process group only, and
-// pid.json and [Info].Warning say why; [Info].Containment names the
+// pid.json and [Info].Warning say why. The supervisor is then still the
+// job's subreaper (PR_SET_CHILD_SUBREAPER, set before the command starts,
+// in a process that serves this one job): a double-forked setsid child is
+// reparented to it instead of to init, so while the supervisor lives a
+// kill finds the whole tree among its descendants; the supervisor reaps
+// those orphans itself; [Info].Containment names the
 // mechanism otherwise. A job with [StartRequest].Limits is the
 // exception: limits without a container cannot be enforced, so it fails
 // to start instead. Without Limits the container enforces none; it only

@@ -127,6 +127,9 @@ type pidRecord struct {
 	Container *termination.ContainerRef `json:"container,omitempty"`
 	// Warning says why the job has no container, when it has none.
 	Warning string `json:"warning,omitempty"`
+	// Subreaper is true when, without a container, the supervisor adopts
+	// the job's orphans: its live descendants are then the job's tree.
+	Subreaper bool `json:"subreaper,omitempty"`
 }
 
 // exitRecord is exit.json, written by the supervisor after the command

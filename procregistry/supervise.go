@@ -151,6 +151,7 @@ func superviseDetached(dir string) int {
 	}
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
 	s := &supervisor{dir: dir, exited: make(chan struct{})}
+	subreaper := becomeSubreaper() == nil
 	if err := s.start(); err != nil {
 		fr := failRecord{Error: err.Error(), Status: startStatus(err), Time: time.Now()}
 		if werr := writeJSON(filepath.Join(dir, fileStartFail), fr); werr != nil {
@@ -175,6 +176,13 @@ func superviseDetached(dir string) int {
 	if s.cont != nil {
 		ref := s.cont.Ref()
 		pr.Container = &ref
+	} else {
+		pr.Subreaper = subreaper
+	}
+	if subreaper {
+		stopReaping := make(chan struct{})
+		reaped := reapUntil(cmdProc.PID, stopReaping)
+		defer func() { close(stopReaping); <-reaped }()
 	}
 	if err := writeJSON(filepath.Join(dir, filePID), pr); err != nil {
 		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)

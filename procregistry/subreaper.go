@@ -1,0 +1,131 @@
+package procregistry
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/runbox/runbox/termination"
+)
+
+// Where no cgroup or scope can be made (a container without cgroup
+// access, say), the supervisor makes itself the subreaper of its job: a
+// child that double-forks and calls setsid is then reparented to the
+// supervisor rather than to init, so it stays a descendant that /proc can
+// name, and a kill finds it through [supervisorTree]. The supervisor is a
+// process of its own per job, so the process-wide setting touches nothing
+// else; it reaps those orphans itself (the command's own status is left
+// to its Wait).
+
+// becomeSubreaper sets PR_SET_CHILD_SUBREAPER. It is called before the
+// command starts, so no orphan can be born before it holds.
+func becomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// reapUntil reaps adopted orphans (every child but the command) until
+// stop is closed; the returned channel is closed when it has ended.
+func reapUntil(cmdPID int, stop <-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			reapOrphans(cmdPID)
+			select {
+			case <-stop:
+				reapOrphans(cmdPID)
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return done
+}
+
+// reapOrphans collects the exit of every dead child but the command.
+func reapOrphans(cmdPID int) {
+	for _, pid := range ownChildren() {
+		if pid == cmdPID {
+			continue
+		}
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+}
+
+// ownChildren lists this process's children from /proc.
+func ownChildren() []int {
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	var pids []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	return pids
+}
+
+// supervisorTree is a [termination.Container] made of a live supervisor's
+// descendants: with the supervisor as subreaper, that is the command's
+// tree plus every orphan it left. It creates and removes nothing.
+type supervisorTree struct {
+	sup termination.Proc
+}
+
+var _ termination.Container = supervisorTree{}
+
+func (t supervisorTree) Mechanism() termination.Mechanism { return termination.ProcessGroup }
+
+func (t supervisorTree) Add(int) error {
+	return errors.New("procregistry: a supervisor's tree takes no members")
+}
+
+func (t supervisorTree) procs() []termination.Proc {
+	if !t.sup.Alive() {
+		return nil
+	}
+	ps, _ := termination.Descendants(t.sup.PID)
+	return ps
+}
+
+func (t supervisorTree) Procs() ([]int, error) {
+	var pids []int
+	for _, p := range t.procs() {
+		pids = append(pids, p.PID)
+	}
+	return pids, nil
+}
+
+func (t supervisorTree) Empty() (bool, error) { return len(t.procs()) == 0, nil }
+
+// Kill SIGKILLs every descendant, each checked against its start time.
+func (t supervisorTree) Kill(context.Context) error {
+	var errs []error
+	for _, p := range t.procs() {
+		if err := p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, termination.ErrGone) && !errors.Is(err, termination.ErrRecycled) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (t supervisorTree) Remove(context.Context) error { return nil }
+func (t supervisorTree) LimitEvent() string           { return "" }
+func (t supervisorTree) Ref() termination.ContainerRef {
+	return termination.ContainerRef{Mechanism: termination.ProcessGroup}
+}
