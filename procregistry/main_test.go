@@ -16,6 +16,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/local"
+
+	"github.com/runbox/runbox/envs/envtest"
 )
 
 // The test binary plays three parts, picked by its first argument:
@@ -158,16 +160,10 @@ func ofType(evs []Event, typ EventType) []Event {
 	return out
 }
 
-// eventually polls cond until it holds or d passes.
+// eventually is envtest.Eventually.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		<-time.After(5 * time.Millisecond) // poll interval, bounded by deadline
-	}
+	envtest.Eventually(t, d, what, cond)
 }
 
 func logText(t *testing.T, r *Registry, id string) string {

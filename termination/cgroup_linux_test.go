@@ -106,11 +106,7 @@ func TestKillTree_ContainerScenarios(t *testing.T) {
 				}
 				s.wait(t)
 				assertGone(t, s.all()...)
-				for _, dir := range containerDirs(c) {
-					if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-						t.Errorf("cgroup %s still exists after KillTree (%v)", dir, err)
-					}
-				}
+				assertRemoved(t, c)
 			})
 		}
 	})
@@ -360,11 +356,7 @@ func TestOpenContainer_KillTreeFromRef(t *testing.T) {
 		}
 		s.wait(t)
 		assertGone(t, s.all()...)
-		for _, dir := range containerDirs(c) {
-			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("cgroup %s still exists after KillTree (%v)", dir, err)
-			}
-		}
+		assertRemoved(t, c)
 		gone := reopen(t, c)
 		if e, err := gone.Empty(); !e || err != nil {
 			t.Errorf("Empty() of a gone container = %v, %v; want true, nil", e, err)
@@ -486,5 +478,15 @@ func TestNewContainer_MemoryLimitAvoidsV1Scope(t *testing.T) {
 	defer c2.Remove(context.Background())
 	if c2.Mechanism() != SystemdScope {
 		t.Errorf("unlimited container is %v; want a systemd scope", c2.Mechanism())
+	}
+}
+
+// assertRemoved checks that KillTree removed c's cgroups.
+func assertRemoved(t *testing.T, c Container) {
+	t.Helper()
+	for _, dir := range containerDirs(c) {
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("cgroup %s still exists after KillTree (%v)", dir, err)
+		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/runbox/runbox/envs/envtest"
 )
 
 // helperEnv marks a run of the test binary as a helper process; its value
@@ -287,14 +289,8 @@ func assertGone(t *testing.T, ps ...Proc) {
 	}
 }
 
-// eventually polls cond until it holds or d passes.
+// eventually is envtest.Eventually.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		<-time.After(5 * time.Millisecond) // poll interval, bounded by deadline
-	}
+	envtest.Eventually(t, d, what, cond)
 }
