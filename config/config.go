@@ -23,6 +23,7 @@ type Config struct {
 	Spawn       SpawnConf  `yaml:"spawn"`
 	Approval    Approval   `yaml:"approval"`
 	Docker      DockerConf `yaml:"docker"`
+	Jobs        JobsConf   `yaml:"jobs"`
 
 	// Path is the file the configuration was read from ("" if none).
 	Path string `yaml:"-"`
@@ -48,6 +49,14 @@ type Approval struct {
 	Allow                  []string `yaml:"allow"`
 	Deny                   []string `yaml:"deny"`
 	RelaxWithoutHostAccess bool     `yaml:"relax_without_host_access"`
+}
+
+// JobsConf configures the background-job registry.
+type JobsConf struct {
+	// Retention is how long a finished job is kept; 0 means 24h.
+	Retention Duration `yaml:"retention"`
+	// MaxFinished is how many finished jobs are kept at most; 0 means 200.
+	MaxFinished int `yaml:"max_finished"`
 }
 
 // DockerConf configures the docker backend.
@@ -129,6 +138,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s: approval.mode must be manual or off, got %q", where, c.Approval.Mode)
 	case c.Limits.Pids < 0 || c.Limits.CPUs < 0 || c.Limits.Memory < 0:
 		return fmt.Errorf("config: %s: limits must be >= 0", where)
+	case c.Jobs.Retention < 0 || c.Jobs.MaxFinished < 0:
+		return fmt.Errorf("config: %s: jobs.retention and jobs.max_finished must be >= 0", where)
 	}
 	return nil
 }

@@ -55,6 +55,8 @@ func TestLoad_Errors(t *testing.T) {
 		{"approval: [1]\n", []string{"approval must be a mapping"}},
 		{"approval:\n  mode: yolo\n", []string{"approval.mode"}},
 		{"contain: maybe\n", []string{`key "contain"`, "true or false"}},
+		{"jobs:\n  retention: forever\n", []string{`key "jobs.retention"`, "duration"}},
+		{"jobs:\n  max_finished: -1\n", []string{"jobs.max_finished"}},
 	}
 	for _, c := range cases {
 		p := write(t, c.body)

@@ -29,6 +29,9 @@
 //	  allow: []               # globs on the command, or rule ids, that never ask
 //	  deny: []                # globs or rule ids that are always refused
 //	  relax_without_host_access: false  # backends without host access skip the ask tier
+//	jobs:
+//	  retention: 24h          # how long finished background jobs are kept
+//	  max_finished: 200       # how many finished jobs are kept at most
 //	docker:
 //	  image: ""               # default image for the docker backend
 //	  agent_binary: ""        # static runbox to copy in ("" = next to runbox, itself, or built)

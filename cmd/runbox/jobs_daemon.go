@@ -183,6 +183,7 @@ func (a *app) openRegistry(state string) (*procregistry.Registry, envs.Environme
 	}
 	reg, err := procregistry.Open(procregistry.Options{
 		Dir: state, Env: env, Supervisor: []string{exe, "__supervise"}, Logger: a.log, Grace: grace,
+		Retention: time.Duration(a.cfg.Jobs.Retention), MaxFinished: a.cfg.Jobs.MaxFinished,
 	})
 	if err != nil {
 		env.Close(context.Background())
