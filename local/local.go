@@ -90,7 +90,9 @@ type Env struct {
 	detected   termination.Detection
 }
 
-// detection probes the host's containment mechanisms once.
+// detection probes the host's containment mechanisms once; every command's
+// container is chosen from it, so no command pays for a new probe (a
+// D-Bus round trip on systemd hosts).
 func (e *Env) detection() termination.Detection {
 	e.detectOnce.Do(func() { e.detected = termination.Detect(context.Background()) })
 	return e.detected

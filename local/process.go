@@ -111,7 +111,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	}
 	var gateR, gateW *os.File
 	if !e.opts.NoContainment || !limits.IsZero() {
-		cont, cerr := termination.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), limits)
+		cont, cerr := termination.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), limits, termination.WithDetection(e.detection()))
 		if cerr != nil {
 			if !limits.IsZero() {
 				return nil, nil, fmt.Errorf("local: limits requested but no container: %w", cerr)
