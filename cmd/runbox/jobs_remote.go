@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -80,7 +79,8 @@ func (a *app) forwardJob(cmd *cobra.Command, args []string, t *jobTarget) error 
 	if env.Fallback() != "" {
 		return errorf("--backend docker: jobs need runbox inside the container: %s", env.Fallback())
 	}
-	return relay(ctx, a, env, envs.Command{Args: argv, SeparateStreams: true})
+	// Streamed like run's output; `write ID -` reads runbox's stdin.
+	return runStreaming(ctx, a, env, envs.Command{Args: argv, Stdin: a.commandStdin()})
 }
 
 // forwardedFlags are the flags the user set on cmd, less the ones that
@@ -101,18 +101,4 @@ func forwardedFlags(cmd *cobra.Command) []string {
 		out = append(out, "--"+f.Name+"="+f.Value.String())
 	})
 	return out
-}
-
-// relay runs c with its output passed through and its exit status as
-// runbox's own.
-func relay(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
-	c.Stdin = a.commandStdin() // write ID - reads runbox's stdin
-	st, err := stream(ctx, a, env, c)
-	if err != nil {
-		return fmt.Errorf("runbox: in the container: %w", err)
-	}
-	if err := st.Err(); err != nil {
-		return quietError{err}
-	}
-	return nil
 }
