@@ -259,6 +259,19 @@ func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error)
 
 // Capabilities reports what this environment enforces.
 func (e *Env) Capabilities() envs.Capabilities {
+	return capabilities(e.bash, !e.opts.NoContainment, e.detection())
+}
+
+// Capabilities reports what an environment opened with opts would
+// enforce, without opening one (no session directory, no goroutine). It
+// probes the host's containment mechanisms, as [termination.Detect] does.
+func Capabilities(ctx context.Context, opts Options) envs.Capabilities {
+	shell, err := findShell(opts.Shell)
+	bash := err == nil && filepath.Base(shell) == "bash"
+	return capabilities(bash, !opts.NoContainment, termination.Detect(ctx))
+}
+
+func capabilities(bash, contain bool, d termination.Detection) envs.Capabilities {
 	caps := envs.Capabilities{
 		envs.CapTreeKill:      {State: envs.Active, Detail: "process group + /proc descendants snapshot, parent first"},
 		envs.CapPTY:           {State: envs.Active},
@@ -270,12 +283,12 @@ func (e *Env) Capabilities() envs.Capabilities {
 		envs.CapSnapshots:     {State: envs.Unsupported},
 		envs.CapDurableOutput: {State: envs.Unsupported, Detail: "use procregistry for durable output"},
 	}
-	if e.bash {
+	if bash {
 		caps[envs.CapSessionState] = envs.CapInfo{State: envs.Active, Detail: "cwd, exports, functions, aliases (bash)"}
 	} else {
 		caps[envs.CapSessionState] = envs.CapInfo{State: envs.Degraded, Detail: "cwd and exports only (no bash)"}
 	}
-	containmentCaps(caps, !e.opts.NoContainment, e.detection())
+	containmentCaps(caps, contain, d)
 	return caps
 }
 

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -183,5 +184,18 @@ func TestEnv_NoFDLeak(t *testing.T) {
 	}
 	if after := count(); after > before+3 {
 		t.Fatalf("open descriptors grew from %d to %d over 100 commands", before, after)
+	}
+}
+
+// TestCapabilities_WithoutOpening: the report made without an environment
+// is the one an opened environment gives.
+func TestCapabilities_WithoutOpening(t *testing.T) {
+	for _, opts := range []local.Options{{}, {NoContainment: true}, {Shell: "sh"}} {
+		env := open(t, opts)
+		got, _ := json.Marshal(local.Capabilities(t.Context(), opts))
+		want, _ := json.Marshal(env.Capabilities())
+		if string(got) != string(want) {
+			t.Errorf("Capabilities(%+v) = %s; want %s", opts, got, want)
+		}
 	}
 }

@@ -126,12 +126,7 @@ func (a *app) newProviders() *envs.Providers {
 			return a.openLocal(spec)
 		},
 		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			env, err := a.openLocal(envs.Spec{})
-			if err != nil {
-				return nil
-			}
-			defer env.Close(ctx)
-			return env.Capabilities()
+			return local.Capabilities(ctx, local.Options{Shell: a.cfg.Shell, NoContainment: !a.cfg.Contain})
 		},
 	})
 	a.registerDocker(t)
