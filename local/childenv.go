@@ -10,7 +10,7 @@ import (
 
 // childEnv builds a command's environment through spawn: the base with
 // secrets stripped, the environment's overlay, then the command's.
-func (e *Env) childEnv(overlay map[string]string) ([]string, error) {
+func (e *Env) childEnv(overlay map[string]string) ([]string, *spawn.Result, error) {
 	merged := maps.Clone(e.opts.Env)
 	if merged == nil {
 		merged = map[string]string{}
@@ -24,7 +24,7 @@ func (e *Env) childEnv(overlay map[string]string) ([]string, error) {
 		Policy:  *e.opts.Spawn,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("local: child environment: %w", err)
+		return nil, nil, fmt.Errorf("local: child environment: %w", err)
 	}
 	// A shell reads BASH_ENV/ENV before the command: a file named there
 	// would run on every call, outside the session state.
@@ -35,5 +35,5 @@ func (e *Env) childEnv(overlay map[string]string) ([]string, error) {
 		}
 		env = append(env, kv)
 	}
-	return env, nil
+	return env, res, nil
 }

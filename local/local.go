@@ -57,6 +57,14 @@ type Options struct {
 	// direct child exited, when a grandchild holds the pipe open. Zero
 	// means 250ms.
 	DrainDelay time.Duration
+	// Subreaper is the argv prefix that runs the runbox binary's
+	// subreaper (for example {"/usr/bin/runbox", subreaper.Command}; see
+	// package termination/subreaper). When it is set, a command that gets
+	// no cgroup or systemd scope runs under it, so a child that calls
+	// setsid and outlives its parent is still torn down. Nil means such a
+	// command runs directly, and tree kill is reported degraded: a
+	// double-forked setsid child escapes it.
+	Subreaper []string
 	// SpillDir is where oversized output is spilled. Empty means
 	// os.TempDir().
 	SpillDir string
@@ -222,7 +230,7 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res = &envs.Result{ExitStatus: st, Cwd: p.cwdAfter, Duration: p.duration, Warnings: p.warnings}
+	res = &envs.Result{ExitStatus: st, Cwd: p.cwdAfter, Duration: p.duration, Warnings: p.warnings, LeftoverKilled: p.leftovers}
 	fillOutput(res, out, errc)
 	return res, nil
 }
@@ -259,7 +267,7 @@ func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error)
 
 // Capabilities reports what this environment enforces.
 func (e *Env) Capabilities() envs.Capabilities {
-	return capabilities(e.bash, !e.opts.NoContainment, e.detection())
+	return capabilities(e.bash, !e.opts.NoContainment, e.opts.Subreaper != nil, e.detection())
 }
 
 // Capabilities reports what an environment opened with opts would
@@ -268,10 +276,10 @@ func (e *Env) Capabilities() envs.Capabilities {
 func Capabilities(ctx context.Context, opts Options) envs.Capabilities {
 	shell, err := findShell(opts.Shell)
 	bash := err == nil && filepath.Base(shell) == "bash"
-	return capabilities(bash, !opts.NoContainment, termination.Detect(ctx))
+	return capabilities(bash, !opts.NoContainment, opts.Subreaper != nil, termination.Detect(ctx))
 }
 
-func capabilities(bash, contain bool, d termination.Detection) envs.Capabilities {
+func capabilities(bash, contain, reaper bool, d termination.Detection) envs.Capabilities {
 	caps := envs.Capabilities{
 		envs.CapTreeKill:      {State: envs.Active, Detail: "process group + /proc descendants snapshot, parent first"},
 		envs.CapPTY:           {State: envs.Active},
@@ -289,6 +297,13 @@ func capabilities(bash, contain bool, d termination.Detection) envs.Capabilities
 		caps[envs.CapSessionState] = envs.CapInfo{State: envs.Degraded, Detail: "cwd and exports only (no bash)"}
 	}
 	containmentCaps(caps, contain, d)
+	if !contain || d.Mechanism == termination.ProcessGroup {
+		if reaper {
+			caps[envs.CapTreeKill] = envs.CapInfo{State: envs.Active, Detail: "process group + a subreaper per command, parent first"}
+		} else {
+			caps[envs.CapTreeKill] = envs.CapInfo{State: envs.Degraded, Detail: "process group + /proc snapshot: a child that calls setsid and outlives its parent escapes (no cgroup, no subreaper)"}
+		}
+	}
 	return caps
 }
 

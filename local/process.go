@@ -17,7 +17,9 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
+	"github.com/runbox/runbox/termination/subreaper"
 )
 
 var errClosed = envs.ErrClosed
@@ -51,6 +53,10 @@ type process struct {
 	ptySize    *pty.Winsize
 	ptyIn      io.Reader // Command.Stdin in PTY mode
 	ptyOut     *envs.Capture
+	report     *os.File // the subreaper's report pipe, when it runs under one
+	reportDone chan subreaper.Report
+	exitedOK   atomic.Bool // the command exited before a timeout or interrupt fired
+	leftovers  int         // processes the subreaper killed after the command exited
 
 	started   time.Time
 	ctx       context.Context // the command's own context (timeout)
@@ -89,6 +95,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	defer func() {
 		if !ok {
 			e.releaseState(files)
+			os.Remove(files.script())
 		}
 	}()
 
@@ -100,7 +107,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	if warn != "" {
 		p.warnings = append(p.warnings, warn)
 	}
-	childEnv, err := e.childEnv(c.Env)
+	childEnv, sres, err := e.childEnv(c.Env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,7 +133,14 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 		}
 	}
 
-	xc, res := e.command(c, files, dir, childEnv, gateR != nil)
+	xc, res, err := e.command(c, files, dir, childEnv, sres, gateR != nil)
+	if err != nil {
+		closeAll(gateR, gateW)
+		if p.cont != nil {
+			p.cont.Remove(ctx)
+		}
+		return nil, nil, err
+	}
 	if res != nil {
 		closeAll(gateR, gateW)
 		if p.cont != nil {
@@ -136,6 +150,13 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	}
 	if gateR != nil {
 		xc.ExtraFiles = []*os.File{gateR}
+	}
+	var reportW *os.File
+	if e.opts.Subreaper != nil && (p.cont == nil || p.cont.Mechanism() == termination.ProcessGroup) {
+		if reportW, err = p.underSubreaper(xc); err != nil {
+			closeAll(gateR, gateW)
+			return nil, nil, err
+		}
 	}
 	p.cmd = xc
 
@@ -158,8 +179,10 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	}
 
 	p.started = time.Now()
-	if err := p.startOS(); err != nil {
-		closeAll(gateR, gateW)
+	err = p.startOS()
+	closeAll(reportW)
+	if err != nil {
+		closeAll(gateR, gateW, p.report)
 		p.closeParentEnds()
 		if p.cont != nil {
 			p.cont.Remove(ctx)
@@ -182,6 +205,10 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	e.track(p)
 	ok = true
 	p.stopWatch = context.AfterFunc(p.ctx, func() { p.teardown(context.Background()) })
+	if p.report != nil {
+		p.reportDone = make(chan subreaper.Report, 1)
+		go p.readReport()
+	}
 	go p.wait()
 	return p, nil, nil
 }
@@ -261,19 +288,33 @@ func earlyResult(code int, msg, cwd string) *envs.Result {
 }
 
 // command builds the exec.Cmd. A non-nil Result means the program cannot
-// be found or executed (127/126), without starting anything.
-func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, gate bool) (*exec.Cmd, *envs.Result) {
+// be found or executed (127/126), without starting anything. An argv
+// that would show a secret value is refused with a *spawn.ArgvError; a
+// shell command whose text holds one (or is too long for an argument)
+// goes to the shell in a private file instead (see scriptFile).
+func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, sres *spawn.Result, gate bool) (*exec.Cmd, *envs.Result, error) {
 	gateArg := ""
 	if gate {
 		gateArg = "gate"
 	}
 	var xc *exec.Cmd
 	if c.Shell != "" {
-		xc = e.shellCommand(c.Shell, f, dir, gateArg, env)
+		user := c.Shell
+		if len(user) > maxArgScript || sres.CheckArgv([]string{user}) != nil {
+			path, err := scriptFile(f, user)
+			if err != nil {
+				return nil, nil, err
+			}
+			user = ". " + shellQuote(path)
+		}
+		xc = e.shellCommand(user, f, dir, gateArg, env)
 	} else {
+		if err := sres.CheckArgv(c.Args); err != nil {
+			return nil, nil, fmt.Errorf("local: refusing to start %s: %w (pass it through the environment instead)", c.Args[0], err)
+		}
 		path, code, err := lookPath(c.Args[0], dir, env)
 		if err != nil {
-			return nil, earlyResult(code, fmt.Sprintf("runbox: %s: %v\n", c.Args[0], err), dir)
+			return nil, earlyResult(code, fmt.Sprintf("runbox: %s: %v\n", c.Args[0], err), dir), nil
 		}
 		if gate {
 			args := append([]string{"/bin/sh", "-c", `IFS= read -r _ <&3; exec 3<&-; exec "$@"`, "runbox", path}, c.Args[1:]...)
@@ -287,7 +328,7 @@ func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, 
 	if xc.Env == nil {
 		xc.Env = env
 	}
-	return xc, nil
+	return xc, nil, nil
 }
 
 // lookPath finds prog in the child's PATH (not this process's).
@@ -411,20 +452,61 @@ func (p *process) Wait(ctx context.Context) (envs.ExitStatus, error) {
 	}
 }
 
+// underSubreaper makes xc run its program under the subreaper, which
+// reports on a pipe whose write end it returns (closed by the caller once
+// the process has started).
+func (p *process) underSubreaper(xc *exec.Cmd) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("local: subreaper pipe: %w", err)
+	}
+	grace := p.env.opts.Grace
+	xc.Args = subreaper.Argv(p.env.opts.Subreaper, grace, len(xc.ExtraFiles), xc.Path, xc.Args)
+	xc.Path = p.env.opts.Subreaper[0]
+	xc.ExtraFiles = append([]*os.File{w}, xc.ExtraFiles...)
+	p.report = r
+	return w, nil
+}
+
+// readReport reads the subreaper's report. When the command exits by
+// itself, its timeout and interrupt stop applying: what is left is
+// clearing its leftovers, which is not the command running late. The
+// waiter joins this goroutine (the subreaper's exit closes the pipe).
+func (p *process) readReport() {
+	rep, err := subreaper.ReadReport(p.report, func(subreaper.Report) {
+		if p.stopWatch() {
+			p.exitedOK.Store(true)
+		}
+	})
+	if err != nil {
+		rep = subreaper.Report{Code: -1}
+	}
+	p.reportDone <- rep
+}
+
 // wait is the process's waiter goroutine.
 func (p *process) wait() {
 	defer close(p.done)
 	err := p.cmd.Wait()
 	p.duration = time.Since(p.started)
+	var rep *subreaper.Report
+	if p.report != nil {
+		r := <-p.reportDone
+		p.report.Close()
+		if r.Code >= 0 {
+			rep = &r
+			p.leftovers = r.Killed
+		}
+	}
 	p.drain()
 	// The command's context ended (timeout, interrupt, Kill): the
 	// teardown it started must finish before the status is final.
-	ended := p.ctx.Err() != nil
+	ended := p.ctx.Err() != nil && !p.exitedOK.Load()
 	if ended {
 		p.teardown(context.Background())
 	}
 	p.stopWatch()
-	p.status = p.exitStatus(err, ended)
+	p.status = p.exitStatus(err, ended, rep)
 	p.finish(ended)
 	p.release()
 }
@@ -443,7 +525,7 @@ func (p *process) drain() {
 	<-copied
 }
 
-func (p *process) exitStatus(err error, ended bool) envs.ExitStatus {
+func (p *process) exitStatus(err error, ended bool, rep *subreaper.Report) envs.ExitStatus {
 	var st envs.ExitStatus
 	ps := p.cmd.ProcessState
 	if ps == nil {
@@ -452,6 +534,10 @@ func (p *process) exitStatus(err error, ended bool) envs.ExitStatus {
 	}
 	ws, _ := ps.Sys().(syscall.WaitStatus)
 	switch {
+	case rep != nil && rep.Signal != 0:
+		st = envs.SignalStatus(rep.Signal)
+	case rep != nil:
+		st.Code = rep.Code
 	case ws.Signaled():
 		st = envs.SignalStatus(ws.Signal())
 	default:
@@ -484,6 +570,7 @@ func (p *process) finish(ended bool) {
 		p.cwdAfter = e.Cwd()
 	}
 	e.releaseState(p.files)
+	os.Remove(p.files.script())
 	if p.killErr != nil {
 		p.warnings = append(p.warnings, "teardown: "+p.killErr.Error())
 	}

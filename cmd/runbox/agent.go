@@ -26,7 +26,12 @@ func newAgentCommand(a *app) *cobra.Command {
 }
 
 func runAgent(ctx context.Context, a *app) error {
-	env, err := a.openLocal(envs.Spec{})
+	// No subreaper in a sandbox: the sandbox bounds what a command leaves
+	// behind (it goes with the environment), and the job daemon that a
+	// forwarded job command starts there must outlive that command.
+	b := *a
+	b.direct = true
+	env, err := b.openLocal(envs.Spec{})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/spawn"
+	"github.com/runbox/runbox/spawn/seal"
+	"github.com/runbox/runbox/termination/subreaper"
 )
 
 // app is what every command shares: the streams, the environment lookup
@@ -23,6 +25,12 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// launch is this process's sealed launch environment (nil in tests
+	// that drive the app in-process: os.Environ is the base then).
+	launch *seal.Launch
+	// direct runs local commands without the subreaper: the job daemon's
+	// environment starts supervisors that must outlive their first stage.
+	direct bool
 
 	configPath string
 	verbose    bool
@@ -34,6 +42,14 @@ type app struct {
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {
 	return &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+}
+
+// seal makes l the source of every variable the app reads and of every
+// child's base environment: the process's own environment no longer
+// holds the secret values.
+func (a *app) seal(l *seal.Launch) {
+	a.launch = l
+	a.getenv = l.Getenv
 }
 
 func (a *app) execute(ctx context.Context, args []string) error {
@@ -113,8 +129,14 @@ func (a *app) spawnPolicy() spawn.Policy {
 	return p
 }
 
-// environ is this process's environment: the base that spawn scrubs.
-func environ() []string { return os.Environ() }
+// environ is this process's launch environment: the base that spawn
+// scrubs for every child.
+func (a *app) environ() []string {
+	if a.launch != nil {
+		return a.launch.Environ()
+	}
+	return os.Environ()
+}
 
 // newProviders is the provider table: every backend runbox can open.
 func (a *app) newProviders() *envs.Providers {
@@ -126,7 +148,7 @@ func (a *app) newProviders() *envs.Providers {
 			return a.openLocal(spec)
 		},
 		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			return local.Capabilities(ctx, local.Options{Shell: a.cfg.Shell, NoContainment: !a.cfg.Contain})
+			return local.Capabilities(ctx, local.Options{Shell: a.cfg.Shell, NoContainment: !a.cfg.Contain, Subreaper: a.subreaper()})
 		},
 	})
 	a.registerDocker(t)
@@ -146,14 +168,29 @@ func (a *app) openLocal(spec envs.Spec) (envs.Environment, error) {
 	return local.New(local.Options{
 		Dir:           spec.Dir,
 		Shell:         a.cfg.Shell,
-		BaseEnv:       environ(),
+		BaseEnv:       a.environ(),
 		Env:           spec.Env,
 		Spawn:         &pol,
 		Grace:         grace,
 		Limits:        limits,
 		NoContainment: !a.cfg.Contain,
+		Subreaper:     a.subreaper(),
 		Logger:        a.log,
 	})
+}
+
+// subreaper is the argv prefix that runs this binary as the subreaper of
+// a command that gets no cgroup or scope (nil when it cannot be found).
+func (a *app) subreaper() []string {
+	if a.direct {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		a.log.Warn("runbox: no subreaper: cannot find this executable", "err", err)
+		return nil
+	}
+	return []string{exe, subreaper.Command}
 }
 
 func (a *app) configLimits() envs.Limits {

@@ -71,7 +71,7 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 		}
 		rep.Providers = append(rep.Providers, pr)
 	}
-	if res, err := spawn.Build(spawn.Request{Base: environ(), Policy: a.spawnPolicy()}); err == nil {
+	if res, err := spawn.Build(spawn.Request{Base: a.environ(), Policy: a.spawnPolicy()}); err == nil {
 		rep.Spawn = spawnReport{Dropped: res.Dropped, Warnings: res.Warnings}
 	}
 	if opts.json {

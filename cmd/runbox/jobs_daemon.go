@@ -100,14 +100,23 @@ func (a *app) spawnDaemon(state string) error {
 	defer logf.Close()
 	cmd := exec.Command(exe, "__daemon")
 	// The daemon is runbox itself, not a command: it gets this process's
-	// environment, which spawn scrubs for every job it starts.
-	cmd.Env = append(environ(), "RUNBOX_STATE_DIR="+state)
+	// launch environment, which spawn scrubs for every job it starts. The
+	// secret values travel sealed, never in the daemon's own environ.
+	cmd.Env = append(a.environ(), "RUNBOX_STATE_DIR="+state)
+	handed := func() {}
+	if a.launch != nil {
+		if handed, err = a.launch.Hand(cmd, "RUNBOX_STATE_DIR="+state); err != nil {
+			return errorf("start job daemon: %v", err)
+		}
+	}
 	if a.configPath != "" {
 		cmd.Args = append(cmd.Args, "--config", a.configPath)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	handed()
+	if err != nil {
 		return errorf("start job daemon: %v", err)
 	}
 	return cmd.Process.Release()
@@ -166,6 +175,7 @@ func runDaemon(ctx context.Context, a *app) error {
 // started it): each supervisor makes the job's own container.
 func (a *app) openRegistry(state string) (*procregistry.Registry, envs.Environment, error) {
 	b := *a
+	b.direct = true
 	b.cfg.Contain = false
 	b.cfg.Limits = config.LimitsConf{}
 	env, err := b.openLocal(envs.Spec{})

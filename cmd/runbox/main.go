@@ -11,6 +11,9 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/spawn"
+	"github.com/runbox/runbox/spawn/seal"
+	"github.com/runbox/runbox/termination/subreaper"
 )
 
 // Exit statuses of runbox itself (a command's own status passes through).
@@ -20,9 +23,18 @@ const (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == subreaper.Command {
+		os.Exit(subreaper.Main(os.Args[2:]))
+	}
+	a := newApp(os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	// A job's supervisor is not sealed: its environment is the job's own,
+	// already built by spawn, and it must hand exactly that to the job.
+	if len(os.Args) < 2 || os.Args[1] != "__supervise" {
+		a.seal(seal.Process(spawn.DefaultPolicy()))
+	}
 	ctx, stop := signalContext()
 	defer stop()
-	err := newApp(os.Stdin, os.Stdout, os.Stderr, os.Getenv).execute(ctx, os.Args[1:])
+	err := a.execute(ctx, os.Args[1:])
 	os.Exit(exitCode(err))
 }
 

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func TestMain(m *testing.M) {
 	// The job tests need this binary to play the job daemon and the
 	// supervisor, as `runbox __daemon` and `runbox __supervise` do.
-	if len(os.Args) > 1 && (os.Args[1] == "__daemon" || os.Args[1] == "__supervise") {
+	if len(os.Args) > 1 && (os.Args[1] == "__daemon" || os.Args[1] == "__supervise" || os.Args[1] == "__reap") {
 		main()
 	}
 	goleak.VerifyTestMain(m)

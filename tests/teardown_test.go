@@ -1,0 +1,139 @@
+package tests
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// treeShapes are the ways a command leaves processes behind; each %s is a
+// long sleep marked so the test can find it.
+var treeShapes = []string{
+	`( setsid %s & )`,
+	`setsid %s &`,
+	`( ( %s & ) & )`,
+	`nohup %s >/dev/null 2>&1 &`,
+	`( trap '' TERM; %s ) &`,
+	`bash -c '%s & disown' &`,
+	`( setsid bash -c 'trap "" TERM HUP; %s & %s' & )`,
+	`( exec setsid -f %s )`,
+}
+
+// randomTree builds one command from 1–3 shapes, ending either in a
+// foreground sleep (so the timeout tears it down) or at once (so its
+// leftovers are cleared when it exits).
+func randomTree(r *rand.Rand, sleeper, marker string) (cmd string, timesOut bool) {
+	sleep := sleeper + " " + marker
+	var parts []string
+	for n := 1 + r.IntN(3); n > 0; n-- {
+		shape := treeShapes[r.IntN(len(treeShapes))]
+		parts = append(parts, strings.ReplaceAll(shape, "%s", sleep))
+	}
+	timesOut = r.IntN(2) == 0
+	if timesOut {
+		parts = append(parts, "sleep 30")
+	} else {
+		parts = append(parts, "true")
+	}
+	return strings.Join(parts, "\n"), timesOut
+}
+
+// TestTeardown_NoSurvivorsOfRandomTrees protects the promise that a
+// command's whole tree dies with it — children that call setsid, ignore
+// SIGTERM or double-fork included — for a user without cgroup access as
+// much as for root, and that runbox never says "killed" while a survivor
+// lives: 50 random trees, 0 survivors.
+func TestTeardown_NoSurvivorsOfRandomTrees(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			home := u.home(t)
+			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + home + "/state"}
+			tag := "rbtree-" + strconv.Itoa(os.Getpid()) + "-" + u.name
+			t.Cleanup(func() { killMarked(tag) })
+			// A long sleep whose argv[0] is its marker, runnable as u.
+			sleeper := filepath.Join(home, "marked-sleep")
+			if err := os.WriteFile(sleeper, []byte("#!/bin/bash\nexec -a \"$1\" sleep 1000\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+			type tree struct {
+				cmd      string
+				timesOut bool
+			}
+			trees := make([]tree, 50)
+			for i := range trees {
+				trees[i].cmd, trees[i].timesOut = randomTree(r, sleeper, fmt.Sprintf("%s-%d", tag, i))
+			}
+			var wg sync.WaitGroup
+			sem := make(chan struct{}, 10)
+			for i, tr := range trees {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
+					_, errOut, code := u.run(t, env, "run", "--yolo", "--timeout", "1s", "--", tr.cmd)
+					want := 0
+					if tr.timesOut {
+						want = 124
+					}
+					if code != want {
+						t.Errorf("tree %d exit %d, want %d\n%s\n%s", i, code, want, tr.cmd, errOut)
+					}
+				}()
+			}
+			wg.Wait()
+			// Teardown has returned for every tree; allow a moment for the
+			// kernel to finish removing what was killed.
+			deadline := time.Now().Add(5 * time.Second)
+			var left []string
+			for {
+				left = marked(tag)
+				if len(left) == 0 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if len(left) > 0 {
+				t.Errorf("%d processes survived their command's teardown:\n%s", len(left), strings.Join(left, "\n"))
+			}
+		})
+	}
+}
+
+// marked lists the living processes whose argv[0] carries tag.
+func marked(tag string) []string {
+	ds, _ := os.ReadDir("/proc")
+	var out []string
+	for _, d := range ds {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err != nil || !strings.HasPrefix(string(b), tag) {
+			continue
+		}
+		st, _ := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if i := strings.LastIndexByte(string(st), ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(string(b), "\x00", " ")))
+	}
+	return out
+}
+
+// killMarked kills what a failed run left, so one failure does not leak.
+func killMarked(tag string) {
+	for _, l := range marked(tag) {
+		pid, _ := strconv.Atoi(strings.Fields(l)[0])
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
