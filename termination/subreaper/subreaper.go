@@ -24,10 +24,10 @@ const Command = "__reap"
 // Report is what the subreaper says about a command once everything below
 // it is gone.
 type Report struct {
-	Code   int            // the command's exit code (when Signal is 0)
-	Signal syscall.Signal // the signal that killed the command, or 0
-	Killed int            // leftover processes killed after it exited
-	Cleared bool          // the leftovers were all cleared (Killed is final)
+	Code    int            // the command's exit code (when Signal is 0)
+	Signal  syscall.Signal // the signal that killed the command, or 0
+	Killed  int            // leftover processes killed after it exited
+	Cleared bool           // the leftovers were all cleared (Killed is final)
 }
 
 // Argv returns the argument vector that runs path (with argv as its
