@@ -15,10 +15,24 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/local"
+	"github.com/runbox/runbox/termination/subreaper"
 )
 
 func TestMain(m *testing.M) {
+	// The test binary plays runbox's subreaper for the Subreaper runs.
+	if len(os.Args) > 1 && os.Args[1] == subreaper.Command {
+		os.Exit(subreaper.Main(os.Args[2:]))
+	}
 	goleak.VerifyTestMain(m)
+}
+
+// subreaperArgv runs this test binary as the subreaper.
+func subreaperArgv(t *testing.T) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{exe, subreaper.Command}
 }
 
 func open(t *testing.T, opts local.Options) *local.Env {
@@ -37,9 +51,12 @@ func open(t *testing.T, opts local.Options) *local.Env {
 // TestConformance runs the contract suite against the local backend, with
 // and without containment.
 func TestConformance(t *testing.T) {
-	for name, opts := range map[string]local.Options{"Contained": {}, "ProcessGroups": {NoContainment: true}} {
+	for name, opts := range map[string]local.Options{"Contained": {}, "ProcessGroups": {NoContainment: true}, "Subreaper": {NoContainment: true}} {
 		t.Run(name, func(t *testing.T) {
 			envtest.Run(t, func(t *testing.T) envs.Environment {
+				if name == "Subreaper" {
+					opts.Subreaper = subreaperArgv(t)
+				}
 				return open(t, opts)
 			})
 		})
