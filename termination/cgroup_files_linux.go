@@ -1,0 +1,126 @@
+// Plain file operations on cgroup directories, shared by v1 and v2: control-file writes, removal, limit counters.
+
+package termination
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// writeCgroupFile writes s to the control file name of cgroup dir (which
+// must exist: it never creates a file).
+func writeCgroupFile(dir, name, s string) error {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// removeTries bounds the rmdir retries of one cgroup: a cgroup whose last
+// task just exited can refuse removal (EBUSY) for a moment.
+const removeTries = 6
+
+// removeCgroup removes cgroup dir and every cgroup below it, deepest
+// first, with rmdir (a cgroup's control files cannot be unlinked, and
+// rmdir of a populated cgroup fails, so nothing that still runs is
+// touched). A missing dir is not an error.
+func removeCgroup(dir string) error {
+	var dirs []string
+	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if e.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("termination: remove %s: %w", dir, err)
+	}
+	slices.Reverse(dirs) // WalkDir lists a parent before its children
+	for _, d := range dirs {
+		delay := 10 * time.Millisecond
+		for i := 0; ; i++ {
+			err := unix.Rmdir(d)
+			if err == nil || errors.Is(err, unix.ENOENT) {
+				break
+			}
+			if !errors.Is(err, unix.EBUSY) || i == removeTries-1 {
+				return fmt.Errorf("termination: remove %s: %w", d, err)
+			}
+			time.Sleep(delay) // bounded retry of a kernel refusal, not a wait for an event
+			delay *= 2
+		}
+	}
+	return nil
+}
+
+// limitEventIn reads the limit counters of a v2 cgroup directory and of
+// v1 memory and pids directories; any may be empty.
+func limitEventIn(v2dir, v1mem, v1pids string) string {
+	if v2dir != "" && keyValue(filepath.Join(v2dir, "memory.events"), "oom_kill") > 0 {
+		return LimitMemory
+	}
+	if v1mem != "" {
+		switch n := keyValue(filepath.Join(v1mem, "memory.oom_control"), "oom_kill"); {
+		case n > 0:
+			return LimitMemory
+		case n < 0 && keyValue(filepath.Join(v1mem, "memory.failcnt"), "") > 0:
+			return LimitMemory
+		}
+	}
+	if v2dir != "" && keyValue(filepath.Join(v2dir, "pids.events"), "max") > 0 {
+		return LimitPids
+	}
+	if v1pids != "" && keyValue(filepath.Join(v1pids, "pids.events"), "max") > 0 {
+		return LimitPids
+	}
+	return ""
+}
+
+// keyValue reads the number after key in a "key value" per line file, or
+// the whole file's number when key is "". It returns -1 when the file or
+// key is missing.
+func keyValue(file, key string) int64 {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return -1
+	}
+	if key == "" {
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 && f[0] == key {
+			n, err := strconv.ParseInt(f[1], 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
