@@ -105,10 +105,6 @@ type Result struct {
 	// Warnings are things the user should know that did not fail the
 	// command (a deleted cwd replaced by its ancestor, a degraded capability).
 	Warnings []string `json:"warnings,omitempty"`
-	// LeftoverKilled counts the processes a command left running when it
-	// exited (background children it did not wait for) that were killed
-	// with it. Work meant to outlive a command belongs in a background job.
-	LeftoverKilled int `json:"leftover_killed,omitempty"`
 	// EnvironmentRecreated is true when the backend had to recreate the
 	// environment (a vanished container) before running this command.
 	EnvironmentRecreated bool `json:"environment_recreated,omitempty"`

@@ -31,6 +31,11 @@ type ExitStatus struct {
 	// "timeout", "interrupt", "signal", "memory-limit", "pids-limit".
 	// Empty for a normal exit.
 	KilledBy string `json:"killed_by,omitempty"`
+	// LeftoverKilled counts the processes the command left running when it
+	// exited (background children it did not wait for) that were killed
+	// with it. Work meant to outlive a command belongs in a background
+	// job. Zero where the backend does not count them.
+	LeftoverKilled int `json:"leftover_killed,omitempty"`
 }
 
 // Success reports whether the command exited with status 0.

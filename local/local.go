@@ -230,7 +230,7 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res = &envs.Result{ExitStatus: st, Cwd: p.cwdAfter, Duration: p.duration, Warnings: p.warnings, LeftoverKilled: p.leftovers}
+	res = &envs.Result{ExitStatus: st, Cwd: p.cwdAfter, Duration: p.duration, Warnings: p.warnings}
 	fillOutput(res, out, errc)
 	return res, nil
 }

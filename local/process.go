@@ -507,6 +507,7 @@ func (p *process) wait() {
 	}
 	p.stopWatch()
 	p.status = p.exitStatus(err, ended, rep)
+	p.status.LeftoverKilled = p.leftovers
 	p.finish(ended)
 	p.release()
 }
