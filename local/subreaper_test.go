@@ -21,7 +21,7 @@ func TestSubreaper_LeftoversKilledAndCounted(t *testing.T) {
 	if res.LeftoverKilled != 2 {
 		t.Errorf("LeftoverKilled = %d; want 2", res.LeftoverKilled)
 	}
-	res = run(t, env, envs.Command{Shell: "pgrep -af "sleep 100[01].4711" | grep -v pgrep || echo none"})
+	res = run(t, env, envs.Command{Shell: `pgrep -af 'sleep 100[01].4711' | grep -v pgrep || echo none`})
 	if got := strings.TrimSpace(res.Output); got != "none" {
 		t.Errorf("leftovers still running: %s", got)
 	}
