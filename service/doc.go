@@ -1,0 +1,33 @@
+// Package service is runbox's application core: what every front end —
+// the CLI, `runbox serve`, a Go program — does the same way, written once.
+//
+// A [Service] is made from the configuration and the launch environment
+// ([Options]). It owns
+//
+//   - the provider table, built from the backends registered in
+//     backends.go (one line per backend; each backend package decodes its
+//     own configuration section and supplies its own provider);
+//   - the command gate, built once from the policy in force when the
+//     Service was made: a command that rewrites the configuration file
+//     cannot weaken the policy of the Service that is running it (and
+//     the gate refuses such writes anyway);
+//   - sessions ([Session]): an id, an environment opened lazily on the
+//     chosen backend and kept across commands (cd and export carry over),
+//     and a lifetime; closing one tears its whole tree down;
+//   - gate-first execution: every command ([Session.Run], [Session.Start],
+//     [Service.StartJob]) and every write to a process's or a job's stdin
+//     ([Service.WriteJob], [GatedInput]) is judged before any backend sees
+//     it;
+//   - the stable JSON encodings of results and errors ([EncodeResult],
+//     [EncodeError]).
+//
+// Front ends only parse their input and print: package main (cmd/runbox)
+// holds flags and output formats, nothing that decides or runs.
+//
+// # What it does not do
+//
+// It never prompts by itself: a front end passes an [approval.Asker] (a
+// terminal prompter, an MCP elicitation) or none, and then a command that
+// needs approval is refused with a hint. It keeps no package-level state:
+// two Services in one process are independent.
+package service

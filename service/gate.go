@@ -1,0 +1,95 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/runbox/runbox/approval"
+	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/gated"
+)
+
+// newGate builds the command gate from the configuration. "Always"
+// answers are written to the configuration file in use (or the default
+// one), merged with what is on disk; they take effect for the next
+// Service, since this one keeps the policy it started with.
+func (s *Service) newGate() (*approval.Gate, error) {
+	c := s.opts.Config
+	mode, err := approval.ParseMode(c.Approval.Mode)
+	if err != nil {
+		return nil, err
+	}
+	file := c.Path
+	if file == "" {
+		file = config.DefaultPath(s.opts.Getenv)
+	}
+	return approval.New(approval.Options{
+		Mode:           mode,
+		Yolo:           s.opts.Yolo,
+		Allow:          c.Approval.Allow,
+		Deny:           c.Approval.Deny,
+		ConfigFile:     file,
+		RelaxSandboxed: c.Approval.RelaxWithoutHostAccess,
+	})
+}
+
+// Authorization is one question to the gate.
+type Authorization struct {
+	// Command is the shell line (or the text written to a stdin).
+	Command string
+	// Backend names where it would run.
+	Backend string
+	// HostAccess is true when the backend can touch this machine. Unknown
+	// counts as true: the safe side.
+	HostAccess bool
+	// SessionKey scopes "session" answers.
+	SessionKey string
+	// Asker answers an "ask" verdict. Nil means nobody can: such a
+	// command is refused with a hint on how to allow it.
+	Asker approval.Asker
+}
+
+// Authorize passes a command through the gate. It returns nil when the
+// command may run, and otherwise an error matching envs.ErrDenied that
+// unwraps to an *envs.DeniedError.
+func (s *Service) Authorize(ctx context.Context, a Authorization) error {
+	req := approval.Request{
+		Command: a.Command, Backend: a.Backend, Sandboxed: !a.HostAccess,
+		SessionKey: a.SessionKey, Unattended: a.Asker == nil,
+	}
+	if err := s.gate.Decide(ctx, req, a.Asker); err != nil {
+		return deniedError(err)
+	}
+	return nil
+}
+
+// HostAccess reports whether backend's commands opened with spec can
+// touch this machine. Unknown backends and capabilities count as host
+// access.
+func (s *Service) HostAccess(ctx context.Context, backend string, spec envs.Spec) bool {
+	p, err := s.providers.Lookup(backend)
+	if err != nil || p.Capabilities == nil {
+		return true
+	}
+	caps := p.Capabilities(ctx, spec)
+	return caps == nil || caps.State(envs.CapHostAccess) != envs.Unsupported
+}
+
+// deniedError turns the gate's refusal into the contract's
+// *envs.DeniedError, so callers match envs.ErrDenied.
+func deniedError(err error) error {
+	var de *approval.DeniedError
+	if !errors.As(err, &de) {
+		return err
+	}
+	reasons := de.Reasons
+	if de.Hint != "" {
+		reasons = append(reasons[:len(reasons):len(reasons)], de.Hint)
+	}
+	return fmt.Errorf("refused by the command gate: %w", &envs.DeniedError{Decision: de.Decision.String(), Hardline: de.Hardline, Reasons: reasons})
+}
+
+// lineOf is the shell line that runs argv.
+func lineOf(argv []string) string { return gated.Line(envs.Command{Args: argv}) }

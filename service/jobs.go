@@ -1,0 +1,66 @@
+package service
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/runbox/runbox/approval"
+	"github.com/runbox/runbox/procregistry"
+)
+
+// Jobs is a background-job registry as a front end uses it. The local
+// job daemon's client (procregistry.Client) is one; a registry inside a
+// sandbox, reached through the agent channel, is another.
+type Jobs interface {
+	Start(ctx context.Context, req procregistry.StartRequest) (procregistry.Info, error)
+	List(ctx context.Context, owner string) ([]procregistry.Info, error)
+	Get(ctx context.Context, id string) (procregistry.Info, error)
+	ReadLog(ctx context.Context, id string, offset int64, limit int) (procregistry.Chunk, error)
+	TailLines(ctx context.Context, id string, n int) (procregistry.Chunk, error)
+	Follow(ctx context.Context, id string, offset int64, w io.Writer) (int64, error)
+	Wait(ctx context.Context, id string, timeout time.Duration) (procregistry.Info, bool, error)
+	Kill(ctx context.Context, id string) (procregistry.KillResult, error)
+	Write(ctx context.Context, id string, data []byte) error
+	Submit(ctx context.Context, id, text string) error
+	CloseStdin(ctx context.Context, id string) error
+	Handoff(ctx context.Context, id, owner, note string) (procregistry.Info, error)
+	Events(ctx context.Context, consumer string, wait bool) ([]procregistry.Event, error)
+	Ack(ctx context.Context, consumer string, seq int64) error
+}
+
+var _ Jobs = (*procregistry.Client)(nil)
+
+// JobTarget says where a job runs, for the gate.
+type JobTarget struct {
+	Backend    string
+	HostAccess bool
+	Asker      approval.Asker
+}
+
+// StartJob judges the job's command, then starts it on jobs. The gate
+// runs here, on the host, before anything is forwarded to a registry
+// anywhere.
+func (s *Service) StartJob(ctx context.Context, jobs Jobs, t JobTarget, req procregistry.StartRequest) (procregistry.Info, error) {
+	text := req.Shell
+	if text == "" {
+		text = lineOf(req.Args)
+	}
+	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: req.Owner, Asker: t.Asker}); err != nil {
+		return procregistry.Info{}, err
+	}
+	return jobs.Start(ctx, req)
+}
+
+// WriteJob judges text as a command (a job's shell or REPL runs what it
+// reads), then writes it to the job's stdin: with a newline added when
+// submit is true.
+func (s *Service) WriteJob(ctx context.Context, jobs Jobs, t JobTarget, id, text string, submit bool) error {
+	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: "job:" + id, Asker: t.Asker}); err != nil {
+		return err
+	}
+	if submit {
+		return jobs.Submit(ctx, id, text)
+	}
+	return jobs.Write(ctx, id, []byte(text))
+}

@@ -1,0 +1,139 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/runbox/runbox/approval"
+	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/spawn"
+)
+
+// Options configure a [Service].
+type Options struct {
+	// Config is the loaded configuration. The zero value is not valid:
+	// pass config.Default() or what config.Load returned.
+	Config config.Config
+	// Environ is the environment every child's is built from (by spawn,
+	// which withholds secrets). Nil means os.Environ(); runbox passes its
+	// sealed launch environment (spawn/seal).
+	Environ []string
+	// Getenv reads the caller's environment (state and config paths,
+	// RUNBOX_OWNER). Nil means os.Getenv.
+	Getenv func(string) string
+	// Yolo runs commands that would ask without asking. Hardline commands
+	// and deny rules still hold.
+	Yolo bool
+	// Subreaper is the argv prefix of runbox's subreaper for local
+	// commands that get no cgroup (see termination/subreaper). Nil means
+	// none: tree kill is then degraded there.
+	Subreaper []string
+	// Progress receives backends' progress (image pulls). Nil discards it.
+	Progress io.Writer
+	// Logger receives debug logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Service is the application core. It is safe for concurrent use.
+type Service struct {
+	opts      Options
+	log       *slog.Logger
+	providers *envs.Providers
+	gate      *approval.Gate
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*Session
+}
+
+// New makes a Service: the provider table and the gate, from opts.
+func New(opts Options) (*Service, error) {
+	o := opts
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	o.Logger = log
+	s := &Service{opts: o, log: log, sessions: map[string]*Session{}}
+	gate, err := s.newGate()
+	if err != nil {
+		return nil, err
+	}
+	s.gate = gate
+	if s.providers, err = s.newProviders(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Config returns the configuration the Service was made with.
+func (s *Service) Config() config.Config { return s.opts.Config }
+
+// Providers is the provider table.
+func (s *Service) Providers() *envs.Providers { return s.providers }
+
+// Gate is the command gate, with the policy of the Service's start.
+func (s *Service) Gate() *approval.Gate { return s.gate }
+
+// Environ returns a copy of the base environment of every child.
+func (s *Service) Environ() []string { return slices.Clone(s.opts.Environ) }
+
+// Getenv reads the caller's environment.
+func (s *Service) Getenv(k string) string { return s.opts.Getenv(k) }
+
+// SpawnPolicy is the configured child-environment policy.
+func (s *Service) SpawnPolicy() spawn.Policy {
+	p := spawn.DefaultPolicy()
+	c := s.opts.Config.Spawn
+	p.Passthrough = append(p.Passthrough, c.Passthrough...)
+	p.ExtraBlock = append(p.ExtraBlock, c.ExtraBlock...)
+	p.ExtraStrip = append(p.ExtraStrip, c.ExtraStrip...)
+	return p
+}
+
+// Limits are the configured per-command limits.
+func (s *Service) Limits() envs.Limits {
+	l := s.opts.Config.Limits
+	return envs.Limits{MemoryBytes: int64(l.Memory), Pids: l.Pids, CPUs: l.CPUs}
+}
+
+// Timeout is the configured default per-command timeout (0: none).
+func (s *Service) Timeout() time.Duration { return time.Duration(s.opts.Config.Timeout) }
+
+// OutputLimit is the configured number of output bytes kept.
+func (s *Service) OutputLimit() int { return s.opts.Config.OutputLimit }
+
+// Close closes every session, tearing down what they run.
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	ss := make([]*Session, 0, len(s.sessions))
+	for _, x := range s.sessions {
+		ss = append(ss, x)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, x := range ss {
+		if err := x.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("session %s: %w", x.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,193 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/runbox/runbox/approval"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/gated"
+)
+
+// SessionOptions describe a [Session].
+type SessionOptions struct {
+	// ID names the session. Empty means a random id.
+	ID string
+	// Backend runs its commands. Empty means the configured backend.
+	Backend string
+	// Spec opens its environment.
+	Spec envs.Spec
+	// Asker answers the gate's questions for this session. Nil means
+	// nobody can: commands that need approval are refused.
+	Asker approval.Asker
+}
+
+// Session is an environment with an id and a lifetime: the thing a
+// server holds across calls. Its environment is opened by the first
+// command (so a session that never runs anything costs nothing) and kept
+// until Close, so cd and export in one command are seen by the next.
+type Session struct {
+	ID      string
+	Backend string
+	Created time.Time
+
+	svc  *Service
+	spec envs.Spec
+	ask  approval.Asker
+
+	mu     sync.Mutex
+	env    envs.Environment
+	closed bool
+}
+
+// NewSession registers a session. Its environment opens with its first
+// command.
+func (s *Service) NewSession(opts SessionOptions) (*Session, error) {
+	id := opts.ID
+	if id == "" {
+		id = randomID()
+	}
+	backend := opts.Backend
+	if backend == "" {
+		backend = s.opts.Config.Backend
+	}
+	if _, err := s.providers.Lookup(backend); err != nil {
+		return nil, err
+	}
+	ss := &Session{ID: id, Backend: backend, Created: time.Now(), svc: s, spec: opts.Spec, ask: opts.Asker}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("service: new session: %w", envs.ErrClosed)
+	}
+	if _, dup := s.sessions[id]; dup {
+		return nil, fmt.Errorf("service: session %s already exists", id)
+	}
+	s.sessions[id] = ss
+	return ss, nil
+}
+
+// Session returns the open session named id.
+func (s *Service) Session(id string) (*Session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.sessions[id]
+	return ss, ok
+}
+
+// Env returns the session's environment, opening it on first use.
+func (ss *Session) Env(ctx context.Context) (envs.Environment, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.closed {
+		return nil, fmt.Errorf("session %s: %w", ss.ID, envs.ErrClosed)
+	}
+	if ss.env == nil {
+		env, err := ss.svc.providers.Open(ctx, ss.Backend, ss.spec)
+		if err != nil {
+			return nil, err
+		}
+		ss.env = env
+	}
+	return ss.env, nil
+}
+
+// authorize judges the command line text for this session. Before the
+// environment is open, the provider's reported capabilities decide host
+// access; after, the environment's own.
+func (ss *Session) authorize(ctx context.Context, text string) error {
+	ss.mu.Lock()
+	env := ss.env
+	ss.mu.Unlock()
+	host := true
+	if env != nil {
+		host = env.Capabilities().State(envs.CapHostAccess) != envs.Unsupported
+	} else {
+		host = ss.svc.HostAccess(ctx, ss.Backend, ss.spec)
+	}
+	return ss.svc.Authorize(ctx, Authorization{Command: text, Backend: ss.Backend, HostAccess: host, SessionKey: ss.ID, Asker: ss.ask})
+}
+
+// Run judges c, then runs it in the session's environment.
+func (ss *Session) Run(ctx context.Context, c envs.Command) (*envs.Result, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ss.authorize(ctx, gated.Line(c)); err != nil {
+		return nil, err
+	}
+	env, err := ss.Env(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return env.Run(ctx, ss.svc.defaults(c))
+}
+
+// Start judges c, then starts it. What is written to the process's stdin
+// is judged too, line by line (see [GatedInput]).
+func (ss *Session) Start(ctx context.Context, c envs.Command) (envs.Process, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ss.authorize(ctx, gated.Line(c)); err != nil {
+		return nil, err
+	}
+	env, err := ss.Env(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := env.Start(ctx, ss.svc.defaults(c))
+	if err != nil {
+		return nil, err
+	}
+	return &gatedProcess{Process: p, in: ss.Input(p.Stdin())}, nil
+}
+
+// Input wraps w so that every line written is judged first.
+func (ss *Session) Input(w WriteCloser) *GatedInput {
+	if w == nil {
+		return nil
+	}
+	return &GatedInput{w: w, judge: ss.authorize}
+}
+
+// Close tears down the session's environment and forgets the session.
+func (ss *Session) Close(ctx context.Context) error {
+	ss.mu.Lock()
+	if ss.closed {
+		ss.mu.Unlock()
+		return nil
+	}
+	ss.closed = true
+	env := ss.env
+	ss.mu.Unlock()
+	ss.svc.mu.Lock()
+	delete(ss.svc.sessions, ss.ID)
+	ss.svc.mu.Unlock()
+	if env == nil {
+		return nil
+	}
+	return env.Close(ctx)
+}
+
+// defaults fills a command's timeout and output limit from the
+// configuration where it sets none.
+func (s *Service) defaults(c envs.Command) envs.Command {
+	if c.Timeout == 0 {
+		c.Timeout = s.Timeout()
+	}
+	if c.OutputLimit == 0 {
+		c.OutputLimit = s.OutputLimit()
+	}
+	return c
+}
+
+func randomID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
