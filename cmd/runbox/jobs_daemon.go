@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,9 @@ import (
 
 // The per-user job daemon. Jobs started from the CLI belong to one
 // registry per user, served by `runbox __daemon` on a Unix socket in a
-// 0700 directory of the state dir (peer uid checked on every connection).
+// 0700 directory of the state dir (peer uid checked on every connection,
+// by both ends). The state dir is checked before anything is written to
+// it: one that another user could change is refused.
 // The first jobs command that finds no daemon starts one, detached; the
 // daemon's environment is the base every job's environment is built
 // from (through spawn, by the local backend).
@@ -42,12 +45,24 @@ func (a *app) stateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "runbox"), nil
 }
 
+// checkedStateDir is stateDir, created if missing and checked before
+// anything is written to it: a directory that another user could change
+// is refused (procregistry.PrepareStateDir says exactly when). It is the
+// path to use, with symbolic links resolved.
+func (a *app) checkedStateDir() (string, error) {
+	state, err := a.stateDir()
+	if err != nil {
+		return "", err
+	}
+	return procregistry.PrepareStateDir(state)
+}
+
 func daemonSocket(state string) string { return filepath.Join(state, "run", "daemon.sock") }
 
 // jobsClient returns a client of the running daemon, starting one if
 // none answers.
 func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
-	state, err := a.stateDir()
+	state, err := a.checkedStateDir()
 	if err != nil {
 		return nil, err
 	}
@@ -71,8 +86,7 @@ func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
 			return c, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			log, _ := os.ReadFile(filepath.Join(state, "daemon.log"))
-			return nil, errorf("job daemon did not start: %v\n%s", err, tailString(string(log), 2000))
+			return nil, errorf("job daemon did not start: %v\n%s", err, daemonLogTail(state, 2000))
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -85,17 +99,15 @@ func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
 
 // spawnDaemon starts `runbox __daemon` in a session of its own, so it
 // outlives this command and no terminal hangup reaches it.
+// state has been checked (checkedStateDir).
 func (a *app) spawnDaemon(state string) error {
-	if err := os.MkdirAll(state, 0o700); err != nil {
-		return errorf("%v", err)
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return errorf("%v", err)
 	}
-	logf, err := os.OpenFile(filepath.Join(state, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := procregistry.OpenPrivateFile(filepath.Join(state, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return errorf("%v", err)
+		return errorf("job daemon log: %w", err)
 	}
 	defer logf.Close()
 	cmd := exec.Command(exe, "__daemon")
@@ -113,11 +125,20 @@ func (a *app) spawnDaemon(state string) error {
 	return cmd.Process.Release()
 }
 
-func tailString(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
+// daemonLogTail is the end of the daemon's log (at most n bytes), read
+// like every file of the state directory: never through a link.
+func daemonLogTail(state string, n int64) string {
+	f, err := procregistry.OpenPrivateFile(filepath.Join(state, "daemon.log"), os.O_RDONLY, 0)
+	if err != nil {
+		return ""
 	}
-	return s
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.NewSectionReader(f, max(0, fi.Size()-n), n))
+	return string(b)
 }
 
 func newDaemonCommand(a *app) *cobra.Command {
@@ -135,9 +156,13 @@ func newDaemonCommand(a *app) *cobra.Command {
 // runDaemon serves the registry until ctx ends (SIGTERM). Jobs keep
 // running when it stops; the next daemon picks them up.
 func runDaemon(ctx context.Context, a *app) error {
-	state, err := a.stateDir()
+	state, err := a.checkedStateDir()
 	if err != nil {
 		return err
+	}
+	// Every connection and every followed log takes a descriptor.
+	if err := procregistry.RaiseFileLimit(); err != nil {
+		a.log.Warn("runbox: job daemon", "err", err)
 	}
 	reg, env, err := a.openRegistry(state)
 	if errors.Is(err, procregistry.ErrBusy) {
@@ -156,7 +181,9 @@ func runDaemon(ctx context.Context, a *app) error {
 		return err
 	}
 	a.log.Info("runbox: job daemon serving", "state", state, "pid", os.Getpid())
-	return (&procregistry.Server{Reg: reg}).Serve(ctx, ln)
+	// The server's limits (request size, connections, idle time) are its
+	// defaults: a runaway client of this user cannot take it down.
+	return (&procregistry.Server{Reg: reg, Logger: a.log}).Serve(ctx, ln)
 }
 
 // openRegistry opens the registry in state with the local backend. The
