@@ -67,7 +67,7 @@ func (c *Client) callOnce(ctx context.Context, q request, out any, w io.Writer) 
 		if ctx.Err() != nil {
 			return fmt.Errorf("procregistry: %s: %w", q.Op, ctx.Err())
 		}
-		return fmt.Errorf("procregistry: dial %s: %w: %w", c.Path, ErrUnreachable, err)
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	defer conn.Close()
 	if err := checkPeer(conn); err != nil {
@@ -92,7 +92,7 @@ func (c *Client) callOnce(ctx context.Context, q request, out any, w io.Writer) 
 			if werr != nil {
 				err = werr
 			}
-			return fmt.Errorf("procregistry: %s: %w: %w", q.Op, ErrConnLost, err)
+			return fmt.Errorf("%w: %s: %w", ErrConnLost, q.Op, err)
 		}
 		if f.Data != nil && w != nil {
 			if _, err := w.Write(f.Data); err != nil {
