@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -397,7 +398,9 @@ func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
 		}
 		close(j.started)
 		r.mu.Unlock()
-		os.RemoveAll(j.dir)
+		if !errors.Is(err, fs.ErrExist) { // never a directory it did not make
+			os.RemoveAll(j.dir)
+		}
 		return Info{}, err
 	}
 	r.launch(ctx, j, req)
