@@ -73,11 +73,24 @@ func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
 	if err == nil {
 		return c, nil
 	}
+	// One starter at a time: commands that find no daemon together (the
+	// readers of a daemon that died) start one daemon, not one each.
+	unlock, err := lockSpawn(ctx, state)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	pctx, cancel = context.WithTimeout(ctx, time.Second)
+	_, err = c.Ping(pctx)
+	cancel()
+	if err == nil {
+		return c, nil // started by the holder of the lock
+	}
 	if err := a.spawnDaemon(state); err != nil {
 		return nil, err
 	}
 	// Wait (bounded) for the daemon to answer.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(daemonStartWait)
 	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		_, err = c.Ping(pctx)
@@ -93,6 +106,40 @@ func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
+		}
+	}
+}
+
+// daemonStartWait bounds how long a command waits for a daemon it
+// started to answer.
+const daemonStartWait = 10 * time.Second
+
+// lockSpawn takes the state directory's spawn lock (a flock on
+// spawn.lock, released by the returned function or by the process's
+// death), waiting for whoever is starting a daemon meanwhile.
+func lockSpawn(ctx context.Context, state string) (func(), error) {
+	f, err := procregistry.OpenPrivateFile(filepath.Join(state, "spawn.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, errorf("job daemon: %w", err)
+	}
+	// The holder waits at most daemonStartWait and a ping or two.
+	deadline := time.Now().Add(daemonStartWait + 5*time.Second)
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			return nil, errorf("job daemon: lock %s: %v", f.Name(), err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, ctx.Err()
 		}
 	}
 }
