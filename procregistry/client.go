@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,26 +14,74 @@ import (
 // Client calls a [Server] over its Unix socket. Each call is one
 // connection, so a Client is safe for concurrent use and has nothing to
 // close. Errors match the registry's (errors.Is with envs.ErrNotFound,
-// ErrAmbiguous, ...).
+// ErrAmbiguous, ...), and the transport's own: [ErrUnreachable] when no
+// server answers, [ErrConnLost] when the connection ends before the
+// answer. A call refused with [ErrOverloaded] is retried for up to
+// overloadWait (within ctx). The server must run as this user: its peer
+// uid is checked on every connection, as the server checks ours.
 type Client struct {
 	// Path is the server's socket.
 	Path string
 }
 
+// Transport errors of a [Client].
+var (
+	// ErrUnreachable: nothing answered at the socket (no server runs, or
+	// it is still starting). The request was not sent.
+	ErrUnreachable = errors.New("procregistry: no server answers")
+	// ErrConnLost: the connection ended before the server's final answer
+	// (the server died, or closed the connection). The call may have
+	// taken effect. A read can be asked again from where it stopped:
+	// Follow returns the offset after the last byte it wrote, Events
+	// returns what is still unacknowledged, Wait the job's state.
+	ErrConnLost = errors.New("procregistry: connection to the server lost")
+)
+
+// overloadWait bounds how long a call refused with ErrOverloaded is
+// retried: the server refused it unread, so trying again is safe.
+const overloadWait = 10 * time.Second
+
 // call sends q and decodes the final frame's result into out; data
 // frames go to w.
 func (c *Client) call(ctx context.Context, q request, out any, w io.Writer) error {
+	deadline := time.Now().Add(overloadWait)
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
+		err := c.callOnce(ctx, q, out, w)
+		if !errors.Is(err, ErrOverloaded) || time.Now().Add(delay).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
+func (c *Client) callOnce(ctx context.Context, q request, out any, w io.Writer) error {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", c.Path)
 	if err != nil {
-		return fmt.Errorf("procregistry: dial %s: %w", c.Path, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("procregistry: %s: %w", q.Op, ctx.Err())
+		}
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	defer conn.Close()
+	if err := checkPeer(conn); err != nil {
+		return fmt.Errorf("procregistry: %s: %w", c.Path, err)
+	}
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if err := json.NewEncoder(conn).Encode(q); err != nil {
+	b, err := json.Marshal(q)
+	if err != nil {
 		return fmt.Errorf("procregistry: %s: %w", q.Op, err)
 	}
+	// A write that fails may still have an answer waiting: a server that
+	// refuses a request closes the connection after saying why.
+	_, werr := conn.Write(append(b, '\n'))
 	dec := json.NewDecoder(bufio.NewReaderSize(conn, 64<<10))
 	for {
 		var f frame
@@ -40,7 +89,10 @@ func (c *Client) call(ctx context.Context, q request, out any, w io.Writer) erro
 			if ctx.Err() != nil {
 				return fmt.Errorf("procregistry: %s: %w", q.Op, ctx.Err())
 			}
-			return fmt.Errorf("procregistry: %s: connection lost: %w", q.Op, err)
+			if werr != nil {
+				err = werr
+			}
+			return fmt.Errorf("%w: %s: %w", ErrConnLost, q.Op, err)
 		}
 		if f.Data != nil && w != nil {
 			if _, err := w.Write(f.Data); err != nil {

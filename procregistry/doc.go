@@ -146,6 +146,27 @@
 // pid.json, so a registry that recovers a running job after a SIGKILL of
 // the one that started it still kills the whole tree, escapees included.
 //
+// # Trust in the state directory
+//
+// Whoever can change the state directory, or any directory on the way to
+// it, can make the registry (and each supervisor) write through a planted
+// link into another file of the user's, or read the jobs' output. So
+// [Open] and [Listen] accept a state directory only when no other user
+// can change it, and refuse the rest with a [*StateDirError]
+// ([ErrUnsafeStateDir]) that names the path and the problem; see
+// [PrepareStateDir] for the rules. Every directory inside it is created
+// 0700 and checked with lstat; every file is opened with O_NOFOLLOW and
+// must be a regular file of this user with one link; new files are
+// created with O_EXCL. A job directory that fails the checks at recovery
+// is skipped (logged), not read.
+//
+// A [Server] holds bounded memory and descriptors whatever its clients
+// do: one request line of at most [Server].MaxRequest bytes, at most
+// [Server].MaxConns connections, an idle timeout, and an Accept that
+// waits and retries on EMFILE instead of returning. A [Client] reports a
+// server that went away as [ErrUnreachable] or [ErrConnLost], so a
+// reader can start one again and go on from its offset or cursor.
+//
 // # What it does not do
 //
 // It does not run jobs in the starting environment's container: that

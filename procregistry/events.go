@@ -83,9 +83,9 @@ type eventLog struct {
 
 func openEventLog(dir string) (*eventLog, error) {
 	path := filepath.Join(dir, "events.jsonl")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := OpenPrivateFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("procregistry: %w", err)
+		return nil, fmt.Errorf("procregistry: event log: %w", err)
 	}
 	l := &eventLog{dir: dir, f: f, completed: map[string]bool{}, changed: make(chan struct{}), cursors: map[string]int64{}}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -202,17 +203,20 @@ func (r *record) command() string {
 	return shellQuote(r.Args)
 }
 
-// writeJSON writes v to path atomically (temporary file, fsync, rename).
+// writeJSON writes v to path atomically: to a new temporary file beside
+// it (created with O_EXCL, so nothing planted there is followed), synced,
+// then renamed over path (which replaces a link at path, never follows
+// it).
 func writeJSON(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
-		return err
+		return fmt.Errorf("procregistry: write %s: %w", filepath.Base(path), err)
 	}
+	tmp := f.Name()
 	_, err = f.Write(append(b, '\n'))
 	if err == nil {
 		err = f.Sync()
@@ -230,14 +234,27 @@ func writeJSON(path string, v any) error {
 	return nil
 }
 
-// readJSON reads path into v. A missing file is (false, nil).
+// maxRecord bounds the size of a JSON record read from a job directory.
+const maxRecord = 16 << 20
+
+// readJSON reads path into v. A missing file is (false, nil). A symbolic
+// link, or anything but a regular file of this user, is an error
+// ([ErrUnsafeStateDir]) and is not read.
 func readJSON(path string, v any) (bool, error) {
-	b, err := os.ReadFile(path)
+	f, err := OpenPrivateFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("procregistry: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
+	if err != nil {
+		return false, fmt.Errorf("procregistry: %w", err)
+	}
+	if len(b) > maxRecord {
+		return false, fmt.Errorf("procregistry: %s: larger than %d bytes", path, maxRecord)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return false, fmt.Errorf("procregistry: %s: %w", path, err)

@@ -20,10 +20,11 @@ import (
 	"github.com/runbox/runbox/envs/envtest"
 )
 
-// The test binary plays three parts, picked by its first argument:
+// The test binary plays four parts, picked by its first argument:
 // "__supervise" is a job's supervisor (what `runbox __supervise` runs),
 // "__manager" is a registry in a process of its own (for the SIGKILL
-// recovery test), anything else runs the tests.
+// recovery test), "__server" serves one on a socket (for the test that
+// starves it of descriptors), anything else runs the tests.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -31,6 +32,8 @@ func TestMain(m *testing.M) {
 			os.Exit(Supervise(os.Args[2:]))
 		case "__manager":
 			os.Exit(runManager(os.Args[2:]))
+		case "__server":
+			os.Exit(runServer(os.Args[2:]))
 		}
 	}
 	goleak.VerifyTestMain(m)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,19 +32,6 @@ func checkPeer(c net.Conn) error {
 	}
 	if int(cred.Uid) != os.Getuid() {
 		return fmt.Errorf("procregistry: peer uid %d is not %d", cred.Uid, os.Getuid())
-	}
-	return nil
-}
-
-// ownedByMe checks that dir belongs to this user.
-func ownedByMe(dir string) error {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("procregistry: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("procregistry: %s is not owned by uid %d", dir, os.Getuid())
 	}
 	return nil
 }

@@ -53,6 +53,9 @@ var errKinds = []struct {
 	{"bad_command", envs.ErrBadCommand},
 	{"denied", envs.ErrDenied},
 	{"busy", ErrBusy},
+	{"too_large", ErrRequestTooLarge},
+	{"overloaded", ErrOverloaded},
+	{"unsafe_state_dir", ErrUnsafeStateDir},
 }
 
 func toWire(err error) *wireError {

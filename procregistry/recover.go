@@ -19,10 +19,14 @@ func (r *Registry) recover() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, e := range entries {
-		if !e.IsDir() {
+		dir := filepath.Join(r.opts.Dir, "jobs", e.Name())
+		// A job directory that is not what the registry made (a link,
+		// another owner, a log that is a link) is left alone: reading or
+		// appending to it could reach a file outside the state directory.
+		if err := checkJobDir(r.opts.Dir, dir); err != nil {
+			r.log.Warn("procregistry: refusing job directory", "dir", dir, "err", err)
 			continue
 		}
-		dir := filepath.Join(r.opts.Dir, "jobs", e.Name())
 		var rec record
 		if ok, err := readJSON(filepath.Join(dir, fileJob), &rec); !ok || err != nil || rec.ID != e.Name() {
 			r.log.Warn("procregistry: skipping unreadable job directory", "dir", dir, "err", err)
@@ -115,7 +119,7 @@ func (r *Registry) recoverJob(j *job) {
 		}
 	}
 	var size int64
-	if fi, err := os.Stat(j.logPath()); err == nil {
+	if fi, err := os.Lstat(j.logPath()); err == nil {
 		size = fi.Size()
 	}
 	j.status = StatusRunning

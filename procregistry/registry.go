@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -58,8 +59,10 @@ const (
 // Options configures a [Registry]. Dir, Env and Supervisor are required.
 type Options struct {
 	// Dir is the state directory: one directory per job, the event log
-	// and the consumers' cursors. It is created 0700. One registry at a
-	// time may use it (Open fails with [ErrBusy] otherwise); the lock is
+	// and the consumers' cursors. It is created 0700. Open refuses it
+	// ([ErrUnsafeStateDir]) when another user could change it or any
+	// directory on the way to it (see [PrepareStateDir]). One registry at
+	// a time may use it (Open fails with [ErrBusy] otherwise); the lock is
 	// a flock, so it dies with the process that held it.
 	Dir string
 	// Env starts each job's supervisor. Required.
@@ -227,17 +230,17 @@ func Open(opts Options) (*Registry, error) {
 	o.Watch.DisableAfter = cmpOr(o.Watch.DisableAfter, DefaultDisableAfter)
 	o.Supervisor = slices.Clone(o.Supervisor)
 
-	dir, err := filepath.Abs(o.Dir)
+	dir, err := PrepareStateDir(o.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("procregistry: %w", err)
+		return nil, err
 	}
 	o.Dir = dir
-	for _, d := range []string{dir, filepath.Join(dir, "jobs"), filepath.Join(dir, "cursors")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("procregistry: %w", err)
+	for _, d := range []string{filepath.Join(dir, "jobs"), filepath.Join(dir, "cursors")} {
+		if err := mkdirPrivate(dir, d); err != nil {
+			return nil, err
 		}
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	lock, err := OpenPrivateFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("procregistry: %w", err)
 	}
@@ -395,7 +398,9 @@ func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
 		}
 		close(j.started)
 		r.mu.Unlock()
-		os.RemoveAll(j.dir)
+		if !errors.Is(err, fs.ErrExist) { // never a directory it did not make
+			os.RemoveAll(j.dir)
+		}
 		return Info{}, err
 	}
 	r.launch(ctx, j, req)
@@ -407,10 +412,13 @@ func (r *Registry) create(j *job) error {
 	if err := os.Mkdir(j.dir, 0o700); err != nil {
 		return fmt.Errorf("procregistry: start: %w", err)
 	}
+	if err := checkPrivateDir(r.opts.Dir, j.dir); err != nil {
+		return fmt.Errorf("procregistry: start: %w", err)
+	}
 	if err := writeJSON(filepath.Join(j.dir, fileJob), &j.rec); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(j.logPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := OpenPrivateFile(j.logPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("procregistry: start: %w", err)
 	}
@@ -559,7 +567,7 @@ func (r *Registry) List(owner string) []Info {
 
 func (r *Registry) info(j *job) Info {
 	var size int64
-	if fi, err := os.Stat(j.logPath()); err == nil {
+	if fi, err := os.Lstat(j.logPath()); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
 	r.mu.Lock()

@@ -70,7 +70,7 @@ func superviseLaunch(dir string) int {
 		return fail(err)
 	}
 	defer devnull.Close()
-	supLog, err := os.OpenFile(filepath.Join(dir, fileSupLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	supLog, err := OpenPrivateFile(filepath.Join(dir, fileSupLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fail(err)
 	}
@@ -329,7 +329,7 @@ func newJobContainer(id string, limits envs.Limits) (termination.Container, erro
 // everything it forks is born inside; if the Add fails it kills the
 // held child, which has run nothing, and returns errNotContained.
 func (s *supervisor) launch(rec record, path string, argv []string, cont termination.Container) error {
-	logf, err := os.OpenFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := OpenPrivateFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -435,7 +435,7 @@ func (s *supervisor) wait() envs.ExitStatus {
 		copied = make(chan struct{})
 		go func() {
 			defer close(copied)
-			logf, err := os.OpenFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_APPEND, 0o600)
+			logf, err := OpenPrivateFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_APPEND, 0o600)
 			if err != nil {
 				return
 			}

@@ -210,7 +210,9 @@ func newLogsCommand(a *app) *cobra.Command {
 last N lines, or following it live (-f) until the job ends.
 
 With --offset the offset after the last byte printed is written to stderr as
-"runbox: next offset N": asking again from there prints every later byte once.`,
+"runbox: next offset N": asking again from there prints every later byte once.
+With -f, a job daemon that dies meanwhile is started again and the output goes
+on from the same byte, each byte printed once.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.id = args[0]
@@ -241,7 +243,11 @@ func runLogs(ctx context.Context, a *app, opts *logsOptions, showNext bool) erro
 	}
 	switch {
 	case opts.follow:
-		off, err = c.Follow(ctx, opts.id, off, a.stdout)
+		err = a.withDaemon(ctx, c, func(c *procregistry.Client) error {
+			var ferr error
+			off, ferr = c.Follow(ctx, opts.id, off, a.stdout)
+			return ferr
+		})
 	case opts.tail == 0:
 		var written int
 		for {
@@ -292,7 +298,8 @@ func newWaitCommand(a *app) *cobra.Command {
 		Short: "Wait for a job to finish and exit with its exit code",
 		Long: `Wait for a job to finish. runbox then exits with the job's exit code (125 when
 it was lost or failed to start). When --timeout passes first, runbox prints
-"running" and exits 0: that is not an error, and the job keeps running.`,
+"running" and exits 0: that is not an error, and the job keeps running. A job
+daemon that dies meanwhile is started again, and the wait goes on.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runWait(cmd.Context(), a, args[0], &opts)
@@ -308,7 +315,25 @@ func runWait(ctx context.Context, a *app, id string, opts *waitOptions) error {
 	if err != nil {
 		return err
 	}
-	in, done, err := c.Wait(ctx, id, opts.timeout)
+	var deadline time.Time
+	if opts.timeout > 0 {
+		deadline = time.Now().Add(opts.timeout)
+	}
+	var in procregistry.Info
+	var done bool
+	err = a.withDaemon(ctx, c, func(c *procregistry.Client) error {
+		var err error
+		switch left := time.Until(deadline); {
+		case deadline.IsZero():
+			in, done, err = c.Wait(ctx, id, 0)
+		case left > 0:
+			in, done, err = c.Wait(ctx, id, left)
+		default: // the timeout passed while the daemon was away
+			in, err = c.Get(ctx, id)
+			done = in.Status.Finished()
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -459,7 +484,8 @@ func newEventsCommand(a *app) *cobra.Command {
 		Use:   "events [-f]",
 		Short: "Print queued job events (completions, heartbeats, watch matches) as JSON lines",
 		Long: `Print the events queued for an owner, one JSON object per line, oldest first,
-and remove them from the queue once printed. With -f, keep waiting for more.`,
+and remove them from the queue once printed. With -f, keep waiting for more; a
+job daemon that dies meanwhile is started again, and no event is printed twice.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEvents(cmd.Context(), a, &opts)
@@ -477,24 +503,34 @@ func runEvents(ctx context.Context, a *app, opts *eventsOptions) error {
 	}
 	owner := firstNonEmpty(opts.owner, a.defaultOwner())
 	enc := json.NewEncoder(a.stdout)
-	for {
-		evs, err := c.Events(ctx, owner, opts.follow)
-		if err != nil {
-			if opts.follow && ctx.Err() != nil {
+	// printed is the seq of the last event printed: an event whose
+	// acknowledgement was lost with the daemon comes again, and is then
+	// acknowledged without being printed twice.
+	printed := int64(-1)
+	err = a.withDaemon(ctx, c, func(c *procregistry.Client) error {
+		for {
+			evs, err := c.Events(ctx, owner, opts.follow)
+			if err != nil {
+				return err
+			}
+			for _, ev := range evs {
+				if ev.Seq > printed {
+					if err := enc.Encode(ev); err != nil {
+						return err
+					}
+					printed = ev.Seq
+				}
+				if err := c.Ack(ctx, owner, ev.Seq); err != nil {
+					return err
+				}
+			}
+			if !opts.follow {
 				return nil
 			}
-			return err
 		}
-		for _, ev := range evs {
-			if err := enc.Encode(ev); err != nil {
-				return err
-			}
-			if err := c.Ack(ctx, owner, ev.Seq); err != nil {
-				return err
-			}
-		}
-		if !opts.follow {
-			return nil
-		}
+	})
+	if err != nil && opts.follow && ctx.Err() != nil {
+		return nil
 	}
+	return err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,9 @@ import (
 
 // The per-user job daemon. Jobs started from the CLI belong to one
 // registry per user, served by `runbox __daemon` on a Unix socket in a
-// 0700 directory of the state dir (peer uid checked on every connection).
+// 0700 directory of the state dir (peer uid checked on every connection,
+// by both ends). The state dir is checked before anything is written to
+// it: one that another user could change is refused.
 // The first jobs command that finds no daemon starts one, detached; the
 // daemon's environment is the base every job's environment is built
 // from (through spawn, by the local backend).
@@ -42,12 +45,24 @@ func (a *app) stateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "runbox"), nil
 }
 
+// checkedStateDir is stateDir, created if missing and checked before
+// anything is written to it: a directory that another user could change
+// is refused (procregistry.PrepareStateDir says exactly when). It is the
+// path to use, with symbolic links resolved.
+func (a *app) checkedStateDir() (string, error) {
+	state, err := a.stateDir()
+	if err != nil {
+		return "", err
+	}
+	return procregistry.PrepareStateDir(state)
+}
+
 func daemonSocket(state string) string { return filepath.Join(state, "run", "daemon.sock") }
 
 // jobsClient returns a client of the running daemon, starting one if
 // none answers.
 func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
-	state, err := a.stateDir()
+	state, err := a.checkedStateDir()
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +73,24 @@ func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
 	if err == nil {
 		return c, nil
 	}
+	// One starter at a time: commands that find no daemon together (the
+	// readers of a daemon that died) start one daemon, not one each.
+	unlock, err := lockSpawn(ctx, state)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	pctx, cancel = context.WithTimeout(ctx, time.Second)
+	_, err = c.Ping(pctx)
+	cancel()
+	if err == nil {
+		return c, nil // started by the holder of the lock
+	}
 	if err := a.spawnDaemon(state); err != nil {
 		return nil, err
 	}
 	// Wait (bounded) for the daemon to answer.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(daemonStartWait)
 	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		_, err = c.Ping(pctx)
@@ -71,8 +99,7 @@ func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
 			return c, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			log, _ := os.ReadFile(filepath.Join(state, "daemon.log"))
-			return nil, errorf("job daemon did not start: %v\n%s", err, tailString(string(log), 2000))
+			return nil, errorf("job daemon did not start: %v\n%s", err, daemonLogTail(state, 2000))
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -83,19 +110,51 @@ func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
 	}
 }
 
+// daemonStartWait bounds how long a command waits for a daemon it
+// started to answer.
+const daemonStartWait = 10 * time.Second
+
+// lockSpawn takes the state directory's spawn lock (a flock on
+// spawn.lock, released by the returned function or by the process's
+// death), waiting for whoever is starting a daemon meanwhile.
+func lockSpawn(ctx context.Context, state string) (func(), error) {
+	f, err := procregistry.OpenPrivateFile(filepath.Join(state, "spawn.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, errorf("job daemon: %w", err)
+	}
+	// The holder waits at most daemonStartWait and a ping or two.
+	deadline := time.Now().Add(daemonStartWait + 5*time.Second)
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			return nil, errorf("job daemon: lock %s: %v", f.Name(), err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // spawnDaemon starts `runbox __daemon` in a session of its own, so it
 // outlives this command and no terminal hangup reaches it.
+// state has been checked (checkedStateDir).
 func (a *app) spawnDaemon(state string) error {
-	if err := os.MkdirAll(state, 0o700); err != nil {
-		return errorf("%v", err)
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return errorf("%v", err)
 	}
-	logf, err := os.OpenFile(filepath.Join(state, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := procregistry.OpenPrivateFile(filepath.Join(state, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return errorf("%v", err)
+		return errorf("job daemon log: %w", err)
 	}
 	defer logf.Close()
 	cmd := exec.Command(exe, "__daemon")
@@ -122,11 +181,20 @@ func (a *app) spawnDaemon(state string) error {
 	return cmd.Process.Release()
 }
 
-func tailString(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
+// daemonLogTail is the end of the daemon's log (at most n bytes), read
+// like every file of the state directory: never through a link.
+func daemonLogTail(state string, n int64) string {
+	f, err := procregistry.OpenPrivateFile(filepath.Join(state, "daemon.log"), os.O_RDONLY, 0)
+	if err != nil {
+		return ""
 	}
-	return s
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.NewSectionReader(f, max(0, fi.Size()-n), n))
+	return string(b)
 }
 
 func newDaemonCommand(a *app) *cobra.Command {
@@ -144,9 +212,13 @@ func newDaemonCommand(a *app) *cobra.Command {
 // runDaemon serves the registry until ctx ends (SIGTERM). Jobs keep
 // running when it stops; the next daemon picks them up.
 func runDaemon(ctx context.Context, a *app) error {
-	state, err := a.stateDir()
+	state, err := a.checkedStateDir()
 	if err != nil {
 		return err
+	}
+	// Every connection and every followed log takes a descriptor.
+	if err := procregistry.RaiseFileLimit(); err != nil {
+		a.log.Warn("runbox: job daemon", "err", err)
 	}
 	reg, env, err := a.openRegistry(state)
 	if errors.Is(err, procregistry.ErrBusy) {
@@ -165,7 +237,9 @@ func runDaemon(ctx context.Context, a *app) error {
 		return err
 	}
 	a.log.Info("runbox: job daemon serving", "state", state, "pid", os.Getpid())
-	return (&procregistry.Server{Reg: reg}).Serve(ctx, ln)
+	// The server's limits (request size, connections, idle time) are its
+	// defaults: a runaway client of this user cannot take it down.
+	return (&procregistry.Server{Reg: reg, Logger: a.log}).Serve(ctx, ln)
 }
 
 // openRegistry opens the registry in state with the local backend. The
