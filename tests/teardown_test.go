@@ -79,7 +79,7 @@ func TestTeardown_NoSurvivorsOfRandomTrees(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					defer func() { <-sem }()
-					_, errOut, code := u.run(t, env, "run", "--yolo", "--timeout", "1s", "--", tr.cmd)
+					_, errOut, code := u.run(t, env, "run", "--yolo", "--timeout", "3s", "--", tr.cmd)
 					want := 0
 					if tr.timesOut {
 						want = 124
