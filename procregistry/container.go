@@ -14,13 +14,22 @@ const openTimeout = 10 * time.Second
 
 // jobContainer reopens the job's container from its pid.json record, so a
 // registry that did not start the job (or a restarted one) reaches the
-// same cgroup or scope. It is nil when the job has no container, or when
-// the container cannot be reopened (logged): the teardown then falls
-// back to the process group and the /proc descendants.
+// same cgroup or scope. It is nil when the job has no record yet, or when
+// the container cannot be reopened (logged): the teardown then falls back
+// to the process group and the /proc descendants.
 func (r *Registry) jobContainer(ctx context.Context, j *job) termination.Container {
 	r.mu.Lock()
 	pids := j.pids
 	r.mu.Unlock()
+	return r.containerOf(ctx, j.id, pids)
+}
+
+// containerOf is jobContainer for the record pids of job id. Without a
+// cgroup or scope, the job's tree is its supervisor's descendants while a
+// subreaper supervisor lives, else the process group its wrapper leads
+// (the command's own, for a job started without a wrapper): the members
+// left once the supervisor is gone.
+func (r *Registry) containerOf(ctx context.Context, id string, pids *pidRecord) termination.Container {
 	if pids == nil {
 		return nil
 	}
@@ -28,13 +37,24 @@ func (r *Registry) jobContainer(ctx context.Context, j *job) termination.Contain
 		if pids.Subreaper && pids.Supervisor.Alive() {
 			return supervisorTree{sup: pids.Supervisor}
 		}
-		return nil
+		leader := pids.Wrapper
+		if leader.PID == 0 {
+			leader = pids.Command
+		}
+		if leader.PID == 0 || leader.StartTime == 0 {
+			return nil
+		}
+		c, err := termination.OpenContainer(ctx, termination.ContainerRef{Mechanism: termination.ProcessGroup, Leader: leader})
+		if err != nil {
+			return nil
+		}
+		return c
 	}
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	c, err := termination.OpenContainer(ctx, *pids.Container)
 	if err != nil {
-		r.log.Warn("procregistry: reopen container", "job", j.id, "err", err)
+		r.log.Warn("procregistry: reopen container", "job", id, "err", err)
 		return nil
 	}
 	return c

@@ -180,6 +180,9 @@ type job struct {
 	kill    *killRecord
 	lost    string
 	ended   time.Time
+	// orphaned: the supervisor died while the job ran; the registry
+	// follows the job's processes itself (orphan.go).
+	orphaned bool
 
 	started  chan struct{} // closed once the start settled
 	exitSeen chan struct{} // closed once the exit (or loss) is known
@@ -572,6 +575,7 @@ func (r *Registry) info(j *job) Info {
 	}
 	if j.pids != nil {
 		in.PID, in.Started = j.pids.Command.PID, j.pids.Started
+		in.SupervisorPID = j.pids.Supervisor.PID
 		in.Warning = j.pids.Warning
 		if c := j.pids.Container; c != nil && c.Mechanism != termination.ProcessGroup {
 			in.Containment = c.Mechanism.String()
@@ -580,6 +584,10 @@ func (r *Registry) info(j *job) Info {
 	if j.exit != nil && j.status != StatusLost {
 		st := j.exit.Status
 		in.Exit = &st
+		in.Warning = joinWarning(in.Warning, j.exit.Note)
+	}
+	if j.orphaned && !j.status.Finished() {
+		in.Warning = joinWarning(in.Warning, warnOrphan)
 	}
 	if j.status == StatusKilled && j.kill != nil {
 		in.KilledBy = j.kill.By
@@ -593,6 +601,17 @@ func (r *Registry) info(j *job) Info {
 		in.Error = j.lost
 	}
 	return in
+}
+
+// joinWarning appends w to a warning.
+func joinWarning(warning, w string) string {
+	switch {
+	case w == "":
+		return warning
+	case warning == "":
+		return w
+	}
+	return warning + "; " + w
 }
 
 // Handoff moves the job to owner, with a note for the record. The new
@@ -686,10 +705,13 @@ func (r *Registry) ctl(ctx context.Context, id string, req ctlRequest) error {
 	}
 	<-j.started
 	r.mu.Lock()
-	st := j.status
+	st, orphaned := j.status, j.orphaned
 	r.mu.Unlock()
 	if st != StatusRunning {
 		return fmt.Errorf("procregistry: %s %s: job is %s: %w", req.Op, j.id, st, envs.ErrClosed)
+	}
+	if orphaned {
+		return fmt.Errorf("procregistry: %s %s: its supervisor died, and stdin with it: %w", req.Op, j.id, envs.ErrClosed)
 	}
 	resp, err := ctlCall(ctx, j.dir, req)
 	if err != nil {
