@@ -22,8 +22,8 @@ import (
 // supervisor rather than to init, so it stays a descendant that /proc can
 // name, and a kill finds it through [supervisorTree]. The supervisor is a
 // process of its own per job, so the process-wide setting touches nothing
-// else; it reaps those orphans itself (the command's own status is left
-// to its Wait).
+// else; it reaps those orphans itself, on SIGCHLD (the wrapper's status is
+// left to its Wait, the command's to the wrapper).
 
 // becomeSubreaper sets PR_SET_CHILD_SUBREAPER. It is called before the
 // command starts, so no orphan can be born before it holds.
