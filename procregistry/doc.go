@@ -46,8 +46,9 @@
 //
 // An idle job costs no CPU: the supervisor blocks in wait4, in accept
 // and in reads of its control connections, and reaps adopted orphans on
-// SIGCHLD; the registry's monitor blocks on the control socket. Nothing
-// on either side runs on a timer.
+// SIGCHLD; the registry's monitor blocks on the control socket, and its
+// log readers on inotify. Nothing on either side runs on a timer but
+// what was asked for (heartbeats) and the registry's one sweeper.
 //
 // # Containment
 //
@@ -96,8 +97,11 @@
 // once (and a dead supervisor hands the job to the registry: see "Crash
 // safety"). With watch patterns a follower goroutine reads the log as it
 // grows (a 64 KiB buffer and one line of at most 4 KiB: memory does not
-// depend on the volume of output). With a heartbeat a timer goroutine
-// looks at the log's size. Every goroutine belongs to the registry, and
+// depend on the volume of output), woken by each write through one
+// inotify instance the registry shares among its readers (so does
+// [Registry.Follow]); it looks on a timer only where inotify is missing.
+// With a heartbeat a timer goroutine looks at the log's size at the
+// job's interval. Every goroutine belongs to the registry, and
 // [Registry.Close] waits for all of them. Close does not stop jobs.
 //
 // # Output

@@ -85,9 +85,11 @@ type Options struct {
 	// MinHeartbeat is the floor of a job's heartbeat interval. Zero means
 	// DefaultMinHeartbeat.
 	MinHeartbeat time.Duration
-	// PollInterval is how often a follower looks for new output in a log
-	// it has read to the end (real time: it is about a file, not about
-	// the job's clock). Zero means DefaultPollInterval.
+	// PollInterval is how often a reader of a log it has read to the end
+	// (a follower, [Registry.Follow]) looks for new output where it cannot
+	// be woken by the write itself (no inotify); real time, since it is
+	// about a file, not about the job's clock. Zero means
+	// DefaultPollInterval.
 	PollInterval time.Duration
 	// Watch bounds watch-match events.
 	Watch WatchLimits
@@ -159,6 +161,10 @@ type Registry struct {
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the registry started
+
+	// lw wakes readers of logs on writes; nil where inotify is not
+	// available (they look again every PollInterval then).
+	lw *logWatcher
 
 	mu     sync.Mutex
 	closed bool
@@ -258,6 +264,11 @@ func Open(opts Options) (*Registry, error) {
 		jobs: map[string]*job{}, keys: map[string]string{}, ev: ev,
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if lw, err := newLogWatcher(); err == nil {
+		r.lw = lw
+	} else {
+		r.log.Warn("procregistry: log readers will poll", "err", err)
+	}
 	r.limits.init(r.clock.Now())
 	if err := r.recover(); err != nil {
 		r.Close()
@@ -290,6 +301,9 @@ func (r *Registry) Close() error {
 	r.mu.Unlock()
 	r.cancel()
 	r.wg.Wait()
+	if r.lw != nil {
+		r.lw.close()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := r.ev.close()

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/runbox/runbox/termination"
 )
 
@@ -24,12 +22,6 @@ import (
 // process of its own per job, so the process-wide setting touches nothing
 // else; it reaps those orphans itself, on SIGCHLD (the wrapper's status is
 // left to its Wait, the command's to the wrapper).
-
-// becomeSubreaper sets PR_SET_CHILD_SUBREAPER. It is called before the
-// command starts, so no orphan can be born before it holds.
-func becomeSubreaper() error {
-	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-}
 
 // reapOrphans reaps adopted orphans — every child but those in keep —
 // each time a child dies, until stop is closed; the returned channel is
