@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
+	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -24,7 +26,8 @@ import (
 
 // Texts of an adopted job.
 const (
-	noteOrphanExit = "the supervisor died; the exit code was recorded by the job's wrapper"
+	noteOrphanExit   = "the supervisor died; the exit code was recorded by the job's wrapper"
+	noteOrphanKilled = "the supervisor died; the job was killed with SIGKILL, its wrapper too, so the status is the kill's"
 	warnOrphan     = "the supervisor died; the job runs on and its exit code will be recorded, but its stdin is gone"
 	lostOrphan     = "the supervisor died, and the job's processes ended without recording an exit status"
 )
@@ -50,6 +53,13 @@ func (r *Registry) orphanCheck(ctx context.Context, j *job, pids *pidRecord) (re
 		if empty, err := c.Empty(); err == nil && !empty {
 			return nil, true // the command's children, without it
 		}
+	}
+	var kill killRecord
+	if ok, _ := readJSON(filepath.Join(j.dir, fileKill), &kill); ok {
+		// A kill went straight to SIGKILL (no grace), which took the
+		// wrapper down with the command before it could write anything:
+		// that SIGKILL is how the command ended.
+		return &exitRecord{Status: envs.SignalStatus(syscall.SIGKILL), Ended: kill.Time, Note: noteOrphanKilled}, false
 	}
 	return nil, false
 }

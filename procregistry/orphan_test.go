@@ -134,35 +134,50 @@ func TestOrphan_SupervisorSIGKILLKeepsJob(t *testing.T) {
 }
 
 // An adopted job is killed like any other: the whole tree goes, the job
-// is killed (by the exit code its wrapper recorded), and kill answers
-// already exited afterwards.
+// is killed (by the exit code its wrapper recorded, or, when the kill
+// went straight to SIGKILL and took the wrapper with it, by that SIGKILL),
+// and kill answers already exited afterwards.
 func TestOrphan_Kill(t *testing.T) {
-	r := newTestRegistry(t, "", nil)
-	in := start(t, r, StartRequest{Shell: "sleep 60 & exec sleep 61", Notify: true})
-	pids := killSupervisor(t, r, in.ID)
-	if got, _ := r.Get(in.ID); got.Status != StatusRunning {
-		t.Fatalf("after the supervisor died: %+v; want running", got)
-	}
-	if err := r.Write(t.Context(), in.ID, []byte("x")); err == nil {
-		t.Error("a write to a job whose supervisor died succeeded")
-	}
-	res, err := r.Kill(t.Context(), in.ID)
-	if err != nil || res.Outcome != KillKilled || res.Info.Status != StatusKilled || res.Info.Exit == nil {
-		t.Fatalf("Kill = %+v, %v", res, err)
-	}
-	if pids.Command.Alive() || pids.Wrapper.Alive() {
-		t.Errorf("survivors: command alive %v, wrapper alive %v", pids.Command.Alive(), pids.Wrapper.Alive())
-	}
-	if res, err := r.Kill(t.Context(), in.ID); err != nil || res.Outcome != KillAlreadyExited {
-		t.Errorf("second Kill = %+v, %v; want already exited", res, err)
-	}
-	if ev := waitEvent(t, r, "agent", EventCompletion); ev.Reason != ReasonKilled {
-		t.Errorf("completion = %+v", ev)
-	}
-	for _, d := range containerDirs(pids) {
-		if _, err := os.Stat(d); err == nil {
-			t.Errorf("cgroup %s outlived the kill", d)
-		}
+	for _, tc := range []struct {
+		name  string
+		grace time.Duration
+	}{
+		{"grace", 200 * time.Millisecond},
+		{"no grace", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTestRegistry(t, "", func(o *Options) { o.Grace = tc.grace })
+			in := start(t, r, StartRequest{Shell: "sleep 60 & exec sleep 61", Notify: true})
+			pids := killSupervisor(t, r, in.ID)
+			if got, _ := r.Get(in.ID); got.Status != StatusRunning {
+				t.Fatalf("after the supervisor died: %+v; want running", got)
+			}
+			eventually(t, 10*time.Second, "the registry to adopt the job", func() bool {
+				got, _ := r.Get(in.ID)
+				return strings.Contains(got.Warning, "supervisor died")
+			})
+			if err := r.Write(t.Context(), in.ID, []byte("x")); err == nil {
+				t.Error("a write to a job whose supervisor died succeeded")
+			}
+			res, err := r.Kill(t.Context(), in.ID)
+			if err != nil || res.Outcome != KillKilled || res.Info.Status != StatusKilled || res.Info.Exit == nil || res.Info.Exit.Code <= 128 {
+				t.Fatalf("Kill = %+v, %v", res, err)
+			}
+			if pids.Command.Alive() || pids.Wrapper.Alive() {
+				t.Errorf("survivors: command alive %v, wrapper alive %v", pids.Command.Alive(), pids.Wrapper.Alive())
+			}
+			if res, err := r.Kill(t.Context(), in.ID); err != nil || res.Outcome != KillAlreadyExited {
+				t.Errorf("second Kill = %+v, %v; want already exited", res, err)
+			}
+			if ev := waitEvent(t, r, "agent", EventCompletion); ev.Reason != ReasonKilled {
+				t.Errorf("completion = %+v", ev)
+			}
+			for _, d := range containerDirs(pids) {
+				if _, err := os.Stat(d); err == nil {
+					t.Errorf("cgroup %s outlived the kill", d)
+				}
+			}
+		})
 	}
 }
 
