@@ -35,7 +35,8 @@
 // the foreground, writes its exit code to the job's exitcode file and
 // exits with it — in a process group of its own, with stdout and stderr
 // opened straight onto output.log with O_APPEND, so output reaches the
-// disk without passing through any other process. It writes pid.json
+// disk without passing through any other process (a PTY job's output
+// passes through one `cat`, which copies the terminal into the log). It writes pid.json
 // (its own, the wrapper's and the command's PID with their start times,
 // from termination.Identify, and the container's
 // termination.ContainerRef); serves a control socket (ctl.sock: stdin
@@ -161,8 +162,10 @@
 // so wrote nothing, is the job lost, with a reason that says so. Kill
 // works on an adopted job as on any other. What went through the
 // supervisor is gone with it: stdin writes, EOF and resize fail with
-// envs.ErrClosed. A PTY job's terminal master is held by its supervisor,
-// so its command gets SIGHUP with it (and the wrapper records that).
+// envs.ErrClosed. A PTY job lives on as well: its terminal's output is
+// copied into the log by a `cat` that holds the master (not by the
+// supervisor, whose death would hang the terminal up), and which the
+// registry lets drain and stops once the job has ended.
 //
 // A shell reports a command killed by signal n as 128+n; the registry
 // reads such a code as that signal, so [Info].Exit says the same whether

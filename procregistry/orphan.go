@@ -83,7 +83,7 @@ func (r *Registry) followOrphan(j *job) {
 				// (the file's time may lag behind by a clock tick).
 				rec.Ended = time.Now()
 			}
-			r.settleOrphan(r.ctx, j.id, j.dir, pids, rec)
+			r.settleOrphan(r.ctx, j.id, j.dir, pids, rec, copierLinger)
 			if rec != nil {
 				r.conclude(j, rec, "")
 			} else {
@@ -131,10 +131,21 @@ func (r *Registry) waitOrphan(ctx context.Context, id string, pids *pidRecord) e
 }
 
 // settleOrphan does for an adopted job what its supervisor would have
-// done at its end: names a limit that killed it, removes its container
-// once empty, and writes exit.json (when the exit is known), so that a
-// registry opened later finds the job finished.
-func (r *Registry) settleOrphan(ctx context.Context, id, dir string, pids *pidRecord, rec *exitRecord) {
+// done at its end: lets a PTY job's copier drain the terminal for up to
+// linger and stops it, names a limit that killed the job, removes its
+// container once empty, and writes exit.json (when the exit is known),
+// so that a registry opened later finds the job finished.
+func (r *Registry) settleOrphan(ctx context.Context, id, dir string, pids *pidRecord, rec *exitRecord, linger time.Duration) {
+	if pids.Copier.Alive() {
+		lctx, cancel := context.WithTimeout(ctx, linger)
+		waitProcExit(lctx, pids.Copier)
+		cancel()
+		if pids.Copier.Signal(syscall.SIGKILL) == nil {
+			kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			waitProcExit(kctx, pids.Copier)
+			cancel()
+		}
+	}
 	if c := r.containerOf(ctx, id, pids); c != nil {
 		if ev := c.LimitEvent(); ev != "" && rec != nil && rec.Status.Code != 0 {
 			rec.Status.KilledBy = ev

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -130,6 +131,29 @@ func TestOrphan_SupervisorSIGKILLKeepsJob(t *testing.T) {
 		if p.Alive() {
 			t.Errorf("%v still alive", p)
 		}
+	}
+}
+
+// A terminal job lives on too: its terminal is held by its copier, not
+// its supervisor, so the command gets no hangup, its output reaches the
+// log, and its exit code is recorded.
+func TestOrphan_PTYJobRunsOn(t *testing.T) {
+	r := newTestRegistry(t, "", nil)
+	in := start(t, r, StartRequest{Shell: countingShell(1000, 4), PTY: &envs.WindowSize{Rows: 24, Cols: 80}, Notify: true})
+	eventually(t, 10*time.Second, "the first hundred lines", func() bool { return strings.Contains(logText(t, r, in.ID), "line 100\r\n") })
+	pids := killSupervisor(t, r, in.ID)
+	if pids.Copier.PID == 0 {
+		t.Fatalf("pid.json names no copier: %+v", pids)
+	}
+	got := waitDone(t, r, in.ID)
+	if got.Status != StatusExited || got.Exit == nil || got.Exit.Code != 4 {
+		t.Fatalf("after the job ended: %+v; want exited 4", got)
+	}
+	if s := strings.ReplaceAll(logText(t, r, in.ID), "\r\n", "\n"); s != countedLines(1000) {
+		t.Errorf("log has %d bytes; want every line once (%d bytes)", len(s), len(countedLines(1000)))
+	}
+	if pids.Copier.Alive() {
+		t.Error("the copier outlived the job")
 	}
 }
 

@@ -98,12 +98,12 @@ func (r *Registry) recoverJob(j *job) {
 		rec, running := r.orphanCheck(r.ctx, j, &pids)
 		switch {
 		case rec != nil:
-			r.settleOrphan(r.ctx, j.id, j.dir, &pids, rec)
+			r.settleOrphan(r.ctx, j.id, j.dir, &pids, rec, 0)
 			j.exit = rec
 			finish(j.exitStatusLocked())
 			return
 		case !running:
-			r.settleOrphan(r.ctx, j.id, j.dir, &pids, nil)
+			r.settleOrphan(r.ctx, j.id, j.dir, &pids, nil, 0)
 			why := lostOrphan
 			if pids.Wrapper.PID == 0 {
 				why = "the supervisor is gone (or its PID now names another program) and no exit was recorded"

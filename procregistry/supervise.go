@@ -125,6 +125,7 @@ type supervisor struct {
 	cmdPID int            // the command's PID as it reported it; 0 when unknown
 	stdin  io.WriteCloser // pipe write end, or the PTY master
 	ptmx   *os.File
+	copier *exec.Cmd // copies ptmx to the log (ptycopy.go); nil: this process does
 	cont   termination.Container // nil: process group only
 	warn   string                // why cont is nil
 
@@ -182,6 +183,11 @@ func superviseDetached(dir string) int {
 		pr.Wrapper = child
 	}
 	pr.Command = cmdProc
+	keep := []int{child.PID, cmdProc.PID}
+	if s.copier != nil {
+		pr.Copier = identify(s.copier.Process.Pid)
+		keep = append(keep, pr.Copier.PID)
+	}
 	if s.cont != nil {
 		ref := s.cont.Ref()
 		pr.Container = &ref
@@ -193,7 +199,7 @@ func superviseDetached(dir string) int {
 		// which cmd.Wait reaps, and the command, which the wrapper reaps —
 		// or, should the wrapper die first, which wait adopts.
 		stopReaping := make(chan struct{})
-		reaped := reapOrphans([]int{child.PID, cmdProc.PID}, stopReaping)
+		reaped := reapOrphans(keep, stopReaping)
 		defer func() { close(stopReaping); <-reaped }()
 	}
 	if err := writeJSON(filepath.Join(dir, filePID), pr); err != nil {
@@ -459,6 +465,9 @@ func (s *supervisor) launch(rec record, path string, argv []string, cont termina
 	}
 	if !wrapped {
 		s.cmdPID = cmd.Process.Pid
+		if s.ptmx != nil {
+			s.copier = s.startCopier()
+		}
 		return nil
 	}
 	gateR.Close()
@@ -472,6 +481,9 @@ func (s *supervisor) launch(rec record, path string, argv []string, cont termina
 			s.cmd, s.stdin, s.ptmx = nil, nil, nil
 			return fmt.Errorf("%w: %w", errNotContained, err)
 		}
+	}
+	if s.ptmx != nil {
+		s.copier = s.startCopier()
 	}
 	if _, err := gateW.Write([]byte("go\n")); err != nil {
 		return fmt.Errorf("procregistry: release the command: %w", err)
@@ -513,25 +525,22 @@ func findShell() (string, error) {
 	return "", fmt.Errorf("procregistry: no bash or sh on PATH: %w", envs.ErrNotFound)
 }
 
-// wait reaps the wrapper (copying the PTY to the log meanwhile) and
-// returns the command's status.
+// wait reaps the wrapper and returns the command's status. For a PTY
+// job it then lets the copy of the terminal drain (copierLinger at most:
+// a background child may keep the terminal open) before it closes the
+// master.
 func (s *supervisor) wait() envs.ExitStatus {
 	var copied chan struct{}
-	if s.ptmx != nil {
+	if s.ptmx != nil && s.copier == nil {
 		copied = make(chan struct{})
-		go func() {
-			defer close(copied)
-			logf, err := os.OpenFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_APPEND, 0o600)
-			if err != nil {
-				return
-			}
-			defer logf.Close()
-			io.Copy(logf, s.ptmx) // ends with EIO once every slave fd is closed
-		}()
+		go s.copyInProcess(copied)
 	}
 	err := s.cmd.Wait()
+	if s.copier != nil {
+		waitCopier(s.copier)
+	}
 	if copied != nil {
-		t := time.NewTimer(time.Second) // a background child keeps the terminal
+		t := time.NewTimer(copierLinger)
 		select {
 		case <-copied:
 		case <-t.C:
