@@ -133,7 +133,7 @@ type pidRecord struct {
 	Wrapper termination.Proc `json:"wrapper,omitzero"`
 	// Copier is the process that copies a PTY job's terminal into its
 	// log (ptycopy.go); zero for a pipe job, or when the supervisor copies.
-	Copier termination.Proc `json:"copier,omitzero"`
+	Copier  termination.Proc `json:"copier,omitzero"`
 	Started time.Time        `json:"started"`
 	// Container is the job's container, for reopening it after the
 	// supervisor (or the registry) is gone; nil when the job runs in its

@@ -28,8 +28,8 @@ import (
 const (
 	noteOrphanExit   = "the supervisor died; the exit code was recorded by the job's wrapper"
 	noteOrphanKilled = "the supervisor died; the job was killed with SIGKILL, its wrapper too, so the status is the kill's"
-	warnOrphan     = "the supervisor died; the job runs on and its exit code will be recorded, but its stdin is gone"
-	lostOrphan     = "the supervisor died, and the job's processes ended without recording an exit status"
+	warnOrphan       = "the supervisor died; the job runs on and its exit code will be recorded, but its stdin is gone"
+	lostOrphan       = "the supervisor died, and the job's processes ended without recording an exit status"
 )
 
 // orphanCheck looks at a running job whose supervisor is gone. It returns

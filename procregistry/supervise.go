@@ -125,7 +125,7 @@ type supervisor struct {
 	cmdPID int            // the command's PID as it reported it; 0 when unknown
 	stdin  io.WriteCloser // pipe write end, or the PTY master
 	ptmx   *os.File
-	copier *exec.Cmd // copies ptmx to the log (ptycopy.go); nil: this process does
+	copier *exec.Cmd             // copies ptmx to the log (ptycopy.go); nil: this process does
 	cont   termination.Container // nil: process group only
 	warn   string                // why cont is nil
 
