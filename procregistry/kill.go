@@ -100,7 +100,7 @@ func (r *Registry) kill(ctx context.Context, id, by string) (KillResult, error) 
 		}
 		return r.killResult(j, res, kerr)
 	}
-	c := r.jobContainer(ctx, j)
+	c := r.runningContainer(ctx, j)
 	kerr := termination.KillTree(ctx, pids.Command, termination.Options{Grace: r.opts.Grace, Container: c, Logger: r.log})
 	r.waitDone(ctx, j)
 	res.Info = r.info(j)

@@ -49,9 +49,12 @@ func (r *Registry) orphanCheck(ctx context.Context, j *job, pids *pidRecord) (re
 	if pids.Command.Alive() {
 		return nil, true
 	}
-	if c := r.containerOf(ctx, j.id, pids); c != nil {
+	// The command's children may run on without it: only a cgroup or a
+	// scope can tell (a process group named by a dead leader's PID could
+	// be a stranger's by now).
+	if c := r.containerOf(ctx, j.id, pids, false); c != nil {
 		if empty, err := c.Empty(); err == nil && !empty {
-			return nil, true // the command's children, without it
+			return nil, true
 		}
 	}
 	var kill killRecord
@@ -115,7 +118,7 @@ func (r *Registry) waitOrphan(ctx context.Context, id string, pids *pidRecord) e
 	if pids.Container != nil && pids.Container.V2Dir != "" {
 		return waitCgroupEmpty(ctx, pids.Container.V2Dir)
 	}
-	c := r.containerOf(ctx, id, pids)
+	c := r.containerOf(ctx, id, pids, false)
 	if c == nil {
 		return nil
 	}
@@ -146,7 +149,7 @@ func (r *Registry) settleOrphan(ctx context.Context, id, dir string, pids *pidRe
 			cancel()
 		}
 	}
-	if c := r.containerOf(ctx, id, pids); c != nil {
+	if c := r.containerOf(ctx, id, pids, false); c != nil {
 		if ev := c.LimitEvent(); ev != "" && rec != nil && rec.Status.Code != 0 {
 			rec.Status.KilledBy = ev
 		}
