@@ -147,3 +147,18 @@ func TestSupervise_ExitStatus(t *testing.T) {
 		})
 	}
 }
+
+// ^C typed on a terminal job interrupts its command (it used to inherit
+// SIGINT ignored from its supervisor), and the job ends with SIGINT.
+func TestSupervise_PTYInterrupt(t *testing.T) {
+	r := newTestRegistry(t, "", nil)
+	in := start(t, r, StartRequest{Shell: "echo ready; exec sleep 60", PTY: &envs.WindowSize{Rows: 24, Cols: 80}})
+	eventually(t, 10*time.Second, "ready", func() bool { return strings.Contains(logText(t, r, in.ID), "ready") })
+	if err := r.Write(t.Context(), in.ID, []byte{3}); err != nil {
+		t.Fatal(err)
+	}
+	got := waitDone(t, r, in.ID)
+	if got.Status != StatusExited || got.Exit == nil || got.Exit.Signal != syscall.SIGINT {
+		t.Errorf("after ^C: %+v (exit %+v); want ended by SIGINT", got, got.Exit)
+	}
+}
