@@ -14,13 +14,34 @@ const openTimeout = 10 * time.Second
 
 // jobContainer reopens the job's container from its pid.json record, so a
 // registry that did not start the job (or a restarted one) reaches the
-// same cgroup or scope. It is nil when the job has no container, or when
-// the container cannot be reopened (logged): the teardown then falls
-// back to the process group and the /proc descendants.
+// same cgroup or scope. It is nil when the job has no record or no
+// container of its own, or when the container cannot be reopened
+// (logged): the teardown then falls back to the process group and the
+// /proc descendants. See runningContainer for what stands in for a missing
+// container while the job runs.
 func (r *Registry) jobContainer(ctx context.Context, j *job) termination.Container {
 	r.mu.Lock()
 	pids := j.pids
 	r.mu.Unlock()
+	return r.containerOf(ctx, j.id, pids, false)
+}
+
+// runningContainer is jobContainer for a job that runs: without a cgroup
+// or scope, its tree is its supervisor's descendants while a subreaper
+// supervisor lives, else the process group its wrapper leads (the
+// command's own, for a job started without a wrapper). That group is
+// trusted only while the job runs, when its leader is alive or just
+// gone: long after, a recycled PID could lead a stranger's group.
+func (r *Registry) runningContainer(ctx context.Context, j *job) termination.Container {
+	r.mu.Lock()
+	pids := j.pids
+	r.mu.Unlock()
+	return r.containerOf(ctx, j.id, pids, true)
+}
+
+// containerOf reopens the container of pids (job id); withGroup stands
+// the process group in for a missing one, as runningContainer says.
+func (r *Registry) containerOf(ctx context.Context, id string, pids *pidRecord, withGroup bool) termination.Container {
 	if pids == nil {
 		return nil
 	}
@@ -28,13 +49,24 @@ func (r *Registry) jobContainer(ctx context.Context, j *job) termination.Contain
 		if pids.Subreaper && pids.Supervisor.Alive() {
 			return supervisorTree{sup: pids.Supervisor}
 		}
-		return nil
+		leader := pids.Wrapper
+		if leader.PID == 0 {
+			leader = pids.Command
+		}
+		if !withGroup || leader.PID == 0 || leader.StartTime == 0 {
+			return nil
+		}
+		c, err := termination.OpenContainer(ctx, termination.ContainerRef{Mechanism: termination.ProcessGroup, Leader: leader})
+		if err != nil {
+			return nil
+		}
+		return c
 	}
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	c, err := termination.OpenContainer(ctx, *pids.Container)
 	if err != nil {
-		r.log.Warn("procregistry: reopen container", "job", j.id, "err", err)
+		r.log.Warn("procregistry: reopen container", "job", id, "err", err)
 		return nil
 	}
 	return c

@@ -30,15 +30,26 @@
 //
 // The supervisor forks a detached copy of itself (a new session, stdio
 // away from the registry) and exits once that copy reports. The detached
-// supervisor makes the job's container (see "Containment"), starts the
-// command in a process group of its own with stdout and stderr opened
-// straight onto output.log with O_APPEND, so output reaches the disk
-// without passing through any other process; writes pid.json (its own
-// and the command's PID with their start times, from
-// termination.Identify, and the container's termination.ContainerRef);
-// serves a control socket (ctl.sock: stdin writes, EOF, resize, and
-// "tell me when it exits"); reaps the command; and writes exit.json
-// atomically. Nothing in this depends on the registry being alive.
+// supervisor makes the job's container (see "Containment") and starts
+// the command under a wrapper — a small /bin/sh script that runs it in
+// the foreground, writes its exit code to the job's exitcode file and
+// exits with it — in a process group of its own, with stdout and stderr
+// opened straight onto output.log with O_APPEND, so output reaches the
+// disk without passing through any other process (a PTY job's output
+// passes through one `cat`, which copies the terminal into the log). It writes pid.json
+// (its own, the wrapper's and the command's PID with their start times,
+// from termination.Identify, and the container's
+// termination.ContainerRef); serves a control socket (ctl.sock: stdin
+// writes, EOF, resize, and "tell me when it exits"); reaps the wrapper;
+// and writes exit.json atomically. Nothing in this depends on the
+// registry being alive, and the job's output and exit code do not depend
+// on the supervisor being alive either (see "Crash safety").
+//
+// An idle job costs no CPU: the supervisor blocks in wait4, in accept
+// and in reads of its control connections, and reaps adopted orphans on
+// SIGCHLD; the registry's monitor blocks on the control socket, and its
+// log readers on inotify. Nothing on either side runs on a timer but
+// what was asked for (heartbeats) and the registry's one sweeper.
 //
 // # Containment
 //
@@ -47,10 +58,10 @@
 // (termination.NewContainer with id job-<id>: a systemd scope or a
 // cgroup), which is what catches a grandchild that double-forked and
 // called setsid: once reparented to init, nothing in /proc ties it to the
-// job. The supervisor starts the command held on a gate (a shell that
-// reads one line from fd 3 before it execs the command, PTY jobs too),
-// adds it to the container, and only then releases it, so everything the
-// command forks is born inside. The container is the job's own, not the
+// job. The supervisor starts the wrapper held on a gate (it reads one
+// line from fd 3 before it runs the command, PTY jobs too), adds it to
+// the container, and only then releases it, so everything the command
+// forks is born inside. The container is the job's own, not the
 // starting environment's, so it outlives the registry and the backend
 // that started the job.
 //
@@ -84,10 +95,14 @@
 // The registry's side of a running job is a monitor goroutine blocked on
 // the control socket: the answer to "wait", or the socket closing — the
 // kernel closes it even when the supervisor is SIGKILLed — wakes it at
-// once. With watch patterns a follower goroutine reads the log as it
+// once (and a dead supervisor hands the job to the registry: see "Crash
+// safety"). With watch patterns a follower goroutine reads the log as it
 // grows (a 64 KiB buffer and one line of at most 4 KiB: memory does not
-// depend on the volume of output). With a heartbeat a timer goroutine
-// looks at the log's size. Every goroutine belongs to the registry, and
+// depend on the volume of output), woken by each write through one
+// inotify instance the registry shares among its readers (so does
+// [Registry.Follow]); it looks on a timer only where inotify is missing.
+// With a heartbeat a timer goroutine looks at the log's size at the
+// job's interval. Every goroutine belongs to the registry, and
 // [Registry.Close] waits for all of them. Close does not stop jobs.
 //
 // # Output
@@ -128,16 +143,33 @@
 // supervisor that is still alive — same PID *and* same start time — means
 // it runs, and is monitored again (output written meanwhile is in the log
 // but is not matched against watch patterns, which would report old
-// lines as news); anything else is lost. Completions that were due while
-// no registry ran are sent then. A PID is never signalled on its own
-// authority: termination.Proc checks the start time through a pidfd, so
-// a job whose PID now belongs to another program is reported lost and
-// nothing is sent to it.
+// lines as news); a dead supervisor is handled as below. Completions
+// that were due while no registry ran are sent then. A PID is never
+// signalled on its own authority: termination.Proc checks the start time
+// through a pidfd, so a job whose PID now belongs to another program is
+// reported lost and nothing is sent to it.
 //
-// If the supervisor itself dies, the job is lost: its exit can no longer
-// be learned. A pipe job's command runs on, still writing to its log, and
-// kill can stop it by its recorded identity. A PTY job's terminal master
-// is held by its supervisor, so the command gets SIGHUP with it.
+// If the supervisor itself dies (SIGKILL, the OOM killer), the job does
+// not: a pipe job's command goes on writing straight into its log, and its
+// wrapper goes on waiting for it. The registry adopts the job — it stays
+// running, with [Info].Warning saying so, for as long as its wrapper or
+// command lives (or, if neither recorded the exit, anything of it is left
+// in its cgroup or process group), waiting on pidfds and on the cgroup's
+// cgroup.events, never polling.
+// When they are gone, the exit code the wrapper wrote is the job's exit
+// (the registry writes exit.json on the dead supervisor's behalf and
+// removes the empty container); only if the wrapper was killed too, and
+// so wrote nothing, is the job lost, with a reason that says so. Kill
+// works on an adopted job as on any other. What went through the
+// supervisor is gone with it: stdin writes, EOF and resize fail with
+// envs.ErrClosed. A PTY job lives on as well: its terminal's output is
+// copied into the log by a `cat` that holds the master (not by the
+// supervisor, whose death would hang the terminal up), and which the
+// registry lets drain and stops once the job has ended.
+//
+// A shell reports a command killed by signal n as 128+n; the registry
+// reads such a code as that signal, so [Info].Exit says the same whether
+// the supervisor or the wrapper saw the end.
 //
 // Finished jobs are kept for [Options].Retention and at most
 // [Options].MaxFinished of them; the event log is not compacted.

@@ -14,8 +14,10 @@ import (
 )
 
 // Files of a job's directory (<state>/jobs/<id>/). Each has one writer:
-// the registry writes job.json and kill.json, the supervisor writes
-// pid.json, exit.json and startfail.json, and the command itself writes
+// the registry writes job.json, kill.json and lost.json, the supervisor
+// writes pid.json, exit.json and startfail.json (the registry writes
+// exit.json instead only once the supervisor is dead: see orphan.go), the
+// job's wrapper writes exitcode, and the command itself writes
 // output.log. Every JSON file is written whole to a temporary name and
 // renamed, so a reader sees the old version or the new one, never half.
 const (
@@ -28,6 +30,7 @@ const (
 	fileLost      = "lost.json"      // why the registry gave the job up
 	fileCtl       = "ctl.sock"       // the supervisor's control socket
 	fileSupLog    = "supervisor.log" // the supervisor's own stderr
+	fileExitCode  = "exitcode"       // the command's exit code, from its wrapper
 )
 
 // Status is where a job is in its life. It is a closed set.
@@ -36,7 +39,8 @@ type Status string
 const (
 	// StatusStarting: the supervisor is being launched.
 	StatusStarting Status = "starting"
-	// StatusRunning: the command runs.
+	// StatusRunning: the command runs (with or without its supervisor:
+	// a job whose supervisor died is running while its processes live).
 	StatusRunning Status = "running"
 	// StatusExited: the command ended by itself (any exit code or signal
 	// not asked for through the registry).
@@ -44,8 +48,9 @@ const (
 	// StatusKilled: the command ended after a kill through the registry
 	// (Kill, or the end of its owner's session).
 	StatusKilled Status = "killed"
-	// StatusLost: the registry can no longer learn how the command ends:
-	// its supervisor is gone, or a recorded PID now names another program.
+	// StatusLost: the command's end cannot be known: its supervisor and
+	// its wrapper both died without recording the exit, and its processes
+	// are gone; or a recorded PID now names another program.
 	StatusLost Status = "lost"
 	// StatusFailed: the command never ran (no such program, a working
 	// directory that cannot be entered, no supervisor).
@@ -120,8 +125,17 @@ type record struct {
 // pidRecord is pid.json, written by the supervisor once the command runs.
 type pidRecord struct {
 	Supervisor termination.Proc `json:"supervisor"`
-	Command    termination.Proc `json:"command"`
-	Started    time.Time        `json:"started"`
+	// Command is the job's command itself: what a kill signals first.
+	Command termination.Proc `json:"command"`
+	// Wrapper is the supervisor's child that runs the command and writes
+	// its exit code to the exitcode file (see wrapper.go); zero when the
+	// job runs without one (no /bin/sh), or for a job started before
+	// wrappers existed.
+	Wrapper termination.Proc `json:"wrapper,omitzero"`
+	// Copier is the process that copies a PTY job's terminal into its
+	// log (ptycopy.go); zero for a pipe job, or when the supervisor copies.
+	Copier  termination.Proc `json:"copier,omitzero"`
+	Started time.Time        `json:"started"`
 	// Container is the job's container, for reopening it after the
 	// supervisor (or the registry) is gone; nil when the job runs in its
 	// process group only.
@@ -138,6 +152,9 @@ type pidRecord struct {
 type exitRecord struct {
 	Status envs.ExitStatus `json:"status"`
 	Ended  time.Time       `json:"ended"`
+	// Note says how the exit was learned when it was not from the
+	// supervisor (its wrapper's exitcode file, after the supervisor died).
+	Note string `json:"note,omitempty"`
 }
 
 // failRecord is startfail.json.
@@ -173,10 +190,14 @@ type Info struct {
 	Heartbeat time.Duration `json:"heartbeat_ns,omitempty"`
 	Status    Status        `json:"status"`
 	// PID is the command's process id (0 before it runs).
-	PID     int       `json:"pid,omitempty"`
-	Created time.Time `json:"created"`
-	Started time.Time `json:"started,omitzero"`
-	Ended   time.Time `json:"ended,omitzero"`
+	PID int `json:"pid,omitempty"`
+	// SupervisorPID is the process id of the job's supervisor (0 before
+	// it reports). The job outlives it: see the package documentation,
+	// "Crash safety".
+	SupervisorPID int       `json:"supervisor_pid,omitempty"`
+	Created       time.Time `json:"created"`
+	Started       time.Time `json:"started,omitzero"`
+	Ended         time.Time `json:"ended,omitzero"`
 	// Exit is set once the command's exit status is known (not for lost
 	// or failed jobs, whose status nobody saw).
 	Exit *envs.ExitStatus `json:"exit,omitempty"`
@@ -189,7 +210,9 @@ type Info struct {
 	// name ("systemd-scope", "cgroup-hybrid", ...), or "" when it runs in
 	// its process group only (Warning then says why).
 	Containment string `json:"containment,omitempty"`
-	// Warning reports a degraded start, such as no container.
+	// Warning reports a degraded start, such as no container, or that the
+	// supervisor died (the job then runs on, and its exit is learned from
+	// its wrapper).
 	Warning string `json:"warning,omitempty"`
 	// Size is the log's length in bytes when the Info was made.
 	Size  int64  `json:"size"`

@@ -69,7 +69,7 @@ func (r *Registry) kill(ctx context.Context, id, by string) (KillResult, error) 
 		return KillResult{ID: j.id}, fmt.Errorf("procregistry: kill %s: %w", j.id, ctx.Err())
 	}
 	r.mu.Lock()
-	status, pids := j.status, j.pids
+	status, pids, orphaned := j.status, j.pids, j.orphaned
 	exitKnown := isClosed(j.exitSeen)
 	if !status.Finished() && !exitKnown && j.kill == nil {
 		j.kill = &killRecord{By: by, Time: time.Now()}
@@ -84,6 +84,10 @@ func (r *Registry) kill(ctx context.Context, id, by string) (KillResult, error) 
 	case status == StatusLost && pids != nil && pids.Command.Alive():
 		// Lost means the exit cannot be learned, not that the command is
 		// gone: it still runs under its own identity, so stop it.
+	case !status.Finished() && !exitKnown && orphaned:
+		// Its supervisor died, but it runs on (if only through children
+		// the command left): tear down what is there; the registry's own
+		// watch of the job records the end.
 	case status.Finished() || exitKnown || !pids.Command.Alive():
 		// It ended (or its exit report is on its way, or its PID was
 		// recycled): never signal the PID, wait for the supervisor's
@@ -96,7 +100,7 @@ func (r *Registry) kill(ctx context.Context, id, by string) (KillResult, error) 
 		}
 		return r.killResult(j, res, kerr)
 	}
-	c := r.jobContainer(ctx, j)
+	c := r.runningContainer(ctx, j)
 	kerr := termination.KillTree(ctx, pids.Command, termination.Options{Grace: r.opts.Grace, Container: c, Logger: r.log})
 	r.waitDone(ctx, j)
 	res.Info = r.info(j)

@@ -192,6 +192,8 @@ func (r *Registry) Follow(ctx context.Context, id string, offset int64, w io.Wri
 		return offset, fmt.Errorf("procregistry: follow %s: %w", j.id, err)
 	}
 	defer f.Close()
+	changed, stop := r.logChanges(j.logPath())
+	defer stop()
 	buf := make([]byte, 64<<10)
 	for {
 		done := isClosed(j.done)
@@ -209,19 +211,48 @@ func (r *Registry) Follow(ctx context.Context, id string, offset int64, w io.Wri
 		if done {
 			return offset, nil
 		}
-		t := time.NewTimer(r.opts.PollInterval)
-		select {
-		case <-t.C:
-		case <-j.done:
-			t.Stop()
-		case <-ctx.Done():
-			t.Stop()
-			return offset, fmt.Errorf("procregistry: follow %s: %w", j.id, ctx.Err())
-		case <-r.ctx.Done():
-			t.Stop()
-			return offset, fmt.Errorf("procregistry: follow %s: %w", j.id, envs.ErrClosed)
+		if err := r.waitLog(ctx, j, changed); err != nil {
+			return offset, fmt.Errorf("procregistry: follow %s: %w", j.id, err)
 		}
 	}
+}
+
+// waitLog waits until the log may have grown (a token on changed, or
+// PollInterval without a watcher), the job is done, or ctx or the
+// registry ends (envs.ErrClosed).
+func (r *Registry) waitLog(ctx context.Context, j *job, changed <-chan struct{}) error {
+	var tick <-chan time.Time
+	if changed == nil {
+		t := time.NewTimer(r.opts.PollInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	select {
+	case <-changed:
+	case <-tick:
+	case <-j.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.ctx.Done():
+		return envs.ErrClosed
+	}
+	return nil
+}
+
+// logChanges subscribes to writes to the log at path: changed gets a
+// token after each one. Without a watcher (or when the watch cannot be
+// set) changed is nil, and the caller looks again on a timer instead.
+// stop ends the subscription.
+func (r *Registry) logChanges(path string) (changed <-chan struct{}, stop func()) {
+	if r.lw == nil {
+		return nil, func() {}
+	}
+	c, stop, err := r.lw.subscribe(path)
+	if err != nil {
+		r.log.Debug("procregistry: log reader will poll", "path", path, "err", err)
+		return nil, func() {}
+	}
+	return c, stop
 }
 
 // lineSplitter cuts a byte stream into lines of at most maxLine bytes

@@ -1,6 +1,7 @@
 package procregistry
 
 import (
+	"context"
 	"path/filepath"
 	"time"
 )
@@ -9,8 +10,12 @@ import (
 // socket to answer when the command has exited; the answer, or the
 // socket closing (which the kernel does even when the supervisor is
 // SIGKILLed), wakes it at once. Then exit.json decides: present, the job
-// exited; absent with the supervisor gone, the job is lost.
+// exited; absent with the supervisor gone, the job is adopted
+// (followOrphan): it runs on without its supervisor.
 func (r *Registry) monitor(j *job) {
+	r.mu.Lock()
+	pids := j.pids
+	r.mu.Unlock()
 	backoff := 20 * time.Millisecond
 	for {
 		resp, err := ctlCall(r.ctx, j.dir, ctlRequest{Op: "wait"})
@@ -25,28 +30,20 @@ func (r *Registry) monitor(j *job) {
 			r.conclude(j, rec, "")
 			return
 		}
-		if !j.pids.Supervisor.Alive() {
-			if rec = readExit(j.dir); rec != nil {
-				r.conclude(j, rec, "")
-				return
-			}
-			why := "the supervisor ended without recording the command's exit"
-			if j.pids.Command.Alive() {
-				why += " (the command still runs unsupervised; kill can stop it)"
-			}
-			r.conclude(j, nil, why)
+		if !pids.Supervisor.Alive() {
+			r.followOrphan(j)
 			return
 		}
-		// The supervisor lives but its socket does not answer: look again
-		// later (it may be starting up, or have lost its socket).
-		t := time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-r.ctx.Done():
-			t.Stop()
+		// The supervisor lives but its socket does not answer: it is
+		// dying, or it has no socket. Wait for it to end, and ask again
+		// after a while in case it answers after all.
+		ctx, cancel := context.WithTimeout(r.ctx, backoff)
+		waitProcExit(ctx, pids.Supervisor)
+		cancel()
+		if r.ctx.Err() != nil {
 			return
 		}
-		backoff = min(2*backoff, time.Second)
+		backoff = min(2*backoff, time.Minute)
 	}
 }
 

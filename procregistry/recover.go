@@ -94,19 +94,27 @@ func (r *Registry) recoverJob(j *job) {
 		return
 	}
 	// A PID alone proves nothing after a restart: the supervisor counts
-	// as alive only with the recorded start time.
+	// as alive only with the recorded start time. Without it, the job may
+	// still run (adopted, see orphan.go), may have ended with its exit
+	// code written by its wrapper, or is lost.
 	if !pids.Supervisor.Alive() {
-		if ok, _ := readJSON(filepath.Join(j.dir, fileExit), &exit); ok {
-			j.exit = &exit
+		j.orphaned = true
+		rec, running := r.orphanCheck(r.ctx, j, &pids)
+		switch {
+		case rec != nil:
+			r.settleOrphan(r.ctx, j.id, j.dir, &pids, rec, 0)
+			j.exit = rec
 			finish(j.exitStatusLocked())
 			return
+		case !running:
+			r.settleOrphan(r.ctx, j.id, j.dir, &pids, nil, 0)
+			why := lostOrphan
+			if pids.Wrapper.PID == 0 {
+				why = "the supervisor is gone (or its PID now names another program) and no exit was recorded"
+			}
+			loseIt(why)
+			return
 		}
-		why := "the supervisor is gone (or its PID now names another program) and no exit was recorded"
-		if pids.Command.Alive() {
-			why += "; the command still runs unsupervised (kill can stop it)"
-		}
-		loseIt(why)
-		return
 	}
 	for _, p := range j.rec.Watch {
 		if re, err := regexp.Compile(p); err == nil {

@@ -96,33 +96,6 @@ func TestRecover_ManagerSIGKILL(t *testing.T) {
 	}
 }
 
-// A job whose supervisor is SIGKILLed is reported lost, once, and its
-// command (still running under its own identity) can be killed.
-func TestRecover_SupervisorKilledIsLost(t *testing.T) {
-	r := newTestRegistry(t, "", nil)
-	in := start(t, r, StartRequest{Shell: "exec sleep 60", Notify: true})
-	var pids pidRecord
-	readJSON(filepath.Join(r.opts.Dir, "jobs", in.ID, filePID), &pids)
-	if err := pids.Supervisor.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	got := waitDone(t, r, in.ID)
-	if got.Status != StatusLost || got.Error == "" {
-		t.Fatalf("after the supervisor died: %+v", got)
-	}
-	ev := waitEvent(t, r, "agent", EventCompletion)
-	if ev.Reason != ReasonLost || ev.Exit != nil {
-		t.Errorf("completion = %+v", ev)
-	}
-	res, err := r.Kill(t.Context(), in.ID)
-	if err != nil || res.Outcome != KillKilled {
-		t.Errorf("kill of the unsupervised command = %+v, %v", res, err)
-	}
-	if pids.Command.Alive() {
-		t.Error("the command survived")
-	}
-}
-
 // A job record whose PIDs now name other programs (same PID, another
 // start time) is reported lost at recovery, and kill signals nothing.
 func TestRecover_PIDReuseNeverSignalled(t *testing.T) {

@@ -88,9 +88,11 @@ type Options struct {
 	// MinHeartbeat is the floor of a job's heartbeat interval. Zero means
 	// DefaultMinHeartbeat.
 	MinHeartbeat time.Duration
-	// PollInterval is how often a follower looks for new output in a log
-	// it has read to the end (real time: it is about a file, not about
-	// the job's clock). Zero means DefaultPollInterval.
+	// PollInterval is how often a reader of a log it has read to the end
+	// (a follower, [Registry.Follow]) looks for new output where it cannot
+	// be woken by the write itself (no inotify); real time, since it is
+	// about a file, not about the job's clock. Zero means
+	// DefaultPollInterval.
 	PollInterval time.Duration
 	// Watch bounds watch-match events.
 	Watch WatchLimits
@@ -163,6 +165,10 @@ type Registry struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the registry started
 
+	// lw wakes readers of logs on writes; nil where inotify is not
+	// available (they look again every PollInterval then).
+	lw *logWatcher
+
 	mu     sync.Mutex
 	closed bool
 	jobs   map[string]*job
@@ -183,6 +189,9 @@ type job struct {
 	kill    *killRecord
 	lost    string
 	ended   time.Time
+	// orphaned: the supervisor died while the job ran; the registry
+	// follows the job's processes itself (orphan.go).
+	orphaned bool
 
 	started  chan struct{} // closed once the start settled
 	exitSeen chan struct{} // closed once the exit (or loss) is known
@@ -258,6 +267,11 @@ func Open(opts Options) (*Registry, error) {
 		jobs: map[string]*job{}, keys: map[string]string{}, ev: ev,
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if lw, err := newLogWatcher(); err == nil {
+		r.lw = lw
+	} else {
+		r.log.Warn("procregistry: log readers will poll", "err", err)
+	}
 	r.limits.init(r.clock.Now())
 	if err := r.recover(); err != nil {
 		r.Close()
@@ -290,6 +304,9 @@ func (r *Registry) Close() error {
 	r.mu.Unlock()
 	r.cancel()
 	r.wg.Wait()
+	if r.lw != nil {
+		r.lw.close()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := r.ev.close()
@@ -580,6 +597,7 @@ func (r *Registry) info(j *job) Info {
 	}
 	if j.pids != nil {
 		in.PID, in.Started = j.pids.Command.PID, j.pids.Started
+		in.SupervisorPID = j.pids.Supervisor.PID
 		in.Warning = j.pids.Warning
 		if c := j.pids.Container; c != nil && c.Mechanism != termination.ProcessGroup {
 			in.Containment = c.Mechanism.String()
@@ -588,6 +606,10 @@ func (r *Registry) info(j *job) Info {
 	if j.exit != nil && j.status != StatusLost {
 		st := j.exit.Status
 		in.Exit = &st
+		in.Warning = joinWarning(in.Warning, j.exit.Note)
+	}
+	if j.orphaned && !j.status.Finished() {
+		in.Warning = joinWarning(in.Warning, warnOrphan)
 	}
 	if j.status == StatusKilled && j.kill != nil {
 		in.KilledBy = j.kill.By
@@ -601,6 +623,17 @@ func (r *Registry) info(j *job) Info {
 		in.Error = j.lost
 	}
 	return in
+}
+
+// joinWarning appends w to a warning.
+func joinWarning(warning, w string) string {
+	switch {
+	case w == "":
+		return warning
+	case warning == "":
+		return w
+	}
+	return warning + "; " + w
 }
 
 // Handoff moves the job to owner, with a note for the record. The new
@@ -694,10 +727,13 @@ func (r *Registry) ctl(ctx context.Context, id string, req ctlRequest) error {
 	}
 	<-j.started
 	r.mu.Lock()
-	st := j.status
+	st, orphaned := j.status, j.orphaned
 	r.mu.Unlock()
 	if st != StatusRunning {
 		return fmt.Errorf("procregistry: %s %s: job is %s: %w", req.Op, j.id, st, envs.ErrClosed)
+	}
+	if orphaned {
+		return fmt.Errorf("procregistry: %s %s: its supervisor died, and stdin with it: %w", req.Op, j.id, envs.ErrClosed)
 	}
 	resp, err := ctlCall(ctx, j.dir, req)
 	if err != nil {

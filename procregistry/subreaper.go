@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/termination"
 )
@@ -21,40 +20,39 @@ import (
 // supervisor rather than to init, so it stays a descendant that /proc can
 // name, and a kill finds it through [supervisorTree]. The supervisor is a
 // process of its own per job, so the process-wide setting touches nothing
-// else; it reaps those orphans itself (the command's own status is left
-// to its Wait).
+// else; it reaps those orphans itself, on SIGCHLD (the wrapper's status is
+// left to its Wait, the command's to the wrapper).
 
-// becomeSubreaper sets PR_SET_CHILD_SUBREAPER. It is called before the
-// command starts, so no orphan can be born before it holds.
-func becomeSubreaper() error {
-	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-}
-
-// reapUntil reaps adopted orphans (every child but the command) until
-// stop is closed; the returned channel is closed when it has ended.
-func reapUntil(cmdPID int, stop <-chan struct{}) <-chan struct{} {
+// reapOrphans reaps adopted orphans — every child but those in keep —
+// each time a child dies, until stop is closed; the returned channel is
+// closed when it has ended. It waits for SIGCHLD, never on a timer: a job
+// whose processes are idle costs its supervisor no wakeup at all.
+func reapOrphans(keep []int, stop <-chan struct{}) <-chan struct{} {
 	done := make(chan struct{})
+	chld := make(chan os.Signal, 1)
+	// Registered before the first look, so no death between the two is
+	// missed: a signal that comes meanwhile leaves chld ready.
+	signal.Notify(chld, syscall.SIGCHLD)
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
+		defer signal.Stop(chld)
 		for {
-			reapOrphans(cmdPID)
+			reapDead(keep)
 			select {
 			case <-stop:
-				reapOrphans(cmdPID)
+				reapDead(keep)
 				return
-			case <-tick.C:
+			case <-chld:
 			}
 		}
 	}()
 	return done
 }
 
-// reapOrphans collects the exit of every dead child but the command.
-func reapOrphans(cmdPID int) {
+// reapDead collects the exit of every dead child not in keep.
+func reapDead(keep []int) {
 	for _, pid := range ownChildren() {
-		if pid == cmdPID {
+		if slices.Contains(keep, pid) {
 			continue
 		}
 		var ws syscall.WaitStatus

@@ -120,12 +120,14 @@ type ctlResponse struct {
 
 // supervisor is the second stage's state.
 type supervisor struct {
-	dir   string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser // pipe write end, or the PTY master
-	ptmx  *os.File
-	cont  termination.Container // nil: process group only
-	warn  string                // why cont is nil
+	dir    string
+	cmd    *exec.Cmd      // the wrapper (or, without /bin/sh, the command itself)
+	cmdPID int            // the command's PID as it reported it; 0 when unknown
+	stdin  io.WriteCloser // pipe write end, or the PTY master
+	ptmx   *os.File
+	copier *exec.Cmd             // copies ptmx to the log (ptycopy.go); nil: this process does
+	cont   termination.Container // nil: process group only
+	warn   string                // why cont is nil
 
 	mu     sync.Mutex
 	closed bool // stdin closed
@@ -149,7 +151,13 @@ func superviseDetached(dir string) int {
 			report = nil
 		}
 	}
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	// Hangups and interrupts are caught (and dropped), not ignored: a
+	// signal ignored here would stay ignored in the command, while a
+	// caught one is reset to its default when the command execs. This
+	// also undoes an ignore inherited from whoever started us.
+	sink := make(chan os.Signal, 1)
+	signal.Notify(sink, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE)
+	defer signal.Stop(sink)
 	s := &supervisor{dir: dir, exited: make(chan struct{})}
 	subreaper := becomeSubreaper() == nil
 	if err := s.start(); err != nil {
@@ -167,12 +175,19 @@ func superviseDetached(dir string) int {
 		// still recorded; only stdin writes and prompt waits are lost.
 		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)
 	}
-	cmdProc, _ := termination.Identify(s.cmd.Process.Pid)
-	if cmdProc.PID == 0 {
-		cmdProc.PID = s.cmd.Process.Pid
+	child := identify(s.cmd.Process.Pid)
+	cmdProc := child
+	pr := pidRecord{Supervisor: identify(os.Getpid()), Started: time.Now(), Warning: s.warn}
+	if s.cmdPID != 0 && s.cmdPID != child.PID {
+		cmdProc = identify(s.cmdPID)
+		pr.Wrapper = child
 	}
-	selfProc, _ := termination.Identify(os.Getpid())
-	pr := pidRecord{Supervisor: selfProc, Command: cmdProc, Started: time.Now(), Warning: s.warn}
+	pr.Command = cmdProc
+	keep := []int{child.PID, cmdProc.PID}
+	if s.copier != nil {
+		pr.Copier = identify(s.copier.Process.Pid)
+		keep = append(keep, pr.Copier.PID)
+	}
 	if s.cont != nil {
 		ref := s.cont.Ref()
 		pr.Container = &ref
@@ -180,8 +195,11 @@ func superviseDetached(dir string) int {
 		pr.Subreaper = subreaper
 	}
 	if subreaper {
+		// Orphans are reaped as they die (on SIGCHLD), except the wrapper,
+		// which cmd.Wait reaps, and the command, which the wrapper reaps —
+		// or, should the wrapper die first, which wait adopts.
 		stopReaping := make(chan struct{})
-		reaped := reapUntil(cmdProc.PID, stopReaping)
+		reaped := reapOrphans(keep, stopReaping)
 		defer func() { close(stopReaping); <-reaped }()
 	}
 	if err := writeJSON(filepath.Join(dir, filePID), pr); err != nil {
@@ -191,15 +209,24 @@ func superviseDetached(dir string) int {
 
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
+	termDone := make(chan struct{})
 	go func() {
+		defer close(termDone)
 		for range term {
 			cmdProc.Signal(syscall.SIGTERM) // forwarded; we stay to record the exit
 		}
 	}()
+	defer func() { signal.Stop(term); close(term); <-termDone }()
 	if ln != nil {
 		go s.serve(ln)
 	}
 	st := s.wait()
+	if pr.Wrapper.PID != 0 && subreaper && killedBySignal(s.cmd.ProcessState) {
+		// The wrapper itself was killed: the command, if it still runs,
+		// is now our child (we are its subreaper); its status is ours to
+		// take.
+		st = adoptedStatus(cmdProc, st)
+	}
 	s.release(&st)
 	rec := &exitRecord{Status: st, Ended: time.Now()}
 	if err := writeJSON(filepath.Join(dir, fileExit), rec); err != nil {
@@ -215,11 +242,57 @@ func superviseDetached(dir string) int {
 	}
 	done := make(chan struct{})
 	go func() { s.conns.Wait(); close(done) }()
+	t := time.NewTimer(2 * time.Second) // a stuck client does not keep us
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second): // a stuck client does not keep us
+	case <-t.C:
 	}
 	return 0
+}
+
+// identify is termination.Identify that keeps the PID of a process that
+// is already gone (with no start time, it matches no living process).
+func identify(pid int) termination.Proc {
+	p, err := termination.Identify(pid)
+	if err != nil {
+		return termination.Proc{PID: pid}
+	}
+	return p
+}
+
+// killedBySignal reports whether the reaped process died of a signal
+// (rather than exiting with a code, which may itself say "signal").
+func killedBySignal(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
+}
+
+// adoptedStatus waits for the command after its wrapper died under it
+// (reparented to us, its subreaper) and returns its status; st, the
+// wrapper's, when the command is not ours to wait for.
+func adoptedStatus(cmd termination.Proc, st envs.ExitStatus) envs.ExitStatus {
+	if !cmd.Alive() {
+		return st
+	}
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(cmd.PID, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return st
+		}
+		break
+	}
+	if ws.Signaled() {
+		return envs.SignalStatus(ws.Signal())
+	}
+	return codeStatus(ws.ExitStatus())
 }
 
 // startStatus maps a start failure to the exit code conventions.
@@ -229,12 +302,6 @@ func startStatus(err error) envs.ExitStatus {
 	}
 	return envs.ExitStatus{Code: envs.ExitCannotEnter}
 }
-
-// gateScript holds a contained command until its supervisor has put it
-// in the job's container: it reads one line from fd 3, closes it and
-// execs the command. If the supervisor goes away first (EOF), it exits
-// instead of running uncontained.
-const gateScript = `IFS= read -r _ <&3 || exit 125; exec 3<&-; exec "$@"`
 
 // errNotContained: the command could not be added to its container. It
 // was killed before running any of its own code.
@@ -273,6 +340,16 @@ func (s *supervisor) start() error {
 	var limits envs.Limits
 	if rec.Limits != nil {
 		limits = *rec.Limits
+	}
+	if !hasWrapperShell() {
+		// The gate is the wrapper: without a shell to hold the command
+		// there is neither a container nor a recorded exit without us.
+		why := "no " + wrapperShell + ": the job runs in its process group only, and its exit is known only to its supervisor"
+		if !limits.IsZero() {
+			return fmt.Errorf("procregistry: limits requested but %s", why)
+		}
+		s.warn = why
+		return s.launch(rec, path, argv, nil)
 	}
 	cont, err := newJobContainer(rec.ID, limits)
 	switch {
@@ -324,10 +401,12 @@ func newJobContainer(id string, limits envs.Limits) (termination.Container, erro
 	return c, nil
 }
 
-// launch starts the command. With a container it starts it held by the
-// gate (fd 3), adds it to the container and only then releases it, so
-// everything it forks is born inside; if the Add fails it kills the
-// held child, which has run nothing, and returns errNotContained.
+// launch starts the command under its wrapper (see wrapper.go), held at
+// the wrapper's gate. With a container it adds the wrapper to it and only
+// then opens the gate, so everything the command forks is born inside;
+// if the Add fails it kills the held wrapper, which has run nothing, and
+// returns errNotContained. Then it reads the PID the command reports.
+// Without /bin/sh it starts the command directly.
 func (s *supervisor) launch(rec record, path string, argv []string, cont termination.Container) error {
 	logf, err := OpenPrivateFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -336,15 +415,22 @@ func (s *supervisor) launch(rec record, path string, argv []string, cont termina
 	defer logf.Close() // the child has its own copy
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	var gateR, gateW *os.File
-	if cont != nil {
+	var gateR, gateW, repR, repW *os.File
+	wrapped := hasWrapperShell()
+	if wrapped {
 		if gateR, gateW, err = os.Pipe(); err != nil {
 			return err
 		}
 		defer gateR.Close()
 		defer gateW.Close()
-		cmd = exec.Command("/bin/sh", append([]string{"-c", gateScript, "runbox", path}, argv[1:]...)...)
-		cmd.ExtraFiles = []*os.File{gateR}
+		if repR, repW, err = os.Pipe(); err != nil {
+			return err
+		}
+		defer repR.Close()
+		defer repW.Close()
+		wargv := wrapperArgv(s.dir, path, argv)
+		cmd = exec.Command(wargv[0], wargv[1:]...)
+		cmd.ExtraFiles = []*os.File{gateR, repW}
 	}
 	// cmd.Env stays nil: the command inherits this process's environment,
 	// which is the one the backend built with package spawn.
@@ -377,21 +463,33 @@ func (s *supervisor) launch(rec record, path string, argv []string, cont termina
 		r.Close()
 		s.stdin = w
 	}
-	if cont == nil {
+	if !wrapped {
+		s.cmdPID = cmd.Process.Pid
+		if s.ptmx != nil {
+			s.copier = s.startCopier()
+		}
 		return nil
 	}
 	gateR.Close()
-	if err := cont.Add(cmd.Process.Pid); err != nil {
-		// Killed before the gate opens: it never runs the command.
-		cmd.Process.Kill()
-		cmd.Wait()
-		s.stdin.Close()
-		s.cmd, s.stdin, s.ptmx = nil, nil, nil
-		return fmt.Errorf("%w: %w", errNotContained, err)
+	repW.Close()
+	if cont != nil {
+		if err := cont.Add(cmd.Process.Pid); err != nil {
+			// Killed before the gate opens: it never runs the command.
+			cmd.Process.Kill()
+			cmd.Wait()
+			s.stdin.Close()
+			s.cmd, s.stdin, s.ptmx = nil, nil, nil
+			return fmt.Errorf("%w: %w", errNotContained, err)
+		}
+	}
+	if s.ptmx != nil {
+		s.copier = s.startCopier()
 	}
 	if _, err := gateW.Write([]byte("go\n")); err != nil {
 		return fmt.Errorf("procregistry: release the command: %w", err)
 	}
+	gateW.Close()
+	s.cmdPID = readReportedPID(repR)
 	return nil
 }
 
@@ -427,28 +525,27 @@ func findShell() (string, error) {
 	return "", fmt.Errorf("procregistry: no bash or sh on PATH: %w", envs.ErrNotFound)
 }
 
-// wait reaps the command (copying the PTY to the log meanwhile) and
-// returns its status.
+// wait reaps the wrapper and returns the command's status. For a PTY
+// job it then lets the copy of the terminal drain (copierLinger at most:
+// a background child may keep the terminal open) before it closes the
+// master.
 func (s *supervisor) wait() envs.ExitStatus {
 	var copied chan struct{}
-	if s.ptmx != nil {
+	if s.ptmx != nil && s.copier == nil {
 		copied = make(chan struct{})
-		go func() {
-			defer close(copied)
-			logf, err := OpenPrivateFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_APPEND, 0o600)
-			if err != nil {
-				return
-			}
-			defer logf.Close()
-			io.Copy(logf, s.ptmx) // ends with EIO once every slave fd is closed
-		}()
+		go s.copyInProcess(copied)
 	}
 	err := s.cmd.Wait()
+	if s.copier != nil {
+		waitCopier(s.copier)
+	}
 	if copied != nil {
+		t := time.NewTimer(copierLinger)
 		select {
 		case <-copied:
-		case <-time.After(time.Second): // a background child keeps the terminal
+		case <-t.C:
 		}
+		t.Stop()
 	}
 	s.mu.Lock()
 	if !s.closed {
@@ -459,14 +556,7 @@ func (s *supervisor) wait() envs.ExitStatus {
 	if copied != nil {
 		<-copied
 	}
-	ps := s.cmd.ProcessState
-	if ps == nil {
-		return envs.ExitStatus{Code: 1, KilledBy: "unknown: " + err.Error()}
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return envs.SignalStatus(ws.Signal())
-	}
-	return envs.ExitStatus{Code: ps.ExitCode()}
+	return waitStatus(s.cmd.ProcessState, err)
 }
 
 // listen opens the control socket. The job directory is private (0700),

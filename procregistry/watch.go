@@ -48,12 +48,14 @@ func (r *Registry) watchLoop(j *job, from int64) {
 		return
 	}
 	defer f.Close()
+	// Woken by each write to the log; without a watcher, an idle log is
+	// looked at less and less often (up to once a second) instead.
+	changed, stop := r.logChanges(j.logPath())
+	defer stop()
 	buf := make([]byte, 64<<10)
 	var sp lineSplitter
 	off := from
 	emit := func(line []byte) { r.matchLine(j, line) }
-	// An idle log is looked at less and less often (up to once a
-	// second), so a thousand quiet jobs cost next to nothing.
 	wait := r.opts.PollInterval
 	for {
 		exited := isClosed(j.exitSeen)
@@ -72,16 +74,26 @@ func (r *Registry) watchLoop(j *job, from int64) {
 			sp.flush(emit)
 			return
 		}
-		t := time.NewTimer(wait)
+		var tick <-chan time.Time
+		var t *time.Timer
+		if changed == nil {
+			t = time.NewTimer(wait)
+			tick = t.C
+			wait = min(2*wait, max(time.Second, r.opts.PollInterval))
+		}
 		select {
-		case <-t.C:
+		case <-changed:
+		case <-tick:
 		case <-j.exitSeen:
-			t.Stop()
 		case <-r.ctx.Done():
-			t.Stop()
+			if t != nil {
+				t.Stop()
+			}
 			return
 		}
-		wait = min(2*wait, max(time.Second, r.opts.PollInterval))
+		if t != nil {
+			t.Stop()
+		}
 	}
 }
 

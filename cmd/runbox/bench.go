@@ -2,22 +2,29 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
+	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/runbox/runbox/envs"
 )
 
 type benchOptions struct {
-	json bool
-	n    int
-	only []string
+	json  bool
+	n     int // 0: each measurement's own default
+	scale int // 0: each scale measurement's own default
+	only  []string
 }
 
 // measurement is one line of `runbox bench --json` (format fixed by the
@@ -36,15 +43,36 @@ type measurement struct {
 	Note string `json:"note,omitempty"`
 }
 
+// benchParams are the sizes one measurement runs with: the flags, or the
+// measurement's own defaults.
+type benchParams struct {
+	// n is how many times the operation (and its baseline) runs.
+	n int
+	// scale is the size of a scale measurement (jobs.idle: how many jobs).
+	scale int
+	// run names this bench run; what a measurement creates outside this
+	// process (docker containers) carries it, so the run can sweep it up.
+	run string
+	// progress reports on stderr when it is a terminal; never nil.
+	progress *benchProgress
+}
+
 // benchCase measures op against baseline, each n times in the same run.
 type benchCase struct {
 	name, backend, baseline string
-	// setup prepares the case; its cleanup runs after the measurement.
-	setup func(ctx context.Context) (op, base func(ctx context.Context) error, cleanup func(), err error)
-	// maxN caps the runs of an expensive case (0: no cap).
-	maxN int
-	// custom replaces the timed loop (throughput measurements).
-	custom func(ctx context.Context, n int) (measurement, error)
+	// n is the default number of runs; maxN caps the runs of an expensive
+	// case (0: no cap).
+	n, maxN int
+	// scale is the default size of a scale measurement (0: none). The
+	// default is small, so that `runbox bench` stays quick; the published
+	// numbers come from --only NAME --scale N.
+	scale int
+	// setup prepares the case; its cleanup runs after the measurement,
+	// however it ends.
+	setup func(ctx context.Context, p benchParams) (op, base func(ctx context.Context) error, cleanup func(), err error)
+	// custom replaces the timed loop (throughput and scale measurements).
+	// It cleans up after itself on every return.
+	custom func(ctx context.Context, p benchParams) (measurement, error)
 }
 
 func newBenchCommand(a *app) *cobra.Command {
@@ -55,30 +83,52 @@ func newBenchCommand(a *app) *cobra.Command {
 		Long: `Measure runbox's overheads, each against a baseline measured in the same run:
 a command through the local backend versus a bare "bash -c"; the command gate's
 checks per second versus parsing alone; output throughput into a background
-job versus cat to /dev/null, and the cost of 1,000 idle jobs; a command through
-the docker backend versus "docker exec", and container creation to first
-command versus "docker run -d" + "docker exec" (when an engine answers).`,
+job versus cat to /dev/null, and the cost of idle jobs; a command through the
+docker backend versus "docker exec", and container creation to first command
+versus "docker run -d" + "docker exec" (when an engine answers).
+
+The default sizes keep the whole run under a minute; -n and --scale raise them
+(for example --only jobs.idle --scale 1000 for a thousand idle jobs). Ctrl-C
+stops at once; every job, state directory and container the bench made is
+removed on the way out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd.Context(), a, &opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object per measurement")
-	cmd.Flags().IntVarP(&opts.n, "n", "n", 200, "runs per measurement (and per baseline)")
+	cmd.Flags().IntVarP(&opts.n, "n", "n", 0, "runs per measurement and per baseline (0 = each measurement's default)")
+	cmd.Flags().IntVar(&opts.scale, "scale", 0, "size of the scale measurements: idle jobs for jobs.idle (0 = the default, 20)")
 	cmd.Flags().StringSliceVar(&opts.only, "only", nil, "run only these measurements (by name)")
 	return cmd
 }
 
 func runBench(ctx context.Context, a *app, opts *benchOptions) error {
-	if opts.n < 1 {
-		return usageError{errorf("-n must be at least 1")}
+	if opts.n < 0 {
+		return usageError{errorf("-n must be positive (or 0 for the defaults)")}
 	}
+	if opts.scale < 0 {
+		return usageError{errorf("--scale must be positive (or 0 for the defaults)")}
+	}
+	all := a.benchCases()
+	cases, err := selectBenchCases(all, opts.only)
+	if err != nil {
+		return err
+	}
+	run := benchRunID()
+	prog := a.newBenchProgress()
+	defer benchSweepDocker(cases, run, prog)
 	var out []measurement
-	for _, c := range a.benchCases() {
-		if len(opts.only) > 0 && !slices.Contains(opts.only, c.name) {
-			continue
+	for i, c := range cases {
+		p := benchParams{n: cmpOr(opts.n, c.n), scale: cmpOr(opts.scale, c.scale), run: run, progress: prog}
+		if c.maxN > 0 {
+			p.n = min(p.n, c.maxN)
 		}
-		m, err := measure(ctx, c, opts.n)
+		prog.say("[%d/%d] %s", i+1, len(cases), c.name)
+		m, err := measure(ctx, c, p)
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		if err != nil {
 			m = measurement{Name: c.name, Backend: c.backend, Baseline: c.baseline, Note: err.Error()}
 		}
@@ -88,9 +138,6 @@ func runBench(ctx context.Context, a *app, opts *benchOptions) error {
 			}
 		} else {
 			out = append(out, m)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
 		}
 	}
 	if !opts.json {
@@ -104,14 +151,43 @@ func runBench(ctx context.Context, a *app, opts *benchOptions) error {
 	return nil
 }
 
-func measure(ctx context.Context, c benchCase, n int) (measurement, error) {
-	if c.maxN > 0 {
-		n = min(n, c.maxN)
+// selectBenchCases keeps the cases named in only (all of them when only
+// is empty), in their own order. A name that is no case is a usage error
+// that lists the valid names.
+func selectBenchCases(all []benchCase, only []string) ([]benchCase, error) {
+	if len(only) == 0 {
+		return all, nil
 	}
+	var names []string
+	for _, c := range all {
+		names = append(names, c.name)
+	}
+	for _, o := range only {
+		if !slices.Contains(names, o) {
+			return nil, usageError{errorf("--only %s: no such measurement; valid names: %s", o, strings.Join(names, ", "))}
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(all), func(c benchCase) bool { return !slices.Contains(only, c.name) }), nil
+}
+
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func benchRunID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func measure(ctx context.Context, c benchCase, p benchParams) (measurement, error) {
 	if c.custom != nil {
-		return c.custom(ctx, n)
+		return c.custom(ctx, p)
 	}
-	op, base, cleanup, err := c.setup(ctx)
+	op, base, cleanup, err := c.setup(ctx, p)
 	if err != nil {
 		return measurement{}, err
 	}
@@ -123,24 +199,29 @@ func measure(ctx context.Context, c benchCase, n int) (measurement, error) {
 	if err := base(ctx); err != nil {
 		return measurement{}, fmt.Errorf("baseline: %w", err)
 	}
-	opT, err := timeN(ctx, op, n)
+	opT, err := timeN(ctx, op, p.n)
 	if err != nil {
 		return measurement{}, err
 	}
-	baseT, err := timeN(ctx, base, n)
+	baseT, err := timeN(ctx, base, p.n)
 	if err != nil {
 		return measurement{}, fmt.Errorf("baseline: %w", err)
 	}
 	return measurement{
-		Name: c.name, Backend: c.backend, N: n,
+		Name: c.name, Backend: c.backend, N: p.n,
 		P50ms: quantile(opT, 0.50), P99ms: quantile(opT, 0.99),
 		Baseline: c.baseline, BaselineP50ms: quantile(baseT, 0.50),
 	}, nil
 }
 
+// timeN runs f n times and returns each run's duration. It stops at the
+// first error, or when ctx ends.
 func timeN(ctx context.Context, f func(context.Context) error, n int) ([]time.Duration, error) {
 	d := make([]time.Duration, 0, n)
 	for range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		start := time.Now()
 		if err := f(ctx); err != nil {
 			return nil, err
@@ -164,14 +245,15 @@ func quantile(d []time.Duration, q float64) float64 {
 
 func (a *app) benchCases() []benchCase {
 	cases := []benchCase{
-		{name: "true", backend: "local", baseline: "bash -c true", setup: a.benchLocalTrue},
-		{name: "gate.check", backend: "approval", baseline: "shell parse only", custom: a.benchGate},
+		{name: "true", backend: "local", baseline: "bash -c true", n: 100, setup: a.benchLocalTrue},
+		{name: "gate.check", backend: "approval", baseline: "shell parse only", n: 200,
+			custom: func(ctx context.Context, p benchParams) (measurement, error) { return a.benchGate(ctx, p.n) }},
 	}
 	cases = append(cases, benchJobCases(a)...)
 	return append(cases, benchDockerCases(a)...)
 }
 
-func (a *app) benchLocalTrue(ctx context.Context) (op, base func(context.Context) error, cleanup func(), err error) {
+func (a *app) benchLocalTrue(ctx context.Context, _ benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
 	env, err := a.providers.Open(ctx, "local", envs.Spec{})
 	if err != nil {
 		return nil, nil, nil, err
@@ -185,4 +267,46 @@ func (a *app) benchLocalTrue(ctx context.Context) (op, base func(context.Context
 	}
 	base = func(ctx context.Context) error { return exec.CommandContext(ctx, "bash", "-c", "true").Run() }
 	return op, base, func() { env.Close(context.Background()) }, nil
+}
+
+// benchProgress tells a person at a terminal what the bench is doing:
+// one line per step on stderr, and at most one update a second from a
+// long loop. It says nothing when stderr is not a terminal (a pipe, a
+// file, a test), so `--json` output and logs stay clean.
+type benchProgress struct {
+	mu   sync.Mutex
+	w    *os.File // nil: silent
+	last time.Time
+}
+
+func (a *app) newBenchProgress() *benchProgress {
+	if f, ok := a.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return &benchProgress{w: f}
+	}
+	return &benchProgress{}
+}
+
+// say prints one line.
+func (p *benchProgress) say(format string, args ...any) {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "runbox bench: "+format+"\n", args...)
+	p.last = time.Now()
+}
+
+// step reports progress i of total in a loop, at most once a second (and
+// always for the last one).
+func (p *benchProgress) step(what string, i, total int) {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	due := i == total || time.Since(p.last) >= time.Second
+	p.mu.Unlock()
+	if due {
+		p.say("  %s %d/%d", what, i, total)
+	}
 }

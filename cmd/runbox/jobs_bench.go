@@ -9,10 +9,24 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/runbox/runbox/procregistry"
+)
+
+// Sizes of the job measurements.
+const (
+	// benchThroughputBytes is the output of one jobs.throughput run.
+	benchThroughputBytes = 32 << 20
+	// benchIdleWindow is how long jobs.idle watches the CPU, with and
+	// without the jobs.
+	benchIdleWindow = 2 * time.Second
+	// benchCleanupTimeout bounds the teardown of a bench's jobs; it is not
+	// cut short by Ctrl-C, which is what starts it.
+	benchCleanupTimeout = 5 * time.Minute
 )
 
 // benchJobCases are the background-job measurements of `runbox bench`:
@@ -20,24 +34,27 @@ import (
 //   - jobs.throughput: bytes of output per second into a job's log while
 //     the registry follows it (a watch pattern makes it read every byte),
 //     against `cat` of the same bytes to /dev/null;
-//   - jobs.idle: CPU milliseconds per second and memory of the registry
-//     (this process) with 1,000 idle jobs, against the same registry with
-//     none. The note gives the heap, the RSS, and the supervisors' RSS.
+//   - jobs.idle: CPU milliseconds per second of the registry (this
+//     process) with --scale idle jobs (20 by default), against the same
+//     registry with none. The note gives the heap, the RSS, the
+//     supervisors' RSS and the CPU the supervisors used meanwhile.
 func benchJobCases(a *app) []benchCase {
 	return []benchCase{
-		{name: "jobs.throughput", backend: "local", baseline: "cat to /dev/null",
-			custom: func(ctx context.Context, n int) (measurement, error) {
-				return benchJobThroughput(ctx, a, 256<<20, min(n, 3))
+		{name: "jobs.throughput", backend: "local", baseline: "cat to /dev/null", n: 3, maxN: 10,
+			custom: func(ctx context.Context, p benchParams) (measurement, error) {
+				return benchJobThroughput(ctx, a, p, benchThroughputBytes)
 			}},
-		{name: "jobs.idle", backend: "local", baseline: "registry with no jobs",
-			custom: func(ctx context.Context, n int) (measurement, error) {
-				return benchJobIdle(ctx, a, 1000, 3*time.Second)
+		{name: "jobs.idle", backend: "local", baseline: "registry with no jobs", n: 1, scale: 20,
+			custom: func(ctx context.Context, p benchParams) (measurement, error) {
+				return benchJobIdle(ctx, a, p, benchIdleWindow)
 			}},
 	}
 }
 
-// benchRegistry opens a registry in a fresh temporary state dir.
-func benchRegistry(a *app) (*procregistry.Registry, func(), error) {
+// benchRegistry opens a registry in a fresh temporary state dir. Its
+// cleanup kills every job still running, closes the registry and removes
+// the directory; it runs to the end even when ctx has ended.
+func benchRegistry(a *app, prog *benchProgress) (*procregistry.Registry, func(), error) {
 	dir, err := os.MkdirTemp("", "runbox-bench-jobs-*")
 	if err != nil {
 		return nil, nil, err
@@ -48,26 +65,58 @@ func benchRegistry(a *app) (*procregistry.Registry, func(), error) {
 		return nil, nil, err
 	}
 	return reg, func() {
-		for _, in := range reg.List("") {
-			if !in.Status.Finished() {
-				reg.Kill(context.Background(), in.ID)
-			}
-		}
+		killBenchJobs(reg, prog)
 		reg.Close()
 		env.Close(context.Background())
 		os.RemoveAll(dir)
 	}, nil
 }
 
-func benchJobThroughput(ctx context.Context, a *app, size int64, runs int) (measurement, error) {
-	reg, cleanup, err := benchRegistry(a)
+// killBenchJobs kills every job of reg that still runs, a few at a time:
+// a kill mostly waits (for the tree to go), so kills overlap well.
+func killBenchJobs(reg *procregistry.Registry, prog *benchProgress) {
+	var ids []string
+	for _, in := range reg.List("") {
+		if !in.Status.Finished() {
+			ids = append(ids, in.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	prog.say("  stopping %d jobs", len(ids))
+	ctx, cancel := context.WithTimeout(context.Background(), benchCleanupTimeout)
+	defer cancel()
+	work := make(chan string)
+	var killed atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(ids), 4*runtime.NumCPU()) {
+		wg.Go(func() {
+			for id := range work {
+				reg.Kill(ctx, id)
+				prog.step("stopped", int(killed.Add(1)), len(ids))
+			}
+		})
+	}
+	for _, id := range ids {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
+}
+
+func benchJobThroughput(ctx context.Context, a *app, p benchParams, size int64) (measurement, error) {
+	reg, cleanup, err := benchRegistry(a, p.progress)
 	if err != nil {
 		return measurement{}, err
 	}
 	defer cleanup()
 	gen := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x | fold -w 99", size)
 	var ops, bases []time.Duration
-	for range runs {
+	for i := range p.n {
+		if err := ctx.Err(); err != nil {
+			return measurement{}, err
+		}
 		t0 := time.Now()
 		in, err := reg.Start(ctx, procregistry.StartRequest{Shell: gen, Owner: "bench", Watch: []string{"^never matches$"}})
 		if err != nil {
@@ -82,43 +131,59 @@ func benchJobThroughput(ctx context.Context, a *app, size int64, runs int) (meas
 			return measurement{}, fmt.Errorf("baseline: %w", err)
 		}
 		bases = append(bases, time.Since(t0))
+		p.progress.step("runs", i+1, p.n)
 	}
 	p50 := quantile(ops, 0.5)
 	return measurement{
-		Name: "jobs.throughput", Backend: "local", N: runs,
+		Name: "jobs.throughput", Backend: "local", N: p.n,
 		P50ms: p50, P99ms: quantile(ops, 0.99), Baseline: "cat to /dev/null", BaselineP50ms: quantile(bases, 0.5),
 		PerSecond: float64(size) / (p50 / 1000),
 		Note:      fmt.Sprintf("%d MiB per run (fold adds newlines); per_second is bytes/s", size>>20),
 	}, nil
 }
 
-func benchJobIdle(ctx context.Context, a *app, jobs int, window time.Duration) (measurement, error) {
-	reg, cleanup, err := benchRegistry(a)
+func benchJobIdle(ctx context.Context, a *app, p benchParams, window time.Duration) (measurement, error) {
+	reg, cleanup, err := benchRegistry(a, p.progress)
 	if err != nil {
 		return measurement{}, err
 	}
 	defer cleanup()
 	base := cpuMillisPerSecond(ctx, window)
-	for i := range jobs {
-		if _, err := reg.Start(ctx, procregistry.StartRequest{Shell: "exec sleep 3600", Owner: "bench", Heartbeat: time.Minute, Watch: []string{"x"}}); err != nil {
+	p.progress.say("  starting %d idle jobs", p.scale)
+	var sups []int
+	for i := range p.scale {
+		if err := ctx.Err(); err != nil {
+			return measurement{}, err
+		}
+		in, err := reg.Start(ctx, procregistry.StartRequest{Shell: "exec sleep 3600", Owner: "bench", Heartbeat: time.Minute, Watch: []string{"x"}})
+		if err != nil {
 			return measurement{}, fmt.Errorf("job %d: %w", i, err)
 		}
+		if in.Status != procregistry.StatusRunning {
+			return measurement{}, fmt.Errorf("job %d: %s: %s", i, in.Status, in.Error)
+		}
+		sups = append(sups, in.SupervisorPID)
+		p.progress.step("started", i+1, p.scale)
 	}
+	supCPU0 := ticksOf(sups)
 	busy := cpuMillisPerSecond(ctx, window)
+	supCPU := ticksOf(sups) - supCPU0
+	if err := ctx.Err(); err != nil {
+		return measurement{}, err
+	}
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	var supRSS, supPSS int64
-	for _, in := range reg.List("bench") {
-		sup := supervisorPID(in.PID)
-		supRSS += memOf(sup, "status", "VmRSS:")
-		supPSS += memOf(sup, "smaps_rollup", "Pss:")
+	for _, pid := range sups {
+		supRSS += memOf(pid, "status", "VmRSS:")
+		supPSS += memOf(pid, "smaps_rollup", "Pss:")
 	}
 	return measurement{
-		Name: "jobs.idle", Backend: "local", N: jobs,
+		Name: "jobs.idle", Backend: "local", N: p.scale,
 		P50ms: busy, P99ms: busy, Baseline: "registry with no jobs", BaselineP50ms: base,
-		Note: fmt.Sprintf("p50_ms = registry CPU ms per second with %d idle jobs; heap %.1f MiB, registry RSS %.1f MiB, supervisors' RSS %.1f MiB total (PSS, shared pages divided: %.1f MiB)",
-			jobs, float64(ms.HeapInuse)/(1<<20), float64(memOf("self", "status", "VmRSS:"))/(1<<20), float64(supRSS)/(1<<20), float64(supPSS)/(1<<20)),
+		Note: fmt.Sprintf("p50_ms = registry CPU ms per second with %d idle jobs; supervisors' CPU meanwhile %d ticks in all; heap %.1f MiB, registry RSS %.1f MiB, supervisors' RSS %.1f MiB total (PSS, shared pages divided: %.1f MiB)",
+			p.scale, supCPU, float64(ms.HeapInuse)/(1<<20), float64(memOf(os.Getpid(), "status", "VmRSS:"))/(1<<20), float64(supRSS)/(1<<20), float64(supPSS)/(1<<20)),
 	}, nil
 }
 
@@ -140,26 +205,32 @@ func cpuMillisPerSecond(ctx context.Context, window time.Duration) float64 {
 	return float64((cpu() - c0).Microseconds()) / 1000 / time.Since(t0).Seconds()
 }
 
-// supervisorPID is the parent of the job's command: its supervisor.
-func supervisorPID(pid int) string {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return ""
+// ticksOf sums the CPU time (utime+stime, clock ticks) of pids.
+func ticksOf(pids []int) int {
+	total := 0
+	for _, pid := range pids {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			continue
+		}
+		ut, _ := strconv.Atoi(f[11])
+		st, _ := strconv.Atoi(f[12])
+		total += ut + st
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return ""
-	}
-	return f[1]
+	return total
 }
 
 // memOf reads a kB field of /proc/PID/file in bytes (0 if absent).
-func memOf(pid, file, field string) int64 {
-	if pid == "" {
+func memOf(pid int, file, field string) int64 {
+	if pid <= 0 {
 		return 0
 	}
-	b, err := os.ReadFile(filepath.Join("/proc", pid, file))
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), file))
 	if err != nil {
 		return 0
 	}

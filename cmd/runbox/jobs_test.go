@@ -141,50 +141,6 @@ func TestJobs_CLIGate(t *testing.T) {
 	}
 }
 
-// The bench cases run (small sizes) and report sensible numbers.
-func TestJobs_Bench(t *testing.T) {
-	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	a := newApp(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, func(k string) string {
-		if k == "XDG_CONFIG_HOME" || k == "RUNBOX_CONFIG" || k == "HOME" {
-			return ""
-		}
-		return os.Getenv(k)
-	})
-	if err := a.load(); err != nil {
-		t.Fatal(err)
-	}
-	m, err := benchJobThroughput(t.Context(), a, 8<<20, 1)
-	if err != nil || m.PerSecond <= 0 {
-		t.Fatalf("throughput: %+v, %v", m, err)
-	}
-	t.Logf("throughput: %+v", m)
-	m, err = benchJobIdle(t.Context(), a, 5, 200*time.Millisecond)
-	if err != nil || m.N != 5 {
-		t.Fatalf("idle: %+v, %v", m, err)
-	}
-	t.Logf("idle: %+v", m)
-}
-
-// The full-size bench cases, for the numbers in the report; set
-// RUNBOX_BENCH_JOBS=1 to run them (they start 1,000 jobs).
-func TestJobs_BenchFull(t *testing.T) {
-	if os.Getenv("RUNBOX_BENCH_JOBS") == "" {
-		t.Skip("set RUNBOX_BENCH_JOBS=1 to run the full-size job benchmarks")
-	}
-	a := newApp(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, os.Getenv)
-	if err := a.load(); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range benchJobCases(a) {
-		m, err := c.custom(t.Context(), 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(m)
-		t.Logf("%s", b)
-	}
-}
-
 // kill reaches a grandchild that double-forked out of the job's session
 // (`( setsid sleep N & )`): the job runs in a container, and the daemon's
 // kill reopens it. Breaks if jobs run in their process group only.

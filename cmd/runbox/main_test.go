@@ -14,10 +14,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// runMainEnv set to 1 makes this test binary run as runbox itself, for
+// tests that need a real process (signals, exit statuses).
+const runMainEnv = "RUNBOX_TEST_RUN_MAIN"
+
 func TestMain(m *testing.M) {
 	// The job tests need this binary to play the job daemon and the
 	// supervisor, as `runbox __daemon` and `runbox __supervise` do.
-	if len(os.Args) > 1 && (os.Args[1] == "__daemon" || os.Args[1] == "__supervise" || os.Args[1] == "__reap") {
+	if len(os.Args) > 1 && (os.Args[1] == "__daemon" || os.Args[1] == "__supervise" || os.Args[1] == "__reap") || os.Getenv(runMainEnv) == "1" {
 		main()
 	}
 	goleak.VerifyTestMain(m)

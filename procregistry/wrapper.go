@@ -1,0 +1,140 @@
+package procregistry
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/runbox/runbox/envs"
+)
+
+// A job's command does not run as the supervisor's child but under a
+// wrapper: a small POSIX shell that runs the command in the foreground,
+// writes its exit code to the job's exitcode file and exits with it. Only
+// a process's parent can learn its exit status, so without the wrapper a
+// job whose supervisor died (SIGKILL, OOM) could only be declared lost;
+// with it, the exit code is on disk whatever happens to the supervisor,
+// and the registry reads it once the wrapper is gone (orphan.go). The
+// wrapper costs one idle shell per job, the lightest process that can
+// wait for a child.
+//
+// File descriptors: 0–2 are the command's (the log opened O_APPEND, or
+// the terminal); 3 is the gate (the wrapper waits for one line before
+// running anything, so the supervisor can put it in the job's container
+// first; if the supervisor goes away instead, it exits without running
+// anything); 4 is the report pipe, on which the command announces
+// its own PID before it execs (a shell cannot name its foreground child).
+//
+// The wrapper:
+//   - sends its own stderr to /dev/null, so a shell's "Killed" notice
+//     about the command never lands in the job's log; the command gets the
+//     real stderr back;
+//   - catches HUP, INT, QUIT and TERM with a handler that does nothing,
+//     so a signal sent to the whole process group (a terminal's ^C, a
+//     hangup) reaches the command with its default action and the wrapper
+//     stays to record how it ended; a caught signal is reset to the
+//     default in the command, where an ignored one would be inherited;
+//   - reports the command's PID from an inner shell that then execs the
+//     command, with SIGPIPE ignored only around that write.
+const wrapperScript = `f=$1; shift
+exec 5>&2 2>/dev/null
+trap : HUP INT QUIT TERM
+IFS= read -r _ <&3 || exit 125
+exec 3<&-
+/bin/sh -c 'trap "" PIPE; echo $$ >&4; trap - PIPE; exec "$@" 4>&-' runbox "$@" 2>&5 5>&-
+s=$?
+echo "$s" >"$f"
+exit "$s"`
+
+// wrapperShell is the shell the wrapper runs in: /bin/sh, which POSIX
+// systems have. Without it a job runs unwrapped (and uncontained: the
+// gate is the same shell).
+const wrapperShell = "/bin/sh"
+
+// hasWrapperShell reports whether the wrapper can run here.
+func hasWrapperShell() bool {
+	fi, err := os.Stat(wrapperShell)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// wrapperArgv is the argv of the wrapper that runs path (with argv[1:])
+// for the job in dir.
+func wrapperArgv(dir, path string, argv []string) []string {
+	return append([]string{wrapperShell, "-c", wrapperScript, "runbox", filepath.Join(dir, fileExitCode), path}, argv[1:]...)
+}
+
+// readReportedPID reads the PID the command announced on the report pipe.
+// It returns 0 when the pipe closed first (the command never started:
+// the wrapper ended, or was killed, before it).
+func readReportedPID(r *os.File) int {
+	line, _ := bufio.NewReader(r).ReadString('\n')
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
+// readExitCode reads the exitcode file of the job in dir: the code and
+// when it was written. ok is false while there is none (the command runs,
+// or its wrapper was killed before it could write one).
+func readExitCode(dir string) (code int, at time.Time, ok bool) {
+	path := filepath.Join(dir, fileExitCode)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, time.Time{}, false
+	}
+	code, err = strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || code < 0 || code > 255 {
+		return 0, time.Time{}, false
+	}
+	at = time.Now()
+	if fi, err := os.Stat(path); err == nil {
+		at = fi.ModTime()
+	}
+	return code, at, true
+}
+
+// codeStatus turns an exit code reported by a shell into a status. A
+// shell reports a command killed by signal n as 128+n; such a code, for a
+// signal whose default action ends the process, is read as that signal,
+// which is the convention every runbox result follows. (A program that
+// exits 128+n by itself is indistinguishable from it; the code is the
+// same either way.)
+func codeStatus(code int) envs.ExitStatus {
+	if code > envs.ExitSignalBase && code <= envs.ExitSignalBase+64 {
+		sig := syscall.Signal(code - envs.ExitSignalBase)
+		if terminates(sig) {
+			return envs.SignalStatus(sig)
+		}
+	}
+	return envs.ExitStatus{Code: code}
+}
+
+// terminates reports whether sig's default action ends a process (it
+// neither stops it nor is ignored).
+func terminates(sig syscall.Signal) bool {
+	switch sig {
+	case syscall.SIGCHLD, syscall.SIGCONT, syscall.SIGSTOP, syscall.SIGTSTP,
+		syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGURG, syscall.SIGWINCH:
+		return false
+	}
+	return true
+}
+
+// waitStatus is the status of the wrapper (or of an unwrapped command)
+// as its parent reaped it.
+func waitStatus(ps *os.ProcessState, err error) envs.ExitStatus {
+	if ps == nil {
+		return envs.ExitStatus{Code: 1, KilledBy: fmt.Sprintf("unknown: %v", err)}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return envs.SignalStatus(ws.Signal())
+	}
+	return codeStatus(ps.ExitCode())
+}
