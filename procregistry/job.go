@@ -31,6 +31,7 @@ const (
 	fileCtl       = "ctl.sock"       // the supervisor's control socket
 	fileSupLog    = "supervisor.log" // the supervisor's own stderr
 	fileExitCode  = "exitcode"       // the command's exit code, from its wrapper
+	fileCommand   = "command.sh"     // the command, when job.json shows a redacted copy
 )
 
 // Status is where a job is in its life. It is a closed set.
@@ -118,6 +119,10 @@ type record struct {
 	Created   time.Time         `json:"created"`
 	Notes     []Note            `json:"notes,omitempty"`
 	EnvNames  []string          `json:"env_names,omitempty"` // names only: values may be secrets
+	// Display replaces Shell and Args on disk when the command held a
+	// secret value; the command is then in fileCommand (see writeRecord).
+	Display  string   `json:"display,omitempty"`
+	Redacted []string `json:"redacted,omitempty"`
 	Limits    *envs.Limits      `json:"limits,omitempty"`
 	Extra     map[string]string `json:"extra,omitempty"`
 }
@@ -220,6 +225,9 @@ type Info struct {
 }
 
 func (r *record) command() string {
+	if r.Display != "" {
+		return r.Display
+	}
 	if r.Shell != "" {
 		return r.Shell
 	}

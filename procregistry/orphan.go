@@ -160,6 +160,9 @@ func (r *Registry) settleOrphan(ctx context.Context, id, dir string, pids *pidRe
 		}
 	}
 	os.Remove(filepath.Join(dir, fileCtl)) // its listener died with the supervisor
+	if err := removeCommand(dir); err != nil {
+		r.log.Warn("procregistry: adopted job", "job", id, "err", err)
+	}
 	if rec != nil && rec.Note != "" {
 		if err := writeJSON(filepath.Join(dir, fileExit), rec); err != nil {
 			r.log.Warn("procregistry: exit record of an adopted job", "job", id, "err", err)

@@ -151,6 +151,15 @@ type StartRequest struct {
 	// no container here can enforce fails to start. Nil means no limits:
 	// the container then only holds the tree together.
 	Limits *envs.Limits `json:"limits,omitempty"`
+	// Display, when set, is what job.json, ps and events show in place of
+	// the command: the client's copy of it with secret values replaced
+	// (see spawn/seal's Redact). The command itself is then kept only in
+	// a private file in the job's directory, removed when the job ends,
+	// and reaches the job's shell through that file, never its argv.
+	// Empty means the command is shown as given.
+	Display string `json:"display,omitempty"`
+	// Redacted names the variables whose values Display replaced.
+	Redacted []string `json:"redacted,omitempty"`
 }
 
 // Registry is a set of background jobs kept in a state directory. It is
@@ -386,6 +395,7 @@ func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
 		started: make(chan struct{}), exitSeen: make(chan struct{}), done: make(chan struct{}),
 		rec: record{
 			ID: id, Owner: req.Owner, Shell: req.Shell, Args: slices.Clone(req.Args), Dir: req.Dir,
+			Display: req.Display, Redacted: slices.Clone(req.Redacted),
 			PTY: req.PTY, Notify: req.Notify, Watch: slices.Clone(req.Watch), Heartbeat: hb,
 			Key: req.Key, Lifetime: req.Lifetime, Created: r.clock.Now(),
 		},
@@ -432,7 +442,7 @@ func (r *Registry) create(j *job) error {
 	if err := checkPrivateDir(r.opts.Dir, j.dir); err != nil {
 		return fmt.Errorf("procregistry: start: %w", err)
 	}
-	if err := writeJSON(filepath.Join(j.dir, fileJob), &j.rec); err != nil {
+	if err := writeRecord(j.dir, &j.rec); err != nil {
 		return err
 	}
 	f, err := OpenPrivateFile(j.logPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)

@@ -228,6 +228,9 @@ func superviseDetached(dir string) int {
 		st = adoptedStatus(cmdProc, st)
 	}
 	s.release(&st)
+	if err := removeCommand(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)
+	}
 	rec := &exitRecord{Status: st, Ended: time.Now()}
 	if err := writeJSON(filepath.Join(dir, fileExit), rec); err != nil {
 		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", err)
@@ -323,12 +326,14 @@ func (s *supervisor) start() error {
 		return fmt.Errorf("procregistry: no %s in %s", fileJob, s.dir)
 	}
 	argv := rec.Args
-	if rec.Shell != "" {
+	if rec.Shell != "" || rec.Display != "" {
 		sh, err := findShell()
 		if err != nil {
 			return err
 		}
-		argv = []string{sh, "-c", rec.Shell}
+		if argv, err = shellArgv(sh, s.dir, rec); err != nil {
+			return err
+		}
 	}
 	if len(argv) == 0 {
 		return fmt.Errorf("procregistry: %w: empty command", envs.ErrBadCommand)

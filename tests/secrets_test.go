@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +113,50 @@ func stopDaemon(state string) {
 	}
 	if p, err := os.FindProcess(pid); err == nil {
 		p.Signal(os.Interrupt)
+	}
+}
+
+// TestSecrets_JobRecordRedacted protects the promise that a secret the
+// caller's shell expanded into a background job's command is shown and
+// stored redacted — in ps, in job.json — while the job runs the real
+// command, and that an --env value equal to a withheld one is warned about.
+func TestSecrets_JobRecordRedacted(t *testing.T) {
+	u := users(t)[0]
+	home := u.home(t)
+	token := randomSecret(t, "ghp_")
+	state := home + "/state"
+	env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + state, "RUNBOX_OWNER=sec", "GITHUB_TOKEN=" + token}
+	t.Cleanup(func() { stopDaemon(state) })
+	out, errOut, code := u.run(t, env, "start", "--env", "MY_TOKEN="+token, "--", "echo got-"+token+"-end")
+	if code != 0 {
+		t.Fatalf("start: exit %d: %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	if !strings.Contains(errOut, "[GITHUB_TOKEN]") || !strings.Contains(errOut, "--env MY_TOKEN has the value of GITHUB_TOKEN") {
+		t.Errorf("start did not say what it redacted and warned about: %q", errOut)
+	}
+	if _, errOut, code := u.run(t, env, "wait", "--timeout", "30s", id); code != 0 {
+		t.Fatalf("wait: exit %d: %s", code, errOut)
+	}
+	logs, _, _ := u.run(t, env, "logs", "--offset", "0", id)
+	if strings.TrimSpace(logs) != "got-"+token+"-end" {
+		t.Errorf("the job did not run the real command: output %q", logs)
+	}
+	ps, _, _ := u.run(t, env, "ps", "--all", "--json")
+	if strings.Contains(ps, token) || !strings.Contains(ps, "echo got-[GITHUB_TOKEN]-end") {
+		t.Errorf("ps shows %s; want the command redacted", excerpt(ps, token))
+	}
+	err := filepath.WalkDir(state, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, "output.log") || strings.HasSuffix(p, ".sock") {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), token) {
+			t.Errorf("%s stores the secret", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

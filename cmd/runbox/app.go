@@ -197,6 +197,29 @@ func (a *app) configLimits() envs.Limits {
 	return envs.Limits{MemoryBytes: int64(a.cfg.Limits.Memory), Pids: a.cfg.Limits.Pids, CPUs: a.cfg.Limits.CPUs}
 }
 
+// warnWithheld tells the user when an --env value is the value of a
+// variable runbox withholds: handing it over by another name defeats the
+// withholding, which may be meant, but should not pass unnoticed.
+func (a *app) warnWithheld(env map[string]string) {
+	if a.launch == nil {
+		return
+	}
+	for k, v := range env {
+		if name, ok := a.launch.Secret(v); ok && name != k {
+			fmt.Fprintf(a.stderr, "runbox: warning: --env %s has the value of %s, which runbox withholds from commands\n", k, name)
+		}
+	}
+}
+
+// redact returns the text ps and job records show for a command: the
+// command with every withheld value replaced by [NAME], and those names.
+func (a *app) redact(command string) (string, []string) {
+	if a.launch == nil {
+		return command, nil
+	}
+	return a.launch.Redact(command)
+}
+
 // parseEnvFlags turns repeated --env K=V into a map.
 func parseEnvFlags(kvs []string) (map[string]string, error) {
 	m := map[string]string{}

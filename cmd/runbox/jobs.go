@@ -108,6 +108,11 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 	if !limits.IsZero() {
 		req.Limits = &limits
 	}
+	a.warnWithheld(env)
+	if shown, names := a.redact(shell); len(names) > 0 {
+		req.Display, req.Redacted = shown, names
+		fmt.Fprintf(a.stderr, "runbox: the command holds the value of %s; ps and the job's record show it as [%s]\n", strings.Join(names, ", "), strings.Join(names, "], ["))
+	}
 	if opts.session {
 		req.Lifetime = procregistry.LifetimeSession
 	}

@@ -89,6 +89,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	a.warnWithheld(env)
 	spec := envs.Spec{Dir: opts.cwd, Image: firstNonEmpty(opts.image, a.cfg.Docker.Image), Limits: limits, Network: opts.network}
 	if opts.workspace {
 		wd, err := os.Getwd()
