@@ -214,6 +214,12 @@ With --offset the offset after the last byte printed is written to stderr as
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.id = args[0]
+			if opts.offset < 0 || opts.tail < 0 {
+				return usageError{errorf("logs: --offset and --tail want a number >= 0")}
+			}
+			if cmd.Flags().Changed("tail") && opts.tail == 0 && !opts.follow {
+				return nil // the last 0 lines
+			}
 			return runLogs(cmd.Context(), a, &opts, cmd.Flags().Changed("offset"))
 		},
 	}

@@ -14,10 +14,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// asRunboxEnv, set to 1, makes the test binary run as runbox itself.
+const asRunboxEnv = "RUNBOX_TEST_AS_RUNBOX"
+
 func TestMain(m *testing.M) {
 	// The job tests need this binary to play the job daemon and the
 	// supervisor, as `runbox __daemon` and `runbox __supervise` do.
 	if len(os.Args) > 1 && (os.Args[1] == "__daemon" || os.Args[1] == "__supervise") {
+		main()
+	}
+	// Tests that need runbox as a process of its own (on a terminal of
+	// its own, receiving signals) run this binary as runbox.
+	if os.Getenv(asRunboxEnv) == "1" {
 		main()
 	}
 	goleak.VerifyTestMain(m)
