@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"unicode/utf8"
 )
 
 // Capture is an io.Writer that keeps a bounded window of what is written to
@@ -13,6 +14,12 @@ import (
 // (mode 0600), so the whole stream is never lost. Capture is safe for
 // concurrent writers (stdout and stderr copied into one Capture interleave
 // in arrival order).
+//
+// The window never splits a UTF-8 character: the head ends before a
+// sequence the cut left incomplete and the tail starts after the
+// continuation bytes of one, so valid UTF-8 in gives valid UTF-8 out (each
+// end may give up to 3 bytes of its share for that). Bytes that were
+// invalid to begin with are kept as they are.
 type Capture struct {
 	mu        sync.Mutex
 	limit     int
@@ -28,7 +35,8 @@ type Capture struct {
 
 // NewCapture returns a Capture bounded to limit bytes. limit < 0 means
 // unbounded (everything is kept in memory). dir is where a spill file goes;
-// empty means os.TempDir().
+// empty means [DefaultSpillDir] (or os.TempDir() when that cannot be used),
+// where making a spill file also removes spills older than [SpillRetention].
 func NewCapture(limit int, dir string) *Capture {
 	c := &Capture{limit: limit, spillDir: dir}
 	if limit >= 0 {
@@ -103,7 +111,13 @@ func (c *Capture) tailBytes() []byte {
 // startSpill opens the spill file and writes everything held so far, which
 // is still the complete stream: nothing is dropped before the limit is passed.
 func (c *Capture) startSpill() {
-	f, err := os.CreateTemp(c.spillDir, "runbox-output-*.log")
+	dir, prune := c.spillDir, false
+	if dir == "" {
+		if d, err := DefaultSpillDir(); err == nil {
+			dir, prune = d, true
+		}
+	}
+	f, err := os.CreateTemp(dir, spillPattern)
 	if err != nil {
 		c.spillErr = fmt.Errorf("envs: create spill file: %w", err)
 		return
@@ -114,6 +128,9 @@ func (c *Capture) startSpill() {
 	}
 	f.Write(c.head)
 	f.Write(c.tailBytes())
+	if prune {
+		PruneSpills(dir, SpillRetention)
+	}
 }
 
 // Total is the number of bytes written so far.
@@ -141,24 +158,61 @@ func (c *Capture) SpillPath() string {
 }
 
 // Bytes returns the window: the whole stream if it fit, else head, one
-// notice line, and tail.
+// notice line, and tail (see [Capture.Window]).
 func (c *Capture) Bytes() []byte {
+	head, notice, tail := c.Window()
+	out := make([]byte, 0, len(head)+len(notice)+len(tail))
+	out = append(out, head...)
+	out = append(out, notice...)
+	return append(out, tail...)
+}
+
+// Window returns the window in its parts. While the stream fits, head is
+// all of it and notice and tail are empty. Over the limit, head is at most
+// the first 40% of the limit, tail at most the last 60%, each cut on a
+// character boundary, and notice is one line (with a newline before and
+// after) that says how many bytes were left out and where the whole
+// stream is.
+func (c *Capture) Window() (head, notice, tail []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.limit < 0 || c.total <= int64(c.limit) {
-		return append(append([]byte(nil), c.head...), c.tailBytes()...)
+		return append(append([]byte(nil), c.head...), c.tailBytes()...), nil, nil
 	}
-	tail := c.tailBytes()
-	cut := c.total - int64(len(c.head)) - int64(len(tail))
+	head = append([]byte(nil), c.head[:headCut(c.head)]...)
+	tail = c.tailBytes()
+	tail = append([]byte(nil), tail[tailCut(tail):]...)
+	cut := c.total - int64(len(head)) - int64(len(tail))
 	where := "spill file unavailable"
 	if c.spill != nil && c.spillErr == nil {
 		where = "full output in " + c.spill.Name()
 	}
-	notice := fmt.Sprintf("\n[runbox: output truncated: %d of %d bytes omitted; %s]\n", cut, c.total, where)
-	out := make([]byte, 0, len(c.head)+len(notice)+len(tail))
-	out = append(out, c.head...)
-	out = append(out, notice...)
-	return append(out, tail...)
+	notice = fmt.Appendf(nil, "\n[runbox: output truncated: %d of %d bytes omitted; %s]\n", cut, c.total, where)
+	return head, notice, tail
+}
+
+// headCut is how much of b to keep so that it does not end inside a UTF-8
+// sequence: b up to the start of a last sequence that is incomplete.
+func headCut(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			return i
+		}
+	}
+	return len(b)
+}
+
+// tailCut is where b starts once the continuation bytes of a sequence
+// whose start was cut away are skipped (at most UTFMax-1 of them).
+func tailCut(b []byte) int {
+	i := 0
+	for i < len(b) && i < utf8.UTFMax-1 && !utf8.RuneStart(b[i]) {
+		i++
+	}
+	return i
 }
 
 // Close closes the spill file (which stays on disk for the caller) and

@@ -2,9 +2,12 @@ package envs_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/runbox/runbox/envs"
 )
@@ -58,12 +61,24 @@ func checkWindow(t *testing.T, c *envs.Capture, limit int, all []byte) {
 	if !c.Truncated() {
 		t.Fatalf("Truncated = false for %d bytes over a limit of %d", len(all), limit)
 	}
-	if !bytes.HasPrefix(got, all[:head]) || !bytes.HasSuffix(got, all[len(all)-tail:]) {
-		t.Fatalf("window %q lost its head %q or tail %q", got, all[:head], all[len(all)-tail:])
+	gh, notice, gt := c.Window()
+	if !bytes.Equal(got, slices.Concat(gh, notice, gt)) {
+		t.Fatalf("Bytes %q is not Window's head+notice+tail", got)
 	}
-	mid := got[head : len(got)-tail]
-	if bytes.Count(mid, []byte("\n[runbox: output truncated")) != 1 {
-		t.Fatalf("want exactly one notice, middle is %q", mid)
+	// Each end may give up to 3 bytes to stay on a character boundary,
+	// never more, and is still the start (end) of the stream.
+	if len(gh) > head || len(gh) < head-3 || !bytes.Equal(gh, all[:len(gh)]) {
+		t.Fatalf("head %q is not the stream's first %d bytes (less at most 3)", gh, head)
+	}
+	if len(gt) > tail || len(gt) < tail-3 || !bytes.Equal(gt, all[len(all)-len(gt):]) {
+		t.Fatalf("tail %q is not the stream's last %d bytes (less at most 3)", gt, tail)
+	}
+	if !bytes.HasPrefix(notice, []byte("\n[runbox: output truncated: ")) || bytes.Count(notice, []byte("\n")) != 2 || !bytes.HasSuffix(notice, []byte("]\n")) {
+		t.Fatalf("want exactly one notice line, got %q", notice)
+	}
+	omitted := fmt.Sprintf(" %d of %d bytes omitted", len(all)-len(gh)-len(gt), len(all))
+	if !bytes.Contains(notice, []byte(omitted)) {
+		t.Errorf("notice %q does not say%s", notice, omitted)
 	}
 	spilled, err := os.ReadFile(c.SpillPath())
 	if err != nil {
@@ -78,11 +93,15 @@ func checkWindow(t *testing.T, c *envs.Capture, limit int, all []byte) {
 }
 
 // FuzzHeadTail checks the window invariants for any stream, limit and
-// chunking, including invalid UTF-8 and NUL bytes.
+// chunking, including invalid UTF-8 and NUL bytes; and that a stream of
+// valid UTF-8 gives a window of valid UTF-8, wherever the cuts fall.
 func FuzzHeadTail(f *testing.F) {
 	f.Add([]byte("hello world"), 5, uint8(3))
 	f.Add([]byte("\xff\xfe\x00\x00abc\xc3("), 4, uint8(1))
 	f.Add(bytes.Repeat([]byte("0123456789"), 50), 64, uint8(7))
+	f.Add([]byte(strings.Repeat("é€😀", 40)), 33, uint8(5))
+	f.Add([]byte("ab😀😀😀cd"), 7, uint8(2))
+	f.Add([]byte(strings.Repeat("日本語", 10)), 11, uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, limit int, chunk uint8) {
 		if limit < 0 || limit > 1<<16 {
 			return
@@ -96,5 +115,41 @@ func FuzzHeadTail(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkWindow(t, c, limit, data)
+		if utf8.Valid(data) && !utf8.Valid(c.Bytes()) {
+			t.Fatalf("valid UTF-8 in, window %q out is not valid UTF-8", c.Bytes())
+		}
 	})
+}
+
+// TestCapture_CutsOnCharacterBoundary: a limit that falls inside a
+// multi-byte character at either end costs a few bytes of the window, not
+// the whole window's validity as text (which --json would then have to
+// send as base64).
+func TestCapture_CutsOnCharacterBoundary(t *testing.T) {
+	cases := []struct {
+		name      string
+		data      string
+		limit     int
+		head, end string
+	}{
+		// head is 4 bytes: "ab" + 2 of the 4 bytes of 😀 → "ab"
+		{"head splits a 4-byte rune", "ab😀" + strings.Repeat("x", 20), 10, "ab", "xxxxxx"},
+		// tail is the last 6 bytes: 2 continuation bytes of € + "abcd" → "abcd"
+		{"tail starts mid-rune", strings.Repeat("y", 20) + "€abcd", 10, "yyyy", "abcd"},
+		{"both", "é" + strings.Repeat("日", 30), 25, "é日日", "日日日日日"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := envs.NewCapture(tc.limit, t.TempDir())
+			c.Write([]byte(tc.data))
+			c.Close()
+			head, _, tail := c.Window()
+			if string(head) != tc.head || string(tail) != tc.end {
+				t.Fatalf("Window(%q, %d) = head %q tail %q; want %q, %q", tc.data, tc.limit, head, tail, tc.head, tc.end)
+			}
+			if !utf8.Valid(c.Bytes()) {
+				t.Fatalf("window %q is not valid UTF-8", c.Bytes())
+			}
+		})
+	}
 }

@@ -18,9 +18,12 @@
 //
 // Output is bounded by [Capture]: over the limit it keeps the first 40% and
 // the last 60% with one notice line between them, and spills the whole stream
-// to a private (0600) file named in [Result.SpillPath]. Bytes are passed
-// through untouched: invalid UTF-8, NUL bytes and binary output never break
-// capture.
+// to a private (0600) file named in [Result.SpillPath]. The cuts fall on
+// UTF-8 character boundaries, so text stays valid text. Bytes are otherwise
+// passed through untouched: invalid UTF-8, NUL bytes and binary output never
+// break capture. Spill files go to [DefaultSpillDir] unless a backend is
+// given a directory; there, those older than [SpillRetention] are removed
+// when a new one is made, and [Result.RemoveSpills] removes a result's own.
 //
 // # What this package does not do
 //

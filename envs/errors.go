@@ -3,6 +3,7 @@ package envs
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 )
@@ -77,3 +78,27 @@ func (e *UnknownBackendError) Error() string {
 
 // Is makes errors.Is(err, ErrNotFound) true.
 func (e *UnknownBackendError) Is(target error) bool { return target == ErrNotFound }
+
+// DirError is a working directory that cannot be entered: missing, not a
+// directory, or not searchable. Front ends report it with exit status
+// [ExitCannotEnter] (126), the status a command that cannot enter its
+// directory gets. Err is the cause (an *fs.PathError from the check, for
+// instance), so errors.Is(err, fs.ErrNotExist) works through it.
+type DirError struct {
+	Dir string
+	Err error
+}
+
+func (e *DirError) Error() string {
+	reason := "not a directory"
+	var pe *fs.PathError
+	switch {
+	case errors.As(e.Err, &pe):
+		reason = pe.Err.Error()
+	case e.Err != nil:
+		reason = e.Err.Error()
+	}
+	return fmt.Sprintf("envs: cannot enter working directory %s: %s", e.Dir, reason)
+}
+
+func (e *DirError) Unwrap() error { return e.Err }

@@ -66,8 +66,13 @@ type Options struct {
 	// double-forked setsid child escapes it.
 	Subreaper []string
 	// SpillDir is where oversized output is spilled. Empty means
-	// os.TempDir().
+	// envs.DefaultSpillDir(), where spills older than envs.SpillRetention
+	// are removed whenever a new one is made.
 	SpillDir string
+	// RemoveSpillsOnClose makes Close delete the spill files of every
+	// result this environment returned. False leaves them for the caller
+	// (see envs.Result.RemoveSpills).
+	RemoveSpillsOnClose bool
 	// Logger receives debug logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -89,6 +94,7 @@ type Env struct {
 	running    map[*process]struct{}
 	stateRefs  map[string]int  // running commands restoring each state file
 	stateNames map[string]bool // variables exported in the adopted state
+	spills     []string        // spill files Close removes (RemoveSpillsOnClose)
 
 	// reaper keeps containers that could not be removed and retries them;
 	// Close retries once more and reports what is still pending.
@@ -146,7 +152,7 @@ func New(opts Options) (*Env, error) {
 		return nil, fmt.Errorf("local: working directory: %w", err)
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("local: working directory %s: %w", dir, errNotDir(err))
+		return nil, fmt.Errorf("local: %w", &envs.DirError{Dir: dir, Err: errNotDir(err)})
 	}
 	stateDir, err := os.MkdirTemp(stateParent(), "runbox-session-*")
 	if err != nil {
@@ -232,7 +238,18 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 	}
 	res = &envs.Result{ExitStatus: st, Cwd: p.cwdAfter, Duration: p.duration, Warnings: p.warnings}
 	fillOutput(res, out, errc)
+	e.noteSpills(res)
 	return res, nil
+}
+
+// noteSpills remembers res's spill files for Close, when it is to remove them.
+func (e *Env) noteSpills(res *envs.Result) {
+	if !e.opts.RemoveSpillsOnClose || res.SpillPath == "" && res.StderrSpillPath == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.spills = append(e.spills, res.SpillPath, res.StderrSpillPath)
 }
 
 func fillOutput(res *envs.Result, out, errc *envs.Capture) {
@@ -339,6 +356,15 @@ func (e *Env) Close(ctx context.Context) error {
 	}
 	if err := os.RemoveAll(e.stateDir); err != nil {
 		errs = append(errs, err)
+	}
+	e.mu.Lock()
+	spills := e.spills
+	e.spills = nil
+	e.mu.Unlock()
+	for _, p := range spills {
+		if err := (&envs.Result{SpillPath: p}).RemoveSpills(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("local: close: %w", err)

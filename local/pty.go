@@ -1,12 +1,14 @@
 package local
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"syscall"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/envs"
 )
@@ -62,12 +64,26 @@ func (s ptyStdin) Close() error {
 	return err
 }
 
-// Resize changes the terminal size.
+// Resize changes the terminal size. It goes through the master's
+// SyscallConn, which holds the descriptor against a concurrent close at
+// release (pty.Setsize reads it through Fd, which does not), so resizing
+// while the command ends is safe: it then fails with os.ErrClosed.
 func (p *process) Resize(size envs.WindowSize) error {
 	if p.ptyFile == nil {
 		return fmt.Errorf("local: resize: no terminal: %w", envs.ErrUnsupported)
 	}
-	return pty.Setsize(p.ptyFile, &pty.Winsize{Rows: size.Rows, Cols: size.Cols})
+	rc, err := p.ptyFile.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("local: resize: %w", err)
+	}
+	var ioErr error
+	err = rc.Control(func(fd uintptr) {
+		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: size.Rows, Col: size.Cols})
+	})
+	if err = cmp.Or(err, ioErr); err != nil {
+		return fmt.Errorf("local: resize: %w", err)
+	}
+	return nil
 }
 
 // isEIO reports the error a PTY master returns once the slave side is gone.

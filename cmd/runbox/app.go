@@ -36,8 +36,10 @@ type app struct {
 	verbose    bool
 	yolo       bool // --yolo: fixed when runbox starts; no command can set it
 	cfg        config.Config
+	cfgErr     error // why the configuration could not be loaded (doctor only; others stop)
 	log        *slog.Logger
 	providers  *envs.Providers
+	signals    *signalRelay // nil when not run by main (tests)
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {
@@ -57,7 +59,7 @@ func (a *app) execute(ctx context.Context, args []string) error {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && exitCode(err) >= exitUsage && !isQuiet(err) {
-		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, userMessage(err))
 	}
 	return err
 }
@@ -84,7 +86,7 @@ commands first.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return a.load()
+			return a.loadConfig(cmd.Annotations[annotateConfig] == configReported)
 		},
 	}
 	root.SetIn(a.stdin)
@@ -105,7 +107,21 @@ commands first.`,
 	return root
 }
 
-func (a *app) load() error {
+// A command annotated with annotateConfig: configReported runs with the
+// defaults when the configuration is broken, and reports a.cfgErr itself
+// (doctor, which is where a user goes to find out what is wrong).
+const (
+	annotateConfig = "runbox.config"
+	configReported = "reported"
+)
+
+// load sets up logging, the configuration and the provider table; a broken
+// configuration is an error.
+func (a *app) load() error { return a.loadConfig(false) }
+
+// loadConfig is load; with tolerate, a broken configuration is kept in
+// a.cfgErr and the defaults are used instead.
+func (a *app) loadConfig(tolerate bool) error {
 	level := slog.LevelWarn
 	if a.verbose {
 		level = slog.LevelDebug
@@ -113,7 +129,10 @@ func (a *app) load() error {
 	a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	cfg, err := config.Load(a.configPath, a.getenv)
 	if err != nil {
-		return err
+		if !tolerate {
+			return err
+		}
+		a.cfgErr, cfg = err, config.Default()
 	}
 	a.cfg = cfg
 	a.providers = a.newProviders()

@@ -21,6 +21,7 @@ type doctorOptions struct {
 // doctorReport is what `runbox doctor --json` prints.
 type doctorReport struct {
 	Config      string           `json:"config"`
+	ConfigError string           `json:"config_error,omitempty"` // the file is broken; the report uses the defaults
 	Containment string           `json:"containment"`
 	Providers   []providerReport `json:"providers"`
 	Spawn       spawnReport      `json:"spawn"`
@@ -44,7 +45,13 @@ func newDoctorCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Show every backend, whether it can run here, and what it enforces",
-		Args:  cobra.NoArgs,
+		Long: `Show every backend, whether it can run here, and what it enforces, the
+containment mechanism in use and what the child environment withholds.
+
+A configuration file that cannot be read is reported on the first line, the
+rest of the report uses the defaults, and doctor exits 125 at the end.`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{annotateConfig: configReported},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd.Context(), a, &opts)
 		},
@@ -58,16 +65,20 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 	if rep.Config == "" {
 		rep.Config = "(none; defaults)"
 	}
+	if a.cfgErr != nil {
+		rep.Config = "broken"
+		rep.ConfigError = strings.TrimPrefix(strings.TrimPrefix(userMessage(a.cfgErr), "runbox: "), "config: ")
+	}
 	for _, name := range a.providers.Names() {
 		p, _ := a.providers.Lookup(name)
 		pr := providerReport{Name: name, Description: p.Description, Ready: true}
 		if p.Check != nil {
 			if err := p.Check(ctx); err != nil {
-				pr.Ready, pr.Problem = false, err.Error()
+				pr.Ready, pr.Problem = false, stripInternal(err.Error())
 			}
 		}
 		if pr.Ready && p.Capabilities != nil {
-			pr.Capabilities = p.Capabilities(ctx, envs.Spec{})
+			pr.Capabilities = userCapabilities(p.Capabilities(ctx, envs.Spec{}))
 		}
 		rep.Providers = append(rep.Providers, pr)
 	}
@@ -77,14 +88,42 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 	if opts.json {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printDoctor(a.stdout, rep)
 	}
-	printDoctor(a.stdout, rep)
+	if a.cfgErr != nil {
+		// Reported above, in the report itself; the status says so too.
+		return quietError{a.cfgErr}
+	}
 	return nil
 }
 
+// userAdvice rewrites the Go package names that backends' capability
+// details may point to into what a user of the CLI would reach for.
+var userAdvice = strings.NewReplacer(
+	"procregistry", "background jobs (runbox start)",
+)
+
+// userCapabilities is caps with details a CLI user can act on.
+func userCapabilities(caps envs.Capabilities) envs.Capabilities {
+	out := make(envs.Capabilities, len(caps))
+	for c, info := range caps {
+		info.Detail = userAdvice.Replace(stripInternal(info.Detail))
+		out[c] = info
+	}
+	return out
+}
+
 func printDoctor(w io.Writer, rep doctorReport) {
-	fmt.Fprintf(w, "config:      %s\n", rep.Config)
+	if rep.ConfigError != "" {
+		fmt.Fprintf(w, "config:      broken: %s\n", rep.ConfigError)
+		fmt.Fprintf(w, "             (fix it or point --config elsewhere; below are the defaults)\n")
+	} else {
+		fmt.Fprintf(w, "config:      %s\n", rep.Config)
+	}
 	fmt.Fprintf(w, "containment: %s\n\n", rep.Containment)
 	for _, p := range rep.Providers {
 		status := "ready"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -24,18 +25,23 @@ func (a *app) newGate() (*approval.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	file := a.cfg.Path
-	if file == "" {
-		file = config.DefaultPath(a.getenv)
-	}
 	return approval.New(approval.Options{
 		Mode:           mode,
 		Yolo:           a.yolo,
 		Allow:          a.cfg.Approval.Allow,
 		Deny:           a.cfg.Approval.Deny,
-		ConfigFile:     file,
+		ConfigFile:     a.approvalFile(),
 		RelaxSandboxed: a.cfg.Approval.RelaxWithoutHostAccess,
 	})
+}
+
+// approvalFile is where "always" answers are saved: the configuration file
+// in use, else the default one ("" when there is none: kept for this run).
+func (a *app) approvalFile() string {
+	if a.cfg.Path != "" {
+		return a.cfg.Path
+	}
+	return config.DefaultPath(a.getenv)
 }
 
 // authorize passes command through the gate before any backend sees it.
@@ -48,19 +54,51 @@ func (a *app) authorize(ctx context.Context, command, backend string, hostAccess
 	}
 	req := approval.Request{Command: command, Backend: backend, Sandboxed: !hostAccess, SessionKey: "cli"}
 	var asker approval.Asker
+	answers := &answerLog{}
 	if a.interactive() {
-		prompter := approval.NewTerminalPrompter(a.stdin, a.stderr)
+		// Answers are read through a handle closed on return, so that the
+		// prompter's reader does not stay blocked on the terminal and
+		// take keys typed later (into an interactive --pty command).
+		in := io.Reader(a.stdin)
+		if f := a.stdinTerminal(); f != nil {
+			if r, err := openTerminalReader(int(f.Fd())); err == nil {
+				defer r.Close()
+				in = r
+			}
+		}
+		prompter := approval.NewTerminalPrompter(in, a.stderr)
 		defer prompter.Close()
 		broker := approval.NewBroker(approval.BrokerOptions{Prompter: prompter})
 		defer broker.Close()
-		asker = broker
+		answers.Asker = broker
+		asker = answers
 	} else {
 		req.Unattended = true
 	}
 	if err := gate.Decide(ctx, req, asker); err != nil {
 		return deniedError(err)
 	}
+	if answers.last.Kind == approval.AnswerAlways {
+		if file := a.approvalFile(); file != "" {
+			fmt.Fprintf(a.stderr, "runbox: approval saved to %s\n", file)
+		} else {
+			fmt.Fprintln(a.stderr, "runbox: approved for this run only: there is no configuration file to save it to (set $XDG_CONFIG_HOME, $HOME or --config)")
+		}
+	}
 	return nil
+}
+
+// answerLog is an Asker that remembers the last answer it passed on, so
+// that the CLI can tell the user where an "always" answer went.
+type answerLog struct {
+	approval.Asker
+	last approval.Answer
+}
+
+func (l *answerLog) Ask(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
+	ans, err := l.Asker.Ask(ctx, p)
+	l.last = ans
+	return ans, err
 }
 
 // hostAccess reports whether backend's commands can touch this machine

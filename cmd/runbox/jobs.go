@@ -221,6 +221,12 @@ on from the same byte, each byte printed once.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.id = args[0]
+			if opts.offset < 0 || opts.tail < 0 {
+				return usageError{errorf("logs: --offset and --tail want a number >= 0")}
+			}
+			if cmd.Flags().Changed("tail") && opts.tail == 0 && !opts.follow {
+				return nil // the last 0 lines
+			}
 			return runLogs(cmd.Context(), a, &opts, cmd.Flags().Changed("offset"))
 		},
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/runbox/runbox/envs"
@@ -32,27 +33,69 @@ func main() {
 	if len(os.Args) < 2 || os.Args[1] != "__supervise" {
 		a.seal(seal.Process(spawn.DefaultPolicy()))
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx, relay, stop := signalContext()
+	a.signals = relay
 	err := a.execute(ctx, os.Args[1:])
+	stop()
 	os.Exit(exitCode(err))
 }
 
 // signalContext cancels with a cause naming the signal, so main can
-// report 128+n the way a shell would.
-func signalContext() (context.Context, func()) {
+// report 128+n the way a shell would. SIGINT goes to the relay's taker
+// instead while one has taken it (see [signalRelay.takeInterrupt]).
+func signalContext() (context.Context, *signalRelay, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
+	relay := &signalRelay{}
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-ch:
-			cancel(signalError{s.(syscall.Signal)})
-		case <-done:
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case s := <-ch:
+				sig := s.(syscall.Signal)
+				if take := relay.taker(); sig == syscall.SIGINT && take != nil {
+					take(sig)
+					continue
+				}
+				cancel(signalError{sig})
+				return
+			case <-done:
+				return
+			}
 		}
-	}()
-	return ctx, func() { signal.Stop(ch); close(done); cancel(nil) }
+	})
+	return ctx, relay, func() { signal.Stop(ch); close(done); wg.Wait(); cancel(nil) }
+}
+
+// signalRelay lets an interactive command take SIGINT over from runbox:
+// while it has, a SIGINT sent to runbox is passed on to the command (as
+// the terminal's own ^C is) instead of tearing the command down.
+type signalRelay struct {
+	mu   sync.Mutex
+	take func(syscall.Signal)
+}
+
+// takeInterrupt sends SIGINT to f until release is called.
+func (r *signalRelay) takeInterrupt(f func(syscall.Signal)) (release func()) {
+	if r == nil {
+		return func() {}
+	}
+	r.mu.Lock()
+	r.take = f
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		r.take = nil
+		r.mu.Unlock()
+	}
+}
+
+func (r *signalRelay) taker() func(syscall.Signal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.take
 }
 
 type signalError struct{ sig syscall.Signal }
@@ -60,7 +103,8 @@ type signalError struct{ sig syscall.Signal }
 func (e signalError) Error() string { return "runbox: received " + e.sig.String() }
 
 // exitCode turns the error of a command into runbox's exit status: the
-// command's own code, 128+n for a signal, 2 for usage, 125 otherwise.
+// command's own code, 128+n for a signal, 126 for a working directory
+// that cannot be entered, 2 for usage, 125 otherwise.
 func exitCode(err error) int {
 	if err == nil {
 		return 0
@@ -76,6 +120,10 @@ func exitCode(err error) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
+	}
+	var de *envs.DirError
+	if errors.As(err, &de) {
+		return envs.ExitCannotEnter
 	}
 	return exitRunbox
 }

@@ -24,18 +24,19 @@ import (
 )
 
 type runOptions struct {
-	backend     string
-	image       string
-	cwd         string
-	timeout     time.Duration
-	env         []string
-	pty         bool
-	json        bool
-	outputLimit int
-	limits      limitFlags
-	network     string
-	workspace   bool
-	args        []string
+	backend        string
+	image          string
+	cwd            string
+	timeout        time.Duration
+	env            []string
+	pty            bool
+	json           bool
+	outputLimit    int
+	outputLimitSet bool // --output-limit was given: it also bounds output to a pipe
+	limits         limitFlags
+	network        string
+	workspace      bool
+	args           []string
 }
 
 func newRunCommand(a *app) *cobra.Command {
@@ -49,10 +50,24 @@ One argument is a shell string (run by the session's shell: "cd x && make");
 several arguments are joined into one shell string with each word quoted, so
 "runbox run -- ls -la 'my dir'" runs exactly that argv.
 
+Output: shown as it comes. On a terminal it is bounded like --json output:
+the first 40% of the output limit as it comes, then, when the command ends,
+the rest if it fit, else one line saying how much was left out and which
+file holds all of it, and the last 60%. Into a pipe or a file everything
+passes, unless --output-limit is given.
+
+With --pty and a terminal on stdin the command is interactive: runbox's
+terminal becomes the command's (raw mode: every key goes to the command),
+window-size changes follow, and the terminal is restored when runbox exits.
+
+With --json, a failure before the command runs (refused by the gate, a
+directory that cannot be entered, an unknown backend, a bad flag value) is
+printed as {"exit_code": N, "error": "..."} on stdout.
+
 Exit status: the command's own; 124 when --timeout expired; 130 when
 interrupted; 126 when the directory cannot be entered; 127 when the command is
 not found; 128+n when killed by signal n; 125 when runbox itself failed or the
-command gate refused the command.`,
+command gate refused the command; 2 for bad flags or an empty command.`,
 		Example: `  runbox run -- make test
   runbox run --timeout 30s --cwd /src -- 'go test ./... | tail -20'
   runbox run --json -- sh -c 'exit 3'
@@ -60,7 +75,12 @@ command gate refused the command.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.args = args
-			return runRun(cmd.Context(), a, &opts)
+			opts.outputLimitSet = cmd.Flags().Changed("output-limit")
+			err := runRun(cmd.Context(), a, &opts)
+			if opts.json && err != nil && !isQuiet(err) {
+				writeJSONError(a.stdout, err)
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -71,7 +91,7 @@ command gate refused the command.`,
 	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the command's environment (repeatable)")
 	f.BoolVar(&opts.pty, "pty", false, "run on a pseudo-terminal")
 	f.BoolVar(&opts.json, "json", false, "print the result as JSON instead of the output")
-	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept with --json (default from config)")
+	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept with --json or shown on a terminal (default from config); given, it bounds a pipe too")
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends; the gate then treats the backend as having host access)")
@@ -80,6 +100,15 @@ command gate refused the command.`,
 
 func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	shell := shellCommand(opts.args)
+	if strings.TrimSpace(shell) == "" {
+		return usageError{errorf("run: empty command; see --help")}
+	}
+	if opts.timeout < 0 {
+		return usageError{errorf("--timeout %v: want a duration >= 0 (0: the configured default)", opts.timeout)}
+	}
+	if opts.outputLimit < 0 {
+		return usageError{errorf("--output-limit %d: want a number of bytes > 0", opts.outputLimit)}
+	}
 	backend := firstNonEmpty(opts.backend, a.cfg.Backend)
 	limits, err := opts.limits.resolve(a.configLimits())
 	if err != nil {
@@ -111,7 +140,8 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if timeout == 0 {
 		timeout = time.Duration(a.cfg.Timeout)
 	}
-	c := envs.Command{Shell: shell, Env: env, Timeout: timeout, OutputLimit: firstPositive(opts.outputLimit, a.cfg.OutputLimit)}
+	limit := firstPositive(opts.outputLimit, a.cfg.OutputLimit, envs.DefaultOutputLimit)
+	c := envs.Command{Shell: shell, Env: env, Timeout: timeout, OutputLimit: limit}
 	if opts.pty {
 		c.PTY = terminalSize(a.stdout)
 	}
@@ -121,7 +151,47 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if opts.json {
 		return runJSON(ctx, a, environment, c)
 	}
-	return runStreaming(ctx, a, environment, c)
+	so := streamOptions{}
+	if opts.pty {
+		so.terminal = a.stdinTerminal()
+	}
+	// A terminal shows a window of the output (an interactive session
+	// shows all of it: it is a conversation); a pipe gets every byte,
+	// unless --output-limit says otherwise.
+	if opts.outputLimitSet || isTerminal(a.stdout) && so.terminal == nil {
+		so.outLimit = limit
+	}
+	if opts.outputLimitSet || isTerminal(a.stderr) && so.terminal == nil {
+		so.errLimit = limit
+	}
+	return runStreamingWith(ctx, a, environment, c, so)
+}
+
+// errorJSON is what run --json prints when the command could not run.
+type errorJSON struct {
+	ExitCode int    `json:"exit_code"`
+	Error    string `json:"error"`
+	// Denied is set when the command gate refused the command.
+	Denied *deniedJSON `json:"denied,omitempty"`
+}
+
+type deniedJSON struct {
+	Decision string   `json:"decision"`
+	Hardline bool     `json:"hardline"`
+	Reasons  []string `json:"reasons"`
+}
+
+// writeJSONError prints err for a caller that reads run --json's stdout,
+// which would otherwise get nothing at all.
+func writeJSONError(w io.Writer, err error) {
+	e := errorJSON{ExitCode: exitCode(err), Error: strings.TrimPrefix(userMessage(err), "runbox: ")}
+	var de *envs.DeniedError
+	if errors.As(err, &de) {
+		e.Denied = &deniedJSON{Decision: de.Decision, Hardline: de.Hardline, Reasons: de.Reasons}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(e)
 }
 
 // shellCommand turns the arguments into one shell string: a single
@@ -229,15 +299,30 @@ func textOrBase64(s string) (string, string) {
 	return base64.StdEncoding.EncodeToString([]byte(s)), "base64"
 }
 
+// streamOptions says how a streamed command's output is shown.
+type streamOptions struct {
+	// outLimit and errLimit bound what is shown of stdout and stderr to
+	// a window of that many bytes (see outputWindow); 0 shows everything.
+	outLimit, errLimit int
+	// terminal, when set, is lent to the command (see terminalSession):
+	// c must have a PTY and no Stdin.
+	terminal *os.File
+}
+
 // runStreaming shows the output as it comes, stdout to stdout and stderr
-// to stderr, and kills the tree if runbox is interrupted.
+// to stderr, every byte of it, and kills the tree if runbox is interrupted.
 func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
+	return runStreamingWith(ctx, a, env, c, streamOptions{})
+}
+
+// runStreamingWith is runStreaming with the output shown as so says.
+func runStreamingWith(ctx context.Context, a *app, env envs.Environment, c envs.Command, so streamOptions) error {
 	c.SeparateStreams = c.PTY == nil
-	st, err := stream(ctx, a, env, c)
+	st, err := stream(ctx, a, env, c, so)
 	if errors.Is(err, envs.ErrUnsupported) {
 		// A backend without streaming (the docker exec fallback) still
 		// runs the command; its output comes when it ends.
-		return runCollected(ctx, a, env, c)
+		return runCollected(ctx, a, env, c, so)
 	}
 	if err != nil {
 		return err
@@ -252,28 +337,54 @@ func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Comm
 // stream starts c, copies its output to runbox's stdout and stderr as it
 // comes, and kills its tree if runbox is interrupted (the status is then
 // 130, or 128+n for the signal runbox received).
-func stream(ctx context.Context, a *app, env envs.Environment, c envs.Command) (envs.ExitStatus, error) {
+func stream(ctx context.Context, a *app, env envs.Environment, c envs.Command, so streamOptions) (envs.ExitStatus, error) {
+	var ts *terminalSession
+	if so.terminal != nil && c.PTY != nil {
+		var err error
+		if ts, err = openTerminal(so.terminal); err != nil {
+			return envs.ExitStatus{}, err
+		}
+		defer ts.close()
+		c.PTY = ts.size()
+	}
 	p, err := env.Start(ctx, c)
 	if err != nil {
 		return envs.ExitStatus{}, err
 	}
+	out, finishOut := bounded(a.stdout, so.outLimit)
 	var wg sync.WaitGroup
-	wg.Go(func() { io.Copy(a.stdout, p.Output()) })
+	wg.Go(func() { io.Copy(out, p.Output()) })
+	finishErr := func() {}
 	if r := p.Stderr(); r != nil {
-		wg.Go(func() { io.Copy(a.stderr, r) })
+		var errw io.Writer
+		errw, finishErr = bounded(a.stderr, so.errLimit)
+		wg.Go(func() { io.Copy(errw, r) })
 	}
-	if w := p.Stdin(); w != nil {
+	if ts != nil {
+		ts.attach(p, a.signals)
+	} else if w := p.Stdin(); w != nil {
 		w.Close() // no input: the command reads EOF, never a terminal
 	}
 	stop := context.AfterFunc(ctx, func() { p.Kill(context.Background()) })
 	defer stop()
 	st, err := p.Wait(context.WithoutCancel(ctx))
 	wg.Wait()
+	if ts != nil {
+		if rerr := ts.close(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	finishOut()
+	finishErr()
 	if err != nil {
 		return st, err
 	}
 	if ctx.Err() != nil {
 		st, _ = envs.StatusFromContext(ctx)
+		var se signalError
+		if errors.As(context.Cause(ctx), &se) {
+			st.Code = 128 + int(se.sig) // as a shell reports a signal it got
+		}
 	}
 	return st, nil
 }
@@ -288,8 +399,13 @@ func reportEnd(a *app, c envs.Command, st envs.ExitStatus) {
 	}
 }
 
-// runCollected runs c to completion and then prints its output.
-func runCollected(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
+// runCollected runs c to completion and then prints its output, bounded
+// as so says (everything, when it sets no limit).
+func runCollected(ctx context.Context, a *app, env envs.Environment, c envs.Command, so streamOptions) error {
+	c.OutputLimit = -1 // unbounded
+	if so.outLimit > 0 && so.outLimit == so.errLimit {
+		c.OutputLimit = so.outLimit
+	}
 	res, err := env.Run(ctx, c)
 	if err != nil {
 		return err

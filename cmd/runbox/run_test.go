@@ -20,10 +20,16 @@ func TestRun_ExitCode(t *testing.T) {
 		{[]string{"run", "--", "true"}, 0},
 		{[]string{"run", "--", "exit 7"}, 7},
 		{[]string{"run", "--", "runbox-missing-cmd"}, 127},
-		{[]string{"run", "--cwd", "/runbox-missing-dir", "--", "pwd"}, 125},
+		{[]string{"run", "--cwd", "/runbox-missing-dir", "--", "pwd"}, 126},
+		{[]string{"run", "--cwd", "/etc/passwd", "--", "pwd"}, 126},
 		{[]string{"run", "--backend", "nope", "--", "true"}, 125},
 		{[]string{"run", "--bogus-flag", "--", "true"}, 2},
 		{[]string{"run"}, 2},
+		{[]string{"run", "--"}, 2},
+		{[]string{"run", "--", ""}, 2},
+		{[]string{"run", "--", "  \n"}, 2},
+		{[]string{"run", "--timeout", "-1s", "--", "true"}, 2},
+		{[]string{"run", "--output-limit", "-5", "--", "true"}, 2},
 	}
 	for _, c := range cases {
 		_, stderr, code := cli(t, "", nil, c.args...)
