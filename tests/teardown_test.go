@@ -137,3 +137,29 @@ func killMarked(tag string) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// TestTeardown_LeftoversAnnounced protects the promise that killing what
+// a command left running is never silent: one notice line on stderr in
+// plain mode, and leftover_killed in --json. It runs where the subreaper
+// is in use (an unprivileged user without cgroups).
+func TestTeardown_LeftoversAnnounced(t *testing.T) {
+	var u *user
+	for _, x := range users(t) {
+		if x.uid != 0 {
+			u = &x
+		}
+	}
+	if u == nil {
+		t.Skip("needs root to switch to an unprivileged user")
+	}
+	home := u.home(t)
+	env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + home + "/state"}
+	_, errOut, code := u.run(t, env, "run", "--", "( setsid sleep 1000.6061 & ); echo hi")
+	if code != 0 || !strings.Contains(errOut, "left 1 background process(es) running; they were killed") {
+		t.Errorf("plain run: exit %d, stderr %q; want the leftover notice", code, errOut)
+	}
+	out, _, code := u.run(t, env, "run", "--json", "--", "( setsid sleep 1000.6062 & ); echo hi")
+	if code != 0 || !strings.Contains(out, `"leftover_killed":1`) {
+		t.Errorf("--json run: exit %d, %s; want leftover_killed 1", code, out)
+	}
+}

@@ -397,6 +397,9 @@ func reportEnd(a *app, c envs.Command, st envs.ExitStatus) {
 	case st.KilledBy == termination.LimitMemory || st.KilledBy == termination.LimitPids:
 		fmt.Fprintf(a.stderr, "runbox: command killed by the %s\n", strings.ReplaceAll(st.KilledBy, "-", " "))
 	}
+	if n := st.LeftoverKilled; n > 0 {
+		fmt.Fprintf(a.stderr, "runbox: the command left %d background process(es) running; they were killed with it (use runbox start for work that should outlive a command)\n", n)
+	}
 }
 
 // runCollected runs c to completion and then prints its output, bounded
