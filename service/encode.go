@@ -3,6 +3,7 @@ package service
 import (
 	"encoding/base64"
 	"errors"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/runbox/runbox/envs"
@@ -36,52 +37,29 @@ func textOrBase64(s string) (string, string) {
 }
 
 // ErrorJSON is the stable JSON form of a failure before or instead of a
-// result: what went wrong, the exit code runbox exits with, and, for a
-// refusal by the gate, its decision and reasons.
+// result (`runbox run --json` when the command could not run): what went
+// wrong, the exit code, and, for a refusal by the gate, its verdict.
 type ErrorJSON struct {
-	Error    string   `json:"error"`
-	ExitCode int      `json:"exit_code"`
-	Kind     string   `json:"kind"`
-	Decision string   `json:"decision,omitempty"`
-	Hardline bool     `json:"hardline,omitempty"`
-	Reasons  []string `json:"reasons,omitempty"`
-	Known    []string `json:"known_backends,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	Error    string `json:"error"`
+	// Denied is set when the command gate refused the command.
+	Denied *DeniedJSON `json:"denied,omitempty"`
 }
 
-// Error kinds, for callers that branch without parsing the message.
-const (
-	KindDenied         = "denied"
-	KindUnknownBackend = "unknown_backend"
-	KindNotFound       = "not_found"
-	KindClosed         = "closed"
-	KindUnsupported    = "unsupported"
-	KindBadCommand     = "bad_command"
-	KindExit           = "exit"
-	KindInternal       = "internal"
-)
+// DeniedJSON is the gate's verdict in an [ErrorJSON].
+type DeniedJSON struct {
+	Decision string   `json:"decision"`
+	Hardline bool     `json:"hardline"`
+	Reasons  []string `json:"reasons"`
+}
 
 // EncodeError returns err's JSON form; code is the exit status the front
 // end reports for it.
 func EncodeError(err error, code int) ErrorJSON {
-	e := ErrorJSON{Error: err.Error(), ExitCode: code, Kind: KindInternal}
+	e := ErrorJSON{ExitCode: code, Error: strings.TrimPrefix(Message(err), "runbox: ")}
 	var de *envs.DeniedError
-	var ub *envs.UnknownBackendError
-	var ee *envs.ExitError
-	switch {
-	case errors.As(err, &de):
-		e.Kind, e.Decision, e.Hardline, e.Reasons = KindDenied, de.Decision, de.Hardline, de.Reasons
-	case errors.As(err, &ub):
-		e.Kind, e.Known = KindUnknownBackend, ub.Known
-	case errors.As(err, &ee):
-		e.Kind = KindExit
-	case errors.Is(err, envs.ErrNotFound):
-		e.Kind = KindNotFound
-	case errors.Is(err, envs.ErrClosed):
-		e.Kind = KindClosed
-	case errors.Is(err, envs.ErrUnsupported):
-		e.Kind = KindUnsupported
-	case errors.Is(err, envs.ErrBadCommand):
-		e.Kind = KindBadCommand
+	if errors.As(err, &de) {
+		e.Denied = &DeniedJSON{Decision: de.Decision, Hardline: de.Hardline, Reasons: de.Reasons}
 	}
 	return e
 }

@@ -21,18 +21,24 @@ func (s *Service) newGate() (*approval.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	file := c.Path
-	if file == "" {
-		file = config.DefaultPath(s.opts.Getenv)
-	}
 	return approval.New(approval.Options{
 		Mode:           mode,
 		Yolo:           s.opts.Yolo,
 		Allow:          c.Approval.Allow,
 		Deny:           c.Approval.Deny,
-		ConfigFile:     file,
+		ConfigFile:     s.ApprovalFile(),
 		RelaxSandboxed: c.Approval.RelaxWithoutHostAccess,
 	})
+}
+
+// ApprovalFile is where "always" answers are saved: the configuration
+// file in use, else the default one ("" when there is none: such an
+// answer holds for this Service only).
+func (s *Service) ApprovalFile() string {
+	if p := s.opts.Config.Path; p != "" {
+		return p
+	}
+	return config.DefaultPath(s.opts.Getenv)
 }
 
 // Authorization is one question to the gate.

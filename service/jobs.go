@@ -38,15 +38,23 @@ type JobTarget struct {
 	Asker      approval.Asker
 }
 
-// StartJob judges the job's command, then starts it on jobs. The gate
-// runs here, on the host, before anything is forwarded to a registry
-// anywhere.
-func (s *Service) StartJob(ctx context.Context, jobs Jobs, t JobTarget, req procregistry.StartRequest) (procregistry.Info, error) {
+// Connect reaches a job registry (starting its daemon if need be). It is
+// called only once the gate has let the command through.
+type Connect func(ctx context.Context) (Jobs, error)
+
+// StartJob judges the job's command, then connects and starts it. The
+// gate runs here, on the host, before anything is forwarded to a registry
+// anywhere, or a registry started.
+func (s *Service) StartJob(ctx context.Context, connect Connect, t JobTarget, req procregistry.StartRequest) (procregistry.Info, error) {
 	text := req.Shell
 	if text == "" {
 		text = lineOf(req.Args)
 	}
 	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: req.Owner, Asker: t.Asker}); err != nil {
+		return procregistry.Info{}, err
+	}
+	jobs, err := connect(ctx)
+	if err != nil {
 		return procregistry.Info{}, err
 	}
 	return jobs.Start(ctx, req)

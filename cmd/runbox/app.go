@@ -7,14 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
-	"github.com/runbox/runbox/spawn"
+	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/spawn/seal"
 	"github.com/runbox/runbox/termination/subreaper"
 )
@@ -38,8 +37,9 @@ type app struct {
 	cfg        config.Config
 	cfgErr     error // why the configuration could not be loaded (doctor only; others stop)
 	log        *slog.Logger
-	providers  *envs.Providers
-	signals    *signalRelay // nil when not run by main (tests)
+	svc        *service.Service // the application core, made from cfg
+	providers  *envs.Providers  // svc's provider table
+	signals    *signalRelay     // nil when not run by main (tests)
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {
@@ -59,7 +59,7 @@ func (a *app) execute(ctx context.Context, args []string) error {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && exitCode(err) >= exitUsage && !isQuiet(err) {
-		fmt.Fprintln(a.stderr, userMessage(err))
+		fmt.Fprintln(a.stderr, service.Message(err))
 	}
 	return err
 }
@@ -135,17 +135,15 @@ func (a *app) loadConfig(tolerate bool) error {
 		a.cfgErr, cfg = err, config.Default()
 	}
 	a.cfg = cfg
-	a.providers = a.newProviders()
+	a.svc, err = service.New(service.Options{
+		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
+		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.providers = a.svc.Providers()
 	return nil
-}
-
-// spawnPolicy is the configured child-environment policy.
-func (a *app) spawnPolicy() spawn.Policy {
-	p := spawn.DefaultPolicy()
-	p.Passthrough = append(p.Passthrough, a.cfg.Spawn.Passthrough...)
-	p.ExtraBlock = append(p.ExtraBlock, a.cfg.Spawn.ExtraBlock...)
-	p.ExtraStrip = append(p.ExtraStrip, a.cfg.Spawn.ExtraStrip...)
-	return p
 }
 
 // environ is this process's launch environment: the base that spawn
@@ -157,45 +155,13 @@ func (a *app) environ() []string {
 	return os.Environ()
 }
 
-// newProviders is the provider table: every backend runbox can open.
-func (a *app) newProviders() *envs.Providers {
-	t := envs.NewProviders()
-	t.Register(envs.Provider{
-		Name:        "local",
-		Description: "this machine (bash or sh), each command in its own process group and container",
-		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
-			return a.openLocal(spec)
-		},
-		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			return local.Capabilities(ctx, local.Options{Shell: a.cfg.Shell, NoContainment: !a.cfg.Contain, Subreaper: a.subreaper()})
-		},
-	})
-	a.registerDocker(t)
-	return t
-}
-
+// openLocal opens a local environment with the configuration's options.
 func (a *app) openLocal(spec envs.Spec) (envs.Environment, error) {
-	pol := a.spawnPolicy()
-	grace := time.Duration(a.cfg.Grace)
-	if grace == 0 {
-		grace = local.NoGrace
+	o := a.svc.LocalOptions(spec)
+	if a.direct {
+		o.Subreaper = nil
 	}
-	limits := spec.Limits
-	if limits.IsZero() {
-		limits = a.configLimits()
-	}
-	return local.New(local.Options{
-		Dir:           spec.Dir,
-		Shell:         a.cfg.Shell,
-		BaseEnv:       a.environ(),
-		Env:           spec.Env,
-		Spawn:         &pol,
-		Grace:         grace,
-		Limits:        limits,
-		NoContainment: !a.cfg.Contain,
-		Subreaper:     a.subreaper(),
-		Logger:        a.log,
-	})
+	return local.New(o)
 }
 
 // subreaper is the argv prefix that runs this binary as the subreaper of
@@ -210,10 +176,6 @@ func (a *app) subreaper() []string {
 		return nil
 	}
 	return []string{exe, subreaper.Command}
-}
-
-func (a *app) configLimits() envs.Limits {
-	return envs.Limits{MemoryBytes: int64(a.cfg.Limits.Memory), Pids: a.cfg.Limits.Pids, CPUs: a.cfg.Limits.CPUs}
 }
 
 // warnWithheld tells the user when an --env value is the value of a

@@ -71,12 +71,8 @@ func runCheck(ctx context.Context, a *app, opts *checkOptions, args []string) er
 	if len(args) == 0 {
 		return usageError{errorf("check: want a COMMAND (or --jsonl); see --help")}
 	}
-	gate, err := a.newGate()
-	if err != nil {
-		return err
-	}
 	command := strings.Join(args, " ")
-	v := gate.Check(ctx, approval.Request{Command: command, Backend: "local", SessionKey: "cli"})
+	v := a.svc.Gate().Check(ctx, approval.Request{Command: command, Backend: "local", SessionKey: "cli"})
 	writeVerdict(a.stdout, command, v)
 	switch v.Decision {
 	case approval.Allow:

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
 )
@@ -67,14 +68,14 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 	}
 	if a.cfgErr != nil {
 		rep.Config = "broken"
-		rep.ConfigError = strings.TrimPrefix(strings.TrimPrefix(userMessage(a.cfgErr), "runbox: "), "config: ")
+		rep.ConfigError = strings.TrimPrefix(strings.TrimPrefix(service.Message(a.cfgErr), "runbox: "), "config: ")
 	}
 	for _, name := range a.providers.Names() {
 		p, _ := a.providers.Lookup(name)
 		pr := providerReport{Name: name, Description: p.Description, Ready: true}
 		if p.Check != nil {
 			if err := p.Check(ctx); err != nil {
-				pr.Ready, pr.Problem = false, stripInternal(err.Error())
+				pr.Ready, pr.Problem = false, service.StripInternal(err.Error())
 			}
 		}
 		if pr.Ready && p.Capabilities != nil {
@@ -82,7 +83,7 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 		}
 		rep.Providers = append(rep.Providers, pr)
 	}
-	if res, err := spawn.Build(spawn.Request{Base: a.environ(), Policy: a.spawnPolicy()}); err == nil {
+	if res, err := spawn.Build(spawn.Request{Base: a.environ(), Policy: a.svc.SpawnPolicy()}); err == nil {
 		rep.Spawn = spawnReport{Dropped: res.Dropped, Warnings: res.Warnings}
 	}
 	if opts.json {
@@ -111,7 +112,7 @@ var userAdvice = strings.NewReplacer(
 func userCapabilities(caps envs.Capabilities) envs.Capabilities {
 	out := make(envs.Capabilities, len(caps))
 	for c, info := range caps {
-		info.Detail = userAdvice.Replace(stripInternal(info.Detail))
+		info.Detail = userAdvice.Replace(service.StripInternal(info.Detail))
 		out[c] = info
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
 )
 
 // TestRun_JSONEarlyFailure: with --json, a command that never ran still
@@ -71,7 +72,7 @@ func TestCLI_MessagesSpeakToUsers(t *testing.T) {
 		}
 	}
 	err := fmt.Errorf("envs: open local: local: %w", &envs.DirError{Dir: "/x", Err: &fs.PathError{Op: "stat", Path: "/x", Err: fs.ErrNotExist}})
-	if got := userMessage(err); got != "runbox: cannot enter working directory /x: file does not exist" {
+	if got := service.Message(err); got != "runbox: cannot enter working directory /x: file does not exist" {
 		t.Errorf("userMessage = %q", got)
 	}
 	if !errors.Is(err, fs.ErrNotExist) || exitCode(err) != envs.ExitCannotEnter {

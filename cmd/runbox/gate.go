@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,48 +12,25 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/runbox/runbox/approval"
-	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
 )
-
-// newGate builds the command gate from the configuration. "always"
-// approvals are written to the configuration file in use (or the default
-// one), merged with what is on disk.
-func (a *app) newGate() (*approval.Gate, error) {
-	mode, err := approval.ParseMode(a.cfg.Approval.Mode)
-	if err != nil {
-		return nil, err
-	}
-	return approval.New(approval.Options{
-		Mode:           mode,
-		Yolo:           a.yolo,
-		Allow:          a.cfg.Approval.Allow,
-		Deny:           a.cfg.Approval.Deny,
-		ConfigFile:     a.approvalFile(),
-		RelaxSandboxed: a.cfg.Approval.RelaxWithoutHostAccess,
-	})
-}
-
-// approvalFile is where "always" answers are saved: the configuration file
-// in use, else the default one ("" when there is none: kept for this run).
-func (a *app) approvalFile() string {
-	if a.cfg.Path != "" {
-		return a.cfg.Path
-	}
-	return config.DefaultPath(a.getenv)
-}
 
 // authorize passes command through the gate before any backend sees it.
 // On a terminal a command that needs approval is put to the user; without
 // one it is denied, with a hint on how to allow it.
 func (a *app) authorize(ctx context.Context, command, backend string, hostAccess bool) error {
-	gate, err := a.newGate()
-	if err != nil {
-		return err
-	}
-	req := approval.Request{Command: command, Backend: backend, Sandboxed: !hostAccess, SessionKey: "cli"}
-	var asker approval.Asker
+	return a.withAsker(func(asker approval.Asker) error {
+		return a.svc.Authorize(ctx, service.Authorization{Command: command, Backend: backend, HostAccess: hostAccess, SessionKey: "cli", Asker: asker})
+	})
+}
+
+// withAsker runs f with whoever can answer the gate's questions: the user
+// at the terminal, or nobody (nil: such commands are refused). It then
+// tells the user where an "always" answer was saved.
+func (a *app) withAsker(f func(approval.Asker) error) error {
 	answers := &answerLog{}
+	var asker approval.Asker
 	if a.interactive() {
 		// Answers are read through a handle closed on return, so that the
 		// prompter's reader does not stay blocked on the terminal and
@@ -72,14 +48,12 @@ func (a *app) authorize(ctx context.Context, command, backend string, hostAccess
 		defer broker.Close()
 		answers.Asker = broker
 		asker = answers
-	} else {
-		req.Unattended = true
 	}
-	if err := gate.Decide(ctx, req, asker); err != nil {
-		return deniedError(err)
+	if err := f(asker); err != nil {
+		return err
 	}
 	if answers.last.Kind == approval.AnswerAlways {
-		if file := a.approvalFile(); file != "" {
+		if file := a.svc.ApprovalFile(); file != "" {
 			fmt.Fprintf(a.stderr, "runbox: approval saved to %s\n", file)
 		} else {
 			fmt.Fprintln(a.stderr, "runbox: approved for this run only: there is no configuration file to save it to (set $XDG_CONFIG_HOME, $HOME or --config)")
@@ -102,15 +76,9 @@ func (l *answerLog) Ask(ctx context.Context, p approval.Prompt) (approval.Answer
 }
 
 // hostAccess reports whether backend's commands can touch this machine
-// (the gate may relax its ask tier for backends that cannot). Unknown
-// backends and unknown capabilities count as host access: the safe side.
+// (the gate may relax its ask tier for backends that cannot).
 func (a *app) hostAccess(ctx context.Context, backend string, spec envs.Spec) bool {
-	p, err := a.providers.Lookup(backend)
-	if err != nil || p.Capabilities == nil {
-		return true
-	}
-	caps := p.Capabilities(ctx, spec)
-	return caps == nil || caps.State(envs.CapHostAccess) != envs.Unsupported
+	return a.svc.HostAccess(ctx, backend, spec)
 }
 
 // interactive reports whether a human can answer a prompt: stdin and
@@ -119,20 +87,6 @@ func (a *app) interactive() bool {
 	in, ok1 := a.stdin.(*os.File)
 	errf, ok2 := a.stderr.(*os.File)
 	return ok1 && ok2 && term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(errf.Fd()))
-}
-
-// deniedError turns the gate's refusal into the contract's
-// *envs.DeniedError, so callers match envs.ErrDenied.
-func deniedError(err error) error {
-	var de *approval.DeniedError
-	if !errors.As(err, &de) {
-		return err
-	}
-	reasons := de.Reasons
-	if de.Hint != "" {
-		reasons = append(reasons[:len(reasons):len(reasons)], de.Hint)
-	}
-	return fmt.Errorf("runbox: refused by the command gate: %w", &envs.DeniedError{Decision: de.Decision.String(), Hardline: de.Hardline, Reasons: reasons})
 }
 
 // benchGate measures the gate's checks per second over a mixed set of real

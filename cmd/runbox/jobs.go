@@ -12,8 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -83,9 +85,6 @@ and handoff; job ids may be shortened to any unique prefix.`,
 
 func runStart(ctx context.Context, a *app, opts *startOptions) error {
 	shell := shellCommand(opts.args)
-	if err := a.authorize(ctx, shell, "local", true); err != nil {
-		return err
-	}
 	env, err := parseEnvFlags(opts.env)
 	if err != nil {
 		return err
@@ -96,7 +95,7 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 			return errorf("%v", err)
 		}
 	}
-	limits, err := opts.limits.resolve(a.configLimits())
+	limits, err := opts.limits.resolve(a.svc.Limits())
 	if err != nil {
 		return err
 	}
@@ -122,11 +121,13 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 			req.PTY = ws
 		}
 	}
-	c, err := a.jobsClient(ctx)
-	if err != nil {
+	connect := func(ctx context.Context) (service.Jobs, error) { return a.jobsClient(ctx) }
+	var in procregistry.Info
+	err = a.withAsker(func(asker approval.Asker) error {
+		var err error
+		in, err = a.svc.StartJob(ctx, connect, service.JobTarget{Backend: "local", HostAccess: true, Asker: asker}, req)
 		return err
-	}
-	in, err := c.Start(ctx, req)
+	})
 	if err != nil {
 		return err
 	}
@@ -438,10 +439,12 @@ func newWriteCommand(a *app, name string) *cobra.Command {
 				}
 				text = string(b)
 			}
-			if name == "submit" {
-				return c.Submit(ctx, args[0], text)
-			}
-			return c.Write(ctx, args[0], []byte(text))
+			// What a job reads from its stdin, a shell or REPL runs: it
+			// passes the gate like any command.
+			return a.withAsker(func(asker approval.Asker) error {
+				t := service.JobTarget{Backend: "local", HostAccess: true, Asker: asker}
+				return a.svc.WriteJob(ctx, c, t, args[0], text, name == "submit")
+			})
 		},
 	}
 }

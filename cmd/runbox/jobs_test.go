@@ -141,6 +141,34 @@ func TestJobs_CLIGate(t *testing.T) {
 	}
 }
 
+// What a job reads from its stdin, its shell runs: write and submit pass
+// the gate like any command, and a refused line never reaches the job.
+func TestJobs_CLIWriteGated(t *testing.T) {
+	env := jobsEnv(t)
+	out, errs, code := jcli(t, env, "start", "--", "cat")
+	if code != 0 {
+		t.Fatalf("start: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	for _, verb := range []string{"write", "submit"} {
+		_, errs, code = jcli(t, env, verb, id, "rm -rf --no-preserve-root /")
+		if code != exitRunbox || !strings.Contains(errs, "refused by the command gate") {
+			t.Errorf("%s of a hardline command: exit %d, %q; want 125, refused", verb, code, errs)
+		}
+	}
+	if _, errs, code = jcli(t, env, "submit", id, "echo fine"); code != 0 {
+		t.Fatalf("submit of a harmless line: exit %d: %s", code, errs)
+	}
+	jcli(t, env, "close", id)
+	if _, errs, code = jcli(t, env, "wait", "--timeout", "20s", id); code != 0 {
+		t.Fatalf("wait: exit %d: %s", code, errs)
+	}
+	logs, _, _ := jcli(t, env, "logs", "--offset", "0", id)
+	if logs != "echo fine\n" {
+		t.Errorf("the job read %q; want only the harmless line", logs)
+	}
+}
+
 // kill reaches a grandchild that double-forked out of the job's session
 // (`( setsid sleep N & )`): the job runs in a container, and the daemon's
 // kill reopens it. Breaks if jobs run in their process group only.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -20,6 +18,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/gated"
+	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -110,7 +109,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		return usageError{errorf("--output-limit %d: want a number of bytes > 0", opts.outputLimit)}
 	}
 	backend := firstNonEmpty(opts.backend, a.cfg.Backend)
-	limits, err := opts.limits.resolve(a.configLimits())
+	limits, err := opts.limits.resolve(a.svc.Limits())
 	if err != nil {
 		return err
 	}
@@ -167,28 +166,10 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	return runStreamingWith(ctx, a, environment, c, so)
 }
 
-// errorJSON is what run --json prints when the command could not run.
-type errorJSON struct {
-	ExitCode int    `json:"exit_code"`
-	Error    string `json:"error"`
-	// Denied is set when the command gate refused the command.
-	Denied *deniedJSON `json:"denied,omitempty"`
-}
-
-type deniedJSON struct {
-	Decision string   `json:"decision"`
-	Hardline bool     `json:"hardline"`
-	Reasons  []string `json:"reasons"`
-}
-
 // writeJSONError prints err for a caller that reads run --json's stdout,
 // which would otherwise get nothing at all.
 func writeJSONError(w io.Writer, err error) {
-	e := errorJSON{ExitCode: exitCode(err), Error: strings.TrimPrefix(userMessage(err), "runbox: ")}
-	var de *envs.DeniedError
-	if errors.As(err, &de) {
-		e.Denied = &deniedJSON{Decision: de.Decision, Hardline: de.Hardline, Reasons: de.Reasons}
-	}
+	e := service.EncodeError(err, exitCode(err))
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(e)
@@ -265,38 +246,13 @@ func runJSON(ctx context.Context, a *app, env envs.Environment, c envs.Command) 
 	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(jsonResult(res)); err != nil {
+	if err := enc.Encode(service.EncodeResult(res)); err != nil {
 		return err
 	}
 	if err := res.Err(); err != nil {
 		return quietError{err}
 	}
 	return nil
-}
-
-// resultJSON is the --json form of a result. JSON strings hold only valid
-// UTF-8, so output that is not (binary, truncated mid-character) is sent
-// as base64 and marked, rather than silently altered.
-type resultJSON struct {
-	*envs.Result
-	Output         string `json:"output"`
-	OutputEncoding string `json:"output_encoding,omitempty"`
-	Stderr         string `json:"stderr,omitempty"`
-	StderrEncoding string `json:"stderr_encoding,omitempty"`
-}
-
-func jsonResult(res *envs.Result) resultJSON {
-	r := resultJSON{Result: res}
-	r.Output, r.OutputEncoding = textOrBase64(res.Output)
-	r.Stderr, r.StderrEncoding = textOrBase64(res.Stderr)
-	return r
-}
-
-func textOrBase64(s string) (string, string) {
-	if utf8.ValidString(s) {
-		return s, ""
-	}
-	return base64.StdEncoding.EncodeToString([]byte(s)), "base64"
 }
 
 // streamOptions says how a streamed command's output is shown.

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"errors"
@@ -14,17 +14,17 @@ import (
 // are kept.
 var internalPrefix = regexp.MustCompile(`(^|: )(?:envs|local|procregistry|supervisor|approval|termination|spawn|gated|agent): `)
 
-// userMessage is how err reads to a person: "runbox: " and the message,
+// Message is how err reads to a person: "runbox: " and the message,
 // without internal package prefixes. Only the text changes; err itself is
 // passed on untouched, so errors.Is and errors.As still see every wrapped
-// error.
-func userMessage(err error) string {
+// error. Every front end prints errors through it.
+func Message(err error) string {
 	msg := err.Error()
 	var de *envs.DirError
 	if errors.As(err, &de) {
 		msg = de.Error() // the rest ("open local: ...") adds nothing
 	}
-	msg = stripInternal(msg)
+	msg = StripInternal(msg)
 	msg = strings.TrimPrefix(msg, "runbox: ")
 	if strings.HasPrefix(msg, "runbox ") { // starts with a command path
 		return msg
@@ -32,8 +32,8 @@ func userMessage(err error) string {
 	return "runbox: " + msg
 }
 
-// stripInternal removes internal package prefixes from a message.
-func stripInternal(msg string) string {
+// StripInternal removes internal package prefixes from a message.
+func StripInternal(msg string) string {
 	for {
 		m := internalPrefix.ReplaceAllString(msg, "$1")
 		if m == msg {
