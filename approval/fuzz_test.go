@@ -18,6 +18,14 @@ func FuzzGate(f *testing.F) {
 	for _, s := range SampleCommands() {
 		f.Add(s)
 	}
+	// Deep and long shapes, small enough for the fuzzer to mutate.
+	for _, s := range stallShapes(4000) {
+		f.Add(s.cmd)
+	}
+	for _, s := range []string{nest(maxNesting, "(", ")", "ls"), nest(maxNesting+1, "$(", ")", "ls"),
+		"cat <<EOF\n((((\nEOF\n$(ls)", "$(case x in a) ls;; esac)", "echo {a,b}{c,d}{e,f}"} {
+		f.Add(s)
+	}
 	g, err := New(Options{})
 	if err != nil {
 		f.Fatal(err)

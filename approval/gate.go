@@ -200,7 +200,7 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	cmd := Normalize(req.Command)
 	var cmds []command
 	if len(cmd) > g.maxSize {
-		cmds = []command{{name: factTooComplex}}
+		cmds = []command{{name: factTooComplex, args: []string{tooLargeDetail(len(cmd), g.maxSize)}}}
 	} else {
 		cmds = analyze(cmd)
 	}
@@ -214,8 +214,8 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 		if !slices.Contains(v.Rules, f.rule.ID) {
 			v.Rules = append(v.Rules, f.rule.ID)
 		}
-		if !slices.Contains(v.Reasons, f.rule.Description) {
-			v.Reasons = append(v.Reasons, f.rule.Description)
+		if r := f.reason(); !slices.Contains(v.Reasons, r) {
+			v.Reasons = append(v.Reasons, r)
 		}
 		top = max(top, f.rule.Tier)
 	}
@@ -225,8 +225,8 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 		v.Decision, v.Hardline = Deny, true
 		v.Reasons = v.Reasons[:0]
 		for _, f := range fs {
-			if f.rule.Tier == Hardline && !slices.Contains(v.Reasons, f.rule.Description) {
-				v.Reasons = append(v.Reasons, f.rule.Description)
+			if r := f.reason(); f.rule.Tier == Hardline && !slices.Contains(v.Reasons, r) {
+				v.Reasons = append(v.Reasons, r)
 			}
 		}
 		return v
@@ -250,8 +250,8 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 			v.Decision = Deny
 			return v
 		}
-		if session[f.rule.ID] || g.opts.Yolo || g.opts.Mode == ModeOff ||
-			req.Sandboxed && g.opts.RelaxSandboxed {
+		if !f.rule.AlwaysAsk && (session[f.rule.ID] || g.opts.Yolo || g.opts.Mode == ModeOff ||
+			req.Sandboxed && g.opts.RelaxSandboxed) {
 			continue
 		}
 		pending = true
@@ -347,7 +347,7 @@ func (g *Gate) ApproveSession(sessionKey string, ruleIDs []string) {
 		g.sessions[sessionKey] = m
 	}
 	for _, id := range ruleIDs {
-		if r := g.rule(id); r != nil && r.Tier == Dangerous {
+		if r := g.rule(id); r != nil && r.Tier == Dangerous && !r.AlwaysAsk {
 			m[id] = true
 		}
 	}

@@ -28,20 +28,20 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			in.codes = append(in.codes, code{text: text, via: via})
 		}
 		if w != nil {
-			if k := a.substKind(w, a.src, via); k != "" && k != "init" {
-				fact(factSubstCode, k)
+			if k, ok := a.substKind(w, a.src, via); ok && k != kindInit {
+				fact(factSubstCode, k.String())
 			}
 		}
 	}
 	runsFile := func(f arg) {
 		in.scripts = append(in.scripts, f.text)
 		if f.word != nil {
-			if k := a.substKind(f.word, a.src, via); k != "" && k != "init" {
-				fact(factSubstCode, k)
+			if k, ok := a.substKind(f.word, a.src, via); ok && k != kindInit {
+				fact(factSubstCode, k.String())
 			}
 		}
 	}
-	for range 32 { // wrappers nest; a bound keeps a pathological chain finite
+	for range maxWrappers { // wrappers nest; a bound keeps a pathological chain finite
 		if len(args) == 0 {
 			if len(env) > 0 {
 				emit(command{env: env, via: via, source: source})
@@ -52,8 +52,8 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 		if w.dyn || w.glob {
 			fact(factDynamic, w.text)
 			if w.word != nil {
-				if k := a.substKind(w.word, a.src, via); k != "" && k != "init" {
-					fact(factSubstCode, k)
+				if k, ok := a.substKind(w.word, a.src, via); ok && k != kindInit {
+					fact(factSubstCode, k.String())
 				}
 			}
 			return
@@ -206,8 +206,8 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 				addCode(text, nil)
 			}
 			for _, w := range ws {
-				if k := a.substKind(w, a.src, via); k != "" && k != "init" {
-					fact(factSubstCode, k)
+				if k, ok := a.substKind(w, a.src, via); ok && k != kindInit {
+					fact(factSubstCode, k.String())
 				}
 			}
 			return
@@ -317,11 +317,13 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			in.cmds = append(in.cmds, sqlFacts(w.text+" "+strings.Join(texts(rest), " "), via)...)
 		case sqlClients[name] != "":
 			a.sqlClient(in, name, rest, via)
+		case name == "chpasswd":
+			in.role = roleAccounts
 		}
 		a.writeTargets(in, &c, rest)
 		return
 	}
-	fact(factTooDeep)
+	fact(factTooDeep, tooManyWrappersDetail(maxWrappers))
 }
 
 // onlySubst reports whether text is only command-substitution
