@@ -79,6 +79,11 @@ type Options struct {
 	// MaxCommandBytes bounds the size of a command the gate analyses;
 	// larger commands ask. Zero means [DefaultMaxCommandBytes].
 	MaxCommandBytes int
+	// Protect lists files and directories that commands must not change
+	// (see [Protection]); runbox's own come from [DefaultProtection].
+	// ConfigFile, which holds the saved approvals, is protected as
+	// policy whatever Protect says. The zero value protects nothing else.
+	Protect Protection
 }
 
 // Request is one command to judge.
@@ -99,6 +104,12 @@ type Request struct {
 	// (a webhook, a scheduled job). Commands that would ask are denied,
 	// with a hint that says how to allow them.
 	Unattended bool
+	// Dir is the absolute directory the command starts in, used to
+	// resolve the relative paths it writes against the protected paths
+	// ([Options].Protect). The empty string means unknown: a relative
+	// path is then judged by its tail alone, so "config.yaml" is not
+	// known to be a protected file while "runbox/config.yaml" asks.
+	Dir string
 }
 
 // Gate decides whether commands may run. It is safe for concurrent use.
@@ -109,6 +120,7 @@ type Gate struct {
 	allow   []entry // Options.Allow and the config file's approval.allow
 	deny    []entry
 	maxSize int
+	protect *protector // nil when nothing is protected
 
 	mu       sync.Mutex
 	sessions map[string]map[string]bool // session key → approved rule ids
@@ -134,10 +146,15 @@ func New(opts Options) (*Gate, error) {
 	if opts.MaxCommandBytes < 0 {
 		return nil, fmt.Errorf("approval: negative MaxCommandBytes")
 	}
+	protect, err := compileProtection(opts.Protect, opts.ConfigFile)
+	if err != nil {
+		return nil, err
+	}
 	g := &Gate{
 		opts:     opts,
 		table:    table,
 		maxSize:  opts.MaxCommandBytes,
+		protect:  protect,
 		sessions: make(map[string]map[string]bool),
 	}
 	g.opts.Allow = slices.Clone(opts.Allow)
@@ -202,7 +219,7 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	if len(cmd) > g.maxSize {
 		cmds = []command{{name: factTooComplex, args: []string{tooLargeDetail(len(cmd), g.maxSize)}}}
 	} else {
-		cmds = analyze(cmd)
+		cmds = analyzeGuarded(cmd, newGuard(g.protect, req.Dir))
 	}
 	return g.verdict(strings.TrimSpace(cmd), req, cmds, judge(g.table, cmds))
 }

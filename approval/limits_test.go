@@ -60,7 +60,20 @@ func stallShapes(size int) []struct{ name, cmd string } {
 		{"brace expansion", "echo " + fill("{a,b}", size)},
 		{"script written to many files", "tee " + fill("a.sh ", size/2) + "<<EOF\n" + fill("ls; ", size/2) + "\nEOF"},
 		{"files made executable and written", fill("chmod +x a/./b; ", size/2) + fill("echo x > a/./b; ", size/2)},
+		{"variables through variables", varChain(size) + "echo x > $v0/runbox/config.yaml"},
+		{"variables with many values", fill("f=$f$f/a; ", size/2) + fill("echo x >> $f; ", size/2)},
+		{"directories", fill("cd $d/x; cd ..; ", size/2) + fill("echo x > ../y; ", size/2)},
+		{"paths through a loop", "for f in " + fill("~/a/$g ", size/2) + "; do " + fill("rm -rf $f/../$f; ", size/2) + "done"},
 	}
+}
+
+// varChain assigns v0 through variables defined each through the next.
+func varChain(size int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size-40; i++ {
+		fmt.Fprintf(&b, "v%d=$v%d/a; ", i, i+1)
+	}
+	return b.String()
 }
 
 // TestGate_BoundedWork: no command of about 60 KB, however it nests or
@@ -68,19 +81,21 @@ func stallShapes(size int) []struct{ name, cmd string } {
 // here means a command can stall the gate (and everything waiting on it).
 // The bound is generous: it catches a hang, it does not measure speed.
 func TestGate_BoundedWork(t *testing.T) {
-	g := newTestGate(t)
+	gates := map[string]*Gate{"default": newTestGate(t), "protected": protectedGate(t, Options{})}
 	for _, s := range stallShapes(60 << 10) {
 		t.Run(s.name, func(t *testing.T) {
 			if n := len(s.cmd); n < 20<<10 || n > DefaultMaxCommandBytes {
 				t.Fatalf("test command is %d bytes; want 20 KB to the default limit", n)
 			}
-			start := time.Now()
-			v := g.Check(t.Context(), Request{Command: s.cmd})
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("Check took %v", d)
-			}
-			if v.Decision == Allow {
-				t.Errorf("Check = allow; want ask or deny (rules %v)", v.Rules)
+			for name, g := range gates {
+				start := time.Now()
+				v := g.Check(t.Context(), Request{Command: s.cmd, Dir: "/home/user/project"})
+				if d := time.Since(start); d > 2*time.Second {
+					t.Errorf("%s gate: Check took %v", name, d)
+				}
+				if v.Decision == Allow {
+					t.Errorf("%s gate: Check = allow; want ask or deny (rules %v)", name, v.Rules)
+				}
 			}
 		})
 	}
@@ -212,7 +227,7 @@ func TestScanShape_Measures(t *testing.T) {
 // BenchmarkGate_Pathological checks each of the stall shapes; ns/op is per
 // command of about 60 KB.
 func BenchmarkGate_Pathological(b *testing.B) {
-	g, err := New(Options{})
+	g, err := New(Options{Protect: DefaultProtection(testEnv(map[string]string{"HOME": "/home/user"}))})
 	if err != nil {
 		b.Fatal(err)
 	}

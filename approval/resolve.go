@@ -250,6 +250,9 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 		case "find", "fd", "fdfind":
 			c.args = texts(rest)
 			emit(c)
+			if name == "find" {
+				a.guardCommand(in, &c, rest)
+			}
 			a.findExec(in, name, rest, env, via, source)
 			return
 		case "echo":
@@ -277,6 +280,7 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			c.args = texts(rest)
 			in.final = emit(c)
 			a.chmodTargets(rest)
+			a.guardCommand(in, &c, rest)
 			return
 		}
 		if isShell(name) {
@@ -308,6 +312,7 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			a.subcommand(&c, spec, rest)
 			in.final = emit(c)
 			a.writeTargets(in, &c, rest)
+			a.guardCommand(in, &c, rest)
 			return
 		}
 		c.args = texts(rest)
@@ -321,6 +326,7 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			in.role = roleAccounts
 		}
 		a.writeTargets(in, &c, rest)
+		a.guardCommand(in, &c, rest)
 		return
 	}
 	fact(factTooDeep, tooManyWrappersDetail(maxWrappers))
@@ -483,6 +489,7 @@ func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []arg, runs
 		if hasOpt(opts, "-i") || hasOptPrefix(opts, "--in-place") {
 			for _, f := range files {
 				in.cmds = append(in.cmds, command{name: factWrite, args: []string{kind + "-i", f.text}, via: c.via, source: c.source})
+				a.guardTarget(in, &c, kind+"-i", f, reachWrite)
 			}
 		}
 		if code {

@@ -330,8 +330,41 @@ var rules = []Rule{
 		Match:       []string{"echo root:x | chpasswd", "chpasswd <<< 'root:hunter2'", "printf 'bob:a\nroot:b\n' | sudo chpasswd", "chpasswd <<EOF\nroot:x\nEOF"},
 		NoMatch:     []string{"echo bob:x | chpasswd", "echo root:x"},
 	},
+	{
+		ID: "protected-policy", Tier: Hardline,
+		Description: "change to a protected file that holds the gate's policy (its configuration or saved approvals)",
+		Command:     `^@protected$`,
+		Args:        []string{`^policy `},
+		Match: []string{
+			"echo 'approval: {mode: off}' >> ~/.config/runbox/config.yaml",
+			"echo x | tee -a /home/user/.config/runbox/config.yaml",
+			"tee ~/.config/runbox/config.yaml <<< 'approval: {mode: off}'",
+			"cp /tmp/evil.yaml $HOME/.config/runbox/config.yaml",
+			"mv evil.yaml ~/.config/runbox/",
+			"sed -i 's/manual/off/' ~/.config/runbox/config.yaml",
+			"ln -sf /tmp/evil.yaml ~/.config/runbox/config.yaml",
+			"rm ~/.config/runbox/config.yaml",
+			"truncate -s 0 ~/.config/runbox/config.yaml",
+			"cd ~/.config/runbox && echo 'approval: {mode: off}' > config.yaml",
+			"f=~/.config/runbox/config.yaml; echo x >> $f",
+			`echo x >> "${XDG_CONFIG_HOME:-$HOME/.config}/runbox/config.yaml"`,
+			"echo x >> ~/.config/runbox/../runbox//config.yaml",
+			"rm -rf ~/.config",
+			"bash -c 'echo x >> ~/.config/runbox/config.yaml'",
+		},
+		NoMatch: []string{"cat ~/.config/runbox/config.yaml", "cp ~/.config/runbox/config.yaml /tmp/backup.yaml", "echo x > ~/.config/nvim/init.lua",
+			"grep mode ~/.config/runbox/config.yaml", "echo x >> config.yaml"},
+	},
 
 	// Forbidden: denied without asking.
+	{
+		ID: "protected-state", Tier: Forbidden,
+		Description: "change to a protected directory (the gate's state)",
+		Command:     `^@protected$`,
+		Args:        []string{`^state `},
+		Match:       []string{"rm -rf ~/.local/state/runbox/jobs", "echo x > /home/user/.local/state/runbox/x", "touch ~/.local/state/runbox/run/daemon.sock"},
+		NoMatch:     []string{"ls ~/.local/state/runbox", "cat ~/.local/state/runbox/jobs/1/output", "echo x > ~/.local/state/other/x"},
+	},
 	{
 		ID: "sudo-stdin", Tier: Forbidden,
 		Description: "sudo reading a password from standard input (sudo -S)",
@@ -839,6 +872,14 @@ var rules = []Rule{
 		NoMatch:     []string{"iptables -L"},
 	},
 	{
+		ID: "protected-unresolved", Tier: Dangerous, AlwaysAsk: true,
+		Description: "change to a path that may be protected (its location is not known)",
+		Command:     `^@protected$`,
+		Args:        []string{`^unresolved `},
+		Match:       []string{"echo x >> $X/runbox/config.yaml", "cp evil.yaml $DIR/.config/runbox", "echo x > runbox/config.yaml", "cp -r conf/. ~/.config/", "rsync -a conf/ ~/.config/"},
+		NoMatch:     []string{"echo x > $OUT/config.yaml", "echo x > build/runbox", "cp -r conf ~/.config/"},
+	},
+	{
 		ID: "dynamic-command", Tier: Dangerous,
 		Description: "command name only known at run time",
 		Command:     `^@dynamic$`,
@@ -877,7 +918,13 @@ type compiledRule struct {
 	*Rule
 	command, notCommand, notArgs, globals, env, via *regexp.Regexp
 	args                                            []*regexp.Regexp
+	// names is the set of program names Command matches when it is only
+	// an anchored list of names (^(rm|srm)$), checked without the regexp.
+	names map[string]bool
 }
+
+// literalNames matches a pattern that is only ^name$ or ^(name|name…)$.
+var literalNames = regexp.MustCompile(`^\^\(?([a-z0-9@_-]+(\|[a-z0-9@_-]+)*)\)?\$$`)
 
 // compiledRules compiles the table once per process; the table is constant.
 var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
@@ -903,6 +950,9 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 			return re
 		}
 		cr.command = compile(r.Command)
+		if m := literalNames.FindStringSubmatch(r.Command); m != nil && (strings.HasPrefix(r.Command, "^(") == strings.HasSuffix(r.Command, ")$")) {
+			cr.names = setOf(strings.ReplaceAll(m[1], "|", " "))
+		}
 		cr.notCommand = compile(r.NotCommand)
 		cr.notArgs = compile(r.NotArgs)
 		cr.globals = compile(r.Globals)
@@ -935,7 +985,11 @@ func (s *subject) argLine() string {
 
 func (r *compiledRule) matches(s *subject) bool {
 	c := s.c
-	if r.command != nil && !r.command.MatchString(c.name) {
+	if r.names != nil {
+		if !r.names[c.name] {
+			return false
+		}
+	} else if r.command != nil && !r.command.MatchString(c.name) {
 		return false
 	}
 	if r.command == nil && r.env == nil && c.name == "" {

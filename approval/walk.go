@@ -58,6 +58,7 @@ type analyzer struct {
 	executed []string // files run as scripts or programs by path
 	chmodX   []string // files made executable
 	cwd      string   // directory of a literal cd seen before, canonical; "" unknown
+	guard    *guard   // protected paths; nil when none
 	kinds    map[*syntax.Stmt]codeKind
 	parsed   int             // bytes handed to the parser so far
 	budget0  int             // parseBudget: the most bytes the parser may be handed
@@ -66,7 +67,14 @@ type analyzer struct {
 
 // analyze returns every command and fact in src, which must be normalised.
 func analyze(src string) []command {
+	return analyzeGuarded(src, nil)
+}
+
+// analyzeGuarded is analyze that also records changes to the protected
+// paths g follows.
+func analyzeGuarded(src string, g *guard) []command {
 	a := &analyzer{
+		guard:   g,
 		parser:  syntax.NewParser(syntax.Variant(syntax.LangBash)),
 		infos:   make(map[*syntax.Stmt]*stmtInfo),
 		kinds:   make(map[*syntax.Stmt]codeKind),
@@ -215,6 +223,7 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	outer := a.src
 	a.src = src
 	defer func() { a.src = outer }()
+	a.collect(f)
 	seenPipes := make(map[*syntax.BinaryCmd]bool)
 	// The walk keeps the path to the current node, and how deeply
 	// statements nest on it: a statement inside a subshell, block,
@@ -340,6 +349,11 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				how = ">>"
 			}
 			a.write(how, target, via)
+			if a.guard != nil {
+				if class := a.protects(a.pathValues(r.Word, target), reachWrite); class != "" {
+					a.fact(factProtected, via, class, r.Op.String(), target)
+				}
+			}
 			if text, ok := a.stmtText(st, in); ok {
 				a.writes = append(a.writes, scriptWrite{target: target, text: text, via: via})
 			}
