@@ -66,6 +66,17 @@
 // bounded by a multiple of the command. A command at the size bound takes
 // milliseconds; typical commands take tens of microseconds.
 //
+// # Protected paths
+//
+// [Options].Protect names files and directories that commands must not
+// change, such as the gate's own configuration and runbox's state
+// ([DefaultProtection]); the file approvals are saved to is always one.
+// Every write the walker can see (redirections, tee, cp, mv, ln, rm,
+// sed -i, dd of=, chmod, tar -x, find -delete, editors …) is resolved the
+// way the shell would resolve it, through ~, variables, cd, ".." and
+// globs, and a write to a path that holds policy is hardline. Reading
+// stays allowed. What cannot be resolved is judged by its tail.
+//
 // # Policy
 //
 // [Options] set the policy once, when [New] builds the Gate: [ModeManual]

@@ -31,7 +31,7 @@ func (a *analyzer) guardInto(in *stmtInfo, c *command, dir, src arg, r reach) {
 	for _, v := range a.pathValues(dir.word, dir.text) {
 		if base == "." || base == "/" || strings.ContainsAny(base, "$`") {
 			vals = append(vals, v) // the contents of src, or an unknown name
-			r = reachMerge
+			r = reachMaybe
 			continue
 		}
 		vals = append(vals, v.join(base))
@@ -109,7 +109,7 @@ func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []arg) {
 		a.guardTar(in, c, rest)
 	case "unzip":
 		if d, ok := optArg(rest, "-d"); ok {
-			a.guardTarget(in, c, "unzip", d, reachMerge)
+			a.guardTarget(in, c, "unzip", d, reachMaybe)
 		}
 	case "yq":
 		opts, r := splitOpts(rest, optSpec{})
@@ -138,7 +138,7 @@ func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []arg) {
 	case "docker":
 		// docker cp CONTAINER:PATH HOSTPATH writes on the host.
 		if len(c.args) >= 3 && c.args[0] == "cp" && !strings.Contains(c.args[len(c.args)-1], ":") {
-			a.guardTarget(in, c, "docker-cp", arg{text: c.args[len(c.args)-1]}, reachMerge)
+			a.guardTarget(in, c, "docker-cp", arg{text: c.args[len(c.args)-1]}, reachMaybe)
 		}
 	}
 }
@@ -248,7 +248,7 @@ func (a *analyzer) guardPerms(in *stmtInfo, c *command, rest []arg) {
 	}
 	reach := reachWrite
 	if hasOpt(opts, "-R", "--recursive") || c.name == "restorecon" && hasOpt(opts, "-r") {
-		reach = reachDestroy
+		reach = reachMaybe // a directory above a protected path changes it too
 	}
 	for _, w := range r {
 		a.guardTarget(in, c, c.name, w, reach)
@@ -294,11 +294,11 @@ func (a *analyzer) guardCopy(in *stmtInfo, c *command, rest []arg) {
 	a.guardTarget(in, c, c.name, dest, destReach)
 	into := reachWrite
 	if recursive {
-		into = reachMerge
+		into = reachMaybe
 	}
 	for _, s := range srcs {
 		if c.name == "rsync" && strings.HasSuffix(s.text, "/") {
-			a.guardTarget(in, c, c.name, dest, reachMerge) // the contents of s
+			a.guardTarget(in, c, c.name, dest, reachMaybe) // the contents of s
 		} else {
 			a.guardInto(in, c, dest, s, into)
 		}
@@ -407,7 +407,7 @@ func (a *analyzer) guardTar(in *stmtInfo, c *command, rest []arg) {
 		}
 	}
 	if extract && dir != nil {
-		a.guardTarget(in, c, "tar-x", *dir, reachMerge)
+		a.guardTarget(in, c, "tar-x", *dir, reachMaybe)
 	}
 	if create && archive != nil && archive.text != "-" {
 		a.guardTarget(in, c, "tar-c", *archive, reachWrite)

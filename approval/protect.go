@@ -38,9 +38,9 @@ type ProtectedPath struct {
 // A path that cannot be resolved (a variable nobody knows, a relative
 // path in an unknown directory) asks when its known tail could be a
 // protected path ("$X/runbox/config.yaml"), in every mode
-// ("protected-unresolved"). Deleting, moving or recursively changing a
-// directory that holds a protected path counts as changing it; copying
-// or extracting a tree into one asks.
+// ("protected-unresolved"). Deleting or moving a directory that holds a
+// protected path counts as changing it; copying or extracting a tree into
+// one, or changing its modes recursively, asks.
 type Protection struct {
 	// Paths are the protected files and directories. Nil protects
 	// nothing (but see [Options].ConfigFile).
@@ -63,9 +63,9 @@ type Protection struct {
 //     policy: the configuration file and the approvals saved with
 //     "always" live there;
 //   - the file $RUNBOX_CONFIG names, when set, as policy;
-//   - the state directory, $RUNBOX_STATE_DIR, else $XDG_STATE_HOME/runbox,
-//     else $HOME/.local/state/runbox, denied: job records, logs and the
-//     job daemon's socket live there.
+//   - the state directory, $RUNBOX_STATE_DIR (a relative one under $PWD),
+//     else $XDG_STATE_HOME/runbox, else $HOME/.local/state/runbox, denied:
+//     job records, logs and the job daemon's socket live there.
 //
 // Env holds HOME, XDG_CONFIG_HOME, XDG_STATE_HOME, RUNBOX_CONFIG and
 // RUNBOX_STATE_DIR as getenv reports them. Without HOME the paths under
@@ -97,9 +97,10 @@ func DefaultProtection(getenv func(string) string) Protection {
 	case path.IsAbs(s):
 		add(s, true, false)
 	case s != "":
-		// Relative: runbox makes it absolute in its own directory,
-		// which the gate does not know; its tail still asks.
-		add(path.Join(home, ".local", "state", "runbox"), true, false)
+		// Relative: runbox makes it absolute in its working directory.
+		if pwd := getenv("PWD"); path.IsAbs(pwd) {
+			add(path.Join(pwd, s), true, false)
+		}
 	case path.IsAbs(x):
 		add(path.Join(x, "runbox"), true, false)
 	default:
@@ -195,9 +196,11 @@ const (
 	// reachDestroy also removes or moves everything under the path, so
 	// a protected path under it is changed too (rm -r, mv, chmod -R).
 	reachDestroy
-	// reachMerge writes a tree of unknown content into the path (cp -r,
-	// tar -x -C): a protected path under it might be replaced.
-	reachMerge
+	// reachMaybe changes what is under the path in ways the gate cannot
+	// tell: a tree of unknown content copied or extracted into it (cp -r,
+	// tar -x -C), modes changed recursively. A protected path under it
+	// asks.
+	reachMaybe
 )
 
 // matchResolved returns the class of the protected path that parts (a
@@ -222,7 +225,7 @@ func matchResolved(paths []guarded, parts []string, r reach) string {
 			c = g.class()
 		case len(parts) < len(g.parts) && r == reachDestroy:
 			c = g.class()
-		case len(parts) < len(g.parts) && r == reachMerge:
+		case len(parts) < len(g.parts) && r == reachMaybe:
 			c = classUnresolved
 		}
 		class = stronger(class, c)

@@ -26,6 +26,9 @@ import (
 // for >, >>, tee, cp, mv, install, ln, sed -i, dd of=, curl -o …), "@sql"
 // (one SQL statement), "@pipe-shell", "@pipe-code", "@heredoc-code",
 // "@inline-code", "@subst-code", "@dynamic", "@fork-bomb", "@chmod-exec",
+// "@passwords" (users whose passwords chpasswd is fed), "@find-xargs"
+// (find's arguments, "--", then what xargs runs), "@protected" (args:
+// "policy", "state" or "unresolved", how, the path; see [Protection]),
 // "@unparsed", "@too-deep" and "@too-complex".
 type Rule struct {
 	ID          string // stable identifier, usable in allow and deny lists
@@ -49,7 +52,9 @@ type Rule struct {
 	AlwaysAsk bool
 
 	// Match are shell commands the rule must flag and NoMatch commands it
-	// must not; a test runs every one through a default [Gate].
+	// must not; a test runs every one through a [Gate] with default
+	// options and runbox's protected paths ([DefaultProtection]) for a
+	// user whose home is /home/user.
 	Match   []string
 	NoMatch []string
 }
