@@ -42,17 +42,40 @@
 // # Tiers and decisions
 //
 // A [Hardline] rule (recursive delete of / or a system or home directory,
-// mkfs, writes onto a raw block device, fork bombs, kill -1, shutdown and
-// reboot …) denies the command, and nothing changes that: no [Mode], allow
-// list, approval or yolo switch. A [Forbidden] rule (sudo -S) denies without
+// recursive permission or ownership changes of / or a core system
+// directory, rsync --delete into one, deleting or locking the root
+// account, mkfs, writes onto a raw block device, fork bombs, kill -1,
+// shutdown and reboot …) denies the command, and nothing changes that: no
+// [Mode], allow list, approval or yolo switch. A [Forbidden] rule (sudo -S) denies without
 // asking; only an allow-list entry naming the rule lets it through. A
 // [Dangerous] rule asks: [Gate.Check] returns [Ask], and [Gate.Decide] asks
 // through an [Asker] such as a [Broker].
 //
 // The gate fails closed. Input it cannot parse, input beyond its bounds of
 // size and nesting, and a command word it cannot know ($CMD -rf /,
-// $(…) args) ask rather than allow. A check does a bounded amount of work;
-// typical commands take tens of microseconds.
+// $(…) args) ask rather than allow. Input beyond the bounds asks in every
+// mode, yolo and relaxed sandboxes included: what the gate could not read
+// through is never let through unread, and the reason says which bound
+// ("command too deeply nested to analyse (depth 12001 > limit 100)").
+//
+// A check does a bounded amount of work: the size bound
+// ([Options.MaxCommandBytes]) is checked first, nesting and the length of
+// pipelines and lists are measured by one cheap pass over the text before
+// the parser runs, every later stage is linear in its input, and the code
+// parsed in one check (strings run as code, files written and run) is
+// bounded by a multiple of the command. A command at the size bound takes
+// milliseconds; typical commands take tens of microseconds.
+//
+// # Protected paths
+//
+// [Options].Protect names files and directories that commands must not
+// change, such as the gate's own configuration and runbox's state
+// ([DefaultProtection]); the file approvals are saved to is always one.
+// Every write the walker can see (redirections, tee, cp, mv, ln, rm,
+// sed -i, dd of=, chmod, tar -x, find -delete, editors …) is resolved the
+// way the shell would resolve it, through ~, variables, cd, ".." and
+// globs, and a write to a path that holds policy is hardline. Reading
+// stays allowed. What cannot be resolved is judged by its tail.
 //
 // # Policy
 //

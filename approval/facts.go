@@ -16,9 +16,12 @@ const (
 	factForkBomb    = "@fork-bomb"    // args: the function name
 	factChmodExec   = "@chmod-exec"   // args: the file made executable and run
 	factFetchExec   = "@fetch-exec"   // args: the downloaded file that is then run
+	factPasswords   = "@passwords"    // args: the users whose passwords chpasswd is given
+	factFindXargs   = "@find-xargs"   // args: find's arguments, "--", the program xargs runs and its arguments
+	factProtected   = "@protected"    // args: class ("policy", "state", "unresolved"), how, the path as written
 	factUnparsed    = "@unparsed"     // args: the parse error
-	factTooDeep     = "@too-deep"     // nesting beyond the bound
-	factTooComplex  = "@too-complex"  // input beyond the size or command bound
+	factTooDeep     = "@too-deep"     // args: which nesting bound was passed
+	factTooComplex  = "@too-complex"  // args: which size or count bound was passed
 )
 
 // wrapperSpecs lists, for each wrapper, the options that take a value.
@@ -214,4 +217,15 @@ func setOf(list string) map[string]bool {
 		m[f] = true
 	}
 	return m
+}
+
+// passwordUsers returns the users of chpasswd's input lines (user:password).
+func passwordUsers(text string) []string {
+	var users []string
+	for l := range strings.Lines(text) {
+		if u, _, ok := strings.Cut(strings.TrimSpace(l), ":"); ok && u != "" {
+			users = append(users, u)
+		}
+	}
+	return users
 }

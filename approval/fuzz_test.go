@@ -18,7 +18,24 @@ func FuzzGate(f *testing.F) {
 	for _, s := range SampleCommands() {
 		f.Add(s)
 	}
-	g, err := New(Options{})
+	// Deep and long shapes, small enough for the fuzzer to mutate.
+	for _, s := range stallShapes(4000) {
+		f.Add(s.cmd)
+	}
+	for _, s := range []string{nest(maxNesting, "(", ")", "ls"), nest(maxNesting+1, "$(", ")", "ls"),
+		"cat <<EOF\n((((\nEOF\n$(ls)", "$(case x in a) ls;; esac)", "echo {a,b}{c,d}{e,f}"} {
+		f.Add(s)
+	}
+	// Protected paths make the gate resolve every path a command writes;
+	// the fuzzer drives that too.
+	for _, s := range []string{"f=~/.config/runbox/config.yaml; echo x >> $f", "cd ~/.config && cd runbox && rm config.yaml",
+		`echo x >> "${XDG_CONFIG_HOME:-$HOME/.config}/runbox/config.yaml"`, "ln -s ~/.config/runbox /tmp/r; echo > /tmp/r/x",
+		"for f in a $f ~/b; do cd $f/..; echo > ../$f; done", "tar -C ~/.config -xf x.tar --file=$X"} {
+		f.Add(s)
+	}
+	g, err := New(Options{Protect: DefaultProtection(func(k string) string {
+		return map[string]string{"HOME": "/home/user", "XDG_STATE_HOME": "/home/user/.state"}[k]
+	})})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -27,7 +44,7 @@ func FuzzGate(f *testing.F) {
 			return
 		}
 		start := time.Now()
-		v := g.Check(t.Context(), Request{Command: cmd})
+		v := g.Check(t.Context(), Request{Command: cmd, Dir: "/home/user/project"})
 		if d := time.Since(start); d > time.Second {
 			t.Fatalf("Check(%q) took %v", cmd, d)
 		}
@@ -52,7 +69,7 @@ func FuzzGate(f *testing.F) {
 			quoted[i] = "'" + f + "'"
 		}
 		for _, alt := range []string{respaced, strings.Join(quoted, " "), " " + cmd + " "} {
-			w := g.Check(t.Context(), Request{Command: alt})
+			w := g.Check(t.Context(), Request{Command: alt, Dir: "/home/user/project"})
 			if w.Decision != v.Decision || w.Hardline != v.Hardline {
 				t.Fatalf("Check(%q) = %s/%v but Check(%q) = %s/%v", cmd, v.Decision, v.Hardline, alt, w.Decision, w.Hardline)
 			}

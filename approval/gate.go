@@ -79,6 +79,11 @@ type Options struct {
 	// MaxCommandBytes bounds the size of a command the gate analyses;
 	// larger commands ask. Zero means [DefaultMaxCommandBytes].
 	MaxCommandBytes int
+	// Protect lists files and directories that commands must not change
+	// (see [Protection]); runbox's own come from [DefaultProtection].
+	// ConfigFile, which holds the saved approvals, is protected as
+	// policy whatever Protect says. The zero value protects nothing else.
+	Protect Protection
 }
 
 // Request is one command to judge.
@@ -99,6 +104,12 @@ type Request struct {
 	// (a webhook, a scheduled job). Commands that would ask are denied,
 	// with a hint that says how to allow them.
 	Unattended bool
+	// Dir is the absolute directory the command starts in, used to
+	// resolve the relative paths it writes against the protected paths
+	// ([Options].Protect). The empty string means unknown: a relative
+	// path is then judged by its tail alone, so "config.yaml" is not
+	// known to be a protected file while "runbox/config.yaml" asks.
+	Dir string
 }
 
 // Gate decides whether commands may run. It is safe for concurrent use.
@@ -109,6 +120,7 @@ type Gate struct {
 	allow   []entry // Options.Allow and the config file's approval.allow
 	deny    []entry
 	maxSize int
+	protect *protector // nil when nothing is protected
 
 	mu       sync.Mutex
 	sessions map[string]map[string]bool // session key → approved rule ids
@@ -134,10 +146,15 @@ func New(opts Options) (*Gate, error) {
 	if opts.MaxCommandBytes < 0 {
 		return nil, fmt.Errorf("approval: negative MaxCommandBytes")
 	}
+	protect, err := compileProtection(opts.Protect, opts.ConfigFile)
+	if err != nil {
+		return nil, err
+	}
 	g := &Gate{
 		opts:     opts,
 		table:    table,
 		maxSize:  opts.MaxCommandBytes,
+		protect:  protect,
 		sessions: make(map[string]map[string]bool),
 	}
 	g.opts.Allow = slices.Clone(opts.Allow)
@@ -200,9 +217,9 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	cmd := Normalize(req.Command)
 	var cmds []command
 	if len(cmd) > g.maxSize {
-		cmds = []command{{name: factTooComplex}}
+		cmds = []command{{name: factTooComplex, args: []string{tooLargeDetail(len(cmd), g.maxSize)}}}
 	} else {
-		cmds = analyze(cmd)
+		cmds = analyzeGuarded(cmd, newGuard(g.protect, req.Dir))
 	}
 	return g.verdict(strings.TrimSpace(cmd), req, cmds, judge(g.table, cmds))
 }
@@ -214,8 +231,8 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 		if !slices.Contains(v.Rules, f.rule.ID) {
 			v.Rules = append(v.Rules, f.rule.ID)
 		}
-		if !slices.Contains(v.Reasons, f.rule.Description) {
-			v.Reasons = append(v.Reasons, f.rule.Description)
+		if r := f.reason(); !slices.Contains(v.Reasons, r) {
+			v.Reasons = append(v.Reasons, r)
 		}
 		top = max(top, f.rule.Tier)
 	}
@@ -225,8 +242,8 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 		v.Decision, v.Hardline = Deny, true
 		v.Reasons = v.Reasons[:0]
 		for _, f := range fs {
-			if f.rule.Tier == Hardline && !slices.Contains(v.Reasons, f.rule.Description) {
-				v.Reasons = append(v.Reasons, f.rule.Description)
+			if r := f.reason(); f.rule.Tier == Hardline && !slices.Contains(v.Reasons, r) {
+				v.Reasons = append(v.Reasons, r)
 			}
 		}
 		return v
@@ -250,8 +267,8 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 			v.Decision = Deny
 			return v
 		}
-		if session[f.rule.ID] || g.opts.Yolo || g.opts.Mode == ModeOff ||
-			req.Sandboxed && g.opts.RelaxSandboxed {
+		if !f.rule.AlwaysAsk && (session[f.rule.ID] || g.opts.Yolo || g.opts.Mode == ModeOff ||
+			req.Sandboxed && g.opts.RelaxSandboxed) {
 			continue
 		}
 		pending = true
@@ -347,7 +364,7 @@ func (g *Gate) ApproveSession(sessionKey string, ruleIDs []string) {
 		g.sessions[sessionKey] = m
 	}
 	for _, id := range ruleIDs {
-		if r := g.rule(id); r != nil && r.Tier == Dangerous {
+		if r := g.rule(id); r != nil && r.Tier == Dangerous && !r.AlwaysAsk {
 			m[id] = true
 		}
 	}

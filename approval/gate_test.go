@@ -72,10 +72,16 @@ func TestGate_HarmlessAllowed(t *testing.T) {
 		"ls | xargs echo", "find . -type f -name '*.go' -exec grep -l foo {} +", `eval "$(ssh-agent -s)"`,
 		"printf '%s\\n' hello", "sudo apt-get install -y jq", "npm uninstall-check", "kill 1234", "git branch -d old",
 	}
+	// With runbox's paths protected, from a project directory, too.
+	pg := protectedGate(t, Options{})
 	for _, cmd := range append(harmless, SampleCommands()[:48]...) {
 		v := g.Check(t.Context(), Request{Command: cmd})
 		if v.Decision != Allow {
 			t.Errorf("Check(%q) = %s rules=%v; want allow", cmd, v.Decision, v.Rules)
+		}
+		v = pg.Check(t.Context(), Request{Command: cmd, Dir: "/home/user/project"})
+		if v.Decision != Allow {
+			t.Errorf("protected gate: Check(%q) = %s rules=%v; want allow", cmd, v.Decision, v.Rules)
 		}
 	}
 }

@@ -28,20 +28,20 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			in.codes = append(in.codes, code{text: text, via: via})
 		}
 		if w != nil {
-			if k := a.substKind(w, a.src, via); k != "" && k != "init" {
-				fact(factSubstCode, k)
+			if k, ok := a.substKind(w, a.src, via); ok && k != kindInit {
+				fact(factSubstCode, k.String())
 			}
 		}
 	}
 	runsFile := func(f arg) {
 		in.scripts = append(in.scripts, f.text)
 		if f.word != nil {
-			if k := a.substKind(f.word, a.src, via); k != "" && k != "init" {
-				fact(factSubstCode, k)
+			if k, ok := a.substKind(f.word, a.src, via); ok && k != kindInit {
+				fact(factSubstCode, k.String())
 			}
 		}
 	}
-	for range 32 { // wrappers nest; a bound keeps a pathological chain finite
+	for range maxWrappers { // wrappers nest; a bound keeps a pathological chain finite
 		if len(args) == 0 {
 			if len(env) > 0 {
 				emit(command{env: env, via: via, source: source})
@@ -52,8 +52,8 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 		if w.dyn || w.glob {
 			fact(factDynamic, w.text)
 			if w.word != nil {
-				if k := a.substKind(w.word, a.src, via); k != "" && k != "init" {
-					fact(factSubstCode, k)
+				if k, ok := a.substKind(w.word, a.src, via); ok && k != kindInit {
+					fact(factSubstCode, k.String())
 				}
 			}
 			return
@@ -206,8 +206,8 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 				addCode(text, nil)
 			}
 			for _, w := range ws {
-				if k := a.substKind(w, a.src, via); k != "" && k != "init" {
-					fact(factSubstCode, k)
+				if k, ok := a.substKind(w, a.src, via); ok && k != kindInit {
+					fact(factSubstCode, k.String())
 				}
 			}
 			return
@@ -250,6 +250,9 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 		case "find", "fd", "fdfind":
 			c.args = texts(rest)
 			emit(c)
+			if name == "find" {
+				a.guardCommand(in, &c, rest)
+			}
 			a.findExec(in, name, rest, env, via, source)
 			return
 		case "echo":
@@ -277,6 +280,7 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			c.args = texts(rest)
 			in.final = emit(c)
 			a.chmodTargets(rest)
+			a.guardCommand(in, &c, rest)
 			return
 		}
 		if isShell(name) {
@@ -308,6 +312,7 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			a.subcommand(&c, spec, rest)
 			in.final = emit(c)
 			a.writeTargets(in, &c, rest)
+			a.guardCommand(in, &c, rest)
 			return
 		}
 		c.args = texts(rest)
@@ -317,11 +322,14 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			in.cmds = append(in.cmds, sqlFacts(w.text+" "+strings.Join(texts(rest), " "), via)...)
 		case sqlClients[name] != "":
 			a.sqlClient(in, name, rest, via)
+		case name == "chpasswd":
+			in.role = roleAccounts
 		}
 		a.writeTargets(in, &c, rest)
+		a.guardCommand(in, &c, rest)
 		return
 	}
-	fact(factTooDeep)
+	fact(factTooDeep, tooManyWrappersDetail(maxWrappers))
 }
 
 // onlySubst reports whether text is only command-substitution
@@ -481,6 +489,7 @@ func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []arg, runs
 		if hasOpt(opts, "-i") || hasOptPrefix(opts, "--in-place") {
 			for _, f := range files {
 				in.cmds = append(in.cmds, command{name: factWrite, args: []string{kind + "-i", f.text}, via: c.via, source: c.source})
+				a.guardTarget(in, &c, kind+"-i", f, reachWrite)
 			}
 		}
 		if code {

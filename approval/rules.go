@@ -26,6 +26,9 @@ import (
 // for >, >>, tee, cp, mv, install, ln, sed -i, dd of=, curl -o …), "@sql"
 // (one SQL statement), "@pipe-shell", "@pipe-code", "@heredoc-code",
 // "@inline-code", "@subst-code", "@dynamic", "@fork-bomb", "@chmod-exec",
+// "@passwords" (users whose passwords chpasswd is fed), "@find-xargs"
+// (find's arguments, "--", then what xargs runs), "@protected" (args:
+// "policy", "state" or "unresolved", how, the path; see [Protection]),
 // "@unparsed", "@too-deep" and "@too-complex".
 type Rule struct {
 	ID          string // stable identifier, usable in allow and deny lists
@@ -40,8 +43,18 @@ type Rule struct {
 	Env        string   // pattern for the NAME=value assignments in effect
 	Via        string   // pattern for the wrappers the program was reached through
 
+	// AlwaysAsk keeps a Dangerous rule asking in every mode: neither
+	// ModeOff, Options.Yolo, Options.RelaxSandboxed nor a session
+	// approval lets it through; an allow entry (its id or a glob) or an
+	// answer for the one command does. The limits of the analysis use it,
+	// so a command the gate could not read through is never let through
+	// unread.
+	AlwaysAsk bool
+
 	// Match are shell commands the rule must flag and NoMatch commands it
-	// must not; a test runs every one through a default [Gate].
+	// must not; a test runs every one through a [Gate] with default
+	// options and runbox's protected paths ([DefaultProtection]) for a
+	// user whose home is /home/user.
 	Match   []string
 	NoMatch []string
 }
@@ -51,7 +64,26 @@ const (
 	reRecursive = `(^| )(-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)( |$)`
 	// reSystemPath matches the root, the home directory and system
 	// directories, in canonical form.
-	reSystemPath  = `(/|~|/(bin|boot|dev|etc|home|lib|lib32|lib64|libx32|opt|proc|root|run|sbin|srv|sys|usr|var|snap|mnt|media|System|Users|Library|Applications|private|usr/(bin|sbin|lib|lib32|lib64|libexec|local|share|include|src)|var/(lib|log|cache|spool|mail|backups|db)|private/(etc|var)|home/[^/ ]+|Users/[^/ ]+))`
+	reSystemPath = `(/|~|/(bin|boot|dev|etc|home|lib|lib32|lib64|libx32|opt|proc|root|run|sbin|srv|sys|usr|var|snap|mnt|media|System|Users|Library|Applications|private|usr/(bin|sbin|lib|lib32|lib64|libexec|local|share|include|src)|var/(lib|log|cache|spool|mail|backups|db)|private/(etc|var)|home/[^/ ]+|Users/[^/ ]+))`
+	// reCorePath matches the root and the directories a system cannot
+	// run without, in canonical form: changing all of one of them at
+	// once wrecks the machine.
+	reCorePath = `(/|/(bin|boot|dev|etc|lib|lib32|lib64|libx32|proc|sbin|sys|usr|var|usr/(bin|sbin|lib|lib32|lib64|libexec)|System|private/(etc|var)))`
+	// reSystemOrUnder matches reSystemPath and anything under a system
+	// directory (not under the home directory).
+	reSystemOrUnder = `(` + reSystemPath + `|/(bin|boot|dev|etc|lib|lib32|lib64|libx32|opt|proc|root|sbin|srv|sys|usr|var|System|Library|private)/\S+)`
+	// reCriticalFile matches files whose loss stops the system from
+	// booting or anyone from logging in.
+	reCriticalFile = `/(etc/(passwd|shadow|group|gshadow|sudoers|fstab)|boot/\S+|(usr/)?(bin|sbin|lib|lib32|lib64|libx32|libexec)/\S+)`
+	// rePermRecursive is the recursion option of chmod, chown, chgrp,
+	// chattr, setfacl and chcon (-R; chmod's -r is a mode).
+	rePermRecursive = `(^| )(-[a-zA-Z]*R[a-zA-Z]*|--recursive)( |$)`
+	rePermTools     = `^(chmod|chown|chgrp|chattr|setfacl|chcon)$`
+	// reRsyncDelete matches rsync's options that delete at the destination.
+	reRsyncDelete = `(^| )(--del|--delete|--delete-(before|during|delay|after|excluded|missing-args))( |$)`
+	reRsyncDryRun = `(^| )(-[a-zA-Z]*n[a-zA-Z]*|--dry-run|--list-only)( |$)`
+	// reFindFilter matches find tests that select some files rather than all.
+	reFindFilter  = `(^| )-(i?name|i?path|i?wholename|i?regex|user|uid|group|gid|nouser|nogroup|perm|newer\S*|samefile|inum|links|size|[amc](time|min)|empty|type)( |$)`
 	reBlockDevice = `/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme[0-9]|mmcblk[0-9]|md[0-9]|dm-[0-9]|loop[0-9]|nbd[0-9]|rbd[0-9]|zd[0-9]|sr[0-9]|mapper/|disk/|disk[0-9]|rdisk[0-9]|root( |$)|bcache)`
 	reForce       = `(--force|-[a-zA-Z]*f[a-zA-Z]*)`
 	reShells      = `^(bash|sh|zsh|dash|ksh|mksh|ash|fish|yash|csh|tcsh)$`
@@ -78,8 +110,8 @@ var rules = []Rule{
 		ID: "find-delete-root", Tier: Hardline,
 		Description: "find deleting everything under the root, a system directory or a home directory",
 		Command:     `^find$`,
-		Args:        []string{`^(-[HLPO]\S* )*([^-]\S* )*?` + reSystemPath + `( |$)`, `(^| )(-delete|-exec(dir)? (\S*/)?(rm|shred))( |$)`},
-		Match:       []string{"find / -delete", "find /etc -exec rm -rf {} +", "find ~ -type f -delete"},
+		Args:        []string{`^(-[HLPO]\S* )*([^-]\S* )*?` + reSystemPath + `( |$)`, `(^| )(-delete|-(exec|execdir|ok|okdir) (\S*/)?(rm|srm|shred|wipe|unlink|truncate))( |$)`},
+		Match:       []string{"find / -delete", "find /etc -exec rm -rf {} +", "find ~ -type f -delete", "find /usr -type f -exec truncate -s 0 {} +", "find / -execdir shred -u {} ;"},
 		NoMatch:     []string{"find . -delete", "find /tmp -name '*.o' -delete", "find / -name passwd"},
 	},
 	{
@@ -182,7 +214,162 @@ var rules = []Rule{
 		NoMatch:     []string{"cat /proc/sysrq-trigger"},
 	},
 
+	{
+		ID: "find-xargs-delete-root", Tier: Hardline,
+		Description: "files found under the root, a system directory or a home directory deleted through xargs",
+		Command:     `^@find-xargs$`,
+		Args:        []string{`^(-[HLPO]\S* )*([^-]\S* )*?` + reSystemPath + `( |$)`, `(^| )-- (rm|srm|shred|wipe|unlink|truncate)( |$)`},
+		Match:       []string{"find / | xargs rm -rf", "find /etc -type f -print0 | xargs -0 rm -f", "find ~ | sudo xargs shred -u"},
+		NoMatch:     []string{"find . -name '*.o' | xargs rm", "find / -name x | xargs ls -l", "find /tmp/x | xargs rm"},
+	},
+	{
+		ID: "find-perm-root", Tier: Hardline,
+		Description: "find changing permissions or ownership of everything under the root or a core system directory",
+		Command:     `^find$`,
+		Args:        []string{`^(-[HLPO]\S* )*([^-]\S* )*?` + reCorePath + `( |$)`, `(^| )-(exec|execdir|ok|okdir) (\S*/)?(chmod|chown|chgrp|chattr|setfacl|chcon)( |$)`},
+		NotArgs:     reFindFilter,
+		Match:       []string{"find / -exec chmod 000 {} +", "sudo find /usr -exec chown nobody {} ;"},
+		NoMatch:     []string{"find / -perm -4000 -exec chmod u-s {} ;", "find / -user old -exec chown new {} +", "find . -exec chmod 644 {} +", "find /var/www -exec chmod 644 {} +"},
+	},
+	{
+		ID: "perm-root-recursive", Tier: Hardline,
+		Description: "recursive change of permissions, ownership or attributes of the root or a core system directory",
+		Command:     rePermTools,
+		Args:        []string{rePermRecursive, `(^| )` + reCorePath + `( |$)`},
+		Match: []string{"chmod -R 000 /", "chmod -R 777 /", "chown -R nobody /", "chattr -R +i /", "chmod -R 000 /etc", "chown -R user /usr",
+			"sudo chgrp -R users /", "chmod -R 755 /usr/bin/", "setfacl -R -b /", "chcon -R -t tmp_t /", "chown --recursive me:me /var", "chmod -R u-s /*",
+			"cd / && chmod -R 777 .", "chmod -Rv 700 /boot"},
+		NoMatch: []string{"chmod -R 755 ./build", "chmod -R u+w /etc/nginx", "chown -R me ~", "chmod 755 /usr/local/bin/tool", "chmod -R 700 ~/.ssh",
+			"chown -R www-data /var/www", "chmod -r /etc", "echo chmod -R 000 /"},
+	},
+	{
+		ID: "rsync-delete-root", Tier: Hardline,
+		Description: "rsync deleting everything in the root or a core system directory that the source lacks",
+		Command:     `^rsync$`,
+		Args:        []string{reRsyncDelete, `(^| )([^ /:]+:)?` + reCorePath + `/*( -\S+)*$`},
+		NotArgs:     reRsyncDryRun,
+		Match: []string{"rsync -a --delete src/ /", "rsync -a --delete-before empty/ /etc/", "rsync --del x/ /usr/", "rsync -aH --delete-after /tmp/empty/ host:/",
+			"sudo rsync -a --delete-excluded src/ / --progress", "rsync -r --delete-during x/ /boot", "rsync -a --delete-delay x/ /var/"},
+		NoMatch: []string{"rsync -a --delete src/ dst/", "rsync -a src/ /", "rsync -a --delete / /backup", "rsync -avn --delete src/ /", "rsync -a --delete --dry-run src/ /etc/",
+			"rsync -a --delete src/ /etc/nginx/"},
+	},
+	{
+		ID: "rsync-remove-source-root", Tier: Hardline,
+		Description: "rsync moving the files of the root or a core system directory away",
+		Command:     `^rsync$`,
+		Args:        []string{`(^| )--remove-source-files( |$)`, `(^| )` + reCorePath + `( -\S+)* [^ -]`},
+		NotArgs:     reRsyncDryRun,
+		Match:       []string{"rsync -a --remove-source-files /etc/ /backup/", "rsync --remove-source-files -r / /mnt/x"},
+		NoMatch:     []string{"rsync -a --remove-source-files out/ /", "rsync -a /etc/ /backup/", "rsync -a --remove-source-files /etc/nginx/ /backup/"},
+	},
+	{
+		ID: "move-root", Tier: Hardline,
+		Description: "move away the root or a core system directory",
+		Command:     `^mv$`,
+		Args:        []string{`(^| )` + reCorePath + `( -\S+)* [^ -]|(^| )(-t|--target-directory)( |=)\S+ (\S+ )*` + reCorePath + `( |$)`},
+		Match:       []string{"mv /* /tmp", "mv / /tmp/x", "sudo mv /usr /usr.old", "mv /etc/ /tmp/etc", "mv -t /mnt /bin", "mv /etc/* /tmp/"},
+		NoMatch:     []string{"mv x /", "mv /tmp/a /tmp/b /etc", "mv /etc/hosts.new /etc/hosts", "mv ~ /tmp/home", "mv build/x dist/"},
+	},
+	{
+		ID: "tar-remove-root", Tier: Hardline,
+		Description: "tar removing the root or a core system directory after archiving it",
+		Command:     `^(tar|bsdtar|gtar)$`,
+		Args:        []string{`(^| )--remove-files( |$)`, `(^| )` + reCorePath + `( |$)`},
+		Match:       []string{"tar --remove-files -cf x.tar /etc", "tar -czf /backup.tgz --remove-files /"},
+		NoMatch:     []string{"tar -cf x.tar /etc", "tar --remove-files -cf logs.tar logs/"},
+	},
+	{
+		ID: "wipe-system-file", Tier: Hardline,
+		Description: "wipe a file the system needs to boot or to let anyone log in",
+		Command:     `^(shred|srm|wipe|truncate)$`,
+		Args:        []string{`(^| )` + reCriticalFile + `( |$)`},
+		Match:       []string{"shred /etc/passwd", "truncate -s 0 /etc/shadow", "sudo shred -u /boot/vmlinuz", "truncate --size 0 /bin/sh", "shred /usr/lib/x86_64-linux-gnu/libc.so.6"},
+		NoMatch:     []string{"shred secret.txt", "truncate -s 0 /var/log/syslog", "truncate -s 0 /usr/local/bin/tool", "shred /etc/nginx/key.pem"},
+	},
+	{
+		ID: "overwrite-account-db", Tier: Hardline,
+		Description: "overwrite the system's account or sudo database",
+		Command:     `^@write$`,
+		Args:        []string{`^(>|dd|truncate) /etc/(passwd|shadow|group|gshadow|sudoers)$`},
+		Match:       []string{"echo x > /etc/passwd", ": > /etc/shadow", "dd if=/dev/zero of=/etc/sudoers", `echo 'me ALL=(ALL) ALL' > /etc/sudoers`},
+		NoMatch:     []string{"echo 'x' >> /etc/group", "cat /etc/passwd > /tmp/passwd", "echo x > /etc/passwd.new"},
+	},
+	{
+		ID: "account-root-delete", Tier: Hardline,
+		Description: "delete the root account or group",
+		Command:     `^(userdel|deluser|groupdel|delgroup)$`,
+		Args:        []string{`^(-\S+ |/\S* )*root( -\S+)*$`},
+		Match:       []string{"userdel -r root", "userdel root", "sudo deluser root", "deluser --remove-home root", "groupdel root", "userdel -R /mnt root"},
+		NoMatch:     []string{"userdel bob", "deluser bob root", "deluser root docker", "echo userdel root"},
+	},
+	{
+		ID: "account-root-passwd", Tier: Hardline,
+		Description: "delete, lock or replace the root password",
+		Command:     `^passwd$`,
+		Args:        []string{`(^| )(-[a-zA-Z]*[dl][a-zA-Z]*|--delete|--lock|--stdin)( |$)`, `(^| )root( |$)`},
+		Match:       []string{"passwd -d root", "passwd -l root", "sudo passwd --lock root", "echo x | passwd --stdin root"},
+		NoMatch:     []string{"passwd -S root", "passwd -l bob", "passwd"},
+	},
+	{
+		ID: "account-root-usermod", Tier: Hardline,
+		Description: "lock, expire, rename or disable the root account",
+		Command:     `^usermod$`,
+		Args: []string{`(^| )(-L|--lock|-l|--login|-u|--uid|-p|--password|(-e|--expiredate)( |=)[0-9]\S*|(-s|--shell)( |=)\S*/(nologin|false|true|null|sync|halt|shutdown))( |$)`,
+			`(^| )root$`},
+		Match:   []string{"usermod -L root", "usermod -s /bin/false root", "usermod -s /usr/sbin/nologin root", "usermod -e 1 root", "usermod -l admin root", "usermod -p '!' root"},
+		NoMatch: []string{"usermod -aG docker root", "usermod -s /bin/zsh root", "usermod -L bob", "usermod -e -1 root"},
+	},
+	{
+		ID: "account-root-expire", Tier: Hardline,
+		Description: "expire the root account",
+		Command:     `^chage$`,
+		Args:        []string{`(^| )(-E|--expiredate)( |=)[0-9]\S*( |$)`, `(^| )root$`},
+		Match:       []string{"chage -E 0 root", "sudo chage --expiredate 2000-01-01 root"},
+		NoMatch:     []string{"chage -l root", "chage -E -1 root", "chage -E 0 bob"},
+	},
+	{
+		ID: "account-root-chpasswd", Tier: Hardline,
+		Description: "replace the root password",
+		Command:     `^@passwords$`,
+		Args:        []string{`(^| )root( |$)`},
+		Match:       []string{"echo root:x | chpasswd", "chpasswd <<< 'root:hunter2'", "printf 'bob:a\nroot:b\n' | sudo chpasswd", "chpasswd <<EOF\nroot:x\nEOF"},
+		NoMatch:     []string{"echo bob:x | chpasswd", "echo root:x"},
+	},
+	{
+		ID: "protected-policy", Tier: Hardline,
+		Description: "change to a protected file that holds the gate's policy (its configuration or saved approvals)",
+		Command:     `^@protected$`,
+		Args:        []string{`^policy `},
+		Match: []string{
+			"echo 'approval: {mode: off}' >> ~/.config/runbox/config.yaml",
+			"echo x | tee -a /home/user/.config/runbox/config.yaml",
+			"tee ~/.config/runbox/config.yaml <<< 'approval: {mode: off}'",
+			"cp /tmp/evil.yaml $HOME/.config/runbox/config.yaml",
+			"mv evil.yaml ~/.config/runbox/",
+			"sed -i 's/manual/off/' ~/.config/runbox/config.yaml",
+			"ln -sf /tmp/evil.yaml ~/.config/runbox/config.yaml",
+			"rm ~/.config/runbox/config.yaml",
+			"truncate -s 0 ~/.config/runbox/config.yaml",
+			"cd ~/.config/runbox && echo 'approval: {mode: off}' > config.yaml",
+			"f=~/.config/runbox/config.yaml; echo x >> $f",
+			`echo x >> "${XDG_CONFIG_HOME:-$HOME/.config}/runbox/config.yaml"`,
+			"echo x >> ~/.config/runbox/../runbox//config.yaml",
+			"rm -rf ~/.config",
+			"bash -c 'echo x >> ~/.config/runbox/config.yaml'",
+		},
+		NoMatch: []string{"cat ~/.config/runbox/config.yaml", "cp ~/.config/runbox/config.yaml /tmp/backup.yaml", "echo x > ~/.config/nvim/init.lua",
+			"grep mode ~/.config/runbox/config.yaml", "echo x >> config.yaml"},
+	},
+
 	// Forbidden: denied without asking.
+	{
+		ID: "protected-state", Tier: Forbidden,
+		Description: "change to a protected directory (the gate's state)",
+		Command:     `^@protected$`,
+		Args:        []string{`^state `},
+		Match:       []string{"rm -rf ~/.local/state/runbox/jobs", "echo x > /home/user/.local/state/runbox/x", "touch ~/.local/state/runbox/run/daemon.sock"},
+		NoMatch:     []string{"ls ~/.local/state/runbox", "cat ~/.local/state/runbox/jobs/1/output", "echo x > ~/.local/state/other/x"},
+	},
 	{
 		ID: "sudo-stdin", Tier: Forbidden,
 		Description: "sudo reading a password from standard input (sudo -S)",
@@ -333,6 +520,111 @@ var rules = []Rule{
 		Args:        []string{`(^| )` + reSystemPath + `/?( |$)`},
 		Match:       []string{"mv /etc /tmp/etc", "sudo mv /usr /usr.old", "mv ~ /tmp/home", "mv -f /var/lib /mnt/x"},
 		NoMatch:     []string{"mv build/out.txt dist/", "mv /tmp/a /tmp/b", "mv ./etc ./etc2"},
+	},
+	{
+		ID: "move-system-file", Tier: Dangerous,
+		Description: "move a file out of a system directory",
+		Command:     `^mv$`,
+		Args:        []string{`(^| )/(bin|boot|etc|lib|lib32|lib64|libx32|sbin|usr|var/lib|System|Library)/\S+( -\S+)* [^ -]`},
+		Match:       []string{"mv /etc/passwd /tmp/x", "sudo mv /usr/bin/python3 /tmp/"},
+		NoMatch:     []string{"mv /tmp/a /tmp/b", "mv a b", "mv x /usr/local/bin/x"},
+	},
+	{
+		ID: "perm-system-recursive", Tier: Dangerous,
+		Description: "recursive change of permissions, ownership or attributes in a system directory or the home directory",
+		Command:     `^(chmod|chown|chgrp|chattr|setfacl|chcon|restorecon)$`,
+		Args:        []string{reRecursive, `(^| )` + reSystemOrUnder + `( |$)`},
+		Match:       []string{"chmod -R u+w /etc/nginx", "chown -R me ~", "sudo chown -R www-data /var/www", "restorecon -R /", "chmod -R 700 /home/bob", "restorecon -r /etc"},
+		NoMatch:     []string{"chmod -R 755 ./build", "chmod -R 700 ~/.ssh", "chown -R me ./src", "chmod 644 /etc/nginx/nginx.conf"},
+	},
+	{
+		ID: "perm-system-dir", Tier: Dangerous,
+		Description: "change of permissions, ownership or attributes of the root, a system directory or the home directory",
+		Command:     rePermTools,
+		Args:        []string{`(^| )` + reSystemPath + `( |$)`},
+		Match:       []string{"chmod 000 /", "chmod 700 /usr", "chown bob /etc", "chattr +i /etc", "chmod 000 /bin/*", "chmod 755 ~"},
+		NoMatch:     []string{"chmod 755 /usr/local/bin/tool", "chmod 600 ~/.ssh/id_rsa", "chmod +x run.sh"},
+	},
+	{
+		ID: "find-perm-system", Tier: Dangerous,
+		Description: "find changing permissions or ownership under a system directory or the home directory",
+		Command:     `^find$`,
+		Args:        []string{`^(-[HLPO]\S* )*([^-]\S* )*?` + reSystemOrUnder + `( |$)`, `(^| )-(exec|execdir|ok|okdir) (\S*/)?(chmod|chown|chgrp|chattr|setfacl|chcon)( |$)`},
+		Match:       []string{"find / -perm -4000 -exec chmod u-s {} ;", "find /var/www -type f -exec chmod 644 {} +", "find ~ -exec chown me {} +"},
+		NoMatch:     []string{"find . -exec chmod 644 {} +", "find ~/project -type d -exec chmod 755 {} +"},
+	},
+	{
+		ID: "rsync-delete-system", Tier: Dangerous,
+		Description: "rsync deleting files in a system directory or the home directory",
+		Command:     `^rsync$`,
+		Args:        []string{reRsyncDelete, `(^| )([^ /:]+:)?` + reSystemOrUnder + `/*( -\S+)*$`},
+		NotArgs:     reRsyncDryRun,
+		Match:       []string{"rsync -a --delete src/ ~", "rsync -a --delete conf/ /etc/nginx/", "rsync --delete-during -r x/ /home/bob/", "rsync -a --delete src/ host:/srv/app"},
+		NoMatch:     []string{"rsync -a --delete src/ dst/", "rsync -a --delete src/ ~/backup/", "rsync -a src/ ~", "rsync -an --delete src/ ~"},
+	},
+	{
+		ID: "rsync-remove-source-system", Tier: Dangerous,
+		Description: "rsync moving files out of a system directory or the home directory",
+		Command:     `^rsync$`,
+		Args:        []string{`(^| )--remove-source-files( |$)`, `(^| )` + reSystemOrUnder + `( -\S+)* [^ -]`},
+		NotArgs:     reRsyncDryRun,
+		Match:       []string{"rsync -a --remove-source-files /var/log/app/ /backup/", "rsync --remove-source-files -r ~ /mnt/x"},
+		NoMatch:     []string{"rsync -a --remove-source-files out/ /backup/", "rsync -a /var/log/ /backup/"},
+	},
+	{
+		ID: "tar-remove-system", Tier: Dangerous,
+		Description: "tar removing files of a system directory or the home directory after archiving them",
+		Command:     `^(tar|bsdtar|gtar)$`,
+		Args:        []string{`(^| )--remove-files( |$)`, `(^| )` + reSystemOrUnder + `( |$)`},
+		Match:       []string{"tar --remove-files -czf logs.tgz /var/log/app", "tar -cf home.tar --remove-files ~"},
+		NoMatch:     []string{"tar --remove-files -cf out.tar build/", "tar -czf logs.tgz /var/log/app"},
+	},
+	{
+		ID: "tar-extract-system", Tier: Dangerous,
+		Description: "archive extracted into the root or a system directory",
+		Command:     `^(tar|bsdtar|gtar)$`,
+		Args: []string{`(^| )(-[a-zA-Z]*x[a-zA-Z]*|--extract|--get)( |$)|^[a-zA-Z]*x[a-zA-Z]*( |$)`,
+			`(^| )(-C|--directory)( |=)` + reSystemOrUnder + `( |$)`},
+		Match:   []string{"tar -xzf x.tgz -C /", "sudo tar -C /usr/local -xzf go.tar.gz", "tar xf evil.tar --directory=/etc"},
+		NoMatch: []string{"tar -xzf x.tgz -C build/", "tar -czf backup.tgz -C / etc", "tar -xf x.tar"},
+	},
+	{
+		ID: "unzip-system", Tier: Dangerous,
+		Description: "archive extracted into the root or a system directory",
+		Command:     `^unzip$`,
+		Args:        []string{`(^| )-d ` + reSystemOrUnder + `( |$)`},
+		Match:       []string{"unzip -o x.zip -d /", "sudo unzip tool.zip -d /usr/local/bin"},
+		NoMatch:     []string{"unzip x.zip -d build", "unzip -l x.zip"},
+	},
+	{
+		ID: "account-delete", Tier: Dangerous,
+		Description: "delete a user account or group",
+		Command:     `^(userdel|deluser|groupdel|delgroup)$`,
+		Match:       []string{"userdel bob", "sudo deluser --remove-home bob", "deluser bob docker", "groupdel devs"},
+		NoMatch:     []string{"echo userdel bob", "id bob"},
+	},
+	{
+		ID: "account-change", Tier: Dangerous,
+		Description: "create or change a user account or group",
+		Command:     `^(usermod|useradd|adduser|groupadd|groupmod|gpasswd|chpasswd|newusers|chsh|vipw|vigr)$`,
+		Match:       []string{"usermod -aG docker $USER", "usermod -L bob", "echo bob:x | chpasswd", "useradd -o -u 0 admin", "sudo chsh -s /bin/zsh"},
+		NoMatch:     []string{"id -nG", "getent passwd bob"},
+	},
+	{
+		ID: "account-password", Tier: Dangerous,
+		Description: "change, delete or lock a password",
+		Command:     `^passwd$`,
+		NotArgs:     `(^| )(-[a-zA-Z]*S[a-zA-Z]*|--status|-h|--help)( |$)`,
+		Match:       []string{"passwd", "passwd -l bob", "passwd -d bob", "sudo passwd root"},
+		NoMatch:     []string{"passwd -S bob", "passwd -Sa"},
+	},
+	{
+		ID: "account-expiry", Tier: Dangerous,
+		Description: "change when an account or its password expires",
+		Command:     `^chage$`,
+		NotArgs:     `(^| )(-l|--list|-h|--help)( |$)`,
+		Match:       []string{"chage -E 0 bob", "chage -d 0 root", "chage -M 90 bob"},
+		NoMatch:     []string{"chage -l bob"},
 	},
 	{
 		ID: "truncate-system", Tier: Dangerous,
@@ -585,6 +877,14 @@ var rules = []Rule{
 		NoMatch:     []string{"iptables -L"},
 	},
 	{
+		ID: "protected-unresolved", Tier: Dangerous, AlwaysAsk: true,
+		Description: "change to a path that may be protected (its location is not known)",
+		Command:     `^@protected$`,
+		Args:        []string{`^unresolved `},
+		Match:       []string{"echo x >> $X/runbox/config.yaml", "cp evil.yaml $DIR/.config/runbox", "echo x > runbox/config.yaml", "cp -r conf/. ~/.config/", "rsync -a conf/ ~/.config/"},
+		NoMatch:     []string{"echo x > $OUT/config.yaml", "echo x > build/runbox", "cp -r conf ~/.config/"},
+	},
+	{
 		ID: "dynamic-command", Tier: Dangerous,
 		Description: "command name only known at run time",
 		Command:     `^@dynamic$`,
@@ -599,7 +899,7 @@ var rules = []Rule{
 		NoMatch:     []string{"echo ok"},
 	},
 	{
-		ID: "too-complex", Tier: Dangerous,
+		ID: "too-complex", Tier: Dangerous, AlwaysAsk: true,
 		Description: "command too large or too deeply nested to analyse",
 		Command:     `^@(too-complex|too-deep)$`,
 		Match:       []string{`bash -c "bash -c \"bash -c 'bash -c \\\"bash -c \\\\\\\"bash -c \\\\\\\\\\\\\\\"bash -c ls\\\\\\\\\\\\\\\"\\\\\\\"\\\"'\""`},
@@ -623,7 +923,13 @@ type compiledRule struct {
 	*Rule
 	command, notCommand, notArgs, globals, env, via *regexp.Regexp
 	args                                            []*regexp.Regexp
+	// names is the set of program names Command matches when it is only
+	// an anchored list of names (^(rm|srm)$), checked without the regexp.
+	names map[string]bool
 }
+
+// literalNames matches a pattern that is only ^name$ or ^(name|name…)$.
+var literalNames = regexp.MustCompile(`^\^\(?([a-z0-9@_-]+(\|[a-z0-9@_-]+)*)\)?\$$`)
 
 // compiledRules compiles the table once per process; the table is constant.
 var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
@@ -649,6 +955,9 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 			return re
 		}
 		cr.command = compile(r.Command)
+		if m := literalNames.FindStringSubmatch(r.Command); m != nil && (strings.HasPrefix(r.Command, "^(") == strings.HasSuffix(r.Command, ")$")) {
+			cr.names = setOf(strings.ReplaceAll(m[1], "|", " "))
+		}
 		cr.notCommand = compile(r.NotCommand)
 		cr.notArgs = compile(r.NotArgs)
 		cr.globals = compile(r.Globals)
@@ -681,7 +990,11 @@ func (s *subject) argLine() string {
 
 func (r *compiledRule) matches(s *subject) bool {
 	c := s.c
-	if r.command != nil && !r.command.MatchString(c.name) {
+	if r.names != nil {
+		if !r.names[c.name] {
+			return false
+		}
+	} else if r.command != nil && !r.command.MatchString(c.name) {
 		return false
 	}
 	if r.command == nil && r.env == nil && c.name == "" {
@@ -729,6 +1042,15 @@ func (r *compiledRule) matches(s *subject) bool {
 type finding struct {
 	rule *compiledRule
 	cmd  *command
+}
+
+// reason is what the verdict says about f: the rule's description, or,
+// for a limit of the analysis, which limit was passed and by how much.
+func (f finding) reason() string {
+	if (f.cmd.name == factTooComplex || f.cmd.name == factTooDeep) && len(f.cmd.args) > 0 && f.cmd.args[0] != "" {
+		return f.cmd.args[0]
+	}
+	return f.rule.Description
 }
 
 // judge runs every rule over every command.

@@ -9,7 +9,10 @@ import (
 // through a default Gate. A rule whose pattern drifts from its examples
 // fails here, naming the rule.
 func TestRules_OwnExamples(t *testing.T) {
-	g := newTestGate(t)
+	g, err := New(Options{Protect: DefaultProtection(testEnv(map[string]string{"HOME": "/home/user"}))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range Rules() {
 		if len(r.Match) == 0 {
 			t.Errorf("rule %s has no Match examples", r.ID)
@@ -36,9 +39,31 @@ func TestRules_TableCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var names []string
 	for _, r := range table {
 		if r.Description == "" {
 			t.Errorf("rule %s has no description", r.ID)
 		}
+		for n := range r.names {
+			names = append(names, n)
+		}
 	}
+	// The name sets that stand in for simple Command patterns must agree
+	// with the patterns.
+	names = append(names, "", "x", "rmdir", "@writes", "chmodx")
+	for _, r := range table {
+		if r.names == nil {
+			continue
+		}
+		for _, n := range names {
+			if r.names[n] != r.command.MatchString(n) {
+				t.Errorf("rule %s: name set says %v for %q, pattern %q says %v", r.ID, r.names[n], n, r.Command, !r.names[n])
+			}
+		}
+	}
+}
+
+// testEnv is a getenv over m.
+func testEnv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
 }

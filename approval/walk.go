@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -8,22 +9,15 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// Bounds on the work one check may do. Input beyond them is not analysed
-// further and asks instead (see the "too-complex" rule).
-const (
-	maxDepth      = 6    // nested shells: bash -c "eval '…'" …
-	maxCommands   = 4096 // simple commands and facts per check
-	maxBraceWords = 64   // words one brace expression may expand to
-)
-
 // stdinRole says what a program does with its standard input.
 type stdinRole int
 
 const (
-	roleNone   stdinRole = iota
-	roleShell            // runs it as shell code (bash, sh, ssh host)
-	roleInterp           // runs it as code in another language (python, node …)
-	roleSQL              // runs it as SQL (psql, mysql, sqlite3 …)
+	roleNone     stdinRole = iota
+	roleShell              // runs it as shell code (bash, sh, ssh host)
+	roleInterp             // runs it as code in another language (python, node …)
+	roleSQL                // runs it as SQL (psql, mysql, sqlite3 …)
+	roleAccounts           // reads user:password lines (chpasswd)
 )
 
 // stmtInfo is what a simple command resolved to.
@@ -64,14 +58,29 @@ type analyzer struct {
 	executed []string // files run as scripts or programs by path
 	chmodX   []string // files made executable
 	cwd      string   // directory of a literal cd seen before, canonical; "" unknown
+	guard    *guard   // protected paths; nil when none
+	kinds    map[*syntax.Stmt]codeKind
+	parsed   int             // bytes handed to the parser so far
+	budget0  int             // parseBudget: the most bytes the parser may be handed
+	limited  map[string]bool // limit facts already reported
 }
 
 // analyze returns every command and fact in src, which must be normalised.
 func analyze(src string) []command {
+	return analyzeGuarded(src, nil)
+}
+
+// analyzeGuarded is analyze that also records changes to the protected
+// paths g follows.
+func analyzeGuarded(src string, g *guard) []command {
 	a := &analyzer{
-		parser: syntax.NewParser(syntax.Variant(syntax.LangBash)),
-		infos:  make(map[*syntax.Stmt]*stmtInfo),
-		budget: maxCommands,
+		guard:   g,
+		parser:  syntax.NewParser(syntax.Variant(syntax.LangBash)),
+		infos:   make(map[*syntax.Stmt]*stmtInfo),
+		kinds:   make(map[*syntax.Stmt]codeKind),
+		budget:  maxCommands,
+		budget0: max(maxParseFactor*len(src), minParseBudget),
+		limited: make(map[string]bool),
 	}
 	a.script(src, 0, nil)
 	a.finish()
@@ -84,7 +93,7 @@ func (a *analyzer) add(c command) {
 	}
 	if a.budget--; a.budget <= 0 {
 		a.full = true
-		a.cmds = append(a.cmds, command{name: factTooComplex})
+		a.cmds = append(a.cmds, command{name: factTooComplex, args: []string{tooManyCommandsDetail(maxCommands)}})
 		return
 	}
 	a.followDir(&c)
@@ -127,47 +136,136 @@ func (a *analyzer) fact(name string, via []string, args ...string) {
 	a.add(command{name: name, args: args, via: via})
 }
 
-// script parses src as bash and walks it. Input that does not parse is a
-// fact of its own; each of its lines that does parse is still walked, so a
-// stray quote cannot hide the command before it.
-func (a *analyzer) script(src string, depth int, via []string) {
-	if depth > maxDepth {
-		a.fact(factTooDeep, via)
+// limit records that the analysis stopped at a bound; detail says which,
+// and each is reported once.
+func (a *analyzer) limit(name, detail string, via []string) {
+	if a.limited[detail] {
 		return
 	}
-	f, err := a.parser.Parse(strings.NewReader(src), "")
+	a.limited[detail] = true
+	a.fact(name, via, detail)
+}
+
+// script parses src as bash and walks it. Input that does not parse is a
+// fact of its own; each of its lines that does parse is still walked, so a
+// stray quote cannot hide the command before it. Input beyond the bounds
+// of the analysis is a fact too, and its lines within them are still
+// walked, so a command on a line of its own cannot hide behind a deep one.
+func (a *analyzer) script(src string, depth int, via []string) {
+	if a.full {
+		return
+	}
+	if depth > maxDepth {
+		a.limit(factTooDeep, tooDeepCodeDetail(maxDepth), via)
+		return
+	}
+	f, err := a.parse(src, via)
 	if err == nil {
 		a.file(f, src, depth, via)
 		return
 	}
-	a.fact(factUnparsed, via, err.Error())
-	if !strings.Contains(src, "\n") {
-		// One line: try the part before the error position.
-		if pe, ok := err.(syntax.ParseError); ok {
-			if off := int(pe.Pos.Offset()); off > 0 && off < len(src) {
-				if f, err := a.parser.Parse(strings.NewReader(src[:off]), ""); err == nil {
-					a.file(f, src[:off], depth, via)
-				}
-			}
-		}
+	if !errors.Is(err, errLimit) {
+		a.fact(factUnparsed, via, err.Error())
+	}
+	if strings.Contains(src, "\n") {
+		a.lines(src, depth, via)
 		return
 	}
+	// One line that does not parse: try the part before the error.
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		if off := int(pe.Pos.Offset()); off > 0 && off < len(src) {
+			if f, err := a.parse(src[:off], via); err == nil {
+				a.file(f, src[:off], depth, via)
+			}
+		}
+	}
+}
+
+// lines walks each line of src that parses on its own within the bounds.
+func (a *analyzer) lines(src string, depth int, via []string) {
 	for l := range strings.Lines(src) {
-		if f, err := a.parser.Parse(strings.NewReader(l), ""); err == nil {
+		if a.full {
+			return
+		}
+		if f, err := a.parse(l, via); err == nil {
 			a.file(f, l, depth, via)
 		}
 	}
+}
+
+// errLimit reports that a bound of the analysis stopped a parse; the
+// limit fact is already recorded.
+var errLimit = errors.New("approval: analysis limit")
+
+// parse parses src within the bounds of the analysis. The bytes parsed
+// count against the check's budget, and the text's shape is measured
+// before the parser sees it: the parser and the walk recurse once per
+// level of nesting and per link of a pipeline or list.
+func (a *analyzer) parse(src string, via []string) (*syntax.File, error) {
+	if a.parsed += len(src); a.parsed > a.budget0 {
+		a.limit(factTooComplex, tooMuchCodeDetail(a.budget0), via)
+		return nil, errLimit
+	}
+	sh := scanShape(src)
+	if sh.depth > maxNesting {
+		a.limit(factTooDeep, tooNestedDetail(sh.depth, maxNesting), via)
+		return nil, errLimit
+	}
+	if sh.links > maxCommands {
+		a.limit(factTooComplex, tooManyCommandsDetail(maxCommands), via)
+		return nil, errLimit
+	}
+	return a.parser.Parse(strings.NewReader(src), "")
 }
 
 func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	outer := a.src
 	a.src = src
 	defer func() { a.src = outer }()
+	a.collect(f)
 	seenPipes := make(map[*syntax.BinaryCmd]bool)
+	// The walk keeps the path to the current node, and how deeply
+	// statements nest on it: a statement inside a subshell, block,
+	// compound command, function or substitution is one level deeper; the
+	// stages of a pipeline or a list are not.
+	type step struct {
+		node  syntax.Node
+		level bool // the node added a level
+	}
+	var path []step
+	nest := 0
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil { // the walk leaves the last node entered
+			if last := path[len(path)-1]; last.level {
+				nest--
+			}
+			path = path[:len(path)-1]
+			return true
+		}
 		if a.full {
 			return false
 		}
+		level := false
+		if _, ok := n.(*syntax.Stmt); ok {
+			var parent syntax.Node
+			if len(path) > 0 {
+				parent = path[len(path)-1].node
+			}
+			switch parent.(type) {
+			case *syntax.BinaryCmd, *syntax.FuncDecl:
+				// A stage of a pipeline or list, or a function's body,
+				// which its declaration already counted.
+			default:
+				if nest == maxNesting {
+					a.limit(factTooDeep, walkNestedDetail(maxNesting), via)
+					return false
+				}
+				level = true
+				nest++
+			}
+		}
+		path = append(path, step{n, level})
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			a.stmt(n, src, depth, via)
@@ -221,7 +319,11 @@ func (a *analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
 	if s, e := int(ce.Pos().Offset()), int(ce.End().Offset()); s >= 0 && s <= e && e <= len(src) {
 		source = src[s:e]
 	}
-	a.resolve(in, words(ce.Args), env, via, source)
+	args, braces := words(ce.Args)
+	if braces > 0 {
+		in.cmds = append(in.cmds, command{name: factTooComplex, args: []string{tooManyBracesDetail(braces, maxBraceExprs)}, via: via, source: source})
+	}
+	a.resolve(in, args, env, via, source)
 	return in
 }
 
@@ -247,6 +349,11 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				how = ">>"
 			}
 			a.write(how, target, via)
+			if a.guard != nil {
+				if class := a.protects(a.pathValues(r.Word, target), reachWrite); class != "" {
+					a.fact(factProtected, via, class, r.Op.String(), target)
+				}
+			}
 			if text, ok := a.stmtText(st, in); ok {
 				a.writes = append(a.writes, scriptWrite{target: target, text: text, via: via})
 			}
@@ -269,8 +376,8 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 			}
 		case syntax.RdrIn:
 			if r.Word != nil && in.role != roleNone {
-				if k := a.substKind(r.Word, src, via); k != "" {
-					a.fact(factSubstCode, via, k)
+				if k, ok := a.substKind(r.Word, src, via); ok {
+					a.fact(factSubstCode, via, k.String())
 				}
 			}
 		}
@@ -307,6 +414,8 @@ func (a *analyzer) stdin(in *stmtInfo, text string, depth int, via []string, int
 		a.fact(interpFact, via, in.final.name)
 	case roleSQL:
 		a.sql(text, via)
+	case roleAccounts:
+		a.fact(factPasswords, via, passwordUsers(text)...)
 	}
 }
 
@@ -327,19 +436,21 @@ func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 	flatten(n.X)
 	flatten(n.Y)
 	for i := 1; i < len(stages); i++ {
+		a.findFeeds(stages[i-1], stages[i], src, via)
+	}
+	// upstream is the most suspicious kind of the stages before stage i,
+	// kept as i advances so a long pipeline is judged in linear time.
+	upstream, known := kindInit, 0
+	for i := 1; i < len(stages); i++ {
 		in := a.info(stages[i], src, via)
 		if in.role == roleNone || in.final == nil {
 			continue
 		}
-		kind := ""
-		for _, prev := range stages[:i] {
-			if k := a.stmtsKind([]*syntax.Stmt{prev}, src, via); k == "fetch" || k == "decode" {
-				kind = k
-				break
-			}
+		for ; known < i; known++ {
+			upstream = max(upstream, a.stmtKind(stages[known], src, via))
 		}
-		if kind != "" {
-			a.fact(factPipeShell, via, kind, in.final.name)
+		if upstream >= kindDecode {
+			a.fact(factPipeShell, via, upstream.String(), in.final.name)
 			continue
 		}
 		prev := a.info(stages[i-1], src, via)
@@ -356,43 +467,93 @@ func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 	}
 }
 
-// stmtsKind classifies what statements (a pipeline stage or the inside of
-// a substitution) produce: "fetch" when a network client runs in them,
-// "decode" when a decoder does, "init" when only well-known shell-setup
-// tools do (eval "$(ssh-agent -s)"), and "other" otherwise.
-func (a *analyzer) stmtsKind(stmts []*syntax.Stmt, src string, via []string) string {
-	kind := "init"
+// findFeeds records a find whose output a program run by xargs consumes
+// (find / | xargs rm -rf): the find's arguments, "--", then the program
+// and its arguments.
+func (a *analyzer) findFeeds(from, to *syntax.Stmt, src string, via []string) {
+	var find *command
+	for i, c := range a.info(from, src, via).cmds {
+		if c.name == "find" {
+			find = &a.info(from, src, via).cmds[i]
+			break
+		}
+	}
+	if find == nil {
+		return
+	}
+	for _, c := range a.info(to, src, via).cmds {
+		if slices.Contains(c.via, "xargs") && !strings.HasPrefix(c.name, "@") {
+			args := append(slices.Clone(find.args), "--", c.name)
+			a.fact(factFindXargs, via, append(args, c.args...)...)
+		}
+	}
+}
+
+// codeKind says what statements (a pipeline stage or the inside of a
+// substitution) produce, from the least to the most suspicious.
+type codeKind int
+
+const (
+	kindInit   codeKind = iota // only well-known shell-setup tools run: eval "$(ssh-agent -s)"
+	kindOther                  // anything else
+	kindDecode                 // a decoder runs (base64 -d …)
+	kindFetch                  // a network client runs
+)
+
+// String returns the name facts use: "init", "other", "decode", "fetch".
+func (k codeKind) String() string {
+	return [...]string{"init", "other", "decode", "fetch"}[k]
+}
+
+// stmtKind classifies what a statement produces: the most suspicious kind
+// of its own commands and of every statement nested in it. Kinds are
+// remembered per statement, so classifying nested substitutions, each of
+// which holds the next, costs time linear in their number.
+func (a *analyzer) stmtKind(st *syntax.Stmt, src string, via []string) codeKind {
+	if k, ok := a.kinds[st]; ok {
+		return k
+	}
+	kind := kindInit
+	in := a.info(st, src, via)
+	for i := range in.cmds {
+		c := &in.cmds[i]
+		switch {
+		case fetchers[c.name]:
+			kind = max(kind, kindFetch)
+		case isDecoder(c):
+			kind = max(kind, kindDecode)
+		case c.name != "" && !initTools[c.name] && !strings.HasPrefix(c.name, "@"):
+			kind = max(kind, kindOther)
+		}
+	}
+	switch st.Cmd.(type) {
+	case *syntax.CallExpr, *syntax.BinaryCmd:
+	default:
+		kind = max(kind, kindOther)
+	}
+	syntax.Walk(st, func(n syntax.Node) bool {
+		if nested, ok := n.(*syntax.Stmt); ok && nested != st {
+			kind = max(kind, a.stmtKind(nested, src, via))
+			return false
+		}
+		return kind < kindFetch
+	})
+	a.kinds[st] = kind
+	return kind
+}
+
+// stmtsKind classifies a list of statements; kindInit when it is empty.
+func (a *analyzer) stmtsKind(stmts []*syntax.Stmt, src string, via []string) codeKind {
+	kind := kindInit
 	for _, st := range stmts {
-		syntax.Walk(st, func(n syntax.Node) bool {
-			s, ok := n.(*syntax.Stmt)
-			if !ok || kind == "fetch" {
-				return kind != "fetch"
-			}
-			in := a.info(s, src, via)
-			for i := range in.cmds {
-				c := &in.cmds[i]
-				switch {
-				case fetchers[c.name]:
-					kind = "fetch"
-				case isDecoder(c) && kind != "fetch":
-					kind = "decode"
-				case kind == "init" && c.name != "" && !initTools[c.name] && !strings.HasPrefix(c.name, "@"):
-					kind = "other"
-				}
-			}
-			if _, ok := s.Cmd.(*syntax.CallExpr); !ok && kind == "init" {
-				if _, isBin := s.Cmd.(*syntax.BinaryCmd); !isBin {
-					kind = "other"
-				}
-			}
-			return true
-		})
+		kind = max(kind, a.stmtKind(st, src, via))
 	}
 	return kind
 }
 
-// substKind classifies the substitutions in w; "" when it has none.
-func (a *analyzer) substKind(w *syntax.Word, src string, via []string) string {
+// substKind classifies the substitutions in w; ok is false when it has
+// none.
+func (a *analyzer) substKind(w *syntax.Word, src string, via []string) (kind codeKind, ok bool) {
 	var stmts []*syntax.Stmt
 	syntax.Walk(w, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -406,9 +567,9 @@ func (a *analyzer) substKind(w *syntax.Word, src string, via []string) string {
 		return true
 	})
 	if len(stmts) == 0 {
-		return ""
+		return kindInit, false
 	}
-	return a.stmtsKind(stmts, src, via)
+	return a.stmtsKind(stmts, src, via), true
 }
 
 // funcDecl reports a function that calls itself in the background or
@@ -419,8 +580,12 @@ func (a *analyzer) funcDecl(fd *syntax.FuncDecl, via []string) {
 	}
 	name := fd.Name.Value
 	selfCall, spawns := false, false
+	// Nested function declarations are judged on their own; not walking
+	// them again keeps nested declarations linear.
 	syntax.Walk(fd.Body, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.FuncDecl:
+			return false
 		case *syntax.Stmt:
 			if n.Background || n.Coprocess || n.Disown {
 				spawns = true
@@ -454,32 +619,44 @@ func (a *analyzer) sql(text string, via []string) {
 }
 
 // finish judges what only the whole input shows: text written to a file
-// that is then run, and a file made executable and then run.
+// that is then run, and a file made executable and then run. Sets keep it
+// linear in the number of writes and runs, and each text is analysed once
+// however many files it is written to.
 func (a *analyzer) finish() {
 	run := make(map[string]bool, len(a.executed))
 	for _, p := range a.executed {
 		run[cleanRel(p)] = true
 	}
+	madeExec := make(map[string]bool, len(a.chmodX))
+	for _, p := range a.chmodX {
+		madeExec[cleanRel(p)] = true
+	}
+	analysed := make(map[string]bool)
 	for _, w := range a.writes {
 		t := cleanRel(w.target)
-		if run[t] || isScriptPath(t) || containsClean(a.chmodX, t) {
+		if (run[t] || isScriptPath(t) || madeExec[t]) && !analysed[w.text] {
+			analysed[w.text] = true
 			a.script(w.text, 1, append(w.via, "write:"+w.target))
 		}
 	}
-	var fetched []string
+	fetched := make(map[string]bool)
 	for _, c := range a.cmds {
 		if c.name == factWrite && (c.args[0] == "curl" || c.args[0] == "wget") {
-			fetched = append(fetched, c.args[1])
+			fetched[path.Base(c.args[1])] = true
 		}
 	}
 	for _, p := range a.executed {
-		if slices.ContainsFunc(fetched, func(x string) bool { return path.Base(x) == path.Base(p) }) {
+		if fetched[path.Base(p)] {
 			a.fact(factFetchExec, nil, p)
 			break
 		}
 	}
+	execBase := make(map[string]bool, len(a.chmodX))
+	for _, p := range a.chmodX {
+		execBase[path.Base(p)] = true
+	}
 	for _, p := range a.executed {
-		if slices.ContainsFunc(a.chmodX, func(x string) bool { return path.Base(x) == path.Base(p) }) {
+		if execBase[path.Base(p)] {
 			a.fact(factChmodExec, nil, p)
 			break
 		}
@@ -491,15 +668,6 @@ func cleanRel(p string) string {
 		return c
 	}
 	return path.Clean(p)
-}
-
-func containsClean(list []string, p string) bool {
-	for _, s := range list {
-		if cleanRel(s) == p {
-			return true
-		}
-	}
-	return false
 }
 
 func isScriptPath(p string) bool {

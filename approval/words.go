@@ -36,13 +36,20 @@ type arg struct {
 func (a arg) isOpt() bool { return len(a.text) > 1 && a.text[0] == '-' }
 
 // words turns shell words into args, expanding brace expressions the way
-// bash would (a bounded number of words only).
-func words(ws []*syntax.Word) []arg {
-	out := make([]arg, 0, len(ws))
+// bash would (a bounded number of words only). A word with more than
+// maxBraceExprs brace expressions is kept as written and reported in
+// braces, the largest such count, so the caller can refuse to judge it.
+func words(ws []*syntax.Word) (out []arg, braces int) {
+	out = make([]arg, 0, len(ws))
 	for _, w := range ws {
 		if hasBrace(w) {
 			cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
 			if syntax.SplitBraces(cp) {
+				if n := countBraces(cp.Parts); n > maxBraceExprs {
+					braces = max(braces, n)
+					out = append(out, wordArg(w))
+					continue
+				}
 				n := 0
 				for ew, err := range expand.BracesSeq(nil, cp) {
 					if err != nil || n >= maxBraceWords {
@@ -58,7 +65,21 @@ func words(ws []*syntax.Word) []arg {
 		}
 		out = append(out, wordArg(w))
 	}
-	return out
+	return out, braces
+}
+
+// countBraces counts the brace expressions in parts, nested ones included.
+func countBraces(parts []syntax.WordPart) int {
+	n := 0
+	for _, p := range parts {
+		if b, ok := p.(*syntax.BraceExp); ok {
+			n++
+			for _, e := range b.Elems {
+				n += countBraces(e.Parts)
+			}
+		}
+	}
+	return n
 }
 
 func hasBrace(w *syntax.Word) bool {

@@ -1,0 +1,422 @@
+package approval
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// guardTarget records a change to the path w names when it is, holds or
+// may be a protected path.
+func (a *analyzer) guardTarget(in *stmtInfo, c *command, how string, w arg, r reach) {
+	if a.guard == nil {
+		return
+	}
+	if class := a.protects(a.pathValues(w.word, w.text), r); class != "" {
+		in.cmds = append(in.cmds, command{name: factProtected, args: []string{class, how, w.text}, via: c.via, source: c.source})
+	}
+}
+
+// guardInto records a write of a file or tree named like src into the
+// directory dir names (cp src dir/, mv src dir/), as dir/base(src).
+func (a *analyzer) guardInto(in *stmtInfo, c *command, dir, src arg, r reach) {
+	if a.guard == nil {
+		return
+	}
+	base := path.Base(strings.TrimRight(src.text, "/"))
+	var vals []pathValue
+	for _, v := range a.pathValues(dir.word, dir.text) {
+		if base == "." || base == "/" || strings.ContainsAny(base, "$`") {
+			vals = append(vals, v) // the contents of src, or an unknown name
+			r = reachMaybe
+			continue
+		}
+		vals = append(vals, v.join(base))
+	}
+	if class := a.protects(vals, r); class != "" {
+		in.cmds = append(in.cmds, command{name: factProtected, args: []string{class, c.name, dir.text}, via: c.via, source: c.source})
+	}
+}
+
+// guardCommand records what a resolved command changes among the
+// protected paths: its target operands, by the rules of each program.
+// rest are its arguments.
+func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []arg) {
+	if a.guard == nil {
+		return
+	}
+	each := func(how string, args []arg, r reach) {
+		for _, w := range args {
+			a.guardTarget(in, c, how, w, r)
+		}
+	}
+	switch c.name {
+	case "rm", "srm":
+		opts, r := splitOpts(rest, optSpec{})
+		if hasOpt(opts, "-r", "-R", "--recursive") {
+			each(c.name, r, reachDestroy)
+		} else {
+			each(c.name, r, reachWrite)
+		}
+	case "unlink", "rmdir", "touch", "mkdir", "mkfifo", "shred", "wipe", "truncate", "dos2unix", "unix2dos", "sponge":
+		_, r := splitOpts(rest, operandSpecs[c.name])
+		each(c.name, r, reachWrite)
+	case "patch":
+		opts, r := splitOpts(rest, operandSpecs[c.name])
+		if len(r) > 0 {
+			each(c.name, r[:1], reachWrite)
+		}
+		if v, ok := optTarget(rest, opts, "-o", "--output"); ok && v.text != "-" {
+			each(c.name, []arg{v}, reachWrite)
+		}
+	case "chmod", "chown", "chgrp", "chattr", "setfacl", "chcon", "restorecon":
+		a.guardPerms(in, c, rest)
+	case "tee":
+		_, r := splitOpts(rest, optSpec{})
+		each("tee", r, reachWrite)
+	case "cp", "mv", "install", "ln", "rsync", "scp", "ditto":
+		a.guardCopy(in, c, rest)
+	case "sed", "gsed":
+		opts, r := splitOpts(rest, optSpec{short: "efl", long: []string{"--expression", "--file", "--line-length"}})
+		if hasOpt(opts, "-i") || hasOptPrefix(opts, "--in-place") {
+			if !hasOpt(opts, "-e", "-f", "--expression", "--file") && len(r) > 0 {
+				r = r[1:]
+			}
+			each("sed-i", r, reachWrite)
+		}
+	case "dd":
+		for _, w := range rest {
+			if strings.HasPrefix(w.text, "of=") {
+				a.guardTarget(in, c, "dd", subArg(w, "of="), reachWrite)
+			}
+		}
+	case "curl", "wget", "sort":
+		opts, _ := splitOpts(rest, optSpec{short: "oOdHXuAeEbcFmrTwYyzKPDktS", long: []string{"--output", "--output-document",
+			"--data", "--header", "--request", "--user", "--user-agent", "--referer", "--cookie", "--form", "--url"}})
+		flags := []string{"-o", "--output"}
+		if c.name == "wget" {
+			flags = []string{"-O", "--output-document"}
+		}
+		if t, ok := optTarget(rest, opts, flags...); ok && t.text != "-" {
+			a.guardTarget(in, c, c.name, t, reachWrite)
+		}
+	case "find":
+		a.guardFind(in, c, rest)
+	case "tar", "bsdtar", "gtar":
+		a.guardTar(in, c, rest)
+	case "unzip":
+		if d, ok := optArg(rest, "-d"); ok {
+			a.guardTarget(in, c, "unzip", d, reachMaybe)
+		}
+	case "yq":
+		opts, r := splitOpts(rest, optSpec{})
+		if hasOpt(opts, "-i", "--inplace") {
+			each("yq-i", r, reachWrite)
+		}
+	case "awk", "gawk":
+		opts, r := splitOpts(rest, optSpec{short: "fvi", long: []string{"--file", "--assign", "--include"}})
+		if slices.Contains(opts, "inplace") {
+			if !hasOpt(opts, "-f", "--file") && len(r) > 0 {
+				r = r[1:]
+			}
+			each("awk-inplace", r, reachWrite)
+		}
+	case "gzip", "bzip2", "xz", "lzma", "zstd", "compress", "gunzip", "bunzip2", "unxz", "unzstd", "lzip", "lz4":
+		opts, r := splitOpts(rest, optSpec{short: "S", long: []string{"--suffix"}})
+		if !hasOpt(opts, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") {
+			each(c.name, r, reachWrite)
+		}
+	case "vi", "vim", "nvim", "view", "nano", "emacs", "micro", "pico", "ed", "ex", "joe", "mcedit", "kak", "hx", "code":
+		for _, w := range rest {
+			if !strings.HasPrefix(w.text, "-") && !strings.HasPrefix(w.text, "+") {
+				a.guardTarget(in, c, c.name, w, reachWrite)
+			}
+		}
+	case "docker":
+		// docker cp CONTAINER:PATH HOSTPATH writes on the host.
+		if len(c.args) >= 3 && c.args[0] == "cp" && !strings.Contains(c.args[len(c.args)-1], ":") {
+			a.guardTarget(in, c, "docker-cp", arg{text: c.args[len(c.args)-1]}, reachMaybe)
+		}
+	}
+}
+
+// optArg finds the value of the first of names among raw arguments: the
+// argument after "-t" or "--target-directory", or the rest of
+// "--target-directory=DIR" and "-tDIR", keeping its word so variables
+// in it resolve.
+func optArg(rest []arg, names ...string) (arg, bool) {
+	for i, w := range rest {
+		if w.text == "--" {
+			break
+		}
+		for _, n := range names {
+			switch {
+			case w.text == n && i+1 < len(rest):
+				return rest[i+1], true
+			case strings.HasPrefix(n, "--") && strings.HasPrefix(w.text, n+"="):
+				return subArg(w, n+"="), true
+			case !strings.HasPrefix(n, "--") && len(w.text) > len(n) && strings.HasPrefix(w.text, n):
+				return subArg(w, n), true
+			}
+		}
+	}
+	return arg{}, false
+}
+
+// optTarget returns the value of the first of names that opts (expanded
+// by splitOpts) holds, as the raw argument when it can be found there (so
+// its variables resolve) and as text otherwise (-xvt DIR).
+func optTarget(rest []arg, opts []string, names ...string) (arg, bool) {
+	t, ok := optValue(opts, names...)
+	if !ok {
+		return arg{}, false
+	}
+	if w, ok := optArg(rest, names...); ok && w.text == t {
+		return w, true
+	}
+	return arg{text: t}, true
+}
+
+// operandSpecs lists the options that take a value of programs whose
+// operands are all files they change.
+var operandSpecs = map[string]optSpec{
+	"touch":    {short: "drt", long: []string{"--date", "--reference"}},
+	"mkdir":    {short: "mZ", long: []string{"--mode", "--context"}},
+	"mkfifo":   {short: "mZ", long: []string{"--mode", "--context"}},
+	"shred":    {short: "ns", long: []string{"--iterations", "--size", "--random-source"}},
+	"truncate": {short: "sr", long: []string{"--size", "--reference"}},
+	"patch":    {short: "piordDBFzVYg", long: []string{"--strip", "--input", "--output", "--reject-file", "--directory", "--ifdef", "--prefix", "--fuzz", "--suffix"}},
+}
+
+// subArg is the part of w after prefix ("of=" of dd's "of=PATH"), with
+// the word trimmed the same way when its first part is plain text, so
+// variables in the rest still resolve.
+func subArg(w arg, prefix string) arg {
+	out := arg{text: strings.TrimPrefix(w.text, prefix)}
+	if w.word == nil || len(w.word.Parts) == 0 {
+		return out
+	}
+	if lit, ok := w.word.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, prefix) {
+		parts := slices.Clone(w.word.Parts)
+		parts[0] = &syntax.Lit{ValuePos: lit.ValuePos, ValueEnd: lit.ValueEnd, Value: lit.Value[len(prefix):]}
+		if parts[0].(*syntax.Lit).Value == "" {
+			parts = parts[1:]
+		}
+		out.word = &syntax.Word{Parts: parts}
+	}
+	return out
+}
+
+// modeArg matches a chmod mode operand: octal or symbolic.
+var modeArg = regexp.MustCompile(`^([0-7]{1,4}|[ugoa]*([-+=]([rwxXst]*|[ugo]))+(,[ugoa]*([-+=]([rwxXst]*|[ugo]))+)*)$`)
+
+// guardPerms: chmod MODE FILE…, chown OWNER FILE…, chgrp GROUP FILE…,
+// chattr +i FILE…, setfacl -m ACL FILE…, chcon CONTEXT FILE…; recursion
+// reaches everything under a directory.
+func (a *analyzer) guardPerms(in *stmtInfo, c *command, rest []arg) {
+	spec := optSpec{long: []string{"--reference"}}
+	switch c.name {
+	case "setfacl":
+		spec = optSpec{short: "mxMX", long: []string{"--modify", "--remove", "--set", "--modify-file", "--remove-file", "--set-file"}}
+	case "chcon":
+		spec = optSpec{short: "urtl", long: []string{"--user", "--role", "--type", "--range", "--reference"}}
+	case "chattr":
+		spec = optSpec{short: "vp"}
+	case "restorecon":
+		spec = optSpec{short: "ef"}
+	}
+	opts, r := splitOpts(rest, spec)
+	reference := hasOpt(opts, "--reference") || hasOptPrefix(opts, "--reference=")
+	switch c.name {
+	case "chmod":
+		if !reference && len(r) > 0 && modeArg.MatchString(r[0].text) {
+			r = r[1:]
+		}
+	case "chown", "chgrp":
+		if !reference && len(r) > 0 {
+			r = r[1:]
+		}
+	case "chcon":
+		if !reference && !hasOpt(opts, "-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range") && len(r) > 0 {
+			r = r[1:]
+		}
+	case "chattr":
+		r = slices.DeleteFunc(slices.Clone(r), func(w arg) bool { return strings.HasPrefix(w.text, "+") || strings.HasPrefix(w.text, "=") })
+	}
+	reach := reachWrite
+	if hasOpt(opts, "-R", "--recursive") || c.name == "restorecon" && hasOpt(opts, "-r") {
+		reach = reachMaybe // a directory above a protected path changes it too
+	}
+	for _, w := range r {
+		a.guardTarget(in, c, c.name, w, reach)
+	}
+}
+
+// guardCopy: the destination of cp, mv, install, ln, rsync, scp and
+// ditto, the sources mv moves away, and links to protected paths.
+func (a *analyzer) guardCopy(in *stmtInfo, c *command, rest []arg) {
+	spec := wrapperSpecs["cp"]
+	if c.name == "install" {
+		spec = optSpec{short: "tSmogC", long: []string{"--target-directory", "--suffix", "--mode", "--owner", "--group"}}
+	}
+	if c.name == "rsync" {
+		spec = optSpec{short: "eTB", long: []string{"--rsh", "--temp-dir", "--exclude", "--include", "--filter", "--files-from",
+			"--exclude-from", "--include-from", "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest", "--rsync-path", "--chmod", "--chown"}}
+	}
+	opts, r := splitOpts(rest, spec)
+	if c.name == "install" && hasOpt(opts, "-d", "--directory") {
+		for _, w := range r {
+			a.guardTarget(in, c, c.name, w, reachWrite)
+		}
+		return
+	}
+	var dest arg
+	var srcs []arg
+	if t, ok := optTarget(rest, opts, "-t", "--target-directory"); ok {
+		dest, srcs = t, r
+	} else if len(r) >= 2 {
+		dest, srcs = r[len(r)-1], r[:len(r)-1]
+	} else {
+		return
+	}
+	if (c.name == "rsync" || c.name == "scp") && isRemote(dest.text) {
+		return
+	}
+	recursive := c.name == "mv" || c.name == "rsync" || c.name == "ditto" ||
+		hasOpt(opts, "-r", "-R", "-a", "--recursive", "--archive")
+	destReach := reachWrite
+	if c.name == "rsync" && hasOptPrefix(opts, "--del") {
+		destReach = reachDestroy // deletes what the source lacks
+	}
+	a.guardTarget(in, c, c.name, dest, destReach)
+	into := reachWrite
+	if recursive {
+		into = reachMaybe
+	}
+	for _, s := range srcs {
+		if c.name == "rsync" && strings.HasSuffix(s.text, "/") {
+			a.guardTarget(in, c, c.name, dest, reachMaybe) // the contents of s
+		} else {
+			a.guardInto(in, c, dest, s, into)
+		}
+		if c.name == "mv" || c.name == "rsync" && hasOpt(opts, "--remove-source-files") {
+			a.guardTarget(in, c, c.name, s, reachDestroy)
+		}
+	}
+	if c.name == "ln" {
+		var links []pathValue
+		for _, s := range srcs {
+			for _, d := range a.pathValues(dest.word, dest.text) {
+				links = append(links, d, d.join(path.Base(s.text)))
+			}
+		}
+		for _, s := range srcs {
+			a.link(a.pathValues(s.word, s.text), links)
+		}
+	}
+}
+
+func isRemote(s string) bool {
+	i := strings.IndexByte(s, ':')
+	return i > 0 && !strings.Contains(s[:i], "/")
+}
+
+// guardFind: find START… -delete (or -exec of a program that changes
+// files) reaches everything under each start point.
+func (a *analyzer) guardFind(in *stmtInfo, c *command, rest []arg) {
+	var starts []arg
+	i := 0
+	for i < len(rest) && strings.HasPrefix(rest[i].text, "-") && len(rest[i].text) == 2 && strings.ContainsAny(rest[i].text[1:], "HLP") {
+		i++
+	}
+	for ; i < len(rest); i++ {
+		t := rest[i].text
+		if strings.HasPrefix(t, "-") || t == "(" || t == "!" {
+			break
+		}
+		starts = append(starts, rest[i])
+	}
+	changes := false
+	for j := i; j < len(rest); j++ {
+		switch rest[j].text {
+		case "-delete":
+			changes = true
+		case "-exec", "-execdir", "-ok", "-okdir":
+			if j+1 < len(rest) && fileChangers[canonicalName(rest[j+1].text)] {
+				changes = true
+			}
+		}
+	}
+	if changes {
+		for _, s := range starts {
+			a.guardTarget(in, c, "find", s, reachDestroy)
+		}
+	}
+}
+
+// fileChangers are programs that change the files they are given, for
+// find -exec.
+var fileChangers = setOf(`rm srm unlink shred wipe truncate chmod chown chgrp chattr setfacl chcon mv cp tee sed gsed
+	perl dd touch install ln rsync`)
+
+// guardTar: tar -x -C DIR writes a tree into DIR; --remove-files deletes
+// what it archives; -c/-r/-u -f FILE writes FILE.
+func (a *analyzer) guardTar(in *stmtInfo, c *command, rest []arg) {
+	extract, create := false, false
+	var dir, archive *arg
+	values := make(map[int]bool) // indexes of option values
+	for i := 0; i < len(rest); i++ {
+		t := rest[i].text
+		next := func() *arg {
+			if i+1 < len(rest) {
+				i++
+				values[i] = true
+				return &rest[i]
+			}
+			return nil
+		}
+		switch {
+		case t == "--extract" || t == "--get":
+			extract = true
+		case t == "--create" || t == "--append" || t == "--update" || t == "--concatenate":
+			create = true
+		case t == "-C" || t == "--directory":
+			dir = next()
+		case t == "-f" || t == "--file":
+			archive = next()
+		case strings.HasPrefix(t, "--directory="):
+			v := subArg(rest[i], "--directory=")
+			dir = &v
+		case strings.HasPrefix(t, "--file="):
+			v := subArg(rest[i], "--file=")
+			archive = &v
+		case strings.HasPrefix(t, "--"):
+		case strings.HasPrefix(t, "-") || i == 0 && !strings.ContainsAny(t, "/."):
+			cluster := strings.TrimPrefix(t, "-")
+			extract = extract || strings.ContainsRune(cluster, 'x')
+			create = create || strings.ContainsAny(cluster, "cruA")
+			if strings.HasSuffix(cluster, "f") {
+				archive = next()
+			} else if strings.HasSuffix(cluster, "C") {
+				dir = next()
+			}
+			values[i] = true
+		}
+	}
+	if extract && dir != nil {
+		a.guardTarget(in, c, "tar-x", *dir, reachMaybe)
+	}
+	if create && archive != nil && archive.text != "-" {
+		a.guardTarget(in, c, "tar-c", *archive, reachWrite)
+	}
+	if slices.ContainsFunc(rest, func(w arg) bool { return w.text == "--remove-files" }) {
+		for i, w := range rest {
+			if !values[i] && !strings.HasPrefix(w.text, "-") {
+				a.guardTarget(in, c, "tar-remove", w, reachDestroy)
+			}
+		}
+	}
+}
