@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/runbox/runbox/approval"
@@ -65,6 +66,9 @@ func (e *Env) decide(ctx context.Context, cmd envs.Command) error {
 		Sandboxed:  !hostAccess,
 		Unattended: e.opts.Asker == nil,
 	}
+	if hostAccess {
+		req.Dir = e.dir(cmd)
+	}
 	err := e.opts.Gate.Decide(ctx, req, e.opts.Asker)
 	if err == nil {
 		return nil
@@ -101,4 +105,18 @@ func Quote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// dir is the absolute directory cmd starts in, when the environment can
+// tell: cmd.Dir if absolute, else (for a relative or empty one) joined to
+// the session's working directory. "" when unknown.
+func (e *Env) dir(cmd envs.Command) string {
+	if filepath.IsAbs(cmd.Dir) {
+		return cmd.Dir
+	}
+	c, ok := e.Environment.(interface{ Cwd() string })
+	if !ok || c.Cwd() == "" {
+		return ""
+	}
+	return filepath.Join(c.Cwd(), cmd.Dir)
 }

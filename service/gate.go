@@ -28,6 +28,9 @@ func (s *Service) newGate() (*approval.Gate, error) {
 		Deny:           c.Approval.Deny,
 		ConfigFile:     s.ApprovalFile(),
 		RelaxSandboxed: c.Approval.RelaxWithoutHostAccess,
+		// runbox's own configuration, approvals and state: no command may
+		// rewrite the policy that judges the next one.
+		Protect: approval.DefaultProtection(s.opts.Getenv),
 	})
 }
 
@@ -52,6 +55,9 @@ type Authorization struct {
 	HostAccess bool
 	// SessionKey scopes "session" answers.
 	SessionKey string
+	// Dir is the absolute directory the command starts in, so that
+	// relative paths to protected files are resolved. Empty means unknown.
+	Dir string
 	// Asker answers an "ask" verdict. Nil means nobody can: such a
 	// command is refused with a hint on how to allow it.
 	Asker approval.Asker
@@ -63,7 +69,7 @@ type Authorization struct {
 func (s *Service) Authorize(ctx context.Context, a Authorization) error {
 	req := approval.Request{
 		Command: a.Command, Backend: a.Backend, Sandboxed: !a.HostAccess,
-		SessionKey: a.SessionKey, Unattended: a.Asker == nil,
+		SessionKey: a.SessionKey, Unattended: a.Asker == nil, Dir: a.Dir,
 	}
 	if err := s.gate.Decide(ctx, req, a.Asker); err != nil {
 		return deniedError(err)

@@ -35,6 +35,7 @@ var _ Jobs = (*procregistry.Client)(nil)
 type JobTarget struct {
 	Backend    string
 	HostAccess bool
+	Dir        string // where the job starts, for relative paths ("" unknown)
 	Asker      approval.Asker
 }
 
@@ -50,7 +51,7 @@ func (s *Service) StartJob(ctx context.Context, connect Connect, t JobTarget, re
 	if text == "" {
 		text = lineOf(req.Args)
 	}
-	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: req.Owner, Asker: t.Asker}); err != nil {
+	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: req.Owner, Asker: t.Asker, Dir: t.Dir}); err != nil {
 		return procregistry.Info{}, err
 	}
 	jobs, err := connect(ctx)

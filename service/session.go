@@ -104,12 +104,19 @@ func (ss *Session) authorize(ctx context.Context, text string) error {
 	env := ss.env
 	ss.mu.Unlock()
 	host := true
+	dir := ""
 	if env != nil {
 		host = env.Capabilities().State(envs.CapHostAccess) != envs.Unsupported
+		if c, ok := env.(interface{ Cwd() string }); ok && host {
+			dir = c.Cwd() // where a relative path in the command points
+		}
 	} else {
 		host = ss.svc.HostAccess(ctx, ss.Backend, ss.spec)
+		if host {
+			dir = ss.spec.Dir
+		}
 	}
-	return ss.svc.Authorize(ctx, Authorization{Command: text, Backend: ss.Backend, HostAccess: host, SessionKey: ss.ID, Asker: ss.ask})
+	return ss.svc.Authorize(ctx, Authorization{Command: text, Backend: ss.Backend, HostAccess: host, SessionKey: ss.ID, Asker: ss.ask, Dir: dir})
 }
 
 // Run judges c, then runs it in the session's environment.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,10 +20,24 @@ import (
 // authorize passes command through the gate before any backend sees it.
 // On a terminal a command that needs approval is put to the user; without
 // one it is denied, with a hint on how to allow it.
-func (a *app) authorize(ctx context.Context, command, backend string, hostAccess bool) error {
+// dir is where the command starts ("" if unknown), for relative paths.
+func (a *app) authorize(ctx context.Context, command, backend, dir string, hostAccess bool) error {
 	return a.withAsker(func(asker approval.Asker) error {
-		return a.svc.Authorize(ctx, service.Authorization{Command: command, Backend: backend, HostAccess: hostAccess, SessionKey: "cli", Asker: asker})
+		return a.svc.Authorize(ctx, service.Authorization{Command: command, Backend: backend, HostAccess: hostAccess, SessionKey: "cli", Asker: asker, Dir: dir})
 	})
+}
+
+// hostDir is the absolute directory a command given --cwd dir starts in on
+// this machine ("" when it cannot be told).
+func hostDir(dir string) string {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // withAsker runs f with whoever can answer the gate's questions: the user

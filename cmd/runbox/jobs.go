@@ -125,7 +125,7 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 	var in procregistry.Info
 	err = a.withAsker(func(asker approval.Asker) error {
 		var err error
-		in, err = a.svc.StartJob(ctx, connect, service.JobTarget{Backend: "local", HostAccess: true, Asker: asker}, req)
+		in, err = a.svc.StartJob(ctx, connect, service.JobTarget{Backend: "local", HostAccess: true, Dir: cwd, Asker: asker}, req)
 		return err
 	})
 	if err != nil {

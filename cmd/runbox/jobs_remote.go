@@ -60,7 +60,7 @@ func (a *app) forwardJob(cmd *cobra.Command, args []string, t *jobTarget) error 
 	argv := []string{docker.AgentPath, cmd.Name()}
 	if cmd.Name() == "start" {
 		shell := shellCommand(args)
-		if err := a.authorize(ctx, shell, "docker", a.hostAccess(ctx, "docker", spec)); err != nil {
+		if err := a.authorize(ctx, shell, "docker", "", a.hostAccess(ctx, "docker", spec)); err != nil {
 			return err
 		}
 		argv = []string{docker.AgentPath, "--yolo", "start"}

@@ -126,7 +126,12 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		}
 		spec.Settings = map[string]string{"workspace": wd}
 	}
-	if err := a.authorize(ctx, shell, backend, a.hostAccess(ctx, backend, spec)); err != nil {
+	host := a.hostAccess(ctx, backend, spec)
+	dir := ""
+	if host {
+		dir = hostDir(opts.cwd)
+	}
+	if err := a.authorize(ctx, shell, backend, dir, host); err != nil {
 		return err
 	}
 	environment, err := a.providers.Open(ctx, backend, spec)
