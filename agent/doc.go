@@ -18,6 +18,12 @@
 // silently corrupt output. Byte strings in JSON (commands, captured
 // output) travel as base64, so invalid UTF-8 and NUL bytes survive.
 //
+// A JSON message longer than one frame — a Result carrying megabytes of
+// captured output — is split into "more" frames followed by a frame of
+// its own type, up to [MaxMessage] bytes. A reply that cannot be sent at
+// all is replaced by an error reply: no call is ever left without its
+// answer because the answer was too big.
+//
 // # Channels and flow control
 //
 // Each command, file transfer or call has its own channel id, so many run
@@ -42,8 +48,13 @@
 // When the stream fails — the agent is killed, its container vanishes, the
 // docker daemon restarts — every pending call, every Wait and every output
 // reader fails at once with a [*LostError] (matching [ErrLost] and
-// envs.ErrClosed). Nothing waits for a reply that cannot come. The server,
-// when its client goes away, kills every process the client left running.
+// envs.ErrClosed). Nothing waits for a reply that cannot come. A malformed
+// frame, a length over the limit or a truncated frame fails the stream the
+// same way, with a [*ProtocolError] or io.ErrUnexpectedEOF as its cause.
+// An agent that is up but does not answer costs a call at most the reply
+// timeout (ClientOptions.ReplyTimeout; [ErrNoReply]), a Run whose ctx has
+// ended included. The server, when its client goes away, kills every
+// process the client left running.
 //
 // # What it does not do
 //
