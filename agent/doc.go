@@ -1,10 +1,13 @@
 // Package agent is runbox's wire protocol for running commands on the far
-// side of a byte stream, with its server (`runbox agent`: the local backend
-// served over stdin/stdout) and its client (an [envs.Environment] and
-// [envs.FileTransfer]). It is how the docker backend — and later ssh and
-// modal — get fast exec, real whole-tree kill, session state and bounded,
-// spilled output inside a sandbox: everything package local guarantees,
-// there.
+// side of a byte stream, with its server (the local backend served over
+// stdin/stdout: package agent/agentd, built as the small runbox-agent
+// binary and as `runbox agent`) and its client (an [envs.Environment] and
+// [envs.FileTransfer]). It is how the docker backend — and later ssh,
+// modal and daytona — get fast exec, real whole-tree kill, session state
+// and bounded, spilled output inside a sandbox: everything package local
+// guarantees, there. Package agent/remote is the host side that every such
+// backend shares: deploy the agent, attach, detect loss, recreate, fall
+// back.
 //
 // # Frames
 //

@@ -103,10 +103,7 @@ func (e *Env) deployLocked(ctx context.Context, id, bin string) (string, error) 
 	digest, ok := e.digests[key]
 	if !ok {
 		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return "", fmt.Errorf("agent binary: %w", err)
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, fi.Size())); err != nil {
 			return "", fmt.Errorf("agent binary: %w", err)
 		}
 		digest = hex.EncodeToString(h.Sum(nil)[:6])

@@ -26,12 +26,13 @@ type Sandbox interface {
 	// nothing behind when it fails: a sandbox it created on the way is
 	// removed (or left for the backend's reaper, where removing fails).
 	Provision(ctx context.Context) (Instance, error)
-	// CopyIn writes size bytes of r to path in the sandbox with mode
-	// perm, creating the parent directories. It may return at once when
-	// path already holds a file of that size: the host names what it
-	// deploys by content, so a same-named file of the same size is that
-	// file.
-	CopyIn(ctx context.Context, id, path string, r io.Reader, size int64, perm fs.FileMode) error
+	// CopyIn writes the size bytes of src to path in the sandbox with
+	// mode perm, creating the parent directories. src is read with ReadAt,
+	// so a backend may read it again to retry another way. CopyIn may
+	// return at once when path already holds a file of that size: the
+	// host names what it deploys by content, so a same-named file of the
+	// same size is that file.
+	CopyIn(ctx context.Context, id, path string, src io.ReaderAt, size int64, perm fs.FileMode) error
 	// Attach starts argv in the sandbox and returns a stream joined to its
 	// stdin and stdout, byte for byte (no terminal, no translation).
 	// Closing the stream closes the process's stdin; the process is

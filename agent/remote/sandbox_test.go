@@ -58,7 +58,7 @@ func (s *dirSandbox) Provision(ctx context.Context) (remote.Instance, error) {
 	return remote.Instance{ID: root, OS: "linux", Arch: runtime.GOARCH}, nil
 }
 
-func (s *dirSandbox) CopyIn(ctx context.Context, id, path string, r io.Reader, size int64, perm fs.FileMode) error {
+func (s *dirSandbox) CopyIn(ctx context.Context, id, path string, src io.ReaderAt, size int64, perm fs.FileMode) error {
 	dst := filepath.Join(id, path)
 	if fi, err := os.Stat(dst); err == nil && fi.Size() == size {
 		return nil
@@ -70,7 +70,7 @@ func (s *dirSandbox) CopyIn(ctx context.Context, id, path string, r io.Reader, s
 	if err != nil {
 		return err
 	}
-	_, err = io.CopyN(f, r, size)
+	_, err = io.Copy(f, io.NewSectionReader(src, 0, size))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
