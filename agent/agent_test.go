@@ -3,9 +3,11 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,4 +222,34 @@ func (r *bytesReaderT) Read(p []byte) (int, error) {
 	n := copy(p, r.b)
 	r.b = r.b[n:]
 	return n, nil
+}
+
+// TestClient_ResultLargerThanAFrame protects results bigger than one
+// frame: a command that prints 1.5 MB with a 2 MB output limit comes back
+// whole (the reply spans frames). Before protocol version 2 the agent
+// dropped such a reply and the call waited forever, its ctx ignored.
+func TestClient_ResultLargerThanAFrame(t *testing.T) {
+	const n = 1500000
+	for name, mk := range map[string]pair{"NetPipe": netPipe, "OSPipes": osPipes} {
+		t.Run(name, func(t *testing.T) {
+			s := serve(t, mk)
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			start := time.Now()
+			res, err := s.client.Run(ctx, envs.Command{
+				Shell:           fmt.Sprintf("head -c %d /dev/zero | tr '\\0' a; head -c %d /dev/zero | tr '\\0' b >&2", n, n/2),
+				OutputLimit:     2 << 20,
+				SeparateStreams: true,
+			})
+			if err != nil {
+				t.Fatalf("Run = %v after %v", err, time.Since(start))
+			}
+			if len(res.Output) != n || strings.Trim(res.Output, "a") != "" || len(res.Stderr) != n/2 || res.Truncated {
+				t.Fatalf("Run returned %d bytes of output and %d of stderr (truncated %v); want %d and %d, whole", len(res.Output), len(res.Stderr), res.Truncated, n, n/2)
+			}
+			if err := s.client.Ping(ctx); err != nil {
+				t.Fatalf("Ping after the large result: %v", err)
+			}
+		})
+	}
 }

@@ -11,14 +11,32 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/runbox/runbox/envs"
 )
+
+// DefaultReplyTimeout is how long a [Client] waits for an answer the
+// agent owes it at once, when ClientOptions.ReplyTimeout is zero.
+const DefaultReplyTimeout = 30 * time.Second
+
+// ErrNoReply is an answer the agent owed and did not give within the
+// reply timeout: it is stuck, or not an agent. The connection stays up.
+var ErrNoReply = errors.New("agent: no reply")
 
 // ClientOptions configures a [Client]. The zero value is usable.
 type ClientOptions struct {
 	// Logger receives debug logs. Nil discards them.
 	Logger *slog.Logger
+	// ReplyTimeout bounds every wait for an answer the agent should give
+	// at once: a ping, a start, opening a file, a signal, kill or resize,
+	// the shutdown in Close, the result of a PutFile once all its bytes
+	// are sent, and the result of a Run once its ctx has ended and the
+	// cancel is sent (the agent kills the command's tree and answers exit
+	// 130; a tree that takes longer than this to die is reported as an
+	// error wrapping [ErrNoReply] and the ctx's cause). It never bounds a
+	// command's own run time. Zero means [DefaultReplyTimeout].
+	ReplyTimeout time.Duration
 }
 
 // Client is an [envs.Environment] (and [envs.FileTransfer]) on the far side
@@ -28,10 +46,11 @@ type ClientOptions struct {
 // When the stream fails, every pending and later call fails at once with a
 // [*LostError]; nothing waits for a reply that cannot come.
 type Client struct {
-	c    *conn
-	log  *slog.Logger
-	caps envs.Capabilities
-	peer hello
+	c     *conn
+	log   *slog.Logger
+	caps  envs.Capabilities
+	peer  hello
+	reply time.Duration // ClientOptions.ReplyTimeout, defaulted
 
 	mu      sync.Mutex
 	closed  bool
@@ -66,7 +85,10 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts ClientOptions) (
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cl := &Client{c: newConn(rw), log: log, pending: map[uint64]chan reply{}, chans: map[uint32]*clientChan{}}
+	cl := &Client{c: newConn(rw), log: log, reply: opts.ReplyTimeout, pending: map[uint64]chan reply{}, chans: map[uint32]*clientChan{}}
+	if cl.reply <= 0 {
+		cl.reply = DefaultReplyTimeout
+	}
 	stop := context.AfterFunc(ctx, func() { cl.c.fail(fmt.Errorf("handshake: %w", context.Cause(ctx))) })
 	h, err := cl.handshake()
 	stop()
@@ -122,10 +144,18 @@ func (cl *Client) Cwd() string { return cl.peer.Cwd }
 
 func (cl *Client) loop() {
 	var err error
+	var msgs assembler
 	for {
 		var f frame
 		if f, err = readFrame(cl.c.rw); err != nil {
 			break
+		}
+		var whole bool
+		if f, whole, err = msgs.add(f); err != nil {
+			break
+		}
+		if !whole {
+			continue
 		}
 		if err = cl.dispatch(f); err != nil {
 			break
@@ -279,8 +309,11 @@ func (cl *Client) forget(seq uint64) {
 	cl.mu.Unlock()
 }
 
-// await waits for a reply, the end of the connection or ctx.
-func (cl *Client) await(ctx context.Context, seq uint64, rc <-chan reply) (reply, error) {
+// await waits for a reply, the end of the connection, ctx, or the reply
+// timeout: no wait for the agent is unbounded.
+func (cl *Client) await(ctx context.Context, o op, seq uint64, rc <-chan reply) (reply, error) {
+	t := time.NewTimer(cl.reply)
+	defer t.Stop()
 	select {
 	case r := <-rc:
 		return r, fromWire(r.Err)
@@ -289,6 +322,9 @@ func (cl *Client) await(ctx context.Context, seq uint64, rc <-chan reply) (reply
 	case <-ctx.Done():
 		cl.forget(seq)
 		return reply{}, ctx.Err()
+	case <-t.C:
+		cl.forget(seq)
+		return reply{}, fmt.Errorf("%w: %s unanswered after %v", ErrNoReply, o, cl.reply)
 	}
 }
 
@@ -298,7 +334,7 @@ func (cl *Client) roundTrip(ctx context.Context, id uint32, c call) (reply, erro
 	if err != nil {
 		return reply{}, err
 	}
-	return cl.await(ctx, seq, rc)
+	return cl.await(ctx, c.Op, seq, rc)
 }
 
 // Ping checks that the agent answers.
@@ -319,7 +355,8 @@ func feed(o *outbound, r io.Reader) {
 // Run runs cmd in the agent's environment. Output is captured and bounded
 // there; the Result comes back whole. Cancelling ctx interrupts the command
 // (exit 130) — the call still waits for the agent's answer, which comes
-// as soon as the tree is down, unless the connection fails first.
+// as soon as the tree is down, but no longer than the reply timeout
+// (ClientOptions.ReplyTimeout), and not at all once the connection fails.
 func (cl *Client) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 	if err := cmd.Validate(); err != nil {
 		return nil, fmt.Errorf("agent: run: %w", err)
@@ -340,6 +377,7 @@ func (cl *Client) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		go feed(ch.in, cmd.Stdin)
 	}
 	done := ctx.Done()
+	var expired <-chan time.Time
 	for {
 		select {
 		case r := <-rc:
@@ -359,6 +397,15 @@ func (cl *Client) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		case <-done:
 			done = nil // interrupt once, then wait for the result (exit 130)
 			cl.c.postJSON(frameCall, ch.id, call{Op: opCancel})
+			t := time.NewTimer(cl.reply)
+			defer t.Stop()
+			expired = t.C
+		case <-expired:
+			cl.forget(seq)
+			if ch.in != nil {
+				ch.in.stop(fmt.Errorf("agent: run abandoned: %w", envs.ErrClosed))
+			}
+			return nil, fmt.Errorf("agent: run: %w: no result %v after the cancel: %w", ErrNoReply, cl.reply, context.Cause(ctx))
 		}
 	}
 }
@@ -434,17 +481,50 @@ func (cl *Client) PutFile(ctx context.Context, path string, r io.Reader, perm os
 		return fmt.Errorf("agent: put %s: %w", path, err)
 	}
 	fed := make(chan struct{})
-	go func() { defer close(fed); feed(ch.in, r) }()
-	_, err = cl.await(ctx, seq, rc)
+	go func() { defer close(fed); feed(ch.in, r) }() // ends with r, or when the stream is stopped below
+	err = cl.awaitPut(ctx, seq, rc, fed)
 	ch.in.stop(fmt.Errorf("agent: put finished: %w", envs.ErrClosed))
-	<-fed
-	if err != nil {
-		if ctx.Err() != nil {
-			cl.c.postJSON(frameCall, ch.id, call{Op: opRelease})
-		}
-		return fmt.Errorf("agent: put %s: %w", path, err)
+	// After a success feed has already sent its EOF. Otherwise a reader
+	// blocked in Read keeps feed until it returns, as with os/exec's
+	// stdin copier; it is waited for no longer than a reply.
+	t := time.NewTimer(cl.reply)
+	select {
+	case <-fed:
+	case <-t.C:
 	}
-	return nil
+	t.Stop()
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		cl.c.postJSON(frameCall, ch.id, call{Op: opRelease})
+	}
+	return fmt.Errorf("agent: put %s: %w", path, err)
+}
+
+// awaitPut waits for a put's reply: for as long as its bytes are still
+// being sent (bounded by ctx), then no longer than the reply timeout.
+func (cl *Client) awaitPut(ctx context.Context, seq uint64, rc <-chan reply, fed <-chan struct{}) error {
+	var expired <-chan time.Time
+	for {
+		select {
+		case r := <-rc:
+			return fromWire(r.Err)
+		case <-cl.c.dead:
+			return cl.c.err
+		case <-ctx.Done():
+			cl.forget(seq)
+			return ctx.Err()
+		case <-fed:
+			fed = nil
+			t := time.NewTimer(cl.reply)
+			defer t.Stop()
+			expired = t.C
+		case <-expired:
+			cl.forget(seq)
+			return fmt.Errorf("%w: put unanswered %v after its last byte", ErrNoReply, cl.reply)
+		}
+	}
 }
 
 // GetFile opens path inside the agent's environment for reading.

@@ -1,10 +1,13 @@
 // Package agent is runbox's wire protocol for running commands on the far
-// side of a byte stream, with its server (`runbox agent`: the local backend
-// served over stdin/stdout) and its client (an [envs.Environment] and
-// [envs.FileTransfer]). It is how the docker backend — and later ssh and
-// modal — get fast exec, real whole-tree kill, session state and bounded,
-// spilled output inside a sandbox: everything package local guarantees,
-// there.
+// side of a byte stream, with its server (the local backend served over
+// stdin/stdout: package agent/agentd, built as the small runbox-agent
+// binary and as `runbox agent`) and its client (an [envs.Environment] and
+// [envs.FileTransfer]). It is how the docker backend — and later ssh,
+// modal and daytona — get fast exec, real whole-tree kill, session state
+// and bounded, spilled output inside a sandbox: everything package local
+// guarantees, there. Package agent/remote is the host side that every such
+// backend shares: deploy the agent, attach, detect loss, recreate, fall
+// back.
 //
 // # Frames
 //
@@ -17,6 +20,12 @@
 // checks, so a lost or reordered chunk is a protocol error rather than
 // silently corrupt output. Byte strings in JSON (commands, captured
 // output) travel as base64, so invalid UTF-8 and NUL bytes survive.
+//
+// A JSON message longer than one frame — a Result carrying megabytes of
+// captured output — is split into "more" frames followed by a frame of
+// its own type, up to [MaxMessage] bytes. A reply that cannot be sent at
+// all is replaced by an error reply: no call is ever left without its
+// answer because the answer was too big.
 //
 // # Channels and flow control
 //
@@ -42,8 +51,13 @@
 // When the stream fails — the agent is killed, its container vanishes, the
 // docker daemon restarts — every pending call, every Wait and every output
 // reader fails at once with a [*LostError] (matching [ErrLost] and
-// envs.ErrClosed). Nothing waits for a reply that cannot come. The server,
-// when its client goes away, kills every process the client left running.
+// envs.ErrClosed). Nothing waits for a reply that cannot come. A malformed
+// frame, a length over the limit or a truncated frame fails the stream the
+// same way, with a [*ProtocolError] or io.ErrUnexpectedEOF as its cause.
+// An agent that is up but does not answer costs a call at most the reply
+// timeout (ClientOptions.ReplyTimeout; [ErrNoReply]), a Run whose ctx has
+// ended included. The server, when its client goes away, kills every
+// process the client left running.
 //
 // # What it does not do
 //

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,12 +12,21 @@ import (
 
 // Version is the protocol version this package speaks. A client and an
 // agent of different versions refuse each other in the handshake
-// (see [VersionError]).
-const Version = 1
+// (see [VersionError]). Version 2 added messages that span frames
+// (frameMore).
+const Version = 2
 
 // MaxPayload bounds one frame's payload. A frame that declares more is a
 // protocol error: the decoder never allocates beyond it.
 const MaxPayload = 1 << 20
+
+// MaxMessage bounds one JSON message (a call, a reply, an exit). A message
+// longer than [MaxPayload] — a reply whose Result carries megabytes of
+// captured output — travels as several frames (see message.go). A sender
+// refuses to encode more; a receiver drops a peer whose unfinished
+// messages, on all channels together, add up to more, so a hostile peer
+// cannot make it hold more than this.
+const MaxMessage = 64 << 20
 
 // headerSize is the frame header: type (1), channel id (4), length (4).
 const headerSize = 9
@@ -43,6 +51,7 @@ const (
 	frameWindow                      // stream(1) increment(4)
 	frameEOF                         // stream(1) [error text]
 	frameExit                        // JSON exit of a streaming process
+	frameMore                        // a leading piece of a JSON message; the rest follows on the same channel
 	frameMax
 )
 
@@ -62,6 +71,8 @@ func (t frameType) String() string {
 		return "eof"
 	case frameExit:
 		return "exit"
+	case frameMore:
+		return "more"
 	}
 	return fmt.Sprintf("frame(%d)", uint8(t))
 }
@@ -188,17 +199,6 @@ func eofFrame(id uint32, stream byte, err error) frame {
 		p = append(p, err.Error()...)
 	}
 	return frame{typ: frameEOF, id: id, payload: p}
-}
-
-func jsonFrame(typ frameType, id uint32, v any) (frame, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return frame{}, fmt.Errorf("agent: encode %v: %w", typ, err)
-	}
-	if len(b) > MaxPayload {
-		return frame{}, fmt.Errorf("agent: %v message of %d bytes exceeds the frame limit: %w", typ, len(b), envs.ErrUnsupported)
-	}
-	return frame{typ: typ, id: id, payload: b}, nil
 }
 
 // hello is the first frame each side sends.
@@ -444,10 +444,34 @@ func (c *conn) enqueue(q queued) {
 	}
 }
 
+// enqueueAll queues fs back to back (no other frame between them), the
+// last one with done.
+func (c *conn) enqueueAll(fs []frame, done chan struct{}) {
+	c.mu.Lock()
+	for i, f := range fs {
+		q := queued{f: f}
+		if i == len(fs)-1 {
+			q.done = done
+		}
+		c.queue = append(c.queue, q)
+	}
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
 // send queues f and waits until it is written or the connection dies.
 func (c *conn) send(f frame) error {
+	return c.sendAll([]frame{f})
+}
+
+// sendAll queues fs together and waits until they are written or the
+// connection dies.
+func (c *conn) sendAll(fs []frame) error {
 	done := make(chan struct{})
-	c.enqueue(queued{f: f, done: done})
+	c.enqueueAll(fs, done)
 	select {
 	case <-done:
 		return nil
@@ -494,18 +518,24 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// sendJSON sends v as one message and waits until it is written.
 func (c *conn) sendJSON(typ frameType, id uint32, v any) error {
-	f, err := jsonFrame(typ, id, v)
+	fs, err := jsonFrames(typ, id, v)
 	if err != nil {
 		return err
 	}
-	return c.send(f)
+	return c.sendAll(fs)
 }
 
-func (c *conn) postJSON(typ frameType, id uint32, v any) {
-	if f, err := jsonFrame(typ, id, v); err == nil {
-		c.post(f)
+// postJSON queues v as one message without waiting. The error is an
+// encoding failure (a message over MaxMessage); nothing is queued then.
+func (c *conn) postJSON(typ frameType, id uint32, v any) error {
+	fs, err := jsonFrames(typ, id, v)
+	if err != nil {
+		return err
 	}
+	c.enqueueAll(fs, nil)
+	return nil
 }
 
 // fail marks the connection dead with cause and closes the stream, which

@@ -53,23 +53,29 @@ func TestFrame_HugeLengthRefused(t *testing.T) {
 	}
 }
 
-// FuzzFrame feeds arbitrary bytes to the decoder: it must never panic,
-// never allocate past MaxPayload for one frame, and every frame it accepts
-// must re-encode to the bytes it came from.
+// FuzzFrame feeds arbitrary bytes to the decoder and the message
+// assembler behind it: they must never panic, never allocate past
+// MaxPayload for one frame or MaxMessage for one message, and every frame
+// the decoder accepts must re-encode to the bytes it came from.
 func FuzzFrame(f *testing.F) {
 	f.Add(encodeFrame(nil, dataFrame(1, streamOut, 0, []byte("hello"))))
 	f.Add(encodeFrame(nil, windowFrame(1, streamIn, 10)))
 	f.Add(encodeFrame(nil, eofFrame(2, streamErr, nil)))
 	f.Add(encodeFrame(nil, frame{typ: frameCall, id: 3, payload: []byte(`{"seq":1,"op":"ping"}`)}))
+	f.Add(encodeFrame(encodeFrame(nil, frame{typ: frameMore, id: 4, payload: []byte(`{"seq":`)}), frame{typ: frameReply, id: 4, payload: []byte(`2}`)}))
 	f.Add([]byte{byte(frameData), 0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff})
 	f.Add([]byte{0xff, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := bytes.NewReader(b)
+		var msgs assembler
 		for {
 			start := len(b) - r.Len()
 			fr, err := readFrame(r)
 			if err != nil {
 				return
+			}
+			if whole, ok, err := msgs.add(fr); err == nil && ok && len(whole.payload) > MaxMessage {
+				t.Fatalf("assembled a %d-byte message", len(whole.payload))
 			}
 			if len(fr.payload) > MaxPayload {
 				t.Fatalf("accepted a %d-byte payload", len(fr.payload))
@@ -99,8 +105,8 @@ func TestNewClient_VersionMismatch(t *testing.T) {
 		if _, err := readFrame(b); err != nil {
 			return
 		}
-		f, _ := jsonFrame(frameHello, 0, hello{Version: Version + 1, Role: "agent", Build: "runbox-next"})
-		b.Write(encodeFrame(nil, f))
+		fs, _ := jsonFrames(frameHello, 0, hello{Version: Version + 1, Role: "agent", Build: "runbox-next"})
+		b.Write(encodeFrame(nil, fs[0]))
 		io.Copy(io.Discard, b)
 	}()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

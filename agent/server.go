@@ -93,7 +93,7 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	ss.shutdown()
 	ss.work.Wait()
 	c.close(nil)
-	if errors.Is(err, io.EOF) || errors.Is(err, ErrLost) && ctx.Err() != nil {
+	if errors.Is(err, io.EOF) || ctx.Err() != nil { // the client left, or the caller stopped the server
 		return nil
 	}
 	return err
@@ -119,8 +119,15 @@ func (ss *session) handshake() error {
 }
 
 func (ss *session) loop() error {
+	var msgs assembler
 	for {
 		f, err := readFrame(ss.c.rw)
+		if err == nil {
+			var whole bool
+			if f, whole, err = msgs.add(f); err == nil && !whole {
+				continue
+			}
+		}
 		if err != nil {
 			select {
 			case <-ss.c.dead:
@@ -215,7 +222,17 @@ func beUint32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
-func (ss *session) reply(id uint32, r reply) { ss.c.postJSON(frameReply, id, r) }
+// reply answers a call. A reply that cannot be sent (its Result is over
+// MaxMessage) is answered with the error instead, so the caller is never
+// left waiting for a reply that was dropped.
+func (ss *session) reply(id uint32, r reply) {
+	err := ss.c.postJSON(frameReply, id, r)
+	if err == nil {
+		return
+	}
+	ss.s.log.Debug("agent: reply not sent", "channel", id, "err", err)
+	ss.c.postJSON(frameReply, id, reply{Seq: r.Seq, Err: toWire(fmt.Errorf("agent: reply: %w", err))})
+}
 
 func (ss *session) replyErr(id uint32, seq uint64, err error) {
 	ss.reply(id, reply{Seq: seq, Err: toWire(err)})
@@ -372,7 +389,9 @@ func (ss *session) start(ch *serverChan, cl call) {
 	pumps.Wait()
 	// Every output byte and EOF is queued before the exit, so the
 	// client has the whole output once it sees the exit.
-	ss.c.postJSON(frameExit, ch.id, exitMsg{Status: st, Err: toWire(werr)})
+	if err := ss.c.postJSON(frameExit, ch.id, exitMsg{Status: st, Err: toWire(werr)}); err != nil {
+		ss.c.postJSON(frameExit, ch.id, exitMsg{Status: st, Err: toWire(err)})
+	}
 	ss.dropChan(ch) // also ends the stdin copier
 }
 

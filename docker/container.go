@@ -18,8 +18,10 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
+	"github.com/docker/docker/errdefs"
 	"golang.org/x/term"
 
+	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
 )
 
@@ -38,8 +40,6 @@ var keptCaps = [...]string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID"
 // keepalive is the container's main process: it only waits. docker-init
 // (HostConfig.Init) is PID 1 and reaps the orphans of every command.
 const keepalive = "while :; do sleep 3600; done"
-
-var errContainerGone = errors.New("docker: container gone")
 
 // ImageError is a missing image that could not be pulled.
 type ImageError struct {
@@ -91,14 +91,14 @@ type imageInfo struct {
 }
 
 // ensureImage inspects the image, pulling it when it is missing.
-func (e *Env) ensureImage(ctx context.Context) (imageInfo, error) {
-	ref := e.opts.Image
-	ii, err := e.cli.ImageInspect(ctx, ref)
+func ensureImage(ctx context.Context, cli *client.Client, o Options) (imageInfo, error) {
+	ref := o.Image
+	ii, err := cli.ImageInspect(ctx, ref)
 	if client.IsErrNotFound(err) {
-		if perr := e.pull(ctx, ref); perr != nil {
+		if perr := pull(ctx, cli, ref, o.Progress); perr != nil {
 			return imageInfo{}, &ImageError{Image: ref, Err: perr}
 		}
-		ii, err = e.cli.ImageInspect(ctx, ref)
+		ii, err = cli.ImageInspect(ctx, ref)
 	}
 	if err != nil {
 		return imageInfo{}, fmt.Errorf("docker: image %q: %w", ref, err)
@@ -110,14 +110,13 @@ func (e *Env) ensureImage(ctx context.Context) (imageInfo, error) {
 	return info, nil
 }
 
-// pull pulls ref, rendering progress to Options.Progress.
-func (e *Env) pull(ctx context.Context, ref string) error {
-	rc, err := e.cli.ImagePull(ctx, ref, image.PullOptions{})
+// pull pulls ref, rendering progress to out (Options.Progress).
+func pull(ctx context.Context, cli *client.Client, ref string, out io.Writer) error {
+	rc, err := cli.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	out := e.opts.Progress
 	if out == nil {
 		out = io.Discard
 	}
@@ -158,65 +157,15 @@ func (e *Env) pull(ctx context.Context, ref string) error {
 	}
 }
 
-// setupLocked makes sure the container exists and runs, and connects to
-// its agent (or prepares the exec fallback). Called with e.mu held.
-func (e *Env) setupLocked(ctx context.Context) (backend, error) {
-	again := e.id != ""
-	e.dropBackendLocked()
-	id := e.id
-	if id != "" {
-		if _, err := e.cli.ContainerInspect(ctx, id); client.IsErrNotFound(err) {
-			id = ""
-		} else if err != nil {
-			return nil, fmt.Errorf("docker: inspect container %s: %w", short(id), err)
-		}
-	}
-	if id == "" && e.opts.Persistent {
-		found, err := e.find(ctx)
-		if err != nil {
-			return nil, err
-		}
-		id = found
-	}
-	if id == "" {
-		var err error
-		if id, err = e.create(ctx); err != nil {
-			return nil, err
-		}
-	}
-	e.id = id
-	ci, err := e.cli.ContainerInspect(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("docker: inspect container %s: %w", short(id), err)
-	}
-	if ci.State == nil || !ci.State.Running || ci.State.Paused {
-		if ci.State != nil && ci.State.Paused {
-			err = e.cli.ContainerUnpause(ctx, id)
-		} else {
-			err = e.cli.ContainerStart(ctx, id, container.StartOptions{})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("docker: start container %s: %w", short(id), err)
-		}
-	}
-	e.recreated = again
-	be, err := e.connectLocked(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e.be = be
-	return be, nil
-}
-
 // find returns the task's container in persistent mode ("" if none).
-func (e *Env) find(ctx context.Context) (string, error) {
+func (s *sandbox) find(ctx context.Context) (string, error) {
 	f := filters.NewArgs(
 		filters.Arg("label", LabelManaged+"=true"),
-		filters.Arg("label", LabelTask+"="+e.opts.Task),
-		filters.Arg("label", LabelOwner+"="+e.opts.Owner),
+		filters.Arg("label", LabelTask+"="+s.opts.Task),
+		filters.Arg("label", LabelOwner+"="+s.opts.Owner),
 		filters.Arg("label", LabelMode+"=persistent"),
 	)
-	list, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	list, err := s.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		return "", fmt.Errorf("docker: list containers: %w", err)
 	}
@@ -231,8 +180,8 @@ func (e *Env) find(ctx context.Context) (string, error) {
 
 // containerConfig is the configuration of a new container. It holds no
 // secret: commands' environments travel with each command.
-func (e *Env) containerConfig() (*container.Config, *container.HostConfig) {
-	o := e.opts
+func (s *sandbox) containerConfig() (*container.Config, *container.HostConfig) {
+	o := s.opts
 	dir := o.Dir
 	if dir == "" && o.Workspace != "" {
 		dir = "/workspace"
@@ -242,7 +191,7 @@ func (e *Env) containerConfig() (*container.Config, *container.HostConfig) {
 		Entrypoint: []string{"/bin/sh", "-c", keepalive},
 		Cmd:        []string{},
 		WorkingDir: dir,
-		Labels:     e.labels,
+		Labels:     s.labels,
 	}
 	init := true
 	hc := &container.HostConfig{
@@ -254,7 +203,7 @@ func (e *Env) containerConfig() (*container.Config, *container.HostConfig) {
 		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,exec,mode=1777,size=512m"},
 	}
 	if o.ReadOnlyRoot {
-		hc.Tmpfs[agentDir] = "rw,nosuid,nodev,exec,mode=0755,size=128m"
+		hc.Tmpfs[remote.DefaultAgentDir] = "rw,nosuid,nodev,exec,mode=0755,size=128m"
 	}
 	if o.PidsLimit > 0 {
 		p := o.PidsLimit
@@ -283,17 +232,56 @@ func (e *Env) containerConfig() (*container.Config, *container.HostConfig) {
 	return cfg, hc
 }
 
-func (e *Env) create(ctx context.Context) (string, error) {
-	cfg, hc := e.containerConfig()
-	name := "runbox-" + sanitize(e.opts.Task)
-	if !e.opts.Persistent {
+// create creates the task's container. When the engine fails the call, a
+// container may exist all the same — ctx ended while the engine was still
+// creating it — so it is looked up by its name and removed: a failed start
+// leaks nothing. Where even that fails, the container is left in the
+// "created" state with runbox's labels, and [Reap] removes it.
+func (s *sandbox) create(ctx context.Context) (string, error) {
+	cfg, hc := s.containerConfig()
+	name := "runbox-" + sanitize(s.opts.Task)
+	if !s.opts.Persistent {
 		name += "-" + randomID()
 	}
-	resp, err := e.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	resp, err := s.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
-		return "", fmt.Errorf("docker: create container from %s: %w", e.opts.Image, err)
+		// A conflict is another process's container of that name.
+		if !errdefs.IsConflict(err) {
+			s.discard(context.WithoutCancel(ctx), name, ctx.Err() != nil)
+		}
+		return "", fmt.Errorf("docker: create container from %s: %w", s.opts.Image, err)
 	}
 	return resp.ID, nil
+}
+
+// discardWait is how long discard watches for a container whose creation
+// was cut short to appear, after the engine was left mid-request.
+const discardWait = 3 * time.Second
+
+// discard removes a container this sandbox created but could not start.
+// cut says the create request was abandoned (ctx ended), so the engine
+// may still be finishing it: discard then watches for it a little while.
+func (s *sandbox) discard(ctx context.Context, ref string, cut bool) {
+	ctx, cancel := context.WithTimeout(ctx, discardWait+30*time.Second)
+	defer cancel()
+	deadline := time.Now().Add(discardWait)
+	for {
+		err := s.cli.ContainerRemove(ctx, ref, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		switch {
+		case err == nil:
+			return
+		case !client.IsErrNotFound(err):
+			s.log.Debug("docker: cannot remove a container that failed to start (Reap will)", "container", ref, "err", err)
+			return
+		case !cut || time.Now().After(deadline):
+			return
+		}
+		select { // an engine still creating it has no event to wait on here
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // sanitize keeps a task id usable in a container name.
@@ -313,42 +301,20 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-func (e *Env) stopContainer(ctx context.Context, id string) error {
-	secs := int(e.opts.StopTimeout.Round(time.Second) / time.Second)
-	if err := e.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil && !client.IsErrNotFound(err) {
+func (s *sandbox) stopContainer(ctx context.Context, id string) error {
+	secs := int(s.opts.StopTimeout.Round(time.Second) / time.Second)
+	if err := s.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil && !client.IsErrNotFound(err) {
 		return fmt.Errorf("docker: stop %s: %w", short(id), err)
 	}
 	return nil
 }
 
-func (e *Env) removeContainer(ctx context.Context, id string) error {
-	err := e.stopContainer(ctx, id)
-	if rerr := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !client.IsErrNotFound(rerr) {
+func (s *sandbox) removeContainer(ctx context.Context, id string) error {
+	err := s.stopContainer(ctx, id)
+	if rerr := s.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !client.IsErrNotFound(rerr) {
 		return errors.Join(err, fmt.Errorf("docker: remove %s: %w", short(id), rerr))
 	}
 	return nil
-}
-
-// describe says what became of a container, for error messages.
-func (e *Env) describe(ctx context.Context, id string) string {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	ci, err := e.cli.ContainerInspect(ctx, id)
-	switch {
-	case client.IsErrNotFound(err):
-		return "is gone (removed)"
-	case err != nil:
-		return fmt.Sprintf("cannot be inspected (is the docker daemon up?): %v", err)
-	case ci.State == nil:
-		return "is in an unknown state"
-	case ci.State.Running:
-		return "is running but its agent died"
-	}
-	s := fmt.Sprintf("is %s (exit code %d)", ci.State.Status, ci.State.ExitCode)
-	if ci.State.OOMKilled {
-		s += ", killed for exceeding its memory limit"
-	}
-	return s
 }
 
 // Reap removes exited (or never started) runbox containers that finished

@@ -6,23 +6,31 @@
 //
 // # How commands reach the container
 //
-// [New] creates the container from Options.Image (pulling it if missing),
-// copies a static runbox binary to /.runbox/runbox (archive API; through an
-// exec writing its stdin into a tmpfs when the root is read-only), and
-// starts `runbox agent` with an exec whose attached stdin/stdout carry the
-// agent protocol (package agent). The exec has no TTY — a TTY would
-// translate bytes — so the engine multiplexes stdout and stderr with 8-byte
-// headers; this package takes them apart itself. Every command then goes
-// over that one stream: ~3 ms for `true`, against ~75 ms for `docker exec`.
+// The container is this package's; everything about the agent is package
+// agent/remote's, the agent host every sandboxed backend shares. [New]
+// creates the container from Options.Image (pulling it if missing), and
+// the host copies the static runbox-agent build to
+// /.runbox/runbox-agent-<digest> (archive API; through an exec writing its
+// stdin into a tmpfs when the root is read-only) and starts it with an
+// exec whose attached stdin/stdout carry the agent protocol (package
+// agent). The exec has no TTY — a TTY would translate bytes — so the
+// engine multiplexes stdout and stderr with 8-byte headers; this package
+// takes them apart itself. Every command then goes over that one stream:
+// ~3 ms for `true`, against ~75 ms for `docker exec`.
 //
-// The binary is Options.AgentBinary, else runbox-linux-<arch> next to the
-// running binary, else the running binary if it is a static runbox of the
-// container's architecture, else one built with CGO_ENABLED=0 from the
-// source tree. When none can run there (another architecture, no binary,
-// no writable location), commands fall back to one exec each, and
-// [Env.Capabilities], [Env.Fallback] and each Result's warnings say so:
-// tree kill is degraded (only the command's own process is killed), there
-// is no session state, no PTY, no streaming process, no durable output.
+// The agent is Options.AgentBinary, else runbox-agent-linux-<arch> next to
+// the running binary, else one built with CGO_ENABLED=0 from the source
+// tree (remote.Program.Find). When none can run there (another
+// architecture, no binary, no writable location), commands fall back to
+// one exec each, and [Env.Capabilities], [Env.Fallback] and each Result's
+// warnings say so: tree kill is degraded (only the command's own process
+// is killed), there is no session state, no PTY, no streaming process, no
+// durable output.
+//
+// The full runbox CLI is put in a container only for commands that run it
+// there — the job commands, whose daemon lives in the container — at
+// [CLIPath], before the first command whose argv[0] is CLIPath
+// (Options.CLIBinary, else found or built like the agent).
 //
 // # Security defaults
 //
@@ -51,9 +59,12 @@
 // Containers carry labels: io.runbox.managed, io.runbox.owner,
 // io.runbox.task and io.runbox.mode. In persistent mode a task's container
 // is found again by those labels and reused (started again if stopped) and
-// Close only stops it; in ephemeral mode Close removes it. [Reap] (run by
-// New with Options.ReapAge) removes exited runbox containers older than an
-// age. If the container vanishes, or the agent or the daemon dies, during
+// Close only stops it; in ephemeral mode Close removes it. A container New
+// made and could not start is removed — even when ctx ended while the
+// engine was still creating it — and a New that fails later releases it
+// as Close would. [Reap] (run by New with Options.ReapAge) removes exited
+// or never-started runbox containers older than an age, which catches any
+// that could not be removed then. If the container vanishes, or the agent or the daemon dies, during
 // a command, the command fails at once with an error that says what
 // happened to the container; the next command recreates the container (or
 // starts it, or restarts the agent) and its Result has

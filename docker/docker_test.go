@@ -27,7 +27,7 @@ const (
 	busyboxImage = "runbox-test-busybox:latest"
 )
 
-// agentBin is the static test agent built once by TestMain ("" if the
+// agentBin is the static runbox-agent built once by TestMain ("" if the
 // build failed; agentErr says why).
 var agentBin, agentErr = "", error(nil)
 
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "runbox-docker-test-*")
 	if err == nil {
 		agentBin = filepath.Join(dir, "runbox-agent")
-		cmd := exec.Command("go", "build", "-o", agentBin, "github.com/runbox/runbox/docker/internal/testagent")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", agentBin, "github.com/runbox/runbox/cmd/runbox-agent")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, berr := cmd.CombinedOutput(); berr != nil {
 			agentBin, agentErr = "", fmt.Errorf("build test agent: %v: %s", berr, out)

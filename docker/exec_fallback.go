@@ -5,25 +5,37 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
+	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/spawn"
 )
 
 // execEnv runs each command with its own exec: the fallback when the agent
-// cannot run in the container. It is degraded, and says so: no session
-// state, no PTY, no streaming processes, and a kill reaches only the
-// command's own process (recorded in a pid file under /tmp), not its tree.
+// cannot run in the container. It is degraded, and says so in its
+// Capabilities: no session state, no PTY, no streaming processes, and a
+// kill reaches only the command's own process (recorded in a pid file
+// under /tmp), not its tree.
+//
+// Its fields never change after newExecEnv, so any number of commands may
+// use it at once, and while the environment around it is set up again. It
+// used to read the Env's fallback reason, which a recreation rewrote under
+// a lock this type did not hold.
 type execEnv struct {
-	e  *Env
-	id string
+	cli    *client.Client
+	id     string
+	base   []string     // the image's environment
+	policy spawn.Policy // child-environment policy
 }
 
-func newExecEnv(e *Env, id string) *execEnv { return &execEnv{e: e, id: id} }
+func newExecEnv(cli *client.Client, id string, base []string, policy spawn.Policy) *execEnv {
+	return &execEnv{cli: cli, id: id, base: slices.Clone(base), policy: policy}
+}
 
 // Both halves of the wrapper record the shell's pid so a timeout can kill it.
 const (
@@ -32,7 +44,7 @@ const (
 )
 
 func (x *execEnv) childEnv(overlay map[string]string) ([]string, *spawn.Result, error) {
-	res, err := spawn.Build(spawn.Request{Base: x.e.imgInfo.env, Overlay: overlay, Policy: *x.e.opts.Spawn})
+	res, err := spawn.Build(spawn.Request{Base: x.base, Overlay: overlay, Policy: x.policy})
 	if err != nil {
 		return nil, nil, fmt.Errorf("docker: child environment: %w", err)
 	}
@@ -60,14 +72,14 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 	if err := sres.CheckArgv(argv); err != nil {
 		return nil, fmt.Errorf("docker: run: %w", err)
 	}
-	xc, err := x.e.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{
+	xc, err := x.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{
 		Cmd: argv, Env: env, WorkingDir: cmd.Dir,
 		AttachStdin: cmd.Stdin != nil, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
 		return nil, x.gone(err)
 	}
-	hr, err := x.e.cli.ContainerExecAttach(ctx, xc.ID, container.ExecAttachOptions{})
+	hr, err := x.cli.ContainerExecAttach(ctx, xc.ID, container.ExecAttachOptions{})
 	if err != nil {
 		return nil, x.gone(err)
 	}
@@ -111,7 +123,7 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		res.ExitStatus = *ended
 	} else {
 		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		xi, err := x.e.cli.ContainerExecInspect(ictx, xc.ID)
+		xi, err := x.cli.ContainerExecInspect(ictx, xc.ID)
 		cancel()
 		if err != nil {
 			return nil, x.gone(err)
@@ -153,11 +165,11 @@ func (x *execEnv) cleanup(pidFile string) {
 
 // quick runs a small detached exec and waits for it to end.
 func (x *execEnv) quick(ctx context.Context, argv []string) error {
-	xc, err := x.e.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{Cmd: argv, AttachStdout: true, AttachStderr: true})
+	xc, err := x.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{Cmd: argv, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return err
 	}
-	hr, err := x.e.cli.ContainerExecAttach(ctx, xc.ID, container.ExecAttachOptions{})
+	hr, err := x.cli.ContainerExecAttach(ctx, xc.ID, container.ExecAttachOptions{})
 	if err != nil {
 		return err
 	}
@@ -170,25 +182,35 @@ func (x *execEnv) quick(ctx context.Context, argv []string) error {
 func (x *execEnv) gone(err error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	ci, ierr := x.e.cli.ContainerInspect(ctx, x.id)
+	ci, ierr := x.cli.ContainerInspect(ctx, x.id)
 	if client.IsErrNotFound(ierr) || (ierr == nil && ci.State != nil && !ci.State.Running) || client.IsErrConnectionFailed(ierr) {
-		return fmt.Errorf("%w: %v", errContainerGone, err)
+		return fmt.Errorf("docker: container %s: %w: %v", short(x.id), remote.ErrGone, err)
 	}
 	return err
 }
 
 func (x *execEnv) Start(ctx context.Context, cmd envs.Command) (envs.Process, error) {
-	return nil, fmt.Errorf("docker: streaming processes need the agent (%s): %w", x.e.fallback, envs.ErrUnsupported)
+	return nil, fmt.Errorf("docker: streaming processes need the agent: %w", envs.ErrUnsupported)
 }
 
-func (x *execEnv) Capabilities() envs.Capabilities { return envs.Capabilities{} }
+// Capabilities says what the exec API gives and what it does not.
+func (x *execEnv) Capabilities() envs.Capabilities {
+	return envs.Capabilities{
+		envs.CapTreeKill:      {State: envs.Degraded, Detail: "exec API: only the command's process is killed"},
+		envs.CapDurableOutput: {State: envs.Unsupported, Detail: "exec API: output lives only in the client"},
+		envs.CapSessionState:  {State: envs.Unsupported, Detail: "exec API: each command starts fresh"},
+		envs.CapPTY:           {State: envs.Unsupported, Detail: "exec API fallback"},
+		envs.CapSignals:       {State: envs.Degraded, Detail: "exec API: signals through kill inside the container"},
+		envs.CapStdin:         {State: envs.Active, Detail: "exec API attach"},
+	}
+}
 
 func (x *execEnv) Close(ctx context.Context) error { return nil }
 
 func (x *execEnv) PutFile(ctx context.Context, path string, r io.Reader, perm os.FileMode) error {
-	return putFile(ctx, x.e.cli, x.id, path, r, perm)
+	return putFile(ctx, x.cli, x.id, path, r, perm)
 }
 
 func (x *execEnv) GetFile(ctx context.Context, path string) (io.ReadCloser, error) {
-	return getFile(ctx, x.e.cli, x.id, path)
+	return getFile(ctx, x.cli, x.id, path)
 }

@@ -39,9 +39,19 @@ func putFile(ctx context.Context, cli *client.Client, id, p string, r io.Reader,
 	if err != nil {
 		return err
 	}
-	tmp.Seek(0, io.SeekStart)
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return copyToContainer(ctx, cli, id, p, tmp, n, perm)
+}
+
+// copyToContainer writes size bytes of r to the absolute path p in the
+// container, creating its parent directories, with the archive API.
+func copyToContainer(ctx context.Context, cli *client.Client, id, p string, r io.Reader, size int64, perm fs.FileMode) error {
 	pr, pw := io.Pipe()
+	written := make(chan struct{})
 	go func() { // ends when the archive is written or the reader is closed below
+		defer close(written)
 		tw := tar.NewWriter(pw)
 		clean := strings.TrimPrefix(path.Clean(p), "/")
 		dirs := strings.Split(path.Dir(clean), "/")
@@ -55,18 +65,19 @@ func putFile(ctx context.Context, cli *client.Client, id, p string, r io.Reader,
 			}
 		}
 		if err == nil {
-			err = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: clean, Mode: int64(perm.Perm()), Size: n})
+			err = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: clean, Mode: int64(perm.Perm()), Size: size})
 		}
 		if err == nil {
-			_, err = io.Copy(tw, tmp)
+			_, err = io.CopyN(tw, r, size)
 		}
 		if err == nil {
 			err = tw.Close()
 		}
 		pw.CloseWithError(err)
 	}()
-	err = cli.CopyToContainer(ctx, id, "/", pr, container.CopyToContainerOptions{})
+	err := cli.CopyToContainer(ctx, id, "/", pr, container.CopyToContainerOptions{})
 	pr.CloseWithError(errors.New("copy ended"))
+	<-written
 	return err
 }
 

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
-	"github.com/runbox/runbox/agent"
-	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/agent/agentd"
 )
 
 // newAgentCommand is `runbox agent`: the local backend served over
-// stdin/stdout with the agent protocol. Container and remote backends copy
-// a static runbox into the sandbox and start this; people do not.
+// stdin/stdout with the agent protocol. Sandboxed backends deploy the
+// smaller runbox-agent binary (cmd/runbox-agent), which serves the same;
+// this command stays so that a full runbox works as the agent too.
 func newAgentCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:    "agent",
@@ -20,26 +17,7 @@ func newAgentCommand(a *app) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runAgent(cmd.Context(), a)
+			return agentd.Serve(cmd.Context(), a.stdin, a.stdout, agentd.Options{Config: a.cfg, Environ: a.environ(), Logger: a.log})
 		},
 	}
-}
-
-func runAgent(ctx context.Context, a *app) error {
-	// No subreaper in a sandbox: the sandbox bounds what a command leaves
-	// behind (it goes with the environment), and the job daemon that a
-	// forwarded job command starts there must outlive that command.
-	b := *a
-	b.direct = true
-	env, err := b.openLocal(envs.Spec{})
-	if err != nil {
-		return err
-	}
-	srv := agent.NewServer(env, agent.ServerOptions{Logger: a.log})
-	serveErr := srv.Serve(ctx, agent.Stdio(a.stdin, a.stdout))
-	closeErr := env.Close(context.WithoutCancel(ctx))
-	if serveErr != nil {
-		return fmt.Errorf("agent: %w", serveErr)
-	}
-	return closeErr
 }

@@ -1,46 +1,19 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"time"
-
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 )
 
-// registerDocker adds the docker backend to t. Spec.Image (or the
-// configured docker.image) is required; Spec.Dir is the directory in the
-// container; Spec.Limits and Spec.Network apply to the whole container;
-// Spec.Env travels with each command, never in the container's config.
-func (a *app) registerDocker(t *envs.Providers) {
-	t.Register(envs.Provider{
-		Name:        "docker",
-		Description: "a container per task (docker engine), with the runbox agent inside",
-		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
-			return docker.New(ctx, a.dockerOptions(spec))
-		},
-		Check: func(ctx context.Context) error {
-			cli, err := docker.NewClient()
-			if err != nil {
-				return err
-			}
-			defer cli.Close()
-			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			v, err := cli.ServerVersion(ctx)
-			if err != nil {
-				return fmt.Errorf("docker: engine not reachable: %w", err)
-			}
-			a.log.Debug("docker engine", "version", v.Version, "api", v.APIVersion, "negotiated", cli.ClientVersion())
-			return nil
-		},
-		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			return docker.Capabilities(a.dockerOptions(spec))
-		},
-	})
-}
+// registerDocker adds the docker backend to t: one line, the backend's own
+// provider over the options this configuration gives it.
+func (a *app) registerDocker(t *envs.Providers) { t.Register(docker.Provider(a.dockerOptions)) }
 
+// dockerOptions maps a spec and the configuration to the backend's
+// options. Spec.Image (or the configured docker.image) is required;
+// Spec.Dir is the directory in the container; Spec.Limits and Spec.Network
+// apply to the whole container; Spec.Env travels with each command, never
+// in the container's config.
 func (a *app) dockerOptions(spec envs.Spec) docker.Options {
 	return docker.Options{
 		Image:        firstNonEmpty(spec.Image, a.cfg.Docker.Image),

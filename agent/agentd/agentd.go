@@ -1,0 +1,83 @@
+// Package agentd is the program that runs inside a sandbox: the local
+// backend, configured from runbox's configuration and the sandbox's own
+// launch environment, served to one client over stdin/stdout with the
+// agent protocol (package agent). Both `runbox agent` and the dedicated
+// runbox-agent binary (cmd/runbox-agent) are this.
+//
+// It runs commands without a subreaper: the sandbox bounds what a command
+// leaves behind (it goes with the environment), and a process a command
+// starts to outlive it there (a job daemon) must not be torn down with
+// it. Nothing here reads the host's configuration: only what the
+// sandbox's environment and files say.
+package agentd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/runbox/runbox/agent"
+	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/local"
+	"github.com/runbox/runbox/spawn"
+)
+
+// Options configures [Serve].
+type Options struct {
+	// Config is runbox's configuration as the sandbox has it (shell,
+	// grace, containment, limits, spawn lists). The zero value is not
+	// usable: pass config.Default() at least.
+	Config config.Config
+	// Environ is the base environment of commands: the agent's sealed
+	// launch environment (spawn scrubs it for each child). Nil means this
+	// process's environment.
+	Environ []string
+	// Build describes the agent in the handshake. Empty means the agent
+	// package's default (OS/arch).
+	Build string
+	// Logger receives debug logs; it must not write to stdout, the
+	// protocol stream. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Serve serves the local backend on stdin/stdout until the client goes
+// away or ctx ends, then kills what the client left running and closes
+// the environment.
+func Serve(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options) error {
+	env, err := local.New(LocalOptions(opts.Config, opts.Environ, opts.Logger))
+	if err != nil {
+		return fmt.Errorf("agentd: %w", err)
+	}
+	srv := agent.NewServer(env, agent.ServerOptions{Build: opts.Build, Logger: opts.Logger})
+	serveErr := srv.Serve(ctx, agent.Stdio(stdin, stdout))
+	closeErr := env.Close(context.WithoutCancel(ctx))
+	if serveErr != nil {
+		return fmt.Errorf("agentd: %w", serveErr)
+	}
+	return closeErr
+}
+
+// LocalOptions is the local backend as the agent runs it: cfg's shell,
+// grace, containment, limits and spawn lists over environ, no subreaper.
+func LocalOptions(cfg config.Config, environ []string, log *slog.Logger) local.Options {
+	pol := spawn.DefaultPolicy()
+	pol.Passthrough = append(pol.Passthrough, cfg.Spawn.Passthrough...)
+	pol.ExtraBlock = append(pol.ExtraBlock, cfg.Spawn.ExtraBlock...)
+	pol.ExtraStrip = append(pol.ExtraStrip, cfg.Spawn.ExtraStrip...)
+	grace := time.Duration(cfg.Grace)
+	if grace == 0 {
+		grace = local.NoGrace
+	}
+	return local.Options{
+		Shell:         cfg.Shell,
+		BaseEnv:       environ,
+		Spawn:         &pol,
+		Grace:         grace,
+		Limits:        envs.Limits{MemoryBytes: int64(cfg.Limits.Memory), Pids: cfg.Limits.Pids, CPUs: cfg.Limits.CPUs},
+		NoContainment: !cfg.Contain,
+		Logger:        log,
+	}
+}

@@ -1,0 +1,179 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// Program is a runbox program that the host puts into sandboxes: the
+// agent, or (for commands that run runbox itself inside) the full CLI.
+type Program struct {
+	// Name is the binary's name. A prebuilt one is looked for next to the
+	// running executable as Name-linux-<arch>.
+	Name string
+	// Package is the Go package that builds it, relative to the runbox
+	// module's root ("./cmd/runbox-agent").
+	Package string
+}
+
+// Agent is the dedicated agent build, cmd/runbox-agent.
+func Agent() Program { return Program{Name: "runbox-agent", Package: "./cmd/runbox-agent"} }
+
+// CLI is the whole runbox command line.
+func CLI() Program { return Program{Name: "runbox", Package: "./cmd/runbox"} }
+
+// buildTimeout bounds building a program from source.
+const buildTimeout = 5 * time.Minute
+
+// Find returns a static (CGO_ENABLED=0) linux/arch build of p, so that it
+// runs in any image, busybox and scratch included. In order:
+//
+//  1. Name-linux-<arch> next to the running executable (a release ships
+//     these);
+//  2. the running executable itself, if its name is Name and it is such a
+//     build;
+//  3. one built from source (sourceDir, or the runbox module found upward
+//     from the current directory) into the user's cache, with
+//     -trimpath -ldflags="-s -w";
+//  4. without a source tree, the last one built into the cache (an
+//     incompatible one is refused by the agent handshake, with its
+//     version).
+//
+// The go tool runs with this process's environment: it is runbox's own
+// build tool, not a user command.
+func (p Program) Find(ctx context.Context, arch, sourceDir string) (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		side := filepath.Join(filepath.Dir(exe), p.Name+"-linux-"+arch)
+		if CheckStatic(side, arch) == nil {
+			return side, nil
+		}
+		if filepath.Base(exe) == p.Name && CheckStatic(exe, arch) == nil {
+			return exe, nil
+		}
+	}
+	root := sourceDir
+	if root == "" {
+		root = findModule()
+	}
+	latest, err := p.cachePath("", arch)
+	if err != nil {
+		return "", err
+	}
+	if root == "" {
+		if CheckStatic(latest, arch) == nil {
+			return latest, nil
+		}
+		return "", fmt.Errorf("no static %s for linux/%s: none next to the binary and no source tree to build one", p.Name, arch)
+	}
+	return p.build(ctx, root, arch, latest)
+}
+
+// build compiles p in root into a cache directory of its own (two source
+// trees never overwrite each other's builds), and links the result as the
+// latest build for callers without a source tree.
+func (p Program) build(ctx context.Context, root, arch, latest string) (string, error) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("no static %s for linux/%s and no go tool to build one", p.Name, arch)
+	}
+	out, err := p.cachePath(root, arch)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+		return "", fmt.Errorf("build %s: %w", p.Name, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), p.Name+".*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("build %s: %w", p.Name, err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-ldflags=-s -w", "-o", tmp.Name(), p.Package)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s (go build %s in %s): %v: %s", p.Name, p.Package, root, err, bytes.TrimSpace(b))
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return "", fmt.Errorf("build %s: %w", p.Name, err)
+	}
+	// Best effort: the latest build serves callers without a source tree.
+	if link, err := os.CreateTemp(filepath.Dir(latest), p.Name+".*.tmp"); err == nil {
+		link.Close()
+		os.Remove(link.Name())
+		if os.Link(out, link.Name()) == nil && os.Rename(link.Name(), latest) != nil {
+			os.Remove(link.Name())
+		}
+	}
+	return out, nil
+}
+
+// cachePath is where a build of p for arch from the source tree root is
+// kept; root "" names the latest build of any tree.
+func (p Program) cachePath(root, arch string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "runbox", "agent")
+	if root != "" {
+		sum := sha256.Sum256([]byte(root))
+		dir = filepath.Join(dir, hex.EncodeToString(sum[:6]))
+	}
+	return filepath.Join(dir, p.Name+"-linux-"+arch), nil
+}
+
+// findModule walks up from the working directory to runbox's go.mod.
+func findModule() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.Contains(b, []byte("module github.com/runbox/runbox\n")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// machines maps Go architectures to ELF machines.
+var machines = map[string]elf.Machine{
+	"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64, "386": elf.EM_386, "arm": elf.EM_ARM,
+	"riscv64": elf.EM_RISCV, "ppc64le": elf.EM_PPC64, "s390x": elf.EM_S390,
+}
+
+// CheckStatic accepts a static ELF executable for arch: no interpreter,
+// so it runs in any image, busybox and scratch included.
+func CheckStatic(path, arch string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("binary %s: %w", path, err)
+	}
+	defer f.Close()
+	if want := machines[arch]; want == 0 || f.Machine != want {
+		return fmt.Errorf("binary %s is for %v, the sandbox is %s", path, f.Machine, arch)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("binary %s is dynamically linked (build it with CGO_ENABLED=0)", path)
+		}
+	}
+	return nil
+}

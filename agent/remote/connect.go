@@ -1,0 +1,117 @@
+package remote
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"runtime"
+
+	"github.com/runbox/runbox/agent"
+	"github.com/runbox/runbox/envs"
+)
+
+// connectLocked deploys and starts the agent in inst, or falls back to the
+// sandbox's native exec when the agent cannot run there, saying why in
+// e.fallback. Called with e.mu held.
+func (e *Env) connectLocked(ctx context.Context, inst Instance) (envs.Environment, error) {
+	e.fallback = ""
+	reason := "agent disabled by Options.NoAgent"
+	if !e.opts.NoAgent {
+		cl, err := e.startAgent(ctx, inst)
+		if err == nil {
+			e.agent = cl
+			return cl, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: start the agent: %w", e.opts.Name, err)
+		}
+		reason = err.Error()
+		e.log.Debug("remote: agent unavailable", "backend", e.opts.Name, "err", err)
+	}
+	ne, ok := e.sb.(NativeExec)
+	if !ok {
+		return nil, fmt.Errorf("%s: the agent cannot run in the %s (%s) and the backend has no other way to run commands: %w", e.opts.Name, e.opts.Kind, reason, envs.ErrUnsupported)
+	}
+	native, err := ne.Native(ctx, inst.ID)
+	if err != nil {
+		return nil, fmt.Errorf("%s: native exec (the agent cannot run: %s): %w", e.opts.Name, reason, err)
+	}
+	e.fallback = reason
+	return native, nil
+}
+
+// startAgent copies the agent into the sandbox, starts it and connects.
+func (e *Env) startAgent(ctx context.Context, inst Instance) (*agent.Client, error) {
+	if inst.OS != "" && inst.OS != "linux" {
+		return nil, fmt.Errorf("%s OS %s: the agent runs on linux only", e.opts.Kind, inst.OS)
+	}
+	arch := inst.Arch
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
+	bin := e.opts.AgentBinary
+	if bin != "" {
+		if err := CheckStatic(bin, arch); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+	} else {
+		var err error
+		if bin, err = Agent().Find(ctx, arch, e.opts.SourceDir); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+	}
+	dst, err := e.deployLocked(ctx, inst.ID, bin)
+	if err != nil {
+		return nil, err
+	}
+	stream, err := e.sb.Attach(ctx, inst.ID, []string{dst, "agent"})
+	if err != nil {
+		return nil, fmt.Errorf("start the agent: %w", err)
+	}
+	hctx, cancel := context.WithTimeout(ctx, e.opts.HandshakeTimeout)
+	defer cancel()
+	cl, err := agent.NewClient(hctx, stream, agent.ClientOptions{Logger: e.log, ReplyTimeout: e.opts.ReplyTimeout})
+	if err != nil {
+		if se, ok := stream.(interface{ Stderr() string }); ok {
+			if msg := se.Stderr(); msg != "" {
+				return nil, fmt.Errorf("%w (agent stderr: %s)", err, msg)
+			}
+		}
+		return nil, err
+	}
+	return cl, nil
+}
+
+// deployLocked copies bin into the agent directory under a name that
+// carries its content digest, so a sandbox that is reused keeps the agent
+// already there only when it is this very build.
+func (e *Env) deployLocked(ctx context.Context, id, bin string) (string, error) {
+	f, err := os.Open(bin)
+	if err != nil {
+		return "", fmt.Errorf("agent binary: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("agent binary: %w", err)
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d", bin, fi.Size(), fi.ModTime().UnixNano())
+	digest, ok := e.digests[key]
+	if !ok {
+		h := sha256.New()
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, fi.Size())); err != nil {
+			return "", fmt.Errorf("agent binary: %w", err)
+		}
+		digest = hex.EncodeToString(h.Sum(nil)[:6])
+		e.digests[key] = digest
+	}
+	dst := path.Join(e.opts.AgentDir, "runbox-agent-"+digest)
+	if err := e.sb.CopyIn(ctx, id, dst, f, fi.Size(), 0o755); err != nil {
+		return "", fmt.Errorf("deploy the agent to %s: %w", dst, err)
+	}
+	return dst, nil
+}
