@@ -2,8 +2,9 @@ package service
 
 import (
 	"context"
-	"time"
 
+	"github.com/runbox/runbox/agent/agentd"
+	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 )
@@ -13,7 +14,7 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 	t := envs.NewProviders()
 	for _, p := range []envs.Provider{
 		s.localProvider(),
-		s.dockerProvider(),
+		docker.Provider(s.DockerOptions),
 	} {
 		if err := t.Register(p); err != nil {
 			return nil, err
@@ -37,29 +38,15 @@ func (s *Service) localProvider() envs.Provider {
 	}
 }
 
-// LocalOptions are the local backend's options for spec, from the
-// configuration.
+// LocalOptions are the local backend's options for spec: the mapping of
+// the configuration that the agent inside a sandbox uses too
+// (agentd.LocalOptions), plus the spec and this host's subreaper.
 func (s *Service) LocalOptions(spec envs.Spec) local.Options {
-	c := s.opts.Config
-	pol := s.SpawnPolicy()
-	grace := time.Duration(c.Grace)
-	if grace == 0 {
-		grace = local.NoGrace
+	o := agentd.LocalOptions(s.opts.Config, s.Environ(), s.log)
+	o.Dir, o.Env = spec.Dir, spec.Env
+	if !spec.Limits.IsZero() {
+		o.Limits = spec.Limits
 	}
-	limits := spec.Limits
-	if limits.IsZero() {
-		limits = s.Limits()
-	}
-	return local.Options{
-		Dir:           spec.Dir,
-		Shell:         c.Shell,
-		BaseEnv:       s.Environ(),
-		Env:           spec.Env,
-		Spawn:         &pol,
-		Grace:         grace,
-		Limits:        limits,
-		NoContainment: !c.Contain,
-		Subreaper:     s.opts.Subreaper,
-		Logger:        s.log,
-	}
+	o.Subreaper = s.opts.Subreaper
+	return o
 }

@@ -99,14 +99,7 @@ func (s *Service) Environ() []string { return slices.Clone(s.opts.Environ) }
 func (s *Service) Getenv(k string) string { return s.opts.Getenv(k) }
 
 // SpawnPolicy is the configured child-environment policy.
-func (s *Service) SpawnPolicy() spawn.Policy {
-	p := spawn.DefaultPolicy()
-	c := s.opts.Config.Spawn
-	p.Passthrough = append(p.Passthrough, c.Passthrough...)
-	p.ExtraBlock = append(p.ExtraBlock, c.ExtraBlock...)
-	p.ExtraStrip = append(p.ExtraStrip, c.ExtraStrip...)
-	return p
-}
+func (s *Service) SpawnPolicy() spawn.Policy { return *s.LocalOptions(envs.Spec{}).Spawn }
 
 // Limits are the configured per-command limits.
 func (s *Service) Limits() envs.Limits {
