@@ -18,11 +18,6 @@ import (
 // same directory.
 const CLIPath = remote.DefaultAgentDir + "/runbox"
 
-// AgentPath is CLIPath under its former name.
-//
-// Deprecated: the agent no longer lives there; use [CLIPath].
-const AgentPath = CLIPath
-
 // ensureCLI puts the runbox CLI at CLIPath when cmd runs it and it is not
 // there yet.
 func (e *Env) ensureCLI(ctx context.Context, cmd envs.Command) error {

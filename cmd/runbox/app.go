@@ -40,6 +40,7 @@ type app struct {
 	svc        *service.Service // the application core, made from cfg
 	providers  *envs.Providers  // svc's provider table
 	signals    *signalRelay     // nil when not run by main (tests)
+	remote     *remoteJobs      // set while a job command acts on a container's jobs
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {

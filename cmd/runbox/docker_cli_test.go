@@ -136,8 +136,16 @@ func TestJobsDocker_DurableOutput(t *testing.T) {
 	if out, _, _ := cli(t, "", nil, d("ps", "-a")...); !strings.Contains(out, id) || !strings.Contains(out, "killed") {
 		t.Fatalf("ps after kill:\n%s", out)
 	}
+	// The gate runs here, before anything reaches the container: a
+	// hardline write is refused, and nothing runs with --yolo in there.
+	out, _, _ = cli(t, "", nil, d("start", "--", "cat")...)
+	catID := strings.TrimSpace(out)
+	if _, stderr, code := cli(t, "", nil, d("submit", catID, "rm -rf --no-preserve-root /")...); code != exitRunbox || !strings.Contains(stderr, "refused by the command gate") {
+		t.Errorf("submit of a hardline line to a container's job: exit %d, %q", code, stderr)
+	}
+	cli(t, "", nil, d("kill", catID)...)
 	ps, err := exec.Command("sh", "-c", "docker exec $(docker ps -q --filter label=io.runbox.task="+task+") ps -eo args").Output()
-	if err != nil || strings.Contains(string(ps), "sleep 79") {
+	if err != nil || strings.Contains(string(ps), "sleep 79") || strings.Contains(string(ps), "--yolo") {
 		t.Fatalf("left in the container (%v):\n%s", err, ps)
 	}
 }

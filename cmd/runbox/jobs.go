@@ -27,7 +27,7 @@ func newJobCommands(a *app) []*cobra.Command {
 		newStartCommand(a), newPsCommand(a), newLogsCommand(a), newWaitCommand(a),
 		newKillCommand(a), newWriteCommand(a, "write"), newWriteCommand(a, "submit"),
 		newCloseCommand(a), newHandoffCommand(a), newEventsCommand(a),
-		newDaemonCommand(a), newSuperviseCommand(a),
+		newDaemonCommand(a), newSuperviseCommand(a), newRelayCommand(a),
 	}
 }
 
@@ -90,7 +90,7 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 		return err
 	}
 	cwd := opts.cwd
-	if cwd == "" {
+	if cwd == "" && a.remote == nil { // in a container, its daemon's directory
 		if cwd, err = os.Getwd(); err != nil {
 			return errorf("%v", err)
 		}
@@ -125,7 +125,7 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 	var in procregistry.Info
 	err = a.withAsker(func(asker approval.Asker) error {
 		var err error
-		in, err = a.svc.StartJob(ctx, connect, service.JobTarget{Backend: "local", HostAccess: true, Dir: cwd, Asker: asker}, req)
+		in, err = a.svc.StartJob(ctx, connect, withAsker(a.jobGate(ctx, cwd), asker), req)
 		return err
 	})
 	if err != nil {
@@ -442,8 +442,7 @@ func newWriteCommand(a *app, name string) *cobra.Command {
 			// What a job reads from its stdin, a shell or REPL runs: it
 			// passes the gate like any command.
 			return a.withAsker(func(asker approval.Asker) error {
-				t := service.JobTarget{Backend: "local", HostAccess: true, Asker: asker}
-				return a.svc.WriteJob(ctx, c, t, args[0], text, name == "submit")
+				return a.svc.WriteJob(ctx, c, withAsker(a.jobGate(ctx, ""), asker), args[0], text, name == "submit")
 			})
 		},
 	}

@@ -62,6 +62,9 @@ func daemonSocket(state string) string { return filepath.Join(state, "run", "dae
 // jobsClient returns a client of the running daemon, starting one if
 // none answers.
 func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
+	if a.remote != nil {
+		return a.remote.client(ctx)
+	}
 	state, err := a.checkedStateDir()
 	if err != nil {
 		return nil, err

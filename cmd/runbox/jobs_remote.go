@@ -4,10 +4,12 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/service"
 )
 
 // jobTarget says where a job command acts: this machine's job daemon, or
@@ -16,11 +18,21 @@ type jobTarget struct {
 	backend, image, task string
 }
 
+// remoteJobs is the job registry in a task's container, reached through
+// the agent (service.SandboxJobs); the container is opened on first use
+// and kept running after the command (its jobs outlive the CLI).
+type remoteJobs struct {
+	spec envs.Spec
+	opts docker.Options
+	env  *docker.Env
+}
+
 // withJobTargets gives every job command --backend, --image and --task.
-// With --backend docker the command runs as runbox itself inside the
-// task's container (kept running between calls), against the job daemon
-// there: jobs in a container get the same durable output, events and
-// recovery as jobs on this machine, and outlive the CLI that started them.
+// With --backend docker the same command runs against the job daemon
+// inside the task's container (kept running between calls): jobs there
+// get the same durable output, events and recovery as jobs on this
+// machine, and outlive the CLI that started them. The gate runs here, on
+// this machine, before anything reaches the container.
 func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 	for _, c := range cmds {
 		if c.Hidden {
@@ -37,7 +49,13 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 			case "", "local":
 				return local(cmd, args)
 			case "docker":
-				return a.forwardJob(cmd, args, t)
+				r, err := a.remoteTarget(t)
+				if err != nil {
+					return err
+				}
+				a.remote = r
+				defer r.close(context.WithoutCancel(cmd.Context()))
+				return local(cmd, args)
 			}
 			return usageError{errorf("--backend %q: jobs run on local or docker", t.backend)}
 		}
@@ -45,60 +63,50 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 	return cmds
 }
 
-// forwardJob runs this job command inside the task's container, with its
-// output and exit status passed through. A start passes the gate here
-// first, as for a local job; the runbox inside then runs with --yolo so
-// the decision taken here (with a human, if one was asked) is not asked
-// again where nobody can answer. Hardline commands stay refused there too.
-func (a *app) forwardJob(cmd *cobra.Command, args []string, t *jobTarget) error {
-	ctx := cmd.Context()
+func (a *app) remoteTarget(t *jobTarget) (*remoteJobs, error) {
 	task := firstNonEmpty(t.task, a.cfg.Docker.Task)
 	if task == "" {
-		return usageError{errorf("--backend docker: name the container that keeps the jobs with --task (or docker.task)")}
+		return nil, usageError{errorf("--backend docker: name the container that keeps the jobs with --task (or docker.task)")}
 	}
 	spec := envs.Spec{Image: firstNonEmpty(t.image, a.cfg.Docker.Image)}
-	argv := []string{docker.AgentPath, cmd.Name()}
-	if cmd.Name() == "start" {
-		shell := shellCommand(args)
-		if err := a.authorize(ctx, shell, "docker", "", a.hostAccess(ctx, "docker", spec)); err != nil {
-			return err
-		}
-		argv = []string{docker.AgentPath, "--yolo", "start"}
-	}
-	argv = append(argv, forwardedFlags(cmd)...)
-	argv = append(argv, "--")
-	argv = append(argv, args...)
-
 	opts := a.dockerOptions(spec)
 	opts.Task, opts.Persistent, opts.KeepRunning = task, true, true
-	env, err := docker.New(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer env.Close(context.WithoutCancel(ctx))
-	if env.Fallback() != "" {
-		return errorf("--backend docker: jobs need runbox inside the container: %s", env.Fallback())
-	}
-	// Streamed like run's output; `write ID -` reads runbox's stdin.
-	return runStreaming(ctx, a, env, envs.Command{Args: argv, Stdin: a.commandStdin()})
+	return &remoteJobs{spec: spec, opts: opts}, nil
 }
 
-// forwardedFlags are the flags the user set on cmd, less the ones that
-// chose the target, spelled so the runbox inside parses them alike.
-func forwardedFlags(cmd *cobra.Command) []string {
-	var out []string
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		switch f.Name {
-		case "backend", "image", "task", "config", "verbose", "yolo":
-			return
+// client opens the task's container (once) and returns a client of the
+// job daemon inside it.
+func (r *remoteJobs) client(ctx context.Context) (*procregistry.Client, error) {
+	if r.env == nil {
+		env, err := docker.New(ctx, r.opts)
+		if err != nil {
+			return nil, err
 		}
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			for _, v := range sv.GetSlice() {
-				out = append(out, "--"+f.Name+"="+v)
-			}
-			return
+		if fb := env.Fallback(); fb != "" {
+			env.Close(context.WithoutCancel(ctx))
+			return nil, errorf("--backend docker: jobs need runbox inside the container: %s", fb)
 		}
-		out = append(out, "--"+f.Name+"="+f.Value.String())
-	})
-	return out
+		r.env = env
+	}
+	return service.SandboxJobs(r.env, []string{docker.CLIPath, service.RelayCommand}), nil
+}
+
+func (r *remoteJobs) close(ctx context.Context) {
+	if r.env != nil {
+		r.env.Close(ctx)
+	}
+}
+
+// jobGate is where the gate is told a job command runs: the task's
+// container, or this machine.
+func (a *app) jobGate(ctx context.Context, dir string) service.JobTarget {
+	if a.remote != nil {
+		return service.JobTarget{Backend: "docker", HostAccess: a.hostAccess(ctx, "docker", a.remote.spec)}
+	}
+	return service.JobTarget{Backend: "local", HostAccess: true, Dir: dir}
+}
+
+func withAsker(t service.JobTarget, asker approval.Asker) service.JobTarget {
+	t.Asker = asker
+	return t
 }
