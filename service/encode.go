@@ -56,6 +56,7 @@ const (
 	KindClosed         = "closed"
 	KindUnsupported    = "unsupported"
 	KindBadCommand     = "bad_command"
+	KindLimit          = "limit"
 	KindExit           = "exit"
 	KindInternal       = "internal"
 )
@@ -82,6 +83,8 @@ func EncodeError(err error, code int) ErrorJSON {
 		e.Kind = KindUnsupported
 	case errors.Is(err, envs.ErrBadCommand):
 		e.Kind = KindBadCommand
+	case errors.Is(err, ErrLimit):
+		e.Kind = KindLimit
 	}
 	return e
 }
