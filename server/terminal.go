@@ -103,9 +103,6 @@ type JobStarted struct {
 
 // startJob starts the command as one of the session's background jobs.
 func (s *Server) startJob(ctx context.Context, sess *session, in TerminalArgs) *mcp.CallToolResult {
-	if in.Heartbeat > 0 && in.Heartbeat < 1 {
-		return badArgs("heartbeat is in seconds (at least 5 are used)")
-	}
 	jobs, err := sess.ownedJobs(ctx)
 	if err != nil {
 		return s.failure(ctx, sess, "", err)
