@@ -37,29 +37,62 @@ func textOrBase64(s string) (string, string) {
 }
 
 // ErrorJSON is the stable JSON form of a failure before or instead of a
-// result (`runbox run --json` when the command could not run): what went
-// wrong, the exit code, and, for a refusal by the gate, its verdict.
+// result: what went wrong, the exit code runbox exits with, and, for a
+// refusal by the gate, its decision and reasons.
 type ErrorJSON struct {
-	ExitCode int    `json:"exit_code"`
-	Error    string `json:"error"`
-	// Denied is set when the command gate refused the command.
-	Denied *DeniedJSON `json:"denied,omitempty"`
+	Error    string   `json:"error"`
+	ExitCode int      `json:"exit_code"`
+	Kind     string   `json:"kind"`
+	Decision string   `json:"decision,omitempty"`
+	Hardline bool     `json:"hardline,omitempty"`
+	Reasons  []string `json:"reasons,omitempty"`
+	Known    []string `json:"known_backends,omitempty"`
 }
 
-// DeniedJSON is the gate's verdict in an [ErrorJSON].
-type DeniedJSON struct {
-	Decision string   `json:"decision"`
-	Hardline bool     `json:"hardline"`
-	Reasons  []string `json:"reasons"`
-}
+// Error kinds, for callers that branch without parsing the message.
+const (
+	KindDenied         = "denied"
+	KindUnknownBackend = "unknown_backend"
+	KindNotFound       = "not_found"
+	KindClosed         = "closed"
+	KindUnsupported    = "unsupported"
+	KindBadCommand     = "bad_command"
+	KindLimit          = "limit"
+	KindBadDir         = "bad_dir" // the working directory cannot be entered
+	KindUsage          = "usage"   // bad flags or arguments (exit 2)
+	KindExit           = "exit"
+	KindInternal       = "internal"
+)
 
 // EncodeError returns err's JSON form; code is the exit status the front
 // end reports for it.
 func EncodeError(err error, code int) ErrorJSON {
-	e := ErrorJSON{ExitCode: code, Error: strings.TrimPrefix(Message(err), "runbox: ")}
+	e := ErrorJSON{Error: strings.TrimPrefix(Message(err), "runbox: "), ExitCode: code, Kind: KindInternal}
 	var de *envs.DeniedError
-	if errors.As(err, &de) {
-		e.Denied = &DeniedJSON{Decision: de.Decision, Hardline: de.Hardline, Reasons: de.Reasons}
+	var ub *envs.UnknownBackendError
+	var dirErr *envs.DirError
+	var ee *envs.ExitError
+	switch {
+	case errors.As(err, &de):
+		e.Kind, e.Decision, e.Hardline, e.Reasons = KindDenied, de.Decision, de.Hardline, de.Reasons
+	case code == 2:
+		e.Kind = KindUsage
+	case errors.As(err, &dirErr):
+		e.Kind = KindBadDir
+	case errors.As(err, &ub):
+		e.Kind, e.Known = KindUnknownBackend, ub.Known
+	case errors.As(err, &ee):
+		e.Kind = KindExit
+	case errors.Is(err, envs.ErrNotFound):
+		e.Kind = KindNotFound
+	case errors.Is(err, envs.ErrClosed):
+		e.Kind = KindClosed
+	case errors.Is(err, envs.ErrUnsupported):
+		e.Kind = KindUnsupported
+	case errors.Is(err, envs.ErrBadCommand):
+		e.Kind = KindBadCommand
+	case errors.Is(err, ErrLimit):
+		e.Kind = KindLimit
 	}
 	return e
 }

@@ -17,11 +17,11 @@ import (
 // RelayCommand is the hidden subcommand of runbox that, inside a sandbox,
 // connects its stdin and stdout to the job daemon there (starting it if
 // none answers). [SandboxJobs] runs it for every call.
-const RelayCommand = "__jobs-relay"
+const RelayCommand = "__relay"
 
 // SandboxJobs is the job registry inside a sandbox, with the same client
 // interface as the local daemon's: every call starts relay (the argv of
-// `runbox __jobs-relay` in the sandbox) through env and speaks the
+// `runbox __relay` in the sandbox) through env and speaks the
 // registry's protocol over that process's stdin and stdout. Nothing is
 // re-run as a command line, and nothing is judged there: the gate runs on
 // this side, in [Service.StartJob] and [Service.WriteJob], before a

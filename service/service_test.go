@@ -72,7 +72,7 @@ func TestSession_GateFirst(t *testing.T) {
 		t.Fatalf("rm -rf /: err = %v; want a hardline *envs.DeniedError", err)
 	}
 	e := service.EncodeError(err, 125)
-	if e.Denied == nil || !e.Denied.Hardline || len(e.Denied.Reasons) == 0 || e.ExitCode != 125 {
+	if e.Kind != service.KindDenied || !e.Hardline || len(e.Reasons) == 0 || e.ExitCode != 125 {
 		t.Errorf("EncodeError = %+v; want a hardline verdict with reasons", e)
 	}
 }

@@ -104,6 +104,7 @@ commands first.`,
 		newCheckCommand(a),
 		newAgentCommand(a),
 	)
+	root.AddCommand(newServeCommand(a))
 	root.AddCommand(a.withJobTargets(newJobCommands(a))...)
 	return root
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/runbox/runbox/service"
 )
 
-// newRelayCommand is `runbox __jobs-relay`: inside a sandbox, one
+// newRelayCommand is `runbox __relay`: inside a sandbox, one
 // connection to the job daemon there (started if none answers) carried
 // over this process's stdin and stdout, so that the host's job client
 // reaches the sandbox's registry through the agent (service.SandboxJobs).

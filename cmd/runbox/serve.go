@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/server"
+	"github.com/runbox/runbox/service"
+)
+
+type serveOptions struct {
+	// Where commands run: the flags of run.
+	backend     string
+	image       string
+	cwd         string
+	timeout     time.Duration
+	env         []string
+	outputLimit int
+	limits      limitFlags
+	network     string
+	workspace   bool
+
+	// Transports.
+	http      string
+	tokenFile string
+	socket    string
+	hosts     []string
+	origins   []string
+
+	// Limits of the server.
+	maxSessions     int
+	maxJobs         int
+	approvalTimeout time.Duration
+	sessionIdle     time.Duration
+}
+
+func newServeCommand(a *app) *cobra.Command {
+	var opts serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Serve runbox to AI agents over the Model Context Protocol",
+		Long: `Serve runbox as an MCP server: the tools terminal, process and check_command.
+
+By default one client is served over stdin and stdout (the command line an MCP
+client starts). With --http the streamable HTTP transport is served at /mcp:
+every request must carry "Authorization: Bearer TOKEN", with the token read
+from --token-file or generated into a 0600 file whose path is printed; Host
+and Origin are checked against DNS rebinding, and an address beyond loopback
+is refused unless --token-file is given. With --socket the same is served on
+a Unix socket that only this user can reach (peer uid checked), no token.
+
+Each client session gets its own environment on the backend (the flags below,
+as for run), opened by its first command and torn down with its whole process
+tree when the session ends; its background jobs are killed with it unless they
+were started with detach or handed off. Every command passes the command gate;
+a command that needs approval is asked of the human through the client
+(MCP elicitation) when the client can ask, and refused with a hint otherwise.`,
+		Example: `  runbox serve
+  runbox serve --backend docker --image debian:bookworm
+  runbox serve --http 127.0.0.1:8765
+  runbox serve --socket /run/user/1000/runbox-mcp.sock`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), a, &opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.backend, "backend", "", "backend the sessions run on (default from config: local)")
+	f.StringVar(&opts.image, "image", "", "container image (docker backend)")
+	f.StringVar(&opts.cwd, "cwd", "", "initial working directory of each session (default: the current one)")
+	f.DurationVar(&opts.timeout, "timeout", 0, "default per-command timeout when a call gives none; 0 = config default")
+	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in every command's environment (repeatable)")
+	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept per tool call (default from config)")
+	opts.limits.bind(f)
+	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
+	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends)")
+	f.StringVar(&opts.http, "http", "", "serve streamable HTTP at ADDR (host:port) on /mcp instead of stdio")
+	f.StringVar(&opts.tokenFile, "token-file", "", "file holding the bearer token for --http (default: generate one)")
+	f.StringVar(&opts.socket, "socket", "", "serve streamable HTTP on a Unix socket at PATH (owner only, no token)")
+	f.StringArrayVar(&opts.hosts, "allow-host", nil, "accept this Host name on --http besides loopback names (repeatable)")
+	f.StringArrayVar(&opts.origins, "allow-origin", nil, "accept requests from this browser Origin (repeatable)")
+	f.IntVar(&opts.maxSessions, "max-sessions", server.DefaultMaxSessions, "concurrent client sessions at most (-1: no cap)")
+	f.IntVar(&opts.maxJobs, "max-jobs", server.DefaultMaxJobs, "live background jobs per session at most (-1: no cap)")
+	f.DurationVar(&opts.approvalTimeout, "approval-timeout", server.ApprovalTimeout, "how long a question to the human waits; no answer refuses")
+	f.DurationVar(&opts.sessionIdle, "session-idle", server.DefaultSessionIdle, "close an HTTP session after this long without a request (-1s: never)")
+	return cmd
+}
+
+// noArgs is cobra.NoArgs as a usage error (exit 2).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{errorf("%s takes no arguments; see --help", cmd.CommandPath())}
+	}
+	return nil
+}
+
+func runServe(ctx context.Context, a *app, opts *serveOptions) error {
+	srv, svc, err := newMCPServer(a, opts)
+	if err != nil {
+		return err
+	}
+	defer svc.Close(context.WithoutCancel(ctx))
+	defer srv.Close()
+	if opts.http == "" && opts.socket == "" {
+		return srv.ServeStdio(ctx, readCloser(a.stdin), nopWriteCloser{a.stdout})
+	}
+	return serveHTTP(ctx, a, srv, opts)
+}
+
+// newMCPServer builds the service and the server from the flags.
+func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service, error) {
+	cfg := a.cfg
+	if opts.timeout > 0 {
+		cfg.Timeout = config.Duration(opts.timeout)
+	}
+	if opts.outputLimit > 0 {
+		cfg.OutputLimit = opts.outputLimit
+	}
+	limits, err := opts.limits.resolve(a.svc.Limits())
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := parseEnvFlags(opts.env)
+	if err != nil {
+		return nil, nil, err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, nil, errorf("%v", err)
+	}
+	spec := envs.Spec{Dir: opts.cwd, Image: firstNonEmpty(opts.image, cfg.Docker.Image), Limits: limits, Network: opts.network}
+	if opts.workspace {
+		spec.Settings = map[string]string{"workspace": wd}
+	}
+	svc, err := service.New(service.Options{
+		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
+		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := server.New(server.Options{
+		Service: svc, Backend: opts.backend, Spec: spec, Env: env,
+		Jobs:        func(ctx context.Context) (service.SessionJobs, error) { return a.jobsClient(ctx) },
+		JobDir:      firstNonEmpty(opts.cwd, wd),
+		MaxSessions: opts.maxSessions, MaxJobs: opts.maxJobs,
+		ApprovalTimeout: opts.approvalTimeout, Logger: a.log,
+	})
+	if err != nil {
+		svc.Close(context.Background())
+		return nil, nil, err
+	}
+	return srv, svc, nil
+}
+
+// serveHTTP serves the streamable HTTP transport on --http and/or
+// --socket until ctx ends.
+func serveHTTP(ctx context.Context, a *app, srv *server.Server, opts *serveOptions) error {
+	type listener struct {
+		ln   net.Listener
+		opts server.HTTPOptions
+	}
+	var lns []listener
+	defer func() {
+		for _, l := range lns {
+			l.ln.Close()
+		}
+	}()
+	if opts.http != "" {
+		token, provisioned, cleanup, err := serveToken(a, opts)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		ln, err := server.ListenTCP(opts.http, provisioned)
+		if err != nil {
+			return usageError{err}
+		}
+		hosts := opts.hosts
+		if h, _, err := net.SplitHostPort(opts.http); err == nil && h != "" {
+			hosts = append(hosts, h)
+		}
+		lns = append(lns, listener{ln, server.HTTPOptions{Token: token, Hosts: hosts, Origins: opts.origins, SessionIdle: opts.sessionIdle}})
+		fmt.Fprintf(a.stderr, "runbox: serving MCP at http://%s%s\n", ln.Addr(), server.Path)
+	}
+	if opts.socket != "" {
+		ln, err := server.ListenUnix(opts.socket)
+		if err != nil {
+			return err
+		}
+		lns = append(lns, listener{ln, server.HTTPOptions{AnyHost: true, Origins: opts.origins, SessionIdle: opts.sessionIdle}})
+		fmt.Fprintf(a.stderr, "runbox: serving MCP on unix socket %s at %s\n", opts.socket, server.Path)
+	}
+	errc := make(chan error, len(lns))
+	var servers []*http.Server
+	var wg sync.WaitGroup
+	for _, l := range lns {
+		hs := &http.Server{Handler: srv.HTTPHandler(l.opts), ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, hs)
+		wg.Go(func() {
+			if err := hs.Serve(l.ln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		})
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	// Ending the sessions first ends their streams, so the listeners can
+	// close without waiting for hanging requests.
+	srv.Close()
+	for _, hs := range servers {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		hs.Shutdown(sctx)
+		cancel()
+		hs.Close()
+	}
+	wg.Wait()
+	return err
+}
+
+// serveToken is the bearer token for --http: read from --token-file
+// (provisioned), or generated into a new 0600 file in the state
+// directory whose path is printed, and removed when the server stops.
+func serveToken(a *app, opts *serveOptions) (token string, provisioned bool, cleanup func(), err error) {
+	if opts.tokenFile != "" {
+		tok, err := server.ReadToken(opts.tokenFile)
+		if err != nil {
+			return "", false, nil, usageError{err}
+		}
+		return tok, true, func() {}, nil
+	}
+	state, err := a.stateDir()
+	if err != nil {
+		return "", false, nil, err
+	}
+	tok, path, err := server.NewToken(filepath.Join(state, "serve"))
+	if err != nil {
+		return "", false, nil, err
+	}
+	fmt.Fprintf(a.stderr, "runbox: bearer token written to %s\n", path)
+	return tok, false, func() { os.Remove(path) }, nil
+}
+
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServe_Stdio drives `runbox serve` over its stdin and stdout with
+// the SDK's client: a command runs in the session, a background job runs
+// in the per-user job daemon and its completion arrives as a log
+// notification, and closing stdin ends the server and the session.
+func TestServe_Stdio(t *testing.T) {
+	env := jobsEnv(t)
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		if k == "XDG_CONFIG_HOME" || k == "RUNBOX_CONFIG" || k == "HOME" {
+			return ""
+		}
+		return os.Getenv(k)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var errb strings.Builder
+	a := newApp(inR, outW, &lockedWriter{w: &errb}, getenv)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		err := a.execute(ctx, []string{"serve"})
+		outW.Close()
+		done <- err
+	}()
+
+	var mu sync.Mutex
+	var notices []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			b, _ := json.Marshal(req.Params.Data)
+			mu.Lock()
+			notices = append(notices, string(b))
+			mu.Unlock()
+		},
+	})
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, errb.String())
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "echo from-serve"}})
+	if err != nil || res.IsError {
+		t.Fatalf("terminal: %v %+v", err, res)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), `"output":"from-serve\n"`) {
+		t.Errorf("result = %s", b)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "echo bg", "background": true, "notify_on_complete": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("background terminal: %v %+v", err, res)
+	}
+	var started struct {
+		SessionID string `json:"session_id"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &started)
+	want := "[background job " + started.SessionID + " completed: exit 0]"
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		got := strings.Join(notices, "\n")
+		mu.Unlock()
+		if strings.Contains(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no completion notice %q; got %s\nstderr: %s", want, got, errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cs.Close()
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve ended with %v\n%s", err, errb.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("serve did not end when its stdin closed")
+	}
+}
+
+// lockedWriter serialises writes from the server's goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// TestServe_HTTPGeneratedToken: `runbox serve --http` on loopback
+// generates a token into a 0600 file whose path it prints, refuses
+// requests without it, serves a client that has it, and removes the file
+// when it stops.
+func TestServe_HTTPGeneratedToken(t *testing.T) {
+	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		if k == "XDG_CONFIG_HOME" || k == "RUNBOX_CONFIG" || k == "HOME" {
+			return ""
+		}
+		return os.Getenv(k)
+	}
+	errb := &lockedWriter{w: &strings.Builder{}}
+	a := newApp(strings.NewReader(""), io.Discard, errb, getenv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.execute(ctx, []string{"serve", "--http", "127.0.0.1:0"}) }()
+
+	urlRe := regexp.MustCompile(`serving MCP at (http://\S+)`)
+	tokRe := regexp.MustCompile(`bearer token written to (\S+)`)
+	var url, tokFile string
+	deadline := time.Now().Add(30 * time.Second)
+	for url == "" {
+		errb.mu.Lock()
+		s := errb.w.(*strings.Builder).String()
+		errb.mu.Unlock()
+		if m := urlRe.FindStringSubmatch(s); m != nil {
+			url, tokFile = m[1], tokRe.FindStringSubmatch(s)[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve printed no address: %s", s)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fi, err := os.Stat(tokFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file %s: %v, %v; want mode 0600", tokFile, fi, err)
+	}
+	tok, _ := os.ReadFile(tokFile)
+
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("request without the token: %d; want 401", resp.StatusCode)
+	}
+
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect with the token: %v", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "echo over-http"}})
+	if err != nil || res.IsError {
+		t.Fatalf("terminal over HTTP: %v %+v", err, res)
+	}
+	cs.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve ended with %v", err)
+	}
+	if _, err := os.Stat(tokFile); !os.IsNotExist(err) {
+		t.Errorf("the generated token file is still there after the server stopped")
+	}
+}
+
+// TestServe_RefusesExposure: beyond loopback without --token-file,
+// serve refuses to listen (a usage error, exit 2).
+func TestServe_RefusesExposure(t *testing.T) {
+	_, errs, code := cli(t, "", map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}, "serve", "--http", "0.0.0.0:0")
+	if code != exitUsage || !strings.Contains(errs, "--token-file") {
+		t.Errorf("serve --http 0.0.0.0:0: exit %d, %q; want 2 and a hint about --token-file", code, errs)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

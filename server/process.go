@@ -1,0 +1,322 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/service"
+)
+
+// processAction is one action of the process tool. command, when set,
+// is the text the gate judged (for a refusal's explanation).
+type processAction func(s *Server, ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (res *mcp.CallToolResult, command string, err error)
+
+// processActions is the process tool: one handler per action. Every
+// action but list names a job.
+var processActions = map[string]processAction{
+	"list":    (*Server).listJobs,
+	"poll":    (*Server).pollJob,
+	"log":     (*Server).jobLog,
+	"wait":    (*Server).waitJob,
+	"kill":    (*Server).killJob,
+	"write":   (*Server).writeJob,
+	"submit":  (*Server).writeJob,
+	"close":   (*Server).closeJob,
+	"handoff": (*Server).handoffJob,
+}
+
+func (s *Server) process(ctx context.Context, req *mcp.CallToolRequest, in ProcessArgs) (*mcp.CallToolResult, any, error) {
+	sess, err := s.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	act, ok := processActions[in.Action]
+	if !ok {
+		return badArgs("action %q: want one of %s", in.Action, strings.Join(processActionNames, ", ")), nil, nil
+	}
+	if in.Action != "list" && in.SessionID == "" {
+		return badArgs("action %s needs session_id (the job's id)", in.Action), nil, nil
+	}
+	if in.Action == "write" && in.Data == "" {
+		return badArgs("write needs data"), nil, nil
+	}
+	jobs := sess.existingJobs()
+	if jobs == nil {
+		// The session never started a job: there is nothing of its own to
+		// act on, and no reason to reach the registry.
+		if in.Action == "list" {
+			return result("no background jobs", JobList{Jobs: []procregistry.Info{}}), nil, nil
+		}
+		return s.failure(ctx, sess, "", fmt.Errorf("runbox: job %s: %w", in.SessionID, envs.ErrNotFound)), nil, nil
+	}
+	res, command, err := act(s, ctx, jobs, in)
+	if err != nil {
+		return s.failure(ctx, sess, command, err), nil, nil
+	}
+	return res, nil, nil
+}
+
+// JobList is the structured result of list: the session's jobs, and the
+// job events no notification has delivered yet.
+type JobList struct {
+	Jobs   []procregistry.Info  `json:"jobs"`
+	Events []procregistry.Event `json:"events,omitempty"`
+}
+
+func (s *Server) listJobs(ctx context.Context, jobs *service.OwnedJobs, _ ProcessArgs) (*mcp.CallToolResult, string, error) {
+	list, err := jobs.List(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	evs, err := jobs.TakeEvents(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if list == nil {
+		list = []procregistry.Info{}
+	}
+	var b strings.Builder
+	if len(list) == 0 {
+		b.WriteString("no background jobs\n")
+	}
+	for _, j := range list {
+		fmt.Fprintf(&b, "%s  %s  pid %d  %s\n", j.ID, describeStatus(j), j.PID, oneLine(j.Command, 80))
+	}
+	writeEvents(&b, evs)
+	return result(strings.TrimRight(b.String(), "\n"), JobList{Jobs: list, Events: evs}), "", nil
+}
+
+// JobPoll is the structured result of poll: the job, the tail of its
+// output, and the job events no notification has delivered yet.
+type JobPoll struct {
+	procregistry.Poll
+	Events []procregistry.Event `json:"events,omitempty"`
+}
+
+func (s *Server) pollJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
+	p, err := jobs.Poll(ctx, in.SessionID)
+	if err != nil {
+		return nil, "", err
+	}
+	evs, err := jobs.TakeEvents(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s %s (%d bytes of output)\n", p.ID, describeStatus(p.Info), p.Size)
+	if p.Preview != "" {
+		b.WriteString(p.Preview)
+		if !strings.HasSuffix(p.Preview, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	writeEvents(&b, evs)
+	return result(strings.TrimRight(b.String(), "\n"), JobPoll{Poll: p, Events: evs}), "", nil
+}
+
+// JobLog is the structured result of log: a bounded piece of the job's
+// output and where to continue. Output that is not valid UTF-8 is sent
+// as base64 and marked in output_encoding.
+type JobLog struct {
+	ID             string `json:"session_id"`
+	Offset         int64  `json:"offset"`
+	Next           int64  `json:"next"`
+	Size           int64  `json:"size"`
+	Done           bool   `json:"done"`
+	Output         string `json:"output"`
+	OutputEncoding string `json:"output_encoding,omitempty"`
+	Truncated      bool   `json:"truncated,omitempty"`
+}
+
+func (s *Server) jobLog(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
+	if in.Tail > 0 && in.Offset > 0 {
+		return badArgs("log takes offset/limit or tail, not both"), "", nil
+	}
+	max := s.svc.OutputLimit()
+	if max <= 0 {
+		max = envs.DefaultOutputLimit
+	}
+	var ch procregistry.Chunk
+	var err error
+	truncated := false
+	if in.Tail > 0 {
+		ch, err = jobs.TailLines(ctx, in.SessionID, in.Tail)
+		if err == nil && len(ch.Data) > max {
+			ch.Offset += int64(len(ch.Data) - max)
+			ch.Data = ch.Data[len(ch.Data)-max:]
+			truncated = true
+		}
+	} else {
+		limit := in.Limit
+		if limit <= 0 || limit > max {
+			limit = max
+		}
+		ch, err = jobs.ReadLog(ctx, in.SessionID, in.Offset, limit)
+		truncated = err == nil && ch.Next < ch.Size
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	in2, _ := jobs.Get(ctx, in.SessionID)
+	enc := service.EncodeResult(&envs.Result{Output: string(ch.Data)})
+	out := JobLog{ID: in2.ID, Offset: ch.Offset, Next: ch.Next, Size: ch.Size, Done: ch.Done, Output: enc.Output, OutputEncoding: enc.OutputEncoding, Truncated: truncated}
+	text := enc.Output
+	if enc.OutputEncoding != "" {
+		text = fmt.Sprintf("(%d bytes of binary output: see output in the structured result, %s)", len(ch.Data), enc.OutputEncoding)
+	}
+	if truncated && in.Tail == 0 {
+		text += fmt.Sprintf("\n[%d more bytes: read on from offset %d]", ch.Size-ch.Next, ch.Next)
+	}
+	return result(text, out), "", nil
+}
+
+// JobWait is the structured result of wait.
+type JobWait struct {
+	Job     procregistry.Info `json:"job"`
+	Done    bool              `json:"done"`
+	Preview string            `json:"preview,omitempty"`
+}
+
+func (s *Server) waitJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
+	timeout := seconds(in.Timeout)
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	info, done, err := jobs.Wait(ctx, in.SessionID, timeout)
+	if err != nil {
+		return nil, "", err
+	}
+	out := JobWait{Job: info, Done: done}
+	text := fmt.Sprintf("job %s %s", info.ID, describeStatus(info))
+	if !done {
+		text += fmt.Sprintf(" (still running after %v)", timeout.Round(time.Millisecond))
+	}
+	if p, err := jobs.Poll(ctx, info.ID); err == nil && p.Preview != "" {
+		out.Preview = p.Preview
+		text += "\n" + p.Preview
+	}
+	return result(text, out), "", nil
+}
+
+func (s *Server) killJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
+	res, err := jobs.Kill(ctx, in.SessionID)
+	if err != nil {
+		return nil, "", err
+	}
+	var text string
+	switch res.Outcome {
+	case procregistry.KillKilled:
+		text = fmt.Sprintf("job %s killed (its whole process tree)", res.ID)
+	case procregistry.KillAlreadyExited:
+		text = fmt.Sprintf("job %s had already finished: %s", res.ID, describeStatus(res.Info))
+	default:
+		text = fmt.Sprintf("job %s lost: %s (nothing signalled)", res.ID, res.Info.Error)
+	}
+	return result(text, res), "", nil
+}
+
+// JobAck is the structured result of write, submit, close and handoff.
+type JobAck struct {
+	ID     string `json:"session_id"`
+	Action string `json:"action"`
+	Bytes  int    `json:"bytes,omitempty"`
+	Owner  string `json:"owner,omitempty"`
+}
+
+func (s *Server) writeJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
+	info, err := jobs.Get(ctx, in.SessionID)
+	if err != nil {
+		return nil, "", err
+	}
+	submit := in.Action == "submit"
+	if err := jobs.Write(ctx, info.ID, in.Data, submit); err != nil {
+		return nil, in.Data, err
+	}
+	n := len(in.Data)
+	if submit {
+		n++
+	}
+	return result(fmt.Sprintf("wrote %d bytes to job %s", n, info.ID), JobAck{ID: info.ID, Action: in.Action, Bytes: n}), "", nil
+}
+
+func (s *Server) closeJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
+	info, err := jobs.Get(ctx, in.SessionID)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := jobs.CloseStdin(ctx, info.ID); err != nil {
+		return nil, "", err
+	}
+	return result(fmt.Sprintf("closed the stdin of job %s", info.ID), JobAck{ID: info.ID, Action: "close"}), "", nil
+}
+
+func (s *Server) handoffJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
+	owner := in.Owner
+	if owner == "" {
+		owner = s.defaultOwner()
+	}
+	info, err := jobs.Handoff(ctx, in.SessionID, owner, in.Note)
+	if err != nil {
+		return nil, "", err
+	}
+	text := fmt.Sprintf("job %s now belongs to %s and will outlive this session", info.ID, info.Owner)
+	return result(text, JobAck{ID: info.ID, Action: "handoff", Owner: info.Owner}), "", nil
+}
+
+// defaultOwner is who a handoff gives a job to by default: the owner the
+// runbox CLI uses ($RUNBOX_OWNER, else "user").
+func (s *Server) defaultOwner() string {
+	if o := s.svc.Getenv("RUNBOX_OWNER"); o != "" {
+		return o
+	}
+	return "user"
+}
+
+// describeStatus is a job's state in a few words.
+func describeStatus(in procregistry.Info) string {
+	switch in.Status {
+	case procregistry.StatusExited:
+		if in.Exit != nil && in.Exit.Signal != 0 {
+			return fmt.Sprintf("exited: killed by signal %d (exit %d)", in.Exit.Signal, in.Exit.Code)
+		}
+		if in.Exit != nil {
+			return fmt.Sprintf("exited %d", in.Exit.Code)
+		}
+	case procregistry.StatusKilled:
+		if in.Exit != nil {
+			return fmt.Sprintf("killed by %s (exit %d)", in.KilledBy, in.Exit.Code)
+		}
+		return "killed by " + in.KilledBy
+	case procregistry.StatusLost, procregistry.StatusFailed:
+		return fmt.Sprintf("%s: %s", in.Status, in.Error)
+	}
+	return string(in.Status)
+}
+
+// writeEvents appends the undelivered events, one readable block each.
+func writeEvents(b *strings.Builder, evs []procregistry.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	b.WriteString("events not yet delivered:\n")
+	for _, ev := range evs {
+		b.WriteString(eventMessage(ev))
+		b.WriteString("\n")
+	}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", "⏎")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

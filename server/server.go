@@ -1,0 +1,266 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
+)
+
+// Defaults of [Options] fields left zero.
+const (
+	DefaultMaxSessions = 16
+	DefaultMaxJobs     = 16
+	// DefaultWaitTimeout bounds a process wait that names no timeout.
+	DefaultWaitTimeout = 60 * time.Second
+	// ApprovalTimeout is how long a question to the human waits when
+	// Options.ApprovalTimeout is zero.
+	ApprovalTimeout = 5 * time.Minute
+)
+
+// ErrClosed is returned by a closed [Server].
+var ErrClosed = errors.New("server: closed")
+
+// Options configure a [Server].
+type Options struct {
+	// Service runs everything. Required.
+	Service *service.Service
+	// Backend is where each session's commands run. Empty means the
+	// configured backend.
+	Backend string
+	// Spec opens each session's environment (directory, image, limits,
+	// network), as `runbox run` flags would.
+	Spec envs.Spec
+	// Env is laid over every command's environment. Nil adds nothing.
+	Env map[string]string
+	// Jobs returns the job registry background jobs run in (the per-user
+	// job daemon), called when a session first needs it. Nil means
+	// background jobs are not available.
+	Jobs func(context.Context) (service.SessionJobs, error)
+	// JobDir is the working directory of a background job that names none
+	// before its session has reported a directory of its own. Empty means
+	// the registry's.
+	JobDir string
+	// MaxSessions caps the concurrent client sessions. Zero means
+	// DefaultMaxSessions; negative means no cap.
+	MaxSessions int
+	// MaxJobs caps each session's live background jobs. Zero means
+	// DefaultMaxJobs; negative means no cap.
+	MaxJobs int
+	// ApprovalTimeout is how long a question to the human may wait for
+	// an answer; no answer is a refusal. Zero means [ApprovalTimeout].
+	ApprovalTimeout time.Duration
+	// Redeliver is how long an undelivered job event waits before it is
+	// sent again. Zero means service.DefaultRedeliver.
+	Redeliver time.Duration
+	// Version is reported to clients. Empty means "dev".
+	Version string
+	// Logger receives the server's own logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is runbox's MCP server: one [mcp.Server] with runbox's tools, and
+// the client sessions it serves. Close it when done.
+type Server struct {
+	opts Options
+	svc  *service.Service
+	log  *slog.Logger
+	mcp  *mcp.Server
+
+	ctx    context.Context // ends at Close: stops calls, pumps and watchers
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the Server started
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[*mcp.ServerSession]*session
+}
+
+// New makes a Server from opts.
+func New(opts Options) (*Server, error) {
+	if opts.Service == nil {
+		return nil, errors.New("server: Options.Service is required")
+	}
+	o := opts
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxJobs == 0 {
+		o.MaxJobs = DefaultMaxJobs
+	}
+	if o.ApprovalTimeout <= 0 {
+		o.ApprovalTimeout = ApprovalTimeout
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	backend := o.Backend
+	if backend == "" {
+		backend = opts.Service.Config().Backend
+	}
+	if _, err := opts.Service.Providers().Lookup(backend); err != nil {
+		return nil, err
+	}
+	o.Backend = backend
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{opts: o, svc: o.Service, log: log, ctx: ctx, cancel: cancel, sessions: map[*mcp.ServerSession]*session{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "runbox", Title: "runbox", Version: o.Version}, &mcp.ServerOptions{
+		Instructions:              instructions,
+		Logger:                    log,
+		SupportedProtocolVersions: sessionProtocolVersions(),
+	})
+	s.mcp.AddReceivingMiddleware(s.sessionMiddleware)
+	if err := s.addTools(); err != nil {
+		cancel()
+		return nil, err
+	}
+	return s, nil
+}
+
+const instructions = `runbox runs shell commands for you in a sandboxed session that keeps its state (cd, export) between calls.
+Use terminal to run a command; set background for long-running work and process to manage it.
+Dangerous commands may need a human's approval; hardline commands are never run.
+Background jobs report completion, heartbeats and watch matches as log notifications.`
+
+// sessionProtocolVersions are the protocol versions that have sessions:
+// those before the sessionless 2026-07-28 protocol.
+func sessionProtocolVersions() []string {
+	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
+}
+
+// MCP is the underlying SDK server (to connect transports of one's own).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// sessionMiddleware opens a runbox session for each client at its
+// initialize request, refuses clients beyond the cap, and starts every
+// session at log level "info" so job notifications reach clients that
+// never set a level.
+func (s *Server) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" {
+			return next(ctx, method, req)
+		}
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		if err := s.admit(ss); err != nil {
+			return nil, err
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return nil, err // the watcher ends the session with the connection
+		}
+		_, lerr := next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{
+			Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "info"},
+		})
+		if lerr != nil {
+			s.log.Warn("server: default log level", "err", lerr)
+		}
+		return res, nil
+	}
+}
+
+// admit registers a session for ss and starts the watcher that ends it
+// with the client's session.
+func (s *Server) admit(ss *mcp.ServerSession) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("runbox: the server is shutting down")
+	}
+	if _, dup := s.sessions[ss]; dup {
+		return nil // the SDK refuses a second initialize itself
+	}
+	if s.opts.MaxSessions > 0 && len(s.sessions) >= s.opts.MaxSessions {
+		return fmt.Errorf("runbox: too many sessions: %d are open (the cap is %d; see runbox serve --max-sessions): %w",
+			len(s.sessions), s.opts.MaxSessions, service.ErrLimit)
+	}
+	sess := newSession(s, ss)
+	s.sessions[ss] = sess
+	s.wg.Go(func() {
+		ss.Wait()
+		s.end(sess)
+	})
+	return nil
+}
+
+// session returns the runbox session of the client behind req.
+func (s *Server) session(req *mcp.CallToolRequest) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	sess := s.sessions[req.Session]
+	if sess == nil {
+		return nil, fmt.Errorf("runbox: no session for this client (it did not initialize)")
+	}
+	return sess, nil
+}
+
+// end tears a session down and forgets it.
+func (s *Server) end(sess *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := sess.close(ctx); err != nil {
+		s.log.Warn("server: session teardown", "session", sess.id, "err", err)
+	}
+	s.mu.Lock()
+	delete(s.sessions, sess.mcp)
+	s.mu.Unlock()
+}
+
+// Sessions is the number of open client sessions.
+func (s *Server) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// Close ends every client session (their running tool calls are
+// cancelled, their environments and session-lifetime jobs torn down) and
+// waits for the Server's goroutines. The Service stays open.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	open := make([]*mcp.ServerSession, 0, len(s.sessions))
+	for ss := range s.sessions {
+		open = append(open, ss)
+	}
+	s.mu.Unlock()
+	s.cancel()
+	for _, ss := range open {
+		ss.Close()
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// callContext is ctx that also ends when the Server closes, so no tool
+// call outlives it.
+func (s *Server) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+func randomID() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

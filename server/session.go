@@ -1,0 +1,184 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
+)
+
+// session is one client's state: its runbox session (made by its first
+// tool call, with an environment opened by its first command), the asker
+// that elicits its approvals, its view of the job registry and the pump
+// that sends its job events.
+type session struct {
+	srv *Server
+	mcp *mcp.ServerSession
+	id  string // the runbox session id, also the owner of its jobs
+
+	mu     sync.Mutex
+	closed bool
+	svc    *service.Session
+	asker  *elicitAsker // nil: the client cannot be asked
+	cwd    string       // the working directory its last command reported
+
+	jobsMu sync.Mutex // held while the registry is reached
+	jobs   *service.OwnedJobs
+
+	pumping  bool // guarded by mu
+	pumpCtx  context.Context
+	stopPump context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+func newSession(s *Server, ss *mcp.ServerSession) *session {
+	ctx, cancel := context.WithCancel(s.ctx)
+	return &session{srv: s, mcp: ss, id: "mcp-" + randomID(), pumpCtx: ctx, stopPump: cancel}
+}
+
+// service returns the runbox session, making it on first use. The client
+// has initialized by then, so its capabilities are known: a client that
+// declared elicitation gets an asker.
+func (s *session) service() (*service.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("runbox: session %s: %w", s.id, envs.ErrClosed)
+	}
+	if s.svc != nil {
+		return s.svc, nil
+	}
+	opts := service.SessionOptions{ID: s.id, Backend: s.srv.opts.Backend, Spec: s.srv.opts.Spec}
+	if canElicit(s.mcp) {
+		s.asker = newElicitAsker(s.mcp, s.srv.opts.ApprovalTimeout)
+		opts.Asker = s.asker
+	}
+	ss, err := s.srv.svc.NewSession(opts)
+	if err != nil {
+		if s.asker != nil {
+			s.asker.Close()
+			s.asker = nil
+		}
+		return nil, err
+	}
+	s.svc = ss
+	return ss, nil
+}
+
+// canElicit reports whether the client declared form elicitation (an
+// elicitation capability with neither mode named counts as form).
+func canElicit(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	e := p.Capabilities.Elicitation
+	return e.Form != nil || e.URL == nil
+}
+
+// ownedJobs returns the session's jobs in the job registry, reaching the
+// registry on first use.
+func (s *session) ownedJobs(ctx context.Context) (*service.OwnedJobs, error) {
+	s.jobsMu.Lock()
+	defer s.jobsMu.Unlock()
+	if s.jobs != nil {
+		return s.jobs, nil
+	}
+	ss, err := s.service()
+	if err != nil {
+		return nil, err
+	}
+	if s.srv.opts.Jobs == nil {
+		return nil, fmt.Errorf("runbox: background jobs are not available on this server: %w", envs.ErrUnsupported)
+	}
+	if ss.Backend != "local" {
+		return nil, fmt.Errorf("runbox: background jobs run on the local backend only; this session runs on %s: %w", ss.Backend, envs.ErrUnsupported)
+	}
+	reg, err := s.srv.opts.Jobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("runbox: job registry: %w", err)
+	}
+	max := s.srv.opts.MaxJobs
+	if max < 0 {
+		max = 0
+	}
+	s.jobs = ss.Jobs(reg, service.OwnedJobsOptions{Backend: "local", HostAccess: true, MaxLive: max})
+	return s.jobs, nil
+}
+
+// existingJobs returns the session's jobs if it ever reached the registry.
+func (s *session) existingJobs() *service.OwnedJobs {
+	s.jobsMu.Lock()
+	defer s.jobsMu.Unlock()
+	return s.jobs
+}
+
+// startPump starts sending the session's job events to its client, once.
+// The pump is started under mu and never after close, which waits for it.
+func (s *session) startPump(jobs *service.OwnedJobs) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.pumping {
+		return
+	}
+	s.pumping = true
+	s.wg.Go(func() {
+		jobs.Deliver(s.pumpCtx, s.notify, s.srv.opts.Redeliver)
+	})
+}
+
+// setCwd remembers the directory a command reported.
+func (s *session) setCwd(dir string) {
+	if dir == "" {
+		return
+	}
+	s.mu.Lock()
+	s.cwd = dir
+	s.mu.Unlock()
+}
+
+// jobDir is where a background job runs when it names no directory: where
+// the session's last command ended, else the server's default.
+func (s *session) jobDir() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cwd != "" {
+		return s.cwd
+	}
+	if s.srv.opts.JobDir != "" {
+		return s.srv.opts.JobDir
+	}
+	return s.srv.opts.Spec.Dir
+}
+
+// close ends the session: its event pump stops, its session-lifetime jobs
+// are killed, pending questions are refused, and its environment is torn
+// down with its whole process tree.
+func (s *session) close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	svc, asker := s.svc, s.asker
+	s.mu.Unlock()
+	s.stopPump()
+	s.wg.Wait()
+	var errs []error
+	if jobs := s.existingJobs(); jobs != nil {
+		if _, err := jobs.End(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("ending its jobs: %w", err))
+		}
+	}
+	if asker != nil {
+		asker.Close()
+	}
+	if svc != nil {
+		if err := svc.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("closing its environment: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tools' arguments. Names are the contract; the SDK validates every
+// call against the schemas derived from these types (unknown properties
+// and wrong types are refused before a handler runs), and the handlers
+// check what a schema cannot say.
+
+// TerminalArgs are the terminal tool's arguments.
+type TerminalArgs struct {
+	Command          string   `json:"command" jsonschema:"the shell command line to run, in the session's shell (cd and export carry over to later foreground commands)"`
+	Timeout          float64  `json:"timeout,omitempty" jsonschema:"seconds after which the command's whole process tree is killed (exit code 124); absent or 0: the configured default. Foreground only"`
+	Workdir          string   `json:"workdir,omitempty" jsonschema:"directory to run this command in (default: the session's current directory)"`
+	Background       bool     `json:"background,omitempty" jsonschema:"start the command as a background job and return its session_id and pid at once; manage it with the process tool"`
+	PTY              bool     `json:"pty,omitempty" jsonschema:"run the command on a pseudo-terminal (one output stream)"`
+	NotifyOnComplete bool     `json:"notify_on_complete,omitempty" jsonschema:"background only: send a notification when the job completes"`
+	WatchPatterns    []string `json:"watch_patterns,omitempty" jsonschema:"background only: Go regular expressions; an output line matching one sends a notification"`
+	Heartbeat        float64  `json:"heartbeat,omitempty" jsonschema:"background only: send a progress notification this often (seconds, at least 5) while there is new output"`
+	Detach           bool     `json:"detach,omitempty" jsonschema:"background only: keep the job running after this session ends (by default the session's jobs are killed with it)"`
+}
+
+// ProcessArgs are the process tool's arguments.
+type ProcessArgs struct {
+	Action    string  `json:"action" jsonschema:"what to do: list, poll, log, wait, kill, write, submit, close or handoff"`
+	SessionID string  `json:"session_id,omitempty" jsonschema:"the background job's id (its session_id from terminal); a unique prefix will do. Required except for list"`
+	Offset    int64   `json:"offset,omitempty" jsonschema:"log: byte offset to read from (the next offset is returned)"`
+	Limit     int     `json:"limit,omitempty" jsonschema:"log: at most this many bytes (default and maximum: the output limit)"`
+	Tail      int     `json:"tail,omitempty" jsonschema:"log: only the last N lines"`
+	Timeout   float64 `json:"timeout,omitempty" jsonschema:"wait: seconds to wait for the job to finish (default 60); a job still running then is not an error"`
+	Data      string  `json:"data,omitempty" jsonschema:"write / submit: text for the job's stdin (submit adds the line end); each line passes the command gate"`
+	Owner     string  `json:"owner,omitempty" jsonschema:"handoff: the owner who takes the job (default: the runbox CLI's owner); the job then outlives this session"`
+	Note      string  `json:"note,omitempty" jsonschema:"handoff: a note for the new owner"`
+}
+
+// CheckArgs are the check_command tool's arguments.
+type CheckArgs struct {
+	Command string `json:"command" jsonschema:"the shell command line to judge; nothing is run"`
+}
+
+// processActionNames are the process tool's actions, in the order the
+// schema lists them.
+var processActionNames = []string{"list", "poll", "log", "wait", "kill", "write", "submit", "close", "handoff"}
+
+// addTools registers the tools with their schemas.
+func (s *Server) addTools() error {
+	term, err := schemaFor[TerminalArgs](func(p map[string]*jsonschema.Schema) {
+		p["command"].MinLength = ptr(1)
+		p["timeout"].Minimum = ptr(0.0)
+		p["heartbeat"].Minimum = ptr(0.0)
+	})
+	if err != nil {
+		return err
+	}
+	proc, err := schemaFor[ProcessArgs](func(p map[string]*jsonschema.Schema) {
+		p["action"].Enum = anySlice(processActionNames)
+		p["offset"].Minimum = ptr(0.0)
+		p["limit"].Minimum = ptr(0.0)
+		p["tail"].Minimum = ptr(0.0)
+		p["timeout"].Minimum = ptr(0.0)
+	})
+	if err != nil {
+		return err
+	}
+	check, err := schemaFor[CheckArgs](func(p map[string]*jsonschema.Schema) {
+		p["command"].MinLength = ptr(1)
+	})
+	if err != nil {
+		return err
+	}
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  "terminal",
+		Title: "Run a shell command",
+		Description: "Run a shell command in this session's sandboxed environment and return its output (bounded: the head and tail are kept), " +
+			"exit_code, timed_out and cwd. With background, start it as a job and return its session_id and pid at once. " +
+			"Every command passes runbox's command gate first: dangerous ones may need a human's approval, hardline ones are refused.",
+		InputSchema: term,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.terminal)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  "process",
+		Title: "Manage background jobs",
+		Description: "Manage this session's background jobs: list; poll (status and output tail); log (offset/limit, or tail N lines); " +
+			"wait (up to timeout seconds); kill (the whole tree); write / submit (text to its stdin, gated like a command); close (end of input); " +
+			"handoff (give it to another owner so it outlives this session).",
+		InputSchema: proc,
+	}, s.process)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "check_command",
+		Title:       "Check a command against the gate",
+		Description: "Say whether the command gate would allow a command, ask a human first, or refuse it (and why), without running anything.",
+		InputSchema: check,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, s.checkCommand)
+	return nil
+}
+
+// schemaFor derives T's input schema and lets tweak add what struct tags
+// cannot say (enums, bounds).
+func schemaFor[T any](tweak func(map[string]*jsonschema.Schema)) (*jsonschema.Schema, error) {
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil, fmt.Errorf("server: schema: %w", err)
+	}
+	tweak(sc.Properties)
+	return sc, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range slices.Clone(ss) {
+		out[i] = s
+	}
+	return out
+}
