@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runbox/runbox/approval"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/service"
+)
+
+type startOptions struct {
+	notify    bool
+	watch     []string
+	heartbeat time.Duration
+	pty       bool
+	key       string
+	owner     string
+	cwd       string
+	env       []string
+	session   bool
+	limits    limitFlags
+	args      []string
+}
+
+func newStartCommand(a *app) *cobra.Command {
+	var opts startOptions
+	cmd := &cobra.Command{
+		Use:   "start [flags] -- COMMAND [ARG...]",
+		Short: "Start a background job and print its id",
+		Long: `Start a command in the background and print its job id at once.
+
+The job runs under a supervisor of its own, detached from this shell: it keeps
+running after runbox exits, its output goes to a log on disk (see "runbox logs"),
+and its exit status is recorded even if the job daemon is restarted. Manage it
+from any shell of the same user with ps, logs, wait, kill, write, submit, close
+and handoff; job ids may be shortened to any unique prefix.`,
+		Example: `  runbox start -- npm run dev
+  runbox start --notify --watch 'ERROR|FAIL' --heartbeat 60s -- make test
+  runbox start --key build-1 -- go build ./...`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.args = args
+			return runStart(cmd.Context(), a, &opts)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.notify, "notify", false, "queue a completion event for the owner (see runbox events)")
+	f.StringArrayVar(&opts.watch, "watch", nil, "queue an event when an output line matches this Go regexp (repeatable)")
+	f.DurationVar(&opts.heartbeat, "heartbeat", 0, "queue a heartbeat this often while there is new output (0 = none)")
+	f.BoolVar(&opts.pty, "pty", false, "run on a pseudo-terminal")
+	f.StringVar(&opts.key, "key", "", "idempotency key: a start with a key used before returns that job")
+	f.StringVar(&opts.owner, "owner", "", "owner receiving the job's events (default $RUNBOX_OWNER or \"user\")")
+	f.StringVar(&opts.cwd, "cwd", "", "working directory (default: the current one)")
+	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the job's environment (repeatable)")
+	f.BoolVar(&opts.session, "session", false, "end the job with its owner's session instead of leaving it detached")
+	opts.limits.bind(f)
+	return cmd
+}
+
+func runStart(ctx context.Context, a *app, opts *startOptions) error {
+	shell := shellCommand(opts.args)
+	env, err := parseEnvFlags(opts.env)
+	if err != nil {
+		return err
+	}
+	cwd := opts.cwd
+	if cwd == "" && a.remote == nil { // in a container, its daemon's directory
+		if cwd, err = os.Getwd(); err != nil {
+			return errorf("%v", err)
+		}
+	}
+	limits, err := opts.limits.resolve(a.svc.Limits())
+	if err != nil {
+		return err
+	}
+	req := procregistry.StartRequest{
+		Shell: shell, Dir: cwd, Env: env, Owner: firstNonEmpty(opts.owner, a.defaultOwner()),
+		Notify: opts.notify, Watch: opts.watch, Heartbeat: opts.heartbeat, Key: opts.key,
+		Lifetime: procregistry.LifetimeDetached,
+	}
+	if !limits.IsZero() {
+		req.Limits = &limits
+	}
+	a.warnWithheld(env)
+	if shown, names := a.redact(shell); len(names) > 0 {
+		req.Display, req.Redacted = shown, names
+		fmt.Fprintf(a.stderr, "runbox: the command holds the value of %s; ps and the job's record show it as [%s]\n", strings.Join(names, ", "), strings.Join(names, "], ["))
+	}
+	if opts.session {
+		req.Lifetime = procregistry.LifetimeSession
+	}
+	if opts.pty {
+		req.PTY = &envs.WindowSize{Rows: 24, Cols: 80}
+		if ws := terminalSize(a.stdout); ws != nil {
+			req.PTY = ws
+		}
+	}
+	connect := func(ctx context.Context) (service.Jobs, error) { return a.jobsClient(ctx) }
+	var in procregistry.Info
+	err = a.withAsker(func(asker approval.Asker) error {
+		var err error
+		in, err = a.svc.StartJob(ctx, connect, withAsker(a.jobGate(ctx, cwd), asker), req)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout, in.ID)
+	if in.Status == procregistry.StatusFailed {
+		return errorf("job %s failed to start: %s", in.ID, in.Error)
+	}
+	return nil
+}
