@@ -12,324 +12,121 @@ import (
 // through wrappers (sudo, env, nice, timeout, xargs, find -exec …), which it
 // also records, takes the base name of paths, and collects shell code
 // passed as a string (bash -c, eval, ssh host CMD, trap, alias) for the
-// walker to analyse in turn.
+// walker to analyse in turn. What each program means is a handler in
+// [programs]; programs without one are judged by the classes below
+// (shells, interpreters, programs with subcommands, SQL) or as themselves.
 func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source string) {
-	emit := func(c command) *command {
-		in.cmds = append(in.cmds, c)
-		return &in.cmds[len(in.cmds)-1]
-	}
-	fact := func(name string, args ...string) {
-		in.cmds = append(in.cmds, command{name: name, args: args, via: via, source: source})
-	}
-	addCode := func(text string, w *syntax.Word) {
-		// Code that is nothing but a substitution is judged by what the
-		// substitution runs (below), not by its placeholder.
-		if w == nil || !onlySubst(text) {
-			in.codes = append(in.codes, code{text: text, via: via})
-		}
-		if w != nil {
-			if k, ok := a.substKind(w, a.src, via); ok && k != kindInit {
-				fact(factSubstCode, k.String())
-			}
-		}
-	}
-	runsFile := func(f arg) {
-		in.scripts = append(in.scripts, f.text)
-		if f.word != nil {
-			if k, ok := a.substKind(f.word, a.src, via); ok && k != kindInit {
-				fact(factSubstCode, k.String())
-			}
-		}
-	}
+	r := &resolution{a: a, in: in, args: args, env: env, via: via, source: source}
 	for range maxWrappers { // wrappers nest; a bound keeps a pathological chain finite
-		if len(args) == 0 {
-			if len(env) > 0 {
-				emit(command{env: env, via: via, source: source})
+		if len(r.args) == 0 {
+			if len(r.env) > 0 {
+				r.emit(command{env: r.env, via: r.via, source: r.source})
 			}
 			return
 		}
-		w := args[0]
+		w := r.args[0]
 		if w.dyn || w.glob {
-			fact(factDynamic, w.text)
+			r.fact(factDynamic, w.text)
 			if w.word != nil {
-				if k, ok := a.substKind(w.word, a.src, via); ok && k != kindInit {
-					fact(factSubstCode, k.String())
-				}
+				r.substFact(w.word)
 			}
 			return
 		}
-		name := canonicalName(w.text)
-		rest := args[1:]
-		c := command{name: name, path: w.text, env: env, via: via, source: source}
+		r.w, r.name, r.rest = w, canonicalName(w.text), r.args[1:]
+		r.c = command{name: r.name, path: w.text, env: r.env, via: r.via, source: r.source}
 		if strings.Contains(w.text, "/") {
 			in.scripts = append(in.scripts, w.text)
 		}
-		next := func(opts []string, r []arg) {
-			c.args = opts
-			emit(c)
-			args = r
-			via = append(via[:len(via):len(via)], name)
+		h, ok := programs[r.name]
+		if !ok {
+			h = byClass
 		}
-		switch name {
-		case "sudo", "doas", "pkexec", "run0", "please":
-			opts, r := splitOpts(rest, wrapperSpecs[name])
-			for len(r) > 0 && isAssign(r[0].text) {
-				env = append(env[:len(env):len(env)], r[0].text)
-				r = r[1:]
-			}
-			if hasOpt(opts, "-e", "--edit", "-l", "--list", "-v", "--validate") {
-				c.args = opts
-				emit(c)
-				return
-			}
-			next(opts, r)
-			continue
-		case "env":
-			opts, r := splitOpts(rest, wrapperSpecs[name])
-			if s, ok := optValue(opts, "-S", "--split-string"); ok {
-				c.args = opts
-				emit(c)
-				addCode(s+" "+line(texts(r), true), nil)
-				return
-			}
-			for len(r) > 0 && isAssign(r[0].text) {
-				env = append(env[:len(env):len(env)], r[0].text)
-				r = r[1:]
-			}
-			c.env = env
-			next(opts, r)
-			continue
-		case "nice", "nohup", "setsid", "time", "stdbuf", "builtin", "exec", "then", "do",
-			"noglob", "nocorrect", "catchsegv", "unbuffer", "dbus-run-session", "proxychains",
-			"proxychains4", "torsocks", "tsocks", "firejail", "caffeinate", "xvfb-run",
-			"systemd-run", "strace", "ltrace", "unshare", "nsenter", "setpriv", "doit",
-			"with-contenv", "s6-setuidgid", "gosu", "su-exec", "chpst", "rlwrap", "ionice",
-			"numactl", "cgexec", "systemd-inhibit", "retry", "tini", "dumb-init":
-			opts, r := splitOpts(rest, wrapperSpecs[name])
-			if name == "ionice" && hasOpt(opts, "-p", "-P", "-u") {
-				c.args = opts
-				emit(c)
-				return
-			}
-			if (name == "gosu" || name == "su-exec" || name == "s6-setuidgid" || name == "chpst" && hasOpt(opts, "-u")) && len(r) > 0 {
-				r = r[1:] // the user
-			}
-			next(opts, r)
-			continue
-		case "timeout", "chroot", "chrt", "taskset", "faketime", "busybox", "toybox":
-			opts, r := splitOpts(rest, wrapperSpecs[name])
-			if hasOpt(opts, "-p", "--pid", "--all-tasks") || len(r) == 0 {
-				c.args = opts
-				emit(c)
-				return
-			}
-			if name != "busybox" && name != "toybox" {
-				r = r[1:] // duration, new root, priority, mask or time
-			}
-			next(opts, r)
-			continue
-		case "command":
-			opts, r := splitOpts(rest, optSpec{})
-			if hasOpt(opts, "-v", "-V") {
-				return // only looks the name up
-			}
-			args = r
-			continue
-		case "xargs":
-			opts, r := splitOpts(rest, wrapperSpecs[name])
-			if len(r) == 0 {
-				c.args = opts
-				emit(c)
-				return // runs echo
-			}
-			next(opts, r)
-			continue
-		case "watch":
-			opts, r := splitOpts(rest, wrapperSpecs[name])
-			if hasOpt(opts, "-x", "--exec") {
-				next(opts, r)
-				continue
-			}
-			c.args = opts
-			emit(c)
-			addCode(strings.Join(texts(r), " "), nil)
-			return
-		case "flock":
-			opts, r := splitOpts(rest, wrapperSpecs[name])
-			if s, ok := optValue(opts, "-c", "--command"); ok {
-				c.args = opts
-				emit(c)
-				addCode(s, nil)
-				return
-			}
-			if len(r) < 2 {
-				c.args = opts
-				emit(c)
-				return
-			}
-			next(opts, r[1:])
-			continue
-		case "su", "runuser", "sg", "script", "sudosh", "ksu":
-			opts, r := splitOpts(rest, wrapperSpecs[name])
-			c.args = texts(rest)
-			emit(c)
-			if s, ok := optValue(opts, "-c", "--command"); ok {
-				addCode(s, nil)
-				return
-			}
-			for i := 0; i+1 < len(r); i++ {
-				if r[i].text == "-c" || r[i].text == "--command" {
-					addCode(r[i+1].text, r[i+1].word)
-					return
-				}
-			}
-			if name == "sg" && len(r) > 1 {
-				addCode(strings.Join(texts(r[1:]), " "), nil)
-				return
-			}
-			if name == "runuser" && hasOpt(opts, "-u", "--user") && len(r) > 0 {
-				args = r
-				via = append(via[:len(via):len(via)], name)
-				continue
-			}
-			return
-		case "eval":
-			c.args = texts(rest)
-			emit(c)
-			var ws []*syntax.Word
-			for _, r := range rest {
-				if r.word != nil {
-					ws = append(ws, r.word)
-				}
-			}
-			if text := strings.Join(texts(rest), " "); !onlySubst(text) {
-				addCode(text, nil)
-			}
-			for _, w := range ws {
-				if k, ok := a.substKind(w, a.src, via); ok && k != kindInit {
-					fact(factSubstCode, k.String())
-				}
-			}
-			return
-		case "source", ".":
-			c.args = texts(rest)
-			emit(c)
-			if len(rest) > 0 {
-				runsFile(rest[0])
-			}
-			return
-		case "trap":
-			c.args = texts(rest)
-			emit(c)
-			if len(rest) > 1 && !rest[0].isOpt() && rest[0].text != "-" {
-				addCode(rest[0].text, rest[0].word)
-			}
-			return
-		case "alias":
-			c.args = texts(rest)
-			emit(c)
-			for _, r := range rest {
-				if _, v, ok := strings.Cut(r.text, "="); ok {
-					addCode(v, nil)
-				}
-			}
-			return
-		case "ssh", "mosh":
-			opts, r := splitOpts(rest, wrapperSpecs["ssh"])
-			c.args = texts(rest)
-			f := emit(c)
-			if len(r) == 0 || hasOpt(opts, "-N", "-W") {
-				return
-			}
-			if len(r) == 1 {
-				in.final, in.role = f, roleShell
-				return
-			}
-			addCode(strings.Join(texts(r[1:]), " "), nil)
-			return
-		case "find", "fd", "fdfind":
-			c.args = texts(rest)
-			emit(c)
-			if name == "find" {
-				a.guardCommand(in, &c, rest)
-			}
-			a.findExec(in, name, rest, env, via, source)
-			return
-		case "echo":
-			c.args = texts(rest)
-			in.final = emit(c)
-			r, decode := rest, false
-			for len(r) > 0 && echoOpt.MatchString(r[0].text) {
-				decode = decode || strings.Contains(r[0].text, "e")
-				r = r[1:]
-			}
-			text := strings.Join(texts(r), " ")
-			if decode {
-				text = decodeANSIC(text)
-			}
-			in.prints, in.printsOK = text, allLiteral(r)
-			return
-		case "printf":
-			c.args = texts(rest)
-			in.final = emit(c)
-			if len(rest) > 0 && !rest[0].isOpt() && allLiteral(rest) {
-				in.prints, in.printsOK = printfText(rest[0].text, texts(rest[1:])), true
-			}
-			return
-		case "chmod":
-			c.args = texts(rest)
-			in.final = emit(c)
-			a.chmodTargets(rest)
-			a.guardCommand(in, &c, rest)
+		if !h(r) {
 			return
 		}
-		if isShell(name) {
-			opts, r := splitOpts(rest, optSpec{short: "o", long: []string{"--rcfile", "--init-file"}})
-			c.args = texts(rest)
-			f := emit(c)
-			switch {
-			case hasOpt(opts, "-c"):
-				if len(r) > 0 {
-					addCode(r[0].text, r[0].word)
-				}
-			case hasOpt(opts, "-s") || len(r) == 0 || r[0].text == "-":
-				in.final, in.role = f, roleShell
-			default:
-				runsFile(r[0])
-			}
-			return
-		}
-		if kind := interpKind(name); kind != "" {
-			if mod, r, ok := a.interp(in, c, kind, rest, runsFile); ok {
-				// python -m pip …: judge the module like the program.
-				args = append([]arg{{text: mod}}, r...)
-				via = append(via[:len(via):len(via)], name)
-				continue
-			}
-			return
-		}
-		if spec, ok := subcommandSpecs[subcommandKey(name)]; ok {
-			a.subcommand(&c, spec, rest)
-			in.final = emit(c)
-			a.writeTargets(in, &c, rest)
-			a.guardCommand(in, &c, rest)
-			return
-		}
-		c.args = texts(rest)
-		in.final = emit(c)
-		switch {
-		case sqlKeywords[name] && (w.text == strings.ToUpper(w.text) || len(rest) > 0 && sqlObjects[strings.ToLower(rest[0].text)]):
-			in.cmds = append(in.cmds, sqlFacts(w.text+" "+strings.Join(texts(rest), " "), via)...)
-		case sqlClients[name] != "":
-			a.sqlClient(in, name, rest, via)
-		case name == "chpasswd":
-			in.role = roleAccounts
-		}
-		a.writeTargets(in, &c, rest)
-		a.guardCommand(in, &c, rest)
-		return
 	}
-	fact(factTooDeep, tooManyWrappersDetail(maxWrappers))
+	r.fact(factTooDeep, tooManyWrappersDetail(maxWrappers))
+}
+
+// resolution is the state of one resolve: what is left of the command
+// line, the wrappers passed so far, and the program being looked at.
+type resolution struct {
+	a      *analyzer
+	in     *stmtInfo
+	args   []arg    // the command line from the program being looked at
+	env    []string // assignments seen so far (FOO=1 sudo BAR=2 …)
+	via    []string // the wrappers passed so far
+	source string
+
+	w    arg     // the program word
+	name string  // its canonical name
+	rest []arg   // its arguments
+	c    command // its record, to emit
+}
+
+// handler resolves one program. It returns true when the program wraps
+// another, which the walk then looks at (r.args), and false when the
+// command is resolved.
+type handler func(r *resolution) (wraps bool)
+
+func (r *resolution) emit(c command) *command {
+	r.in.cmds = append(r.in.cmds, c)
+	return &r.in.cmds[len(r.in.cmds)-1]
+}
+
+// done records the program with args as its arguments.
+func (r *resolution) done(args []string) *command {
+	r.c.args = args
+	return r.emit(r.c)
+}
+
+func (r *resolution) fact(name string, args ...string) {
+	r.in.cmds = append(r.in.cmds, command{name: name, args: args, via: r.via, source: r.source})
+}
+
+// substFact records what a command substitution in w runs, when known.
+func (r *resolution) substFact(w *syntax.Word) {
+	if k, ok := r.a.substKind(w, r.a.src, r.via); ok && k != kindInit {
+		r.fact(factSubstCode, k.String())
+	}
+}
+
+// addCode queues shell code passed as a string for the walker. Code that
+// is nothing but a substitution is judged by what the substitution runs,
+// not by its placeholder.
+func (r *resolution) addCode(text string, w *syntax.Word) {
+	if w == nil || !onlySubst(text) {
+		r.in.codes = append(r.in.codes, code{text: text, via: r.via})
+	}
+	if w != nil {
+		r.substFact(w)
+	}
+}
+
+// runsFile notes a script file the command runs.
+func (r *resolution) runsFile(f arg) {
+	r.in.scripts = append(r.in.scripts, f.text)
+	if f.word != nil {
+		r.substFact(f.word)
+	}
+}
+
+// next records the program as a wrapper with opts and continues with the
+// wrapped command line rest.
+func (r *resolution) next(opts []string, rest []arg) bool {
+	r.done(opts)
+	r.args = rest
+	r.via = append(r.via[:len(r.via):len(r.via)], r.name)
+	return true
+}
+
+// takeAssigns moves leading NAME=value words of rest into the environment.
+func (r *resolution) takeAssigns(rest []arg) []arg {
+	for len(rest) > 0 && isAssign(rest[0].text) {
+		r.env = append(r.env[:len(r.env):len(r.env)], rest[0].text)
+		rest = rest[1:]
+	}
+	return rest
 }
 
 // onlySubst reports whether text is only command-substitution

@@ -1,0 +1,325 @@
+package approval
+
+import (
+	"strings"
+)
+
+// The program table: what each wrapper, code runner and special program
+// means for resolution, one handler per program family. Programs without
+// a handler are resolved by their class ([byClass]).
+
+// programs maps a program's name to what it means for resolution.
+var programs = map[string]handler{}
+
+func init() {
+	// Registration only (a constant table); nothing here runs or reads.
+	for _, group := range []struct {
+		names []string
+		h     handler
+	}{
+		{[]string{"sudo", "doas", "pkexec", "run0", "please"}, resolveSudo},
+		{[]string{"env"}, resolveEnv},
+		{[]string{"nice", "nohup", "setsid", "time", "stdbuf", "builtin", "exec", "then", "do",
+			"noglob", "nocorrect", "catchsegv", "unbuffer", "dbus-run-session", "proxychains",
+			"proxychains4", "torsocks", "tsocks", "firejail", "caffeinate", "xvfb-run",
+			"systemd-run", "strace", "ltrace", "unshare", "nsenter", "setpriv", "doit",
+			"with-contenv", "s6-setuidgid", "gosu", "su-exec", "chpst", "rlwrap", "ionice",
+			"numactl", "cgexec", "systemd-inhibit", "retry", "tini", "dumb-init"}, resolvePrefix},
+		{[]string{"timeout", "chroot", "chrt", "taskset", "faketime", "busybox", "toybox"}, resolveWithOperand},
+		{[]string{"command"}, resolveCommand},
+		{[]string{"xargs"}, resolveXargs},
+		{[]string{"watch"}, resolveWatch},
+		{[]string{"flock"}, resolveFlock},
+		{[]string{"su", "runuser", "sg", "script", "sudosh", "ksu"}, resolveSu},
+		{[]string{"eval"}, resolveEval},
+		{[]string{"source", "."}, resolveSource},
+		{[]string{"trap"}, resolveTrap},
+		{[]string{"alias"}, resolveAlias},
+		{[]string{"ssh", "mosh"}, resolveSSH},
+		{[]string{"find", "fd", "fdfind"}, resolveFind},
+		{[]string{"echo"}, resolveEcho},
+		{[]string{"printf"}, resolvePrintf},
+		{[]string{"chmod"}, resolveChmod},
+	} {
+		for _, n := range group.names {
+			programs[n] = group.h
+		}
+	}
+}
+
+// resolveSudo: privilege wrappers; -e/-l/-v run no command.
+func resolveSudo(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	rest = r.takeAssigns(rest)
+	if hasOpt(opts, "-e", "--edit", "-l", "--list", "-v", "--validate") {
+		r.done(opts)
+		return false
+	}
+	return r.next(opts, rest)
+}
+
+// resolveEnv: env [-S string] [NAME=value…] command.
+func resolveEnv(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	if s, ok := optValue(opts, "-S", "--split-string"); ok {
+		r.done(opts)
+		r.addCode(s+" "+line(texts(rest), true), nil)
+		return false
+	}
+	rest = r.takeAssigns(rest)
+	r.c.env = r.env
+	return r.next(opts, rest)
+}
+
+// resolvePrefix: programs that run their arguments as a command after
+// their own options.
+func resolvePrefix(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	if r.name == "ionice" && hasOpt(opts, "-p", "-P", "-u") {
+		r.done(opts)
+		return false
+	}
+	if (r.name == "gosu" || r.name == "su-exec" || r.name == "s6-setuidgid" || r.name == "chpst" && hasOpt(opts, "-u")) && len(rest) > 0 {
+		rest = rest[1:] // the user
+	}
+	return r.next(opts, rest)
+}
+
+// resolveWithOperand: programs with one operand (a duration, a new root,
+// a priority, a mask, a time) before the command.
+func resolveWithOperand(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	if hasOpt(opts, "-p", "--pid", "--all-tasks") || len(rest) == 0 {
+		r.done(opts)
+		return false
+	}
+	if r.name != "busybox" && r.name != "toybox" {
+		rest = rest[1:]
+	}
+	return r.next(opts, rest)
+}
+
+// resolveCommand: `command -v` only looks the name up; `command prog`
+// runs prog, unrecorded.
+func resolveCommand(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, optSpec{})
+	if hasOpt(opts, "-v", "-V") {
+		return false
+	}
+	r.args = rest
+	return true
+}
+
+// resolveXargs: without a command, xargs runs echo.
+func resolveXargs(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	if len(rest) == 0 {
+		r.done(opts)
+		return false
+	}
+	return r.next(opts, rest)
+}
+
+// resolveWatch: watch runs its arguments through sh -c unless -x.
+func resolveWatch(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	if hasOpt(opts, "-x", "--exec") {
+		return r.next(opts, rest)
+	}
+	r.done(opts)
+	r.addCode(strings.Join(texts(rest), " "), nil)
+	return false
+}
+
+// resolveFlock: flock [-c code] | flock FILE command.
+func resolveFlock(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	if s, ok := optValue(opts, "-c", "--command"); ok {
+		r.done(opts)
+		r.addCode(s, nil)
+		return false
+	}
+	if len(rest) < 2 {
+		r.done(opts)
+		return false
+	}
+	return r.next(opts, rest[1:])
+}
+
+// resolveSu: user switchers, whose code comes with -c (or, for sg, as
+// the arguments; runuser -u USER runs a command).
+func resolveSu(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	r.done(texts(r.rest))
+	if s, ok := optValue(opts, "-c", "--command"); ok {
+		r.addCode(s, nil)
+		return false
+	}
+	for i := 0; i+1 < len(rest); i++ {
+		if rest[i].text == "-c" || rest[i].text == "--command" {
+			r.addCode(rest[i+1].text, rest[i+1].word)
+			return false
+		}
+	}
+	if r.name == "sg" && len(rest) > 1 {
+		r.addCode(strings.Join(texts(rest[1:]), " "), nil)
+		return false
+	}
+	if r.name == "runuser" && hasOpt(opts, "-u", "--user") && len(rest) > 0 {
+		r.args = rest
+		r.via = append(r.via[:len(r.via):len(r.via)], r.name)
+		return true
+	}
+	return false
+}
+
+// resolveEval: its arguments are shell code.
+func resolveEval(r *resolution) bool {
+	r.done(texts(r.rest))
+	if text := strings.Join(texts(r.rest), " "); !onlySubst(text) {
+		r.addCode(text, nil)
+	}
+	for _, a := range r.rest {
+		if a.word != nil {
+			r.substFact(a.word)
+		}
+	}
+	return false
+}
+
+// resolveSource: runs a file in this shell.
+func resolveSource(r *resolution) bool {
+	r.done(texts(r.rest))
+	if len(r.rest) > 0 {
+		r.runsFile(r.rest[0])
+	}
+	return false
+}
+
+// resolveTrap: its first argument is code run later.
+func resolveTrap(r *resolution) bool {
+	r.done(texts(r.rest))
+	if len(r.rest) > 1 && !r.rest[0].isOpt() && r.rest[0].text != "-" {
+		r.addCode(r.rest[0].text, r.rest[0].word)
+	}
+	return false
+}
+
+// resolveAlias: each definition is code run when the alias is used.
+func resolveAlias(r *resolution) bool {
+	r.done(texts(r.rest))
+	for _, a := range r.rest {
+		if _, v, ok := strings.Cut(a.text, "="); ok {
+			r.addCode(v, nil)
+		}
+	}
+	return false
+}
+
+// resolveSSH: ssh HOST CMD runs CMD on the remote shell; ssh HOST alone
+// is a shell reading its input.
+func resolveSSH(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, wrapperSpecs["ssh"])
+	f := r.done(texts(r.rest))
+	if len(rest) == 0 || hasOpt(opts, "-N", "-W") {
+		return false
+	}
+	if len(rest) == 1 {
+		r.in.final, r.in.role = f, roleShell
+		return false
+	}
+	r.addCode(strings.Join(texts(rest[1:]), " "), nil)
+	return false
+}
+
+// resolveFind: find's targets are guarded, and -exec runs commands.
+func resolveFind(r *resolution) bool {
+	r.done(texts(r.rest))
+	if r.name == "find" {
+		r.a.guardCommand(r.in, &r.c, r.rest)
+	}
+	r.a.findExec(r.in, r.name, r.rest, r.env, r.via, r.source)
+	return false
+}
+
+// resolveEcho: what echo prints matters when it is piped into a shell.
+func resolveEcho(r *resolution) bool {
+	r.in.final = r.done(texts(r.rest))
+	rest, decode := r.rest, false
+	for len(rest) > 0 && echoOpt.MatchString(rest[0].text) {
+		decode = decode || strings.Contains(rest[0].text, "e")
+		rest = rest[1:]
+	}
+	text := strings.Join(texts(rest), " ")
+	if decode {
+		text = decodeANSIC(text)
+	}
+	r.in.prints, r.in.printsOK = text, allLiteral(rest)
+	return false
+}
+
+// resolvePrintf: likewise, for a literal format.
+func resolvePrintf(r *resolution) bool {
+	r.in.final = r.done(texts(r.rest))
+	if len(r.rest) > 0 && !r.rest[0].isOpt() && allLiteral(r.rest) {
+		r.in.prints, r.in.printsOK = printfText(r.rest[0].text, texts(r.rest[1:])), true
+	}
+	return false
+}
+
+// resolveChmod: its targets are guarded.
+func resolveChmod(r *resolution) bool {
+	r.in.final = r.done(texts(r.rest))
+	r.a.chmodTargets(r.rest)
+	r.a.guardCommand(r.in, &r.c, r.rest)
+	return false
+}
+
+// byClass resolves a program without a handler of its own: shells,
+// interpreters, programs with subcommands, SQL, or a plain program.
+func byClass(r *resolution) bool {
+	a, in, name, rest := r.a, r.in, r.name, r.rest
+	if isShell(name) {
+		opts, after := splitOpts(rest, optSpec{short: "o", long: []string{"--rcfile", "--init-file"}})
+		f := r.done(texts(rest))
+		switch {
+		case hasOpt(opts, "-c"):
+			if len(after) > 0 {
+				r.addCode(after[0].text, after[0].word)
+			}
+		case hasOpt(opts, "-s") || len(after) == 0 || after[0].text == "-":
+			in.final, in.role = f, roleShell
+		default:
+			r.runsFile(after[0])
+		}
+		return false
+	}
+	if kind := interpKind(name); kind != "" {
+		if mod, after, ok := a.interp(in, r.c, kind, rest, r.runsFile); ok {
+			// python -m pip …: judge the module like the program.
+			r.args = append([]arg{{text: mod}}, after...)
+			r.via = append(r.via[:len(r.via):len(r.via)], name)
+			return true
+		}
+		return false
+	}
+	if spec, ok := subcommandSpecs[subcommandKey(name)]; ok {
+		a.subcommand(&r.c, spec, rest)
+		in.final = r.emit(r.c)
+		a.writeTargets(in, &r.c, rest)
+		a.guardCommand(in, &r.c, rest)
+		return false
+	}
+	in.final = r.done(texts(rest))
+	switch {
+	case sqlKeywords[name] && (r.w.text == strings.ToUpper(r.w.text) || len(rest) > 0 && sqlObjects[strings.ToLower(rest[0].text)]):
+		in.cmds = append(in.cmds, sqlFacts(r.w.text+" "+strings.Join(texts(rest), " "), r.via)...)
+	case sqlClients[name] != "":
+		a.sqlClient(in, name, rest, r.via)
+	case name == "chpasswd":
+		in.role = roleAccounts
+	}
+	a.writeTargets(in, &r.c, rest)
+	a.guardCommand(in, &r.c, rest)
+	return false
+}
