@@ -53,7 +53,11 @@ type Process interface {
 	// Resize changes the PTY size; ErrUnsupported without a PTY.
 	Resize(size WindowSize) error
 	// Wait waits for the exit and returns the status. Cancelling ctx stops
-	// the wait, not the process.
+	// the wait, not the process. Like os/exec's Cmd.Wait, it returns once
+	// the process has exited and its output is drained, whether or not
+	// Stdin was closed: a process that exits without reading its input
+	// does not wait for the caller to close it, and a later write to
+	// Stdin fails (it never blocks forever).
 	Wait(ctx context.Context) (ExitStatus, error)
 }
 

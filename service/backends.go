@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/runbox/runbox/agent/agentd"
 	"github.com/runbox/runbox/docker"
@@ -30,6 +31,9 @@ func (s *Service) localProvider() envs.Provider {
 		Name:        "local",
 		Description: "this machine (bash or sh), each command in its own process group and container",
 		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
+			if err := localHonours(spec); err != nil {
+				return nil, err
+			}
 			return local.New(s.LocalOptions(spec))
 		},
 		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
@@ -49,4 +53,19 @@ func (s *Service) LocalOptions(spec envs.Spec) local.Options {
 	}
 	o.Subreaper = s.opts.Subreaper
 	return o
+}
+
+// localHonours refuses what the local backend cannot enforce, rather than
+// run the command without it.
+func localHonours(spec envs.Spec) error {
+	if spec.Network != "" {
+		return fmt.Errorf("local: network policy %q cannot be enforced on this machine (commands use the host's network; use a container backend): %w", spec.Network, envs.ErrUnsupported)
+	}
+	if spec.Image != "" {
+		return fmt.Errorf("local: an image (%s) needs a container backend: %w", spec.Image, envs.ErrUnsupported)
+	}
+	for k := range spec.Settings {
+		return fmt.Errorf("local: setting %q is not one the local backend has (it applies to container backends): %w", k, envs.ErrUnsupported)
+	}
+	return nil
 }

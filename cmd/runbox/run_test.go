@@ -231,3 +231,18 @@ func TestHelp_Golden(t *testing.T) {
 		golden(t, name, out)
 	}
 }
+
+// An option the local backend cannot enforce is refused, never silently
+// dropped: a user asking for no network must not get the host's.
+func TestRun_LocalRefusesWhatItCannotEnforce(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--network", "none", "--", "true"},
+		{"run", "--image", "debian", "--", "true"},
+		{"run", "--workspace", "--", "true"},
+	} {
+		_, stderr, code := cli(t, "", nil, args...)
+		if code != exitRunbox || !strings.Contains(stderr, "local") {
+			t.Errorf("%q: exit %d, %q; want 125 and a message naming the local backend", args, code, stderr)
+		}
+	}
+}

@@ -45,6 +45,9 @@ func Run(t *testing.T, open Factory) {
 		{"StreamingProcess", testStreaming},
 		{"Concurrency", testConcurrency},
 		{"FileTransfer", testFileTransfer},
+		{"Signals", testSignals},
+		{"Resize", testResize},
+		{"CapabilitiesMatch", testCapabilitiesMatch},
 		{"Closed", testClosed},
 	}
 	for _, tc := range tests {
