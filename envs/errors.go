@@ -25,10 +25,20 @@ var (
 	ErrBadCommand = errors.New("envs: bad command")
 )
 
+// Decision is the gate's verdict on a command it refused; the JSON form
+// is the string.
+type Decision string
+
+// The verdicts a DeniedError carries.
+const (
+	DecisionAsk  Decision = "ask"  // it needed approval, and none could be had
+	DecisionDeny Decision = "deny" // refused outright
+)
+
 // DeniedError is a refusal by the command gate, with the reasons shown to the user.
 type DeniedError struct {
-	// Decision is "deny", or "ask" when asking was not possible.
-	Decision string
+	// Decision is DecisionDeny, or DecisionAsk when asking was not possible.
+	Decision Decision
 	// Hardline is true when no approval could ever allow the command.
 	Hardline bool
 	// Reasons are human-readable rule descriptions.

@@ -27,10 +27,9 @@ type ExitStatus struct {
 	TimedOut bool `json:"timed_out"`
 	// Interrupted is true when the caller's context was cancelled (Code 130).
 	Interrupted bool `json:"interrupted"`
-	// KilledBy names what killed the command when it was not a plain exit:
-	// "timeout", "interrupt", "signal", "memory-limit", "pids-limit".
-	// Empty for a normal exit.
-	KilledBy string `json:"killed_by,omitempty"`
+	// KilledBy names what killed the command when it was not a plain exit
+	// (one of the KilledBy… causes). Empty for a normal exit.
+	KilledBy KillCause `json:"killed_by,omitempty"`
 	// LeftoverKilled counts the processes the command left running when it
 	// exited (background children it did not wait for) that were killed
 	// with it. Work meant to outlive a command belongs in a background
@@ -58,15 +57,28 @@ func StatusFromContext(ctx context.Context) (ExitStatus, bool) {
 		return ExitStatus{}, false
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(context.Cause(ctx), ErrTimeout) {
-		return ExitStatus{Code: ExitTimeout, TimedOut: true, KilledBy: "timeout"}, true
+		return ExitStatus{Code: ExitTimeout, TimedOut: true, KilledBy: KilledByTimeout}, true
 	}
-	return ExitStatus{Code: ExitInterrupted, Interrupted: true, KilledBy: "interrupt"}, true
+	return ExitStatus{Code: ExitInterrupted, Interrupted: true, KilledBy: KilledByInterrupt}, true
 }
 
 // SignalStatus is the status of a command killed by sig.
 func SignalStatus(sig syscall.Signal) ExitStatus {
-	return ExitStatus{Code: ExitSignalBase + int(sig), Signal: sig, KilledBy: "signal"}
+	return ExitStatus{Code: ExitSignalBase + int(sig), Signal: sig, KilledBy: KilledBySignal}
 }
+
+// KillCause is what killed a command that did not exit by itself. It is a
+// closed set; the JSON form is the string.
+type KillCause string
+
+// The causes a backend reports in ExitStatus.KilledBy.
+const (
+	KilledByTimeout     KillCause = "timeout"      // its timeout expired (exit 124)
+	KilledByInterrupt   KillCause = "interrupt"    // the caller cancelled (exit 130)
+	KilledBySignal      KillCause = "signal"       // a signal from outside runbox's teardown
+	KilledByMemoryLimit KillCause = "memory-limit" // its container's memory limit
+	KilledByPidsLimit   KillCause = "pids-limit"   // its container's task limit
+)
 
 // ExitError is a non-zero exit as an error, for callers that want one
 // (the CLI turns it into its own exit status with errors.As).
@@ -75,7 +87,7 @@ type ExitError struct {
 	Signal      syscall.Signal
 	TimedOut    bool
 	Interrupted bool
-	KilledBy    string
+	KilledBy    KillCause
 }
 
 func (e *ExitError) Error() string {
@@ -84,7 +96,7 @@ func (e *ExitError) Error() string {
 		return fmt.Sprintf("envs: command timed out (exit %d)", e.Code)
 	case e.Interrupted:
 		return fmt.Sprintf("envs: command interrupted (exit %d)", e.Code)
-	case e.KilledBy != "" && e.KilledBy != "signal":
+	case e.KilledBy != "" && e.KilledBy != KilledBySignal:
 		return fmt.Sprintf("envs: command killed by %s (exit %d)", e.KilledBy, e.Code)
 	case e.Signal != 0:
 		return fmt.Sprintf("envs: command killed by signal %d (%v)", int(e.Signal), e.Signal)

@@ -81,7 +81,7 @@ func (e *Env) decide(ctx context.Context, cmd envs.Command) error {
 	if de.Hint != "" {
 		reasons = append(reasons, de.Hint)
 	}
-	return fmt.Errorf("gated: %w", &envs.DeniedError{Decision: de.Decision.String(), Hardline: de.Hardline, Reasons: reasons})
+	return fmt.Errorf("gated: %w", &envs.DeniedError{Decision: envs.Decision(de.Decision.String()), Hardline: de.Hardline, Reasons: reasons})
 }
 
 // Line is the shell line a command is judged as: the shell string itself,

@@ -553,7 +553,7 @@ func (p *process) exitStatus(err error, ended bool, rep *subreaper.Report) envs.
 	}
 	if p.cont != nil {
 		if ev := p.cont.LimitEvent(); ev != "" && st.Code != 0 {
-			st.KilledBy = ev
+			st.KilledBy = envs.KillCause(ev)
 		}
 	}
 	return st

@@ -127,7 +127,7 @@ func (r *Registry) finishLocked(j *job) {
 	case StatusExited, StatusKilled:
 		st := j.exit.Status
 		ev.Exit = &st
-		ev.KilledBy = st.KilledBy
+		ev.KilledBy = string(st.KilledBy)
 		if j.status == StatusKilled {
 			ev.KilledBy = j.kill.By
 		}

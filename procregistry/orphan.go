@@ -151,7 +151,7 @@ func (r *Registry) settleOrphan(ctx context.Context, id, dir string, pids *pidRe
 	}
 	if c := r.containerOf(ctx, id, pids, false); c != nil {
 		if ev := c.LimitEvent(); ev != "" && rec != nil && rec.Status.Code != 0 {
-			rec.Status.KilledBy = ev
+			rec.Status.KilledBy = envs.KillCause(ev)
 		}
 		if empty, err := c.Empty(); err == nil && empty {
 			if err := c.Remove(ctx); err != nil {

@@ -508,7 +508,7 @@ func (s *supervisor) release(st *envs.ExitStatus) {
 		return
 	}
 	if ev := s.cont.LimitEvent(); ev != "" && st.Code != 0 {
-		st.KilledBy = ev
+		st.KilledBy = envs.KillCause(ev)
 	}
 	if empty, err := s.cont.Empty(); err != nil || !empty {
 		return

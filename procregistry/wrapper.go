@@ -2,7 +2,6 @@ package procregistry
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -131,7 +130,8 @@ func terminates(sig syscall.Signal) bool {
 // as its parent reaped it.
 func waitStatus(ps *os.ProcessState, err error) envs.ExitStatus {
 	if ps == nil {
-		return envs.ExitStatus{Code: 1, KilledBy: fmt.Sprintf("unknown: %v", err)}
+		// Not reaped: nothing is known of how it ended (err says why).
+		return envs.ExitStatus{Code: 1}
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return envs.SignalStatus(ws.Signal())

@@ -40,13 +40,13 @@ func textOrBase64(s string) (string, string) {
 // result: what went wrong, the exit code runbox exits with, and, for a
 // refusal by the gate, its decision and reasons.
 type ErrorJSON struct {
-	Error    string   `json:"error"`
-	ExitCode int      `json:"exit_code"`
-	Kind     string   `json:"kind"`
-	Decision string   `json:"decision,omitempty"`
-	Hardline bool     `json:"hardline,omitempty"`
-	Reasons  []string `json:"reasons,omitempty"`
-	Known    []string `json:"known_backends,omitempty"`
+	Error    string        `json:"error"`
+	ExitCode int           `json:"exit_code"`
+	Kind     string        `json:"kind"`
+	Decision envs.Decision `json:"decision,omitempty"`
+	Hardline bool          `json:"hardline,omitempty"`
+	Reasons  []string      `json:"reasons,omitempty"`
+	Known    []string      `json:"known_backends,omitempty"`
 }
 
 // Error kinds, for callers that branch without parsing the message.

@@ -100,7 +100,7 @@ func deniedError(err error) error {
 	if de.Hint != "" {
 		reasons = append(reasons[:len(reasons):len(reasons)], de.Hint)
 	}
-	return fmt.Errorf("refused by the command gate: %w", &envs.DeniedError{Decision: de.Decision.String(), Hardline: de.Hardline, Reasons: reasons})
+	return fmt.Errorf("refused by the command gate: %w", &envs.DeniedError{Decision: envs.Decision(de.Decision.String()), Hardline: de.Hardline, Reasons: reasons})
 }
 
 // lineOf is the shell line that runs argv.

@@ -63,8 +63,8 @@ func (m *Mechanism) UnmarshalText(b []byte) error {
 // Limit events reported by [Container.LimitEvent]; they match the
 // KilledBy values of envs.ExitStatus.
 const (
-	LimitMemory = "memory-limit"
-	LimitPids   = "pids-limit"
+	LimitMemory = string(envs.KilledByMemoryLimit)
+	LimitPids   = string(envs.KilledByPidsLimit)
 )
 
 // Container holds one command tree so that the whole tree can be killed,

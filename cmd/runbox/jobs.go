@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
-	"github.com/runbox/runbox/termination"
 )
 
 // newJobCommands returns the background-job commands: start, ps, logs,
@@ -49,8 +49,8 @@ func describe(in procregistry.Info) string {
 		return in.ID + " running"
 	case procregistry.StatusExited:
 		switch {
-		case in.Exit.KilledBy == termination.LimitMemory || in.Exit.KilledBy == termination.LimitPids:
-			return fmt.Sprintf("%s exited: killed by the %s (exit %d)", in.ID, strings.ReplaceAll(in.Exit.KilledBy, "-", " "), in.Exit.Code)
+		case in.Exit.KilledBy == envs.KilledByMemoryLimit || in.Exit.KilledBy == envs.KilledByPidsLimit:
+			return fmt.Sprintf("%s exited: killed by the %s (exit %d)", in.ID, strings.ReplaceAll(string(in.Exit.KilledBy), "-", " "), in.Exit.Code)
 		case in.Exit.Signal != 0:
 			return fmt.Sprintf("%s exited: killed by signal %d (exit %d)", in.ID, in.Exit.Signal, in.Exit.Code)
 		}

@@ -19,7 +19,6 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/gated"
 	"github.com/runbox/runbox/service"
-	"github.com/runbox/runbox/termination"
 )
 
 type runOptions struct {
@@ -355,8 +354,8 @@ func reportEnd(a *app, c envs.Command, st envs.ExitStatus) {
 	switch {
 	case st.TimedOut:
 		fmt.Fprintf(a.stderr, "runbox: command timed out after %v; its process tree was killed\n", c.Timeout)
-	case st.KilledBy == termination.LimitMemory || st.KilledBy == termination.LimitPids:
-		fmt.Fprintf(a.stderr, "runbox: command killed by the %s\n", strings.ReplaceAll(st.KilledBy, "-", " "))
+	case st.KilledBy == envs.KilledByMemoryLimit || st.KilledBy == envs.KilledByPidsLimit:
+		fmt.Fprintf(a.stderr, "runbox: command killed by the %s\n", strings.ReplaceAll(string(st.KilledBy), "-", " "))
 	}
 	if n := st.LeftoverKilled; n > 0 {
 		fmt.Fprintf(a.stderr, "runbox: the command left %d background process(es) running; they were killed with it (use runbox start for work that should outlive a command)\n", n)
