@@ -43,6 +43,13 @@ type Command struct {
 	// Limits caps the command's resources where the backend can enforce
 	// them (see [CapLimits]). Nil means the environment's defaults.
 	Limits *Limits `json:"limits,omitempty"`
+	// Private marks a shell command whose text holds secret values (a
+	// caller's shell expanded a token into it): the backend keeps the text
+	// out of every argv, where ps and /proc show it to other users (the
+	// local backend hands it to the shell in a private file). False lets
+	// a backend pass the text as an argument; it still does not for text
+	// that holds a value its own child-environment build withheld.
+	Private bool `json:"private,omitempty"`
 }
 
 // WindowSize is a terminal size.

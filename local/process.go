@@ -300,7 +300,7 @@ func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, 
 	var xc *exec.Cmd
 	if c.Shell != "" {
 		user := c.Shell
-		if len(user) > maxArgScript || sres.CheckArgv([]string{user}) != nil {
+		if c.Private || len(user) > maxArgScript || sres.CheckArgv([]string{user}) != nil {
 			path, err := scriptFile(f, user)
 			if err != nil {
 				return nil, nil, err

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,6 +101,20 @@ func (s *Service) Getenv(k string) string { return s.opts.Getenv(k) }
 
 // SpawnPolicy is the configured child-environment policy.
 func (s *Service) SpawnPolicy() spawn.Policy { return *s.LocalOptions(envs.Spec{}).Spawn }
+
+// HoldsSecret reports whether text contains the value of a variable the
+// child-environment policy withholds (one long enough to tell apart from
+// ordinary words), as the environment this Service was made with has it.
+func (s *Service) HoldsSecret(text string) bool {
+	pol := s.SpawnPolicy()
+	for _, kv := range s.opts.Environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if len(v) >= spawn.MinSecretLen && strings.Contains(text, v) && pol.Secret(k) {
+			return true
+		}
+	}
+	return false
+}
 
 // Limits are the configured per-command limits.
 func (s *Service) Limits() envs.Limits {

@@ -134,6 +134,14 @@ func (ss *Session) Run(ctx context.Context, c envs.Command) (*envs.Result, error
 	return env.Run(ctx, ss.svc.defaults(c))
 }
 
+// markPrivate sets c.Private when its text holds a secret value this
+// service was started with, so no backend puts it in an argv.
+func (s *Service) markPrivate(c *envs.Command) {
+	if !c.Private && c.Shell != "" {
+		c.Private = s.HoldsSecret(c.Shell)
+	}
+}
+
 // Start judges c, then starts it. What is written to the process's stdin
 // is judged too, line by line (see [GatedInput]).
 func (ss *Session) Start(ctx context.Context, c envs.Command) (envs.Process, error) {
@@ -184,6 +192,7 @@ func (ss *Session) Close(ctx context.Context) error {
 // defaults fills a command's timeout and output limit from the
 // configuration where it sets none.
 func (s *Service) defaults(c envs.Command) envs.Command {
+	s.markPrivate(&c)
 	if c.Timeout == 0 {
 		c.Timeout = s.Timeout()
 	}

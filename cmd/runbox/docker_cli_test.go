@@ -149,3 +149,20 @@ func TestJobsDocker_DurableOutput(t *testing.T) {
 		t.Fatalf("left in the container (%v):\n%s", err, ps)
 	}
 }
+
+// A secret the caller's shell expanded into a command's text never shows
+// in an argv inside the container either: the text is marked private and
+// the agent hands it to the shell in a file.
+func TestRunDocker_SecretTextNotInArgv(t *testing.T) {
+	const image = "runbox-test-debian:bookworm"
+	needDocker(t, image)
+	const token = "ghp_dockerargvcheck12345"
+	t.Setenv("GITHUB_TOKEN", token)
+	out, stderr, code := cli(t, "", nil, "run", "--backend", "docker", "--image", image, "--", ": "+token+"; tr '\\0' ' ' < /proc/$$/cmdline; for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(out, token) {
+		t.Errorf("a process in the container shows the secret in its argv:\n%s", out)
+	}
+}

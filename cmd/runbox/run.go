@@ -144,7 +144,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		timeout = time.Duration(a.cfg.Timeout)
 	}
 	limit := firstPositive(opts.outputLimit, a.cfg.OutputLimit, envs.DefaultOutputLimit)
-	c := envs.Command{Shell: shell, Env: env, Timeout: timeout, OutputLimit: limit}
+	c := envs.Command{Shell: shell, Env: env, Timeout: timeout, OutputLimit: limit, Private: a.svc.HoldsSecret(shell)}
 	if opts.pty {
 		c.PTY = terminalSize(a.stdout)
 	}
