@@ -84,7 +84,7 @@ func (c *Client) callOnce(ctx context.Context, q request, out any, w io.Writer) 
 	}
 	defer conn.Close()
 	if c.Dial == nil {
-		if err := checkPeer(conn); err != nil {
+		if err := CheckPeer(conn); err != nil {
 			return fmt.Errorf("procregistry: %s: %w", c.Path, err)
 		}
 	}

@@ -10,8 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// checkPeer refuses a connection whose peer is another user.
-func checkPeer(c net.Conn) error {
+// CheckPeer refuses a Unix-socket connection whose peer is another user
+// (SO_PEERCRED). The job daemon and runbox serve --socket both rely on it.
+func CheckPeer(c net.Conn) error {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return fmt.Errorf("procregistry: not a unix connection")

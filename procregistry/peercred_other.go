@@ -9,8 +9,8 @@ import (
 	"github.com/runbox/runbox/envs"
 )
 
-// checkPeer refuses every connection: without SO_PEERCRED the peer's uid
+// CheckPeer refuses every connection: without SO_PEERCRED the peer's uid
 // cannot be checked, and an unchecked socket would serve anyone.
-func checkPeer(net.Conn) error {
+func CheckPeer(net.Conn) error {
 	return fmt.Errorf("procregistry: peer credentials on this OS: %w", envs.ErrUnsupported)
 }

@@ -167,7 +167,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		delay = 0
-		if err := checkPeer(c); err != nil {
+		if err := CheckPeer(c); err != nil {
 			log.Warn("procregistry: connection refused", "err", err)
 			c.Close()
 			continue

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/runbox/runbox/procregistry"
 )
 
 // ErrExposed is returned by [ListenTCP] for an address beyond this
@@ -74,7 +76,7 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkPeer(c); err != nil {
+		if err := procregistry.CheckPeer(c); err != nil {
 			c.Close()
 			continue
 		}

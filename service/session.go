@@ -119,19 +119,30 @@ func (ss *Session) authorize(ctx context.Context, text string) error {
 	return ss.svc.Authorize(ctx, Authorization{Command: text, Backend: ss.Backend, HostAccess: host, SessionKey: ss.ID, Asker: ss.ask, Dir: dir})
 }
 
-// Run judges c, then runs it in the session's environment.
-func (ss *Session) Run(ctx context.Context, c envs.Command) (*envs.Result, error) {
+// admit is what every command passes before a backend sees it: a valid
+// shape, then the gate; it returns the environment to run it in and the
+// command with the configured defaults filled in.
+func (ss *Session) admit(ctx context.Context, c envs.Command) (envs.Environment, envs.Command, error) {
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, c, err
 	}
 	if err := ss.authorize(ctx, gated.Line(c)); err != nil {
-		return nil, err
+		return nil, c, err
 	}
 	env, err := ss.Env(ctx)
 	if err != nil {
+		return nil, c, err
+	}
+	return env, ss.svc.defaults(c), nil
+}
+
+// Run judges c, then runs it in the session's environment.
+func (ss *Session) Run(ctx context.Context, c envs.Command) (*envs.Result, error) {
+	env, c, err := ss.admit(ctx, c)
+	if err != nil {
 		return nil, err
 	}
-	return env.Run(ctx, ss.svc.defaults(c))
+	return env.Run(ctx, c)
 }
 
 // markPrivate sets c.Private when its text holds a secret value this
@@ -145,17 +156,11 @@ func (s *Service) markPrivate(c *envs.Command) {
 // Start judges c, then starts it. What is written to the process's stdin
 // is judged too, line by line (see [GatedInput]).
 func (ss *Session) Start(ctx context.Context, c envs.Command) (envs.Process, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	if err := ss.authorize(ctx, gated.Line(c)); err != nil {
-		return nil, err
-	}
-	env, err := ss.Env(ctx)
+	env, c, err := ss.admit(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	p, err := env.Start(ctx, ss.svc.defaults(c))
+	p, err := env.Start(ctx, c)
 	if err != nil {
 		return nil, err
 	}
