@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -44,7 +45,7 @@ func (r *Registry) orphanCheck(ctx context.Context, j *job, pids *pidRecord) (re
 		return nil, true
 	}
 	if code, at, ok := readExitCode(j.dir); ok {
-		return &exitRecord{Status: codeStatus(code), Ended: at, Note: noteOrphanExit}, false
+		return &exitRecord{Status: launch.ShellStatus(code), Ended: at, Note: noteOrphanExit}, false
 	}
 	if pids.Command.Alive() {
 		return nil, true

@@ -21,6 +21,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -293,9 +294,9 @@ func adoptedStatus(cmd termination.Proc, st envs.ExitStatus) envs.ExitStatus {
 		break
 	}
 	if ws.Signaled() {
-		return envs.SignalStatus(ws.Signal())
+		return launch.WaitStatus(ws)
 	}
-	return codeStatus(ws.ExitStatus())
+	return launch.ShellStatus(ws.ExitStatus())
 }
 
 // startStatus maps a start failure to the exit code conventions.
@@ -305,10 +306,6 @@ func startStatus(err error) envs.ExitStatus {
 	}
 	return envs.ExitStatus{Code: envs.ExitCannotEnter}
 }
-
-// errNotContained: the command could not be added to its container. It
-// was killed before running any of its own code.
-var errNotContained = errors.New("procregistry: command not added to its container")
 
 // containerSetup bounds making the job's container (a D-Bus round trip
 // for a systemd scope).
@@ -327,9 +324,9 @@ func (s *supervisor) start() error {
 	}
 	argv := rec.Args
 	if rec.Shell != "" || rec.Display != "" {
-		sh, err := findShell()
+		sh, err := launch.Shell("")
 		if err != nil {
-			return err
+			return fmt.Errorf("procregistry: %w", err)
 		}
 		if argv, err = shellArgv(sh, s.dir, rec); err != nil {
 			return err
@@ -365,7 +362,7 @@ func (s *supervisor) start() error {
 		fmt.Fprintln(os.Stderr, "procregistry: supervisor:", s.warn)
 	}
 	err = s.launch(rec, path, argv, cont)
-	if errors.Is(err, errNotContained) {
+	if errors.Is(err, launch.ErrNotContained) {
 		cont.Remove(context.Background())
 		if !limits.IsZero() {
 			return err
@@ -395,7 +392,7 @@ func newJobContainer(id string, limits envs.Limits) (termination.Container, erro
 	if d.Mechanism == termination.ProcessGroup {
 		return nil, fmt.Errorf("no container mechanism usable here: %s", d)
 	}
-	c, err := termination.NewContainer(ctx, "job-"+id, limits, termination.WithDetection(d))
+	c, err := launch.NewContainer(ctx, "job-"+id, limits, termination.WithDetection(d))
 	if err != nil {
 		return nil, err
 	}
@@ -409,8 +406,8 @@ func newJobContainer(id string, limits envs.Limits) (termination.Container, erro
 // launch starts the command under its wrapper (see wrapper.go), held at
 // the wrapper's gate. With a container it adds the wrapper to it and only
 // then opens the gate, so everything the command forks is born inside;
-// if the Add fails it kills the held wrapper, which has run nothing, and
-// returns errNotContained. Then it reads the PID the command reports.
+// if the Add fails it shuts the gate, so the held wrapper exits having
+// run nothing, and returns an error matching launch.ErrNotContained. Then it reads the PID the command reports.
 // Without /bin/sh it starts the command directly.
 func (s *supervisor) launch(rec record, path string, argv []string, cont termination.Container) error {
 	logf, err := OpenPrivateFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -420,14 +417,14 @@ func (s *supervisor) launch(rec record, path string, argv []string, cont termina
 	defer logf.Close() // the child has its own copy
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	var gateR, gateW, repR, repW *os.File
+	var gate *launch.Gate
+	var repR, repW *os.File
 	wrapped := hasWrapperShell()
 	if wrapped {
-		if gateR, gateW, err = os.Pipe(); err != nil {
+		if gate, err = launch.NewGate(); err != nil {
 			return err
 		}
-		defer gateR.Close()
-		defer gateW.Close()
+		defer gate.Close()
 		if repR, repW, err = os.Pipe(); err != nil {
 			return err
 		}
@@ -435,20 +432,13 @@ func (s *supervisor) launch(rec record, path string, argv []string, cont termina
 		defer repW.Close()
 		wargv := wrapperArgv(s.dir, path, argv)
 		cmd = exec.Command(wargv[0], wargv[1:]...)
-		cmd.ExtraFiles = []*os.File{gateR, repW}
+		cmd.ExtraFiles = []*os.File{gate.File(), repW}
 	}
 	// cmd.Env stays nil: the command inherits this process's environment,
 	// which is the one the backend built with package spawn.
 	s.cmd = cmd
 	if rec.PTY != nil {
-		rows, cols := rec.PTY.Rows, rec.PTY.Cols
-		if rows == 0 {
-			rows = 24
-		}
-		if cols == 0 {
-			cols = 80
-		}
-		ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: rows, Cols: cols}, &syscall.SysProcAttr{Setsid: true, Setctty: true})
+		ptmx, err := launch.StartPTY(cmd, rec.PTY)
 		if err != nil {
 			return err
 		}
@@ -475,25 +465,24 @@ func (s *supervisor) launch(rec record, path string, argv []string, cont termina
 		}
 		return nil
 	}
-	gateR.Close()
+	gate.Started()
 	repW.Close()
 	if cont != nil {
-		if err := cont.Add(cmd.Process.Pid); err != nil {
-			// Killed before the gate opens: it never runs the command.
-			cmd.Process.Kill()
+		if err := launch.Place(cont, cmd.Process.Pid); err != nil {
+			// Its gate shut, the wrapper exits having run nothing.
+			gate.Close()
 			cmd.Wait()
 			s.stdin.Close()
 			s.cmd, s.stdin, s.ptmx = nil, nil, nil
-			return fmt.Errorf("%w: %w", errNotContained, err)
+			return err
 		}
 	}
 	if s.ptmx != nil {
 		s.copier = s.startCopier()
 	}
-	if _, err := gateW.Write([]byte("go\n")); err != nil {
+	if err := gate.Open(); err != nil {
 		return fmt.Errorf("procregistry: release the command: %w", err)
 	}
-	gateW.Close()
 	s.cmdPID = readReportedPID(repR)
 	return nil
 }
@@ -507,9 +496,7 @@ func (s *supervisor) release(st *envs.ExitStatus) {
 	if s.cont == nil {
 		return
 	}
-	if ev := s.cont.LimitEvent(); ev != "" && st.Code != 0 {
-		st.KilledBy = ev
-	}
+	*st = launch.LimitKilled(*st, s.cont)
 	if empty, err := s.cont.Empty(); err != nil || !empty {
 		return
 	}
@@ -520,15 +507,6 @@ func (s *supervisor) release(st *envs.ExitStatus) {
 	}
 }
 
-// findShell is the shell for shell-string jobs: bash, else sh.
-func findShell() (string, error) {
-	for _, s := range []string{"bash", "sh"} {
-		if p, err := exec.LookPath(s); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("procregistry: no bash or sh on PATH: %w", envs.ErrNotFound)
-}
 
 // wait reaps the wrapper and returns the command's status. For a PTY
 // job it then lets the copy of the terminal drain (copierLinger at most:

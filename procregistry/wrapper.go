@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 )
 
 // A job's command does not run as the supervisor's child but under a
@@ -24,10 +24,10 @@ import (
 // wait for a child.
 //
 // File descriptors: 0–2 are the command's (the log opened O_APPEND, or
-// the terminal); 3 is the gate (the wrapper waits for one line before
-// running anything, so the supervisor can put it in the job's container
-// first; if the supervisor goes away instead, it exits without running
-// anything); 4 is the report pipe, on which the command announces
+// the terminal); 3 is the gate (a launch.Gate at launch.GateFD: the
+// wrapper waits for one line before running anything, so the supervisor
+// can put it in the job's container first; if the gate closes instead,
+// it exits launch.ExitGateClosed without running anything); 4 is the report pipe, on which the command announces
 // its own PID before it execs (a shell cannot name its foreground child).
 //
 // The wrapper:
@@ -51,10 +51,10 @@ s=$?
 echo "$s" >"$f"
 exit "$s"`
 
-// wrapperShell is the shell the wrapper runs in: /bin/sh, which POSIX
-// systems have. Without it a job runs unwrapped (and uncontained: the
-// gate is the same shell).
-const wrapperShell = "/bin/sh"
+// wrapperShell is the shell the wrapper runs in: launch's (/bin/sh),
+// which POSIX systems have. Without it a job runs unwrapped (and
+// uncontained: the gate is the same shell).
+const wrapperShell = launch.HoldShell
 
 // hasWrapperShell reports whether the wrapper can run here.
 func hasWrapperShell() bool {
@@ -100,41 +100,16 @@ func readExitCode(dir string) (code int, at time.Time, ok bool) {
 	return code, at, true
 }
 
-// codeStatus turns an exit code reported by a shell into a status. A
-// shell reports a command killed by signal n as 128+n; such a code, for a
-// signal whose default action ends the process, is read as that signal,
-// which is the convention every runbox result follows. (A program that
-// exits 128+n by itself is indistinguishable from it; the code is the
-// same either way.)
-func codeStatus(code int) envs.ExitStatus {
-	if code > envs.ExitSignalBase && code <= envs.ExitSignalBase+64 {
-		sig := syscall.Signal(code - envs.ExitSignalBase)
-		if terminates(sig) {
-			return envs.SignalStatus(sig)
-		}
-	}
-	return envs.ExitStatus{Code: code}
-}
-
-// terminates reports whether sig's default action ends a process (it
-// neither stops it nor is ignored).
-func terminates(sig syscall.Signal) bool {
-	switch sig {
-	case syscall.SIGCHLD, syscall.SIGCONT, syscall.SIGSTOP, syscall.SIGTSTP,
-		syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGURG, syscall.SIGWINCH:
-		return false
-	}
-	return true
-}
-
 // waitStatus is the status of the wrapper (or of an unwrapped command)
-// as its parent reaped it.
+// as its parent reaped it. The wrapper's own code is the one its shell
+// reported for the command, so 128+n is read as signal n.
 func waitStatus(ps *os.ProcessState, err error) envs.ExitStatus {
-	if ps == nil {
+	st, ok := launch.Status(ps)
+	if !ok {
 		return envs.ExitStatus{Code: 1, KilledBy: fmt.Sprintf("unknown: %v", err)}
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return envs.SignalStatus(ws.Signal())
+	if st.Signal != 0 {
+		return st
 	}
-	return codeStatus(ps.ExitCode())
+	return launch.ShellStatus(st.Code)
 }
