@@ -1,4 +1,4 @@
-package procregistry
+package supervisor
 
 import (
 	"bufio"
@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/procregistry/internal/jobdir"
 )
 
 // A job's command does not run as the supervisor's child but under a
@@ -19,7 +19,7 @@ import (
 // a process's parent can learn its exit status, so without the wrapper a
 // job whose supervisor died (SIGKILL, OOM) could only be declared lost;
 // with it, the exit code is on disk whatever happens to the supervisor,
-// and the registry reads it once the wrapper is gone (orphan.go). The
+// and the registry reads it once the wrapper is gone (procregistry's orphan.go). The
 // wrapper costs one idle shell per job, the lightest process that can
 // wait for a child.
 //
@@ -33,7 +33,9 @@ import (
 // The wrapper:
 //   - sends its own stderr to /dev/null, so a shell's "Killed" notice
 //     about the command never lands in the job's log; the command gets the
-//     real stderr back;
+//     real stderr back in a subshell that then execs it (a redirection on
+//     the command itself would not do: dash applies it in the wrapper for
+//     the command's duration and prints the notice through it);
 //   - catches HUP, INT, QUIT and TERM with a handler that does nothing,
 //     so a signal sent to the whole process group (a terminal's ^C, a
 //     hangup) reaches the command with its default action and the wrapper
@@ -46,7 +48,7 @@ exec 5>&2 2>/dev/null
 trap : HUP INT QUIT TERM
 IFS= read -r _ <&3 || exit 125
 exec 3<&-
-/bin/sh -c 'trap "" PIPE; echo $$ >&4; trap - PIPE; exec "$@" 4>&-' runbox "$@" 2>&5 5>&-
+(exec 2>&5 5>&-; exec /bin/sh -c 'trap "" PIPE; echo $$ >&4; trap - PIPE; exec "$@" 4>&-' runbox "$@")
 s=$?
 echo "$s" >"$f"
 exit "$s"`
@@ -65,7 +67,7 @@ func hasWrapperShell() bool {
 // wrapperArgv is the argv of the wrapper that runs path (with argv[1:])
 // for the job in dir.
 func wrapperArgv(dir, path string, argv []string) []string {
-	return append([]string{wrapperShell, "-c", wrapperScript, "runbox", filepath.Join(dir, fileExitCode), path}, argv[1:]...)
+	return append([]string{wrapperShell, "-c", wrapperScript, "runbox", filepath.Join(dir, jobdir.FileExitCode), path}, argv[1:]...)
 }
 
 // readReportedPID reads the PID the command announced on the report pipe.
@@ -78,26 +80,6 @@ func readReportedPID(r *os.File) int {
 		return 0
 	}
 	return pid
-}
-
-// readExitCode reads the exitcode file of the job in dir: the code and
-// when it was written. ok is false while there is none (the command runs,
-// or its wrapper was killed before it could write one).
-func readExitCode(dir string) (code int, at time.Time, ok bool) {
-	path := filepath.Join(dir, fileExitCode)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, time.Time{}, false
-	}
-	code, err = strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || code < 0 || code > 255 {
-		return 0, time.Time{}, false
-	}
-	at = time.Now()
-	if fi, err := os.Stat(path); err == nil {
-		at = fi.ModTime()
-	}
-	return code, at, true
 }
 
 // waitStatus is the status of the wrapper (or of an unwrapped command)
