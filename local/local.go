@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
 )
@@ -196,19 +196,11 @@ func errNotDir(err error) error {
 }
 
 func findShell(want string) (string, error) {
-	if want != "" {
-		p, err := exec.LookPath(want)
-		if err != nil {
-			return "", fmt.Errorf("local: shell %q: %w", want, err)
-		}
-		return p, nil
+	p, err := launch.Shell(want)
+	if err != nil {
+		return "", fmt.Errorf("local: %w", err)
 	}
-	for _, s := range []string{"bash", "sh"} {
-		if p, err := exec.LookPath(s); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("local: no bash or sh on PATH: %w", envs.ErrNotFound)
+	return p, nil
 }
 
 // Cwd is the session's current working directory.

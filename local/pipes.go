@@ -6,9 +6,8 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/creack/pty"
-
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 )
 
 // wire connects the command's stdin and output. In pipe mode stdout and
@@ -88,7 +87,7 @@ func (p *process) copyFrom(r io.Reader, w io.Writer, pw *io.PipeWriter) {
 func (p *process) startOS() error {
 	var err error
 	if p.ptySize != nil {
-		p.ptyFile, err = pty.StartWithSize(p.cmd, p.ptySize)
+		p.ptyFile, err = launch.StartPTY(p.cmd, p.ptySize)
 		if err == nil {
 			p.readEnds = append(p.readEnds, p.ptyFile)
 			p.ptyStarted()

@@ -14,9 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/creack/pty"
-
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
 	"github.com/runbox/runbox/termination/subreaper"
@@ -48,10 +47,10 @@ type process struct {
 
 	parentEnds []*os.File // child's ends, closed in the parent after start
 	readMu     sync.Mutex
-	readEnds   []*os.File // parent's read ends, closed to cut off a held pipe
-	pending    []func()   // copiers to start once the process runs
-	ptySize    *pty.Winsize
-	ptyIn      io.Reader // Command.Stdin in PTY mode
+	readEnds   []*os.File       // parent's read ends, closed to cut off a held pipe
+	pending    []func()         // copiers to start once the process runs
+	ptySize    *envs.WindowSize // set in PTY mode
+	ptyIn      io.Reader        // Command.Stdin in PTY mode
 	ptyOut     *envs.Capture
 	report     *os.File // the subreaper's report pipe, when it runs under one
 	reportDone chan subreaper.Report
@@ -116,52 +115,56 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	if !c.Limits.IsZero() {
 		limits = *c.Limits
 	}
-	var gateR, gateW *os.File
+	var gate *launch.Gate
 	if !e.opts.NoContainment || !limits.IsZero() {
-		cont, cerr := termination.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), limits, termination.WithDetection(e.detection()))
+		cont, cerr := launch.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), limits, termination.WithDetection(e.detection()))
 		if cerr != nil {
 			if !limits.IsZero() {
-				return nil, nil, fmt.Errorf("local: limits requested but no container: %w", cerr)
+				return nil, nil, fmt.Errorf("local: %w", cerr)
 			}
 			p.warnings = append(p.warnings, "containment unavailable: "+cerr.Error())
 		} else {
 			p.cont = cont
-			if gateR, gateW, err = os.Pipe(); err != nil {
+			if gate, err = launch.NewGate(); err != nil {
 				cont.Remove(ctx)
-				return nil, nil, fmt.Errorf("local: gate pipe: %w", err)
+				return nil, nil, fmt.Errorf("local: %w", err)
 			}
 		}
 	}
-
-	xc, res, err := e.command(c, files, dir, childEnv, sres, gateR != nil)
-	if err != nil {
-		closeAll(gateR, gateW)
+	// abandon undoes the gate and the container of a command that does
+	// not start.
+	abandon := func() {
+		if gate != nil {
+			gate.Close()
+		}
 		if p.cont != nil {
 			p.cont.Remove(ctx)
 		}
+	}
+
+	xc, res, err := e.command(c, files, dir, childEnv, sres, gate != nil)
+	if err != nil {
+		abandon()
 		return nil, nil, err
 	}
 	if res != nil {
-		closeAll(gateR, gateW)
-		if p.cont != nil {
-			p.cont.Remove(ctx)
-		}
+		abandon()
 		return nil, res, nil
 	}
-	if gateR != nil {
-		xc.ExtraFiles = []*os.File{gateR}
+	if gate != nil {
+		xc.ExtraFiles = []*os.File{gate.File()}
 	}
 	var reportW *os.File
 	if e.opts.Subreaper != nil && (p.cont == nil || p.cont.Mechanism() == termination.ProcessGroup) {
 		if reportW, err = p.underSubreaper(xc); err != nil {
-			closeAll(gateR, gateW)
+			abandon()
 			return nil, nil, err
 		}
 	}
 	p.cmd = xc
 
 	if err := p.wire(c, out, errc); err != nil {
-		closeAll(gateR, gateW)
+		abandon()
 		return nil, nil, err
 	}
 	p.ctx, p.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
@@ -182,11 +185,9 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	err = p.startOS()
 	closeAll(reportW)
 	if err != nil {
-		closeAll(gateR, gateW, p.report)
+		closeAll(p.report)
+		abandon()
 		p.closeParentEnds()
-		if p.cont != nil {
-			p.cont.Remove(ctx)
-		}
 		p.cancel(nil)
 		return nil, e.startFailure(c, err), nil
 	}
@@ -194,20 +195,25 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	if p.proc.PID == 0 {
 		p.proc = termination.Proc{PID: xc.Process.Pid}
 	}
-	if gateR != nil {
-		gateR.Close()
-		if err := p.cont.Add(xc.Process.Pid); err != nil {
-			p.warnings = append(p.warnings, "containment failed: "+err.Error())
-		}
-		gateW.Write([]byte("go\n"))
-		gateW.Close()
-	}
 	e.track(p)
 	ok = true
 	p.stopWatch = context.AfterFunc(p.ctx, func() { p.teardown(context.Background()) })
 	if p.report != nil {
 		p.reportDone = make(chan subreaper.Report, 1)
 		go p.readReport()
+	}
+	if gate != nil {
+		// With limits the command must run inside its container or
+		// not at all: its gate stays shut, it exits without running
+		// anything, and the caller gets the error once it is reaped.
+		gate.Started()
+		if err := gate.Admit(p.cont, xc.Process.Pid, !limits.IsZero()); err != nil {
+			if !limits.IsZero() {
+				p.wait()
+				return nil, nil, fmt.Errorf("local: %w", err)
+			}
+			p.warnings = append(p.warnings, "containment failed: "+err.Error())
+		}
 	}
 	go p.wait()
 	return p, nil, nil
@@ -317,7 +323,7 @@ func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, 
 			return nil, earlyResult(code, fmt.Sprintf("runbox: %s: %v\n", c.Args[0], err), dir), nil
 		}
 		if gate {
-			args := append([]string{"/bin/sh", "-c", `IFS= read -r _ <&3; exec 3<&-; exec "$@"`, "runbox", path}, c.Args[1:]...)
+			args := launch.HoldArgv(path, c.Args)
 			xc = exec.Command(args[0], args[1:]...)
 		} else {
 			xc = exec.Command(path, c.Args[1:]...)
@@ -527,22 +533,16 @@ func (p *process) drain() {
 }
 
 func (p *process) exitStatus(err error, ended bool, rep *subreaper.Report) envs.ExitStatus {
-	var st envs.ExitStatus
-	ps := p.cmd.ProcessState
-	if ps == nil {
+	st, ok := launch.Status(p.cmd.ProcessState)
+	if !ok {
 		p.waitErr = fmt.Errorf("local: wait %d: %w", p.proc.PID, err)
 		return envs.ExitStatus{Code: 1}
 	}
-	ws, _ := ps.Sys().(syscall.WaitStatus)
 	switch {
 	case rep != nil && rep.Signal != 0:
 		st = envs.SignalStatus(rep.Signal)
 	case rep != nil:
-		st.Code = rep.Code
-	case ws.Signaled():
-		st = envs.SignalStatus(ws.Signal())
-	default:
-		st.Code = ws.ExitStatus()
+		st = envs.ExitStatus{Code: rep.Code}
 	}
 	if ended && !p.killed.Load() {
 		if cst, ok := envs.StatusFromContext(p.ctx); ok {
@@ -552,9 +552,7 @@ func (p *process) exitStatus(err error, ended bool, rep *subreaper.Report) envs.
 		st = envs.SignalStatus(syscall.SIGTERM)
 	}
 	if p.cont != nil {
-		if ev := p.cont.LimitEvent(); ev != "" && st.Code != 0 {
-			st.KilledBy = envs.KillCause(ev)
-		}
+		st = launch.LimitKilled(st, p.cont)
 	}
 	return st
 }

@@ -7,23 +7,17 @@ import (
 	"io"
 	"syscall"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 )
 
 // wirePTY prepares PTY mode: the command gets a terminal of the requested
 // size as stdin, stdout and stderr, in a session of its own.
 func (p *process) wirePTY(c envs.Command, out *envs.Capture) error {
-	rows, cols := c.PTY.Rows, c.PTY.Cols
-	if rows == 0 {
-		rows = 24
-	}
-	if cols == 0 {
-		cols = 80
-	}
-	p.ptySize = &pty.Winsize{Rows: rows, Cols: cols}
+	size := launch.PTYSize(c.PTY)
+	p.ptySize = &size
 	p.ptyIn = c.Stdin
 	p.ptyOut = out
 	return nil

@@ -11,9 +11,10 @@ import (
 // The prologue runs before every shell command and, from its EXIT trap,
 // after it. Its inputs are: the state script to restore ("" for none), the
 // file to write the new state to, the file to write the final cwd to, the
-// directory to start in, "gate" when it must wait on fd 3 for its placement
-// in a container before running user code, and the variables the session
-// has unset.
+// directory to start in, "gate" when it must wait at its start gate
+// (launch.GateFD) for its placement in a container before running user
+// code — exiting launch.ExitGateClosed, having run nothing, when the gate
+// closes unopened — and the variables the session has unset.
 //
 // With bash the prologue is a file named by BASH_ENV, which bash sources
 // before the -c string, and the inputs come in __RB_* variables that it
@@ -21,7 +22,7 @@ import (
 // then the whole -c string: its line numbers and $0 are a plain bash's.
 const bashPrologue = `__rb_in=$__RB_IN __rb_out=$__RB_OUT __rb_cwdf=$__RB_CWDF __rb_dir=$__RB_DIR __rb_unset=$__RB_UNSET __rb_gate=$__RB_GATE
 builtin unset BASH_ENV __RB_IN __RB_OUT __RB_CWDF __RB_DIR __RB_UNSET __RB_GATE
-if [ "$__rb_gate" = gate ]; then IFS= builtin read -r __rb_gate <&3; exec 3<&-; fi
+if [ "$__rb_gate" = gate ]; then IFS= builtin read -r __rb_gate <&3 || exit 125; exec 3<&-; fi
 shopt -s expand_aliases
 if [ -n "$__rb_unset" ]; then builtin unset $__rb_unset 2>/dev/null; fi
 if [ -n "$__rb_in" ]; then builtin . "$__rb_in" 2>/dev/null; fi
@@ -39,7 +40,7 @@ trap __rb_save EXIT
 // string and the inputs are its positional parameters, cleared before the
 // user's code.
 const shPrologue = `__rb_in=$1 __rb_out=$2 __rb_cwdf=$3 __rb_dir=$4 __rb_unset=$6
-if [ "$5" = gate ]; then IFS= read -r __rb_ <&3; exec 3<&-; unset __rb_; fi
+if [ "$5" = gate ]; then IFS= read -r __rb_ <&3 || exit 125; exec 3<&-; unset __rb_; fi
 set --
 if [ -n "$__rb_unset" ]; then unset $__rb_unset 2>/dev/null; fi
 if [ -n "$__rb_in" ]; then . "$__rb_in" 2>/dev/null; fi

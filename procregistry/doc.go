@@ -22,8 +22,11 @@
 // The registry does not hold a job's pipes. Start creates the job's
 // directory (<state>/jobs/<id>/, 0700) with job.json and an empty
 // output.log, then starts the job's supervisor through the [Environment]
-// — the program named by [Options].Supervisor, which calls [Supervise]
-// (for runbox, `runbox __supervise DIR`). Going through the environment
+// — the program named by [Options].Supervisor, which calls the
+// supervisor package's Main (package procregistry/supervisor; for runbox,
+// `runbox __supervise DIR`). The registry starts it by argv and never
+// imports it; the files they share are defined in an internal package
+// (procregistry/internal/jobdir) that both import. Going through the environment
 // means the supervisor, and the command after it, get the child
 // environment the backend built with package spawn (never a copy of this
 // process's), and the requested working directory.

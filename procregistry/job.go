@@ -1,37 +1,10 @@
 package procregistry
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/termination"
-)
-
-// Files of a job's directory (<state>/jobs/<id>/). Each has one writer:
-// the registry writes job.json, kill.json and lost.json, the supervisor
-// writes pid.json, exit.json and startfail.json (the registry writes
-// exit.json instead only once the supervisor is dead: see orphan.go), the
-// job's wrapper writes exitcode, and the command itself writes
-// output.log. Every JSON file is written whole to a temporary name and
-// renamed, so a reader sees the old version or the new one, never half.
-const (
-	fileJob       = "job.json"       // the record: spec, owner, notes
-	fileLog       = "output.log"     // every byte of output, appended
-	filePID       = "pid.json"       // supervisor and command identities
-	fileExit      = "exit.json"      // the command's exit status
-	fileStartFail = "startfail.json" // why the command could not start
-	fileKill      = "kill.json"      // who asked for the kill
-	fileLost      = "lost.json"      // why the registry gave the job up
-	fileCtl       = "ctl.sock"       // the supervisor's control socket
-	fileSupLog    = "supervisor.log" // the supervisor's own stderr
-	fileExitCode  = "exitcode"       // the command's exit code, from its wrapper
-	fileCommand   = "command.sh"     // the command, when job.json shows a redacted copy
+	"github.com/runbox/runbox/procregistry/internal/jobdir"
 )
 
 // Status is where a job is in its life. It is a closed set.
@@ -103,70 +76,23 @@ type Note struct {
 	Time time.Time `json:"time"`
 }
 
-// record is job.json.
+// record is job.json. Its Spec, the command to run, is all the job's
+// supervisor reads of it.
 type record struct {
-	ID        string            `json:"id"`
-	Owner     string            `json:"owner"`
-	Shell     string            `json:"shell,omitempty"`
-	Args      []string          `json:"args,omitempty"`
-	Dir       string            `json:"dir,omitempty"`
-	PTY       *envs.WindowSize  `json:"pty,omitempty"`
-	Notify    bool              `json:"notify,omitempty"`
-	Watch     []string          `json:"watch,omitempty"`
-	Heartbeat time.Duration     `json:"heartbeat,omitempty"`
-	Key       string            `json:"key,omitempty"`
-	Lifetime  Lifetime          `json:"lifetime,omitempty"`
-	Created   time.Time         `json:"created"`
-	Notes     []Note            `json:"notes,omitempty"`
-	EnvNames  []string          `json:"env_names,omitempty"` // names only: values may be secrets
-	// Display replaces Shell and Args on disk when the command held a
-	// secret value; the command is then in fileCommand (see writeRecord).
-	Display  string   `json:"display,omitempty"`
-	Redacted []string `json:"redacted,omitempty"`
-	Limits    *envs.Limits      `json:"limits,omitempty"`
-	Extra     map[string]string `json:"extra,omitempty"`
-}
-
-// pidRecord is pid.json, written by the supervisor once the command runs.
-type pidRecord struct {
-	Supervisor termination.Proc `json:"supervisor"`
-	// Command is the job's command itself: what a kill signals first.
-	Command termination.Proc `json:"command"`
-	// Wrapper is the supervisor's child that runs the command and writes
-	// its exit code to the exitcode file (see wrapper.go); zero when the
-	// job runs without one (no /bin/sh), or for a job started before
-	// wrappers existed.
-	Wrapper termination.Proc `json:"wrapper,omitzero"`
-	// Copier is the process that copies a PTY job's terminal into its
-	// log (ptycopy.go); zero for a pipe job, or when the supervisor copies.
-	Copier  termination.Proc `json:"copier,omitzero"`
-	Started time.Time        `json:"started"`
-	// Container is the job's container, for reopening it after the
-	// supervisor (or the registry) is gone; nil when the job runs in its
-	// process group only.
-	Container *termination.ContainerRef `json:"container,omitempty"`
-	// Warning says why the job has no container, when it has none.
-	Warning string `json:"warning,omitempty"`
-	// Subreaper is true when, without a container, the supervisor adopts
-	// the job's orphans: its live descendants are then the job's tree.
-	Subreaper bool `json:"subreaper,omitempty"`
-}
-
-// exitRecord is exit.json, written by the supervisor after the command
-// was reaped.
-type exitRecord struct {
-	Status envs.ExitStatus `json:"status"`
-	Ended  time.Time       `json:"ended"`
-	// Note says how the exit was learned when it was not from the
-	// supervisor (its wrapper's exitcode file, after the supervisor died).
-	Note string `json:"note,omitempty"`
-}
-
-// failRecord is startfail.json.
-type failRecord struct {
-	Error  string          `json:"error"`
-	Status envs.ExitStatus `json:"status"`
-	Time   time.Time       `json:"time"`
+	jobdir.Spec
+	Owner     string        `json:"owner"`
+	Dir       string        `json:"dir,omitempty"`
+	Notify    bool          `json:"notify,omitempty"`
+	Watch     []string      `json:"watch,omitempty"`
+	Heartbeat time.Duration `json:"heartbeat,omitempty"`
+	Key       string        `json:"key,omitempty"`
+	Lifetime  Lifetime      `json:"lifetime,omitempty"`
+	Created   time.Time     `json:"created"`
+	Notes     []Note        `json:"notes,omitempty"`
+	EnvNames  []string      `json:"env_names,omitempty"` // names only: values may be secrets
+	// Redacted names what Spec.Display hid (see writeRecord).
+	Redacted []string          `json:"redacted,omitempty"`
+	Extra    map[string]string `json:"extra,omitempty"`
 }
 
 // killRecord is kill.json.
@@ -232,65 +158,6 @@ func (r *record) command() string {
 		return r.Shell
 	}
 	return shellQuote(r.Args)
-}
-
-// writeJSON writes v to path atomically: to a new temporary file beside
-// it (created with O_EXCL, so nothing planted there is followed), synced,
-// then renamed over path (which replaces a link at path, never follows
-// it).
-func writeJSON(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("procregistry: write %s: %w", filepath.Base(path), err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("procregistry: write %s: %w", filepath.Base(path), err)
-	}
-	return nil
-}
-
-// maxRecord bounds the size of a JSON record read from a job directory.
-const maxRecord = 16 << 20
-
-// readJSON reads path into v. A missing file is (false, nil). A symbolic
-// link, or anything but a regular file of this user, is an error
-// ([ErrUnsafeStateDir]) and is not read.
-func readJSON(path string, v any) (bool, error) {
-	f, err := OpenPrivateFile(path, os.O_RDONLY, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("procregistry: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
-	if err != nil {
-		return false, fmt.Errorf("procregistry: %w", err)
-	}
-	if len(b) > maxRecord {
-		return false, fmt.Errorf("procregistry: %s: larger than %d bytes", path, maxRecord)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("procregistry: %s: %w", path, err)
-	}
-	return true, nil
 }
 
 // shellQuote joins argv into one shell string that runs exactly it.

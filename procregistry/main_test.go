@@ -15,9 +15,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/runbox/runbox/local"
-
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/local"
+	"github.com/runbox/runbox/procregistry/supervisor"
 )
 
 // The test binary plays four parts, picked by its first argument:
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "__supervise":
-			os.Exit(Supervise(os.Args[2:]))
+			os.Exit(supervisor.Main(os.Args[2:]))
 		case "__manager":
 			os.Exit(runManager(os.Args[2:]))
 		case "__server":

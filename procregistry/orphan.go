@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/procregistry/internal/jobdir"
 	"github.com/runbox/runbox/termination"
 )
 
 // A job whose supervisor died is not over. Its command writes straight
 // into its log, so its output goes on being recorded; its wrapper (see
-// wrapper.go) still waits for it and writes its exit code to disk. The
+// the supervisor package's wrapper.go) still waits for it and writes its exit code to disk. The
 // registry adopts such an orphan: the job stays running for as long as
 // its processes live, and when they are gone its exit comes from the
 // exitcode file, or, if the wrapper could not write one (it was killed
@@ -44,7 +46,7 @@ func (r *Registry) orphanCheck(ctx context.Context, j *job, pids *pidRecord) (re
 		return nil, true
 	}
 	if code, at, ok := readExitCode(j.dir); ok {
-		return &exitRecord{Status: codeStatus(code), Ended: at, Note: noteOrphanExit}, false
+		return &exitRecord{Status: launch.ShellStatus(code), Ended: at, Note: noteOrphanExit}, false
 	}
 	if pids.Command.Alive() {
 		return nil, true
@@ -86,7 +88,7 @@ func (r *Registry) followOrphan(j *job) {
 				// (the file's time may lag behind by a clock tick).
 				rec.Ended = time.Now()
 			}
-			r.settleOrphan(r.ctx, j.id, j.dir, pids, rec, copierLinger)
+			r.settleOrphan(r.ctx, j.id, j.dir, pids, rec, jobdir.CopierLinger)
 			if rec != nil {
 				r.conclude(j, rec, "")
 			} else {

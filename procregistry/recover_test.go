@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/procregistry/internal/jobdir"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -115,7 +116,7 @@ func TestRecover_PIDReuseNeverSignalled(t *testing.T) {
 	id := "0123456789ab"
 	jd := filepath.Join(dir, "jobs", id)
 	os.MkdirAll(jd, 0o700)
-	writeJSON(filepath.Join(jd, fileJob), record{ID: id, Owner: "agent", Shell: "sleep 60", Notify: true, Created: time.Now()})
+	writeJSON(filepath.Join(jd, fileJob), record{Spec: jobdir.Spec{ID: id, Shell: "sleep 60"}, Owner: "agent", Notify: true, Created: time.Now()})
 	os.WriteFile(filepath.Join(jd, fileLog), []byte("old output\n"), 0o600)
 	writeJSON(filepath.Join(jd, filePID), pidRecord{Supervisor: stale, Command: stale, Started: time.Now()})
 

@@ -1,11 +1,9 @@
 package procregistry
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/runbox/runbox/envs"
 )
@@ -41,26 +39,4 @@ func writeRecord(dir string, rec *record) error {
 	shown := *rec
 	shown.Shell, shown.Args = "", nil
 	return writeJSON(filepath.Join(dir, fileJob), &shown)
-}
-
-// shellArgv is the argv of the shell that runs rec's shell command: with
-// the text itself for a plain record, sourcing command.sh for a redacted
-// one.
-func shellArgv(sh, dir string, rec record) ([]string, error) {
-	if rec.Display == "" {
-		return []string{sh, "-c", rec.Shell}, nil
-	}
-	path := filepath.Join(dir, fileCommand)
-	if _, err := os.Lstat(path); err != nil {
-		return nil, fmt.Errorf("procregistry: job %s: command file: %w", filepath.Base(dir), err)
-	}
-	return []string{sh, "-c", ". '" + strings.ReplaceAll(path, "'", `'\''`) + "'"}, nil
-}
-
-// removeCommand deletes command.sh once the job has ended.
-func removeCommand(dir string) error {
-	if err := os.Remove(filepath.Join(dir, fileCommand)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("procregistry: remove command file: %w", err)
-	}
-	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry/internal/jobdir"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -32,9 +33,9 @@ var (
 
 // Environment is what the registry needs from a backend: a way to start
 // a command. [envs.Environment] satisfies it; the registry starts only
-// the job's supervisor through it (see [Supervise]), so the supervisor,
-// and the job after it, get the child environment and working directory
-// that the backend builds.
+// the job's supervisor through it (see package procregistry/supervisor),
+// so the supervisor, and the job after it, get the child environment and
+// working directory that the backend builds.
 type Environment interface {
 	Start(ctx context.Context, cmd envs.Command) (envs.Process, error)
 }
@@ -67,8 +68,8 @@ type Options struct {
 	Dir string
 	// Env starts each job's supervisor. Required.
 	Env Environment
-	// Supervisor is the argv prefix that runs [Supervise] with the job
-	// directory appended: for runbox, {"/path/to/runbox", "__supervise"}.
+	// Supervisor is the argv prefix that runs the job supervisor's Main
+	// (package procregistry/supervisor) with the job directory appended: for runbox, {"/path/to/runbox", "__supervise"}.
 	// Required.
 	Supervisor []string
 	// Clock is the source of time for heartbeats, watch rate limits, the
@@ -199,7 +200,7 @@ type job struct {
 	lost    string
 	ended   time.Time
 	// orphaned: the supervisor died while the job ran; the registry
-	// follows the job's processes itself (orphan.go).
+	// follows the job's processes itself (see orphan.go).
 	orphaned bool
 
 	started  chan struct{} // closed once the start settled
@@ -394,9 +395,12 @@ func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
 		id: id, dir: filepath.Join(r.opts.Dir, "jobs", id), status: StatusStarting,
 		started: make(chan struct{}), exitSeen: make(chan struct{}), done: make(chan struct{}),
 		rec: record{
-			ID: id, Owner: req.Owner, Shell: req.Shell, Args: slices.Clone(req.Args), Dir: req.Dir,
-			Display: req.Display, Redacted: slices.Clone(req.Redacted),
-			PTY: req.PTY, Notify: req.Notify, Watch: slices.Clone(req.Watch), Heartbeat: hb,
+			Spec: jobdir.Spec{
+				ID: id, Shell: req.Shell, Args: slices.Clone(req.Args),
+				Display: req.Display, PTY: req.PTY,
+			},
+			Owner: req.Owner, Dir: req.Dir, Redacted: slices.Clone(req.Redacted),
+			Notify: req.Notify, Watch: slices.Clone(req.Watch), Heartbeat: hb,
 			Key: req.Key, Lifetime: req.Lifetime, Created: r.clock.Now(),
 		},
 	}

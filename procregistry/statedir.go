@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // The state directory holds every job's output and records, the event
@@ -47,35 +46,6 @@ import (
 // directory's path. Anything that fails a rule is refused with a
 // [*StateDirError] (errors.Is [ErrUnsafeStateDir]), never repaired:
 // whatever made it so may have placed something else too.
-
-// ErrUnsafeStateDir matches every [*StateDirError].
-var ErrUnsafeStateDir = errors.New("procregistry: unsafe state directory")
-
-// StateDirError says which path of a state directory was refused and
-// why. It matches [ErrUnsafeStateDir].
-type StateDirError struct {
-	// Dir is the state directory (empty when only the path is known, as
-	// in a supervisor that was handed one job's directory).
-	Dir string
-	// Path is what was refused: Dir itself, a directory on the way to
-	// it, or a directory or file inside it.
-	Path string
-	// Problem says what is wrong with Path, e.g. "is owned by uid 1001,
-	// not you (uid 1000)".
-	Problem string
-}
-
-func (e *StateDirError) Error() string {
-	switch {
-	case e.Dir == "":
-		return fmt.Sprintf("procregistry: %s %s; refusing it", e.Path, e.Problem)
-	case e.Dir == e.Path:
-		return fmt.Sprintf("procregistry: state directory %s %s; refusing it", e.Path, e.Problem)
-	}
-	return fmt.Sprintf("procregistry: state directory %s: %s %s; refusing it", e.Dir, e.Path, e.Problem)
-}
-
-func (e *StateDirError) Unwrap() error { return ErrUnsafeStateDir }
 
 // maxSymlinks bounds the links followed while resolving a state
 // directory, as the kernel does (ELOOP).
@@ -219,14 +189,6 @@ func splitPath(p string) []string {
 	return strings.Split(strings.Trim(p, "/"), "/")
 }
 
-// ownerOf is the uid that owns fi, or -1 when the platform does not say.
-func ownerOf(fi fs.FileInfo) int {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int(st.Uid)
-	}
-	return -1
-}
-
 // mkdirPrivate creates path (0700) inside the checked state directory
 // state, or accepts the one that is there if it passes rule 4. It never
 // follows a symbolic link.
@@ -251,52 +213,6 @@ func checkPrivateDir(state, path string) error {
 	}
 	w := dirWalker{dir: state, uid: os.Geteuid()}
 	return w.private(path, fi)
-}
-
-// OpenPrivateFile opens a file in a directory checked by
-// [PrepareStateDir] (rule 5): it never follows a symbolic link at path,
-// and refuses, with a [*StateDirError], anything but a regular file of
-// this user with a single link. Use O_CREATE|O_EXCL for a file that must
-// be new. perm applies to a file it creates.
-func OpenPrivateFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, &StateDirError{Path: path, Problem: "is a symbolic link"}
-	}
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := checkPrivateFile(path, fi); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-// checkPrivateFile checks a file found in a state directory (rule 5);
-// fi is from Lstat or from the open file.
-func checkPrivateFile(path string, fi fs.FileInfo) error {
-	refuse := func(format string, args ...any) error {
-		return &StateDirError{Path: path, Problem: fmt.Sprintf(format, args...)}
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return refuse("is a symbolic link")
-	}
-	if !fi.Mode().IsRegular() {
-		return refuse("is not a regular file (%s)", fi.Mode().Type())
-	}
-	if uid, me := ownerOf(fi), os.Geteuid(); uid != me {
-		return refuse("is owned by uid %d, not you (uid %d)", uid, me)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-		return refuse("has %d hard links", st.Nlink)
-	}
-	return nil
 }
 
 // checkJobDir checks a job directory found in the state directory before

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry/internal/jobdir"
 )
 
 // nobody is the uid a hostile directory is given: another user's.
@@ -194,7 +195,7 @@ func TestRecover_RefusesJobLogLink(t *testing.T) {
 	id := "0123456789ab"
 	jd := filepath.Join(dir, "jobs", id)
 	mkdir(t, jd, 0o700)
-	rec := record{ID: id, Owner: "agent", Shell: "sleep 60", Notify: true, Created: time.Now()}
+	rec := record{Spec: jobdir.Spec{ID: id, Shell: "sleep 60"}, Owner: "agent", Notify: true, Created: time.Now()}
 	if err := writeJSON(filepath.Join(jd, fileJob), &rec); err != nil {
 		t.Fatal(err)
 	}

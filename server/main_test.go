@@ -16,6 +16,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/procregistry/supervisor"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
 )
@@ -24,7 +25,7 @@ import (
 // `runbox __supervise` does.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "__supervise" {
-		os.Exit(procregistry.Supervise(os.Args[2:]))
+		os.Exit(supervisor.Main(os.Args[2:]))
 	}
 	goleak.VerifyTestMain(m)
 }

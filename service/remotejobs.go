@@ -45,8 +45,8 @@ type procConn struct {
 	in  io.WriteCloser
 	out io.Reader
 
-	mu       sync.Mutex
-	timer    *time.Timer
+	mu      sync.Mutex
+	timer   *time.Timer
 	expired bool
 	closed  bool
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/procregistry/supervisor"
 )
 
 // The per-user job daemon. Jobs started from the CLI belong to one
@@ -288,7 +289,7 @@ func newSuperviseCommand(a *app) *cobra.Command {
 		// No configuration: the supervisor runs the job it was given.
 		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
 		RunE: func(_ *cobra.Command, args []string) error {
-			if code := procregistry.Supervise(args); code != 0 {
+			if code := supervisor.Main(args); code != 0 {
 				return quietError{&envs.ExitError{Code: code}}
 			}
 			return nil

@@ -1,4 +1,4 @@
-package procregistry
+package supervisor
 
 import "golang.org/x/sys/unix"
 

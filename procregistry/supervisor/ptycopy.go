@@ -1,4 +1,4 @@
-package procregistry
+package supervisor
 
 import (
 	"io"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/runbox/runbox/procregistry/internal/jobdir"
 )
 
 // A PTY job's output has to be read from the terminal's master side and
@@ -20,11 +22,6 @@ import (
 // the job's group do not reach it, and it is never among the processes
 // a kill counts. Where there is no cat, the supervisor copies itself.
 
-// copierLinger bounds how long the copy may run on after the command's
-// end: a background child that keeps the terminal open would keep it
-// forever.
-const copierLinger = time.Second
-
 // startCopier starts the copier of s.ptmx into the log. It returns nil
 // (and the supervisor copies in-process) when none can be started.
 func (s *supervisor) startCopier() *exec.Cmd {
@@ -32,7 +29,7 @@ func (s *supervisor) startCopier() *exec.Cmd {
 	if err != nil {
 		return nil
 	}
-	logf, err := OpenPrivateFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := jobdir.OpenPrivateFile(filepath.Join(s.dir, jobdir.FileLog), os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil
 	}
@@ -54,7 +51,7 @@ func (s *supervisor) startCopier() *exec.Cmd {
 // the master reads EIO or is closed; done is closed at the end.
 func (s *supervisor) copyInProcess(done chan<- struct{}) {
 	defer close(done)
-	logf, err := OpenPrivateFile(filepath.Join(s.dir, fileLog), os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := jobdir.OpenPrivateFile(filepath.Join(s.dir, jobdir.FileLog), os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return
 	}
@@ -62,12 +59,12 @@ func (s *supervisor) copyInProcess(done chan<- struct{}) {
 	io.Copy(logf, s.ptmx) // ends with EIO once every slave fd is closed
 }
 
-// waitCopier gives the copy up to copierLinger to drain after the
+// waitCopier gives the copy up to jobdir.CopierLinger to drain after the
 // command's end, then stops it; it returns once the copier is gone.
 func waitCopier(c *exec.Cmd) {
 	done := make(chan struct{})
 	go func() { c.Wait(); close(done) }()
-	t := time.NewTimer(copierLinger)
+	t := time.NewTimer(jobdir.CopierLinger)
 	defer t.Stop()
 	select {
 	case <-done:

@@ -1,0 +1,64 @@
+package jobdir
+
+import (
+	"time"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/termination"
+)
+
+// Spec is the part of job.json (FileJob) that says what to run; the
+// registry's record of a job embeds it, and it is all the job's
+// supervisor reads of that file.
+type Spec struct {
+	ID    string           `json:"id"`
+	Shell string           `json:"shell,omitempty"`
+	Args  []string         `json:"args,omitempty"`
+	PTY   *envs.WindowSize `json:"pty,omitempty"`
+	// Display replaces Shell and Args on disk when the command held a
+	// secret value; the command is then in FileCommand.
+	Display string       `json:"display,omitempty"`
+	Limits  *envs.Limits `json:"limits,omitempty"`
+}
+
+// PIDRecord is pid.json, written by the supervisor once the command runs.
+type PIDRecord struct {
+	Supervisor termination.Proc `json:"supervisor"`
+	// Command is the job's command itself: what a kill signals first.
+	Command termination.Proc `json:"command"`
+	// Wrapper is the supervisor's child that runs the command and writes
+	// its exit code to the exitcode file (see procregistry/supervisor's wrapper.go); zero when the
+	// job runs without one (no /bin/sh), or for a job started before
+	// wrappers existed.
+	Wrapper termination.Proc `json:"wrapper,omitzero"`
+	// Copier is the process that copies a PTY job's terminal into its
+	// log (procregistry/supervisor's ptycopy.go); zero for a pipe job, or when the supervisor copies.
+	Copier  termination.Proc `json:"copier,omitzero"`
+	Started time.Time        `json:"started"`
+	// Container is the job's container, for reopening it after the
+	// supervisor (or the registry) is gone; nil when the job runs in its
+	// process group only.
+	Container *termination.ContainerRef `json:"container,omitempty"`
+	// Warning says why the job has no container, when it has none.
+	Warning string `json:"warning,omitempty"`
+	// Subreaper is true when, without a container, the supervisor adopts
+	// the job's orphans: its live descendants are then the job's tree.
+	Subreaper bool `json:"subreaper,omitempty"`
+}
+
+// ExitRecord is exit.json, written by the supervisor after the command
+// was reaped.
+type ExitRecord struct {
+	Status envs.ExitStatus `json:"status"`
+	Ended  time.Time       `json:"ended"`
+	// Note says how the exit was learned when it was not from the
+	// supervisor (its wrapper's exitcode file, after the supervisor died).
+	Note string `json:"note,omitempty"`
+}
+
+// FailRecord is startfail.json.
+type FailRecord struct {
+	Error  string          `json:"error"`
+	Status envs.ExitStatus `json:"status"`
+	Time   time.Time       `json:"time"`
+}

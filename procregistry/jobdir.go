@@ -1,0 +1,58 @@
+package procregistry
+
+import (
+	"io/fs"
+	"os"
+
+	"github.com/runbox/runbox/procregistry/internal/jobdir"
+)
+
+// The files and records a job's directory shares with the job's
+// supervisor are defined in package jobdir, which both sides import;
+// these names keep the registry's code in its own vocabulary.
+
+const (
+	fileJob       = jobdir.FileJob
+	fileLog       = jobdir.FileLog
+	filePID       = jobdir.FilePID
+	fileExit      = jobdir.FileExit
+	fileStartFail = jobdir.FileStartFail
+	fileKill      = jobdir.FileKill
+	fileLost      = jobdir.FileLost
+	fileCtl       = jobdir.FileCtl
+	fileSupLog    = jobdir.FileSupLog
+	fileExitCode  = jobdir.FileExitCode
+	fileCommand   = jobdir.FileCommand
+)
+
+type (
+	pidRecord   = jobdir.PIDRecord
+	exitRecord  = jobdir.ExitRecord
+	failRecord  = jobdir.FailRecord
+	ctlRequest  = jobdir.CtlRequest
+	ctlResponse = jobdir.CtlResponse
+)
+
+func writeJSON(path string, v any) error                 { return jobdir.WriteJSON(path, v) }
+func readJSON(path string, v any) (bool, error)          { return jobdir.ReadJSON(path, v) }
+func removeCommand(dir string) error                     { return jobdir.RemoveCommand(dir) }
+func checkPrivateFile(path string, fi fs.FileInfo) error { return jobdir.CheckPrivateFile(path, fi) }
+func ownerOf(fi fs.FileInfo) int                         { return jobdir.OwnerOf(fi) }
+
+// ErrUnsafeStateDir matches every [*StateDirError].
+var ErrUnsafeStateDir = jobdir.ErrUnsafeStateDir
+
+// StateDirError says which path of a state directory was refused and
+// why (its fields: Dir, the state directory, empty when only the path is
+// known; Path, what was refused; Problem, what is wrong with it). It
+// matches [ErrUnsafeStateDir].
+type StateDirError = jobdir.StateDirError
+
+// OpenPrivateFile opens a file in a directory checked by
+// [PrepareStateDir] (rule 5): it never follows a symbolic link at path,
+// and refuses, with a [*StateDirError], anything but a regular file of
+// this user with a single link. Use O_CREATE|O_EXCL for a file that must
+// be new. perm applies to a file it creates.
+func OpenPrivateFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	return jobdir.OpenPrivateFile(path, flag, perm)
+}

@@ -1,0 +1,251 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/termination"
+)
+
+// containerSetup bounds making the job's container (a D-Bus round trip
+// for a systemd scope).
+const containerSetup = 30 * time.Second
+
+// start launches the job's command, in a container of its own when one
+// can be made (see the package documentation, "Containment").
+func (s *supervisor) start() error {
+	var spec jobdir.Spec
+	ok, err := jobdir.ReadJSON(filepath.Join(s.dir, jobdir.FileJob), &spec)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("supervisor: no %s in %s", jobdir.FileJob, s.dir)
+	}
+	argv := spec.Args
+	if spec.Shell != "" || spec.Display != "" {
+		sh, err := launch.Shell("")
+		if err != nil {
+			return fmt.Errorf("supervisor: %w", err)
+		}
+		if argv, err = shellArgv(sh, s.dir, spec); err != nil {
+			return err
+		}
+	}
+	if len(argv) == 0 {
+		return fmt.Errorf("supervisor: %w: empty command", envs.ErrBadCommand)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	var limits envs.Limits
+	if spec.Limits != nil {
+		limits = *spec.Limits
+	}
+	if !hasWrapperShell() {
+		// The gate is the wrapper: without a shell to hold the command
+		// there is neither a container nor a recorded exit without us.
+		why := "no " + wrapperShell + ": the job runs in its process group only, and its exit is known only to its supervisor"
+		if !limits.IsZero() {
+			return fmt.Errorf("supervisor: limits requested but %s", why)
+		}
+		s.warn = why
+		return s.launch(spec, path, argv, nil)
+	}
+	cont, err := newJobContainer(spec.ID, limits)
+	switch {
+	case err != nil && !limits.IsZero():
+		return fmt.Errorf("supervisor: limits requested but no container: %w", err)
+	case err != nil:
+		s.warn = "no container, the job is held by its process group only: " + err.Error()
+		fmt.Fprintln(os.Stderr, "supervisor:", s.warn)
+	}
+	err = s.launch(spec, path, argv, cont)
+	if errors.Is(err, launch.ErrNotContained) {
+		cont.Remove(context.Background())
+		if !limits.IsZero() {
+			return err
+		}
+		s.warn = "no container, the job is held by its process group only: " + err.Error()
+		fmt.Fprintln(os.Stderr, "supervisor:", s.warn)
+		cont = nil
+		err = s.launch(spec, path, argv, nil)
+	}
+	if err != nil {
+		if cont != nil {
+			cont.Remove(context.Background())
+		}
+		return err
+	}
+	s.cont = cont
+	return nil
+}
+
+// newJobContainer makes the container of job id. A container that would
+// be the process group alone is no container: it returns an error saying
+// why nothing stronger was usable.
+func newJobContainer(id string, limits envs.Limits) (termination.Container, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), containerSetup)
+	defer cancel()
+	d := termination.Detect(ctx)
+	if d.Mechanism == termination.ProcessGroup {
+		return nil, fmt.Errorf("no container mechanism usable here: %s", d)
+	}
+	c, err := launch.NewContainer(ctx, "job-"+id, limits, termination.WithDetection(d))
+	if err != nil {
+		return nil, err
+	}
+	if c.Mechanism() == termination.ProcessGroup {
+		c.Remove(ctx)
+		return nil, fmt.Errorf("every container mechanism failed: %s", d)
+	}
+	return c, nil
+}
+
+// launch starts the command under its wrapper (see wrapper.go), held at
+// the wrapper's gate. With a container it adds the wrapper to it and only
+// then opens the gate, so everything the command forks is born inside;
+// if the Add fails it shuts the gate, so the held wrapper exits having
+// run nothing, and returns an error matching launch.ErrNotContained. Then it reads the PID the command reports.
+// Without /bin/sh it starts the command directly.
+func (s *supervisor) launch(spec jobdir.Spec, path string, argv []string, cont termination.Container) error {
+	logf, err := jobdir.OpenPrivateFile(filepath.Join(s.dir, jobdir.FileLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child has its own copy
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	var gate *launch.Gate
+	var repR, repW *os.File
+	wrapped := hasWrapperShell()
+	if wrapped {
+		if gate, err = launch.NewGate(); err != nil {
+			return err
+		}
+		defer gate.Close()
+		if repR, repW, err = os.Pipe(); err != nil {
+			return err
+		}
+		defer repR.Close()
+		defer repW.Close()
+		wargv := wrapperArgv(s.dir, path, argv)
+		cmd = exec.Command(wargv[0], wargv[1:]...)
+		cmd.ExtraFiles = []*os.File{gate.File(), repW}
+	}
+	// cmd.Env stays nil: the command inherits this process's environment,
+	// which is the one the backend built with package spawn.
+	s.cmd = cmd
+	if spec.PTY != nil {
+		ptmx, err := launch.StartPTY(cmd, spec.PTY)
+		if err != nil {
+			return err
+		}
+		s.ptmx, s.stdin = ptmx, ptmx
+	} else {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = r, logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			r.Close()
+			w.Close()
+			return err
+		}
+		r.Close()
+		s.stdin = w
+	}
+	if !wrapped {
+		s.cmdPID = cmd.Process.Pid
+		if s.ptmx != nil {
+			s.copier = s.startCopier()
+		}
+		return nil
+	}
+	gate.Started()
+	repW.Close()
+	if cont != nil {
+		if err := launch.Place(cont, cmd.Process.Pid); err != nil {
+			// Its gate shut, the wrapper exits having run nothing.
+			gate.Close()
+			cmd.Wait()
+			s.stdin.Close()
+			s.cmd, s.stdin, s.ptmx = nil, nil, nil
+			return err
+		}
+	}
+	if s.ptmx != nil {
+		s.copier = s.startCopier()
+	}
+	if err := gate.Open(); err != nil {
+		return fmt.Errorf("supervisor: release the command: %w", err)
+	}
+	s.cmdPID = readReportedPID(repR)
+	return nil
+}
+
+// release settles the job's container once the command has been reaped:
+// a limit that killed something is named in st, and an empty container
+// is removed. A container that still holds processes (background
+// children the command left behind) stays, recorded in pid.json, for a
+// later kill or for retention to tear down.
+func (s *supervisor) release(st *envs.ExitStatus) {
+	if s.cont == nil {
+		return
+	}
+	*st = launch.LimitKilled(*st, s.cont)
+	if empty, err := s.cont.Empty(); err != nil || !empty {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), containerSetup)
+	defer cancel()
+	if err := s.cont.Remove(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "supervisor:", err)
+	}
+}
+
+// wait reaps the wrapper and returns the command's status. For a PTY
+// job it then lets the copy of the terminal drain (jobdir.CopierLinger at most:
+// a background child may keep the terminal open) before it closes the
+// master.
+func (s *supervisor) wait() envs.ExitStatus {
+	var copied chan struct{}
+	if s.ptmx != nil && s.copier == nil {
+		copied = make(chan struct{})
+		go s.copyInProcess(copied)
+	}
+	err := s.cmd.Wait()
+	if s.copier != nil {
+		waitCopier(s.copier)
+	}
+	if copied != nil {
+		t := time.NewTimer(jobdir.CopierLinger)
+		select {
+		case <-copied:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		s.stdin.Close()
+	}
+	s.mu.Unlock()
+	if copied != nil {
+		<-copied
+	}
+	return waitStatus(s.cmd.ProcessState, err)
+}
