@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/containerd/cgroups/v3/cgroup1"
 	"github.com/containerd/cgroups/v3/cgroup2"
@@ -234,7 +235,9 @@ func (c *cgroupContainer) Empty() (bool, error) {
 func (c *cgroupContainer) Kill(ctx context.Context) error {
 	if c.v2dir != "" {
 		err := writeCgroupFile(c.v2dir, "cgroup.kill", "1")
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		// ENODEV: the cgroup was removed while the file was open (its last
+		// task exited and someone rmdir'ed it): as gone as ENOENT.
+		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENODEV) {
 			return fmt.Errorf("termination: kill %s: %w", c.v2dir, err)
 		}
 		return nil
