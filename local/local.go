@@ -57,6 +57,13 @@ type Options struct {
 	// direct child exited, when a grandchild holds the pipe open. Zero
 	// means 250ms.
 	DrainDelay time.Duration
+	// KeepLeftovers leaves what a command started and did not wait for
+	// running until Close, instead of killing it when the command exits.
+	// An agent inside a sandbox sets it (the sandbox bounds what is left,
+	// and runbox's own job daemon, started by a command there, must
+	// outlive that command). False, the default, kills leftovers with
+	// their command and counts them in ExitStatus.LeftoverKilled.
+	KeepLeftovers bool
 	// Subreaper is the argv prefix that runs the runbox binary's
 	// subreaper (for example {"/usr/bin/runbox", subreaper.Command}; see
 	// package termination/subreaper). When it is set, a command that gets

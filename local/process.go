@@ -512,10 +512,31 @@ func (p *process) wait() {
 		p.teardown(context.Background())
 	}
 	p.stopWatch()
+	if !ended && p.cont != nil && !p.env.opts.KeepLeftovers {
+		p.leftovers += p.clearLeftovers()
+	}
 	p.status = p.exitStatus(err, ended, rep)
 	p.status.LeftoverKilled = p.leftovers
 	p.finish(ended)
 	p.release()
+}
+
+// clearLeftovers tears down what the command left running in its
+// container after it exited by itself (background children it did not
+// wait for): the command owns what it started, and work meant to outlive
+// it belongs in a background job. It returns how many there were.
+func (p *process) clearLeftovers() int {
+	procs, err := p.cont.Procs()
+	if err != nil || len(procs) == 0 {
+		return 0
+	}
+	err = termination.KillTree(context.Background(), p.proc, termination.Options{
+		Grace: p.env.opts.Grace, Container: p.cont, Logger: p.env.log,
+	})
+	if err != nil {
+		p.warnings = append(p.warnings, "clearing what the command left running: "+err.Error())
+	}
+	return len(procs)
 }
 
 // drain waits for the output copiers; a grandchild that holds the pipe

@@ -40,3 +40,30 @@ func TestSubreaper_SignalStatusKept(t *testing.T) {
 		t.Errorf("status = code %d signal %d; want 137 / 9", res.Code, res.Signal)
 	}
 }
+
+// TestContainer_LeftoversKilledAndCounted: in a container (a cgroup or
+// systemd scope), what a command leaves running is killed when it exits
+// and counted, as under the subreaper; KeepLeftovers leaves it to Close.
+func TestContainer_LeftoversKilledAndCounted(t *testing.T) {
+	env := open(t, local.Options{})
+	if env.Capabilities().State(envs.CapContainment) != envs.Active {
+		t.Skip("no cgroup or scope here")
+	}
+	res := run(t, env, envs.Command{Shell: "( setsid sleep 1000.4712 & ); sleep 1001.4712 & exit 4"})
+	if res.Code != 4 || res.LeftoverKilled != 2 {
+		t.Errorf("exit %d, LeftoverKilled %d; want 4 and 2", res.Code, res.LeftoverKilled)
+	}
+	res = run(t, env, envs.Command{Shell: `pgrep -af 'sleep 100[01].4712' | grep -v pgrep || echo none`})
+	if got := strings.TrimSpace(res.Output); got != "none" {
+		t.Errorf("leftovers still running: %s", got)
+	}
+	keep := open(t, local.Options{KeepLeftovers: true})
+	res = run(t, keep, envs.Command{Shell: "sleep 1002.4712 & exit 0"})
+	if res.LeftoverKilled != 0 {
+		t.Errorf("KeepLeftovers: LeftoverKilled %d; want 0", res.LeftoverKilled)
+	}
+	res = run(t, keep, envs.Command{Shell: `pgrep -af 'sleep 1002.4712' | grep -v pgrep | wc -l`})
+	if strings.TrimSpace(res.Output) != "1" {
+		t.Errorf("KeepLeftovers: the background child is gone before Close: %q", res.Output)
+	}
+}

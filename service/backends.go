@@ -52,6 +52,7 @@ func (s *Service) LocalOptions(spec envs.Spec) local.Options {
 		o.Limits = spec.Limits
 	}
 	o.Subreaper = s.opts.Subreaper
+	o.KeepLeftovers = false // on this machine a command's leftovers die with it
 	return o
 }
 

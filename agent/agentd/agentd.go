@@ -78,6 +78,7 @@ func LocalOptions(cfg config.Config, environ []string, log *slog.Logger) local.O
 		Grace:         grace,
 		Limits:        envs.Limits{MemoryBytes: int64(cfg.Limits.Memory), Pids: cfg.Limits.Pids, CPUs: cfg.Limits.CPUs},
 		NoContainment: !cfg.Contain,
+		KeepLeftovers: true, // the sandbox bounds them; a job daemon started here must live on
 		Logger:        log,
 	}
 }

@@ -161,7 +161,7 @@ func (a *app) environ() []string {
 func (a *app) openLocal(spec envs.Spec) (envs.Environment, error) {
 	o := a.svc.LocalOptions(spec)
 	if a.direct {
-		o.Subreaper = nil
+		o.Subreaper, o.KeepLeftovers = nil, true
 	}
 	return local.New(o)
 }
