@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/service"
 )
 
@@ -29,6 +30,9 @@ type session struct {
 
 	jobsMu sync.Mutex // held while the registry is reached
 	jobs   *service.OwnedJobs
+
+	kernelMu sync.Mutex // held while the kernel is made
+	kern     *kernel.Kernel
 
 	pumping  bool // guarded by mu
 	pumpCtx  context.Context
@@ -111,6 +115,32 @@ func (s *session) ownedJobs(ctx context.Context) (*service.OwnedJobs, error) {
 	return s.jobs, nil
 }
 
+// kernel returns the session's Python kernel, made on first use in the
+// session's environment. Its interpreter starts with the first cell.
+func (s *session) kernel(ctx context.Context) (*kernel.Kernel, error) {
+	s.kernelMu.Lock()
+	defer s.kernelMu.Unlock()
+	if s.kern != nil {
+		return s.kern, nil
+	}
+	ss, err := s.service()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("runbox: session %s: %w", s.id, envs.ErrClosed)
+	}
+	k, err := ss.NewKernel(ctx, kernel.Options{Tools: s.srv.kernelTools(s)})
+	if err != nil {
+		return nil, err
+	}
+	s.kern = k
+	return k, nil
+}
+
 // existingJobs returns the session's jobs if it ever reached the registry.
 func (s *session) existingJobs() *service.OwnedJobs {
 	s.jobsMu.Lock()
@@ -170,6 +200,14 @@ func (s *session) close(ctx context.Context) error {
 	if jobs := s.existingJobs(); jobs != nil {
 		if _, err := jobs.End(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("ending its jobs: %w", err))
+		}
+	}
+	s.kernelMu.Lock()
+	k := s.kern
+	s.kernelMu.Unlock()
+	if k != nil {
+		if err := k.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("closing its kernel: %w", err))
 		}
 	}
 	if asker != nil {

@@ -1,0 +1,71 @@
+package server_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestExecuteCode_StateAcrossCalls: one MCP session keeps one kernel, so
+// a variable set in one call is there in the next; code calls terminal
+// through the gate; reset empties the namespace.
+func TestExecuteCode_StateAcrossCalls(t *testing.T) {
+	srv, _ := newServer(t, nil)
+	cs := connect(t, srv, nil)
+	mustOK(t, cs, "execute_code", map[string]any{"code": "x = 41"})
+	out, txt := mustOK(t, cs, "execute_code", map[string]any{"code": "print(x + 1)"})
+	if out["stdout"] != "42\n" || out["status"] != "ok" || !strings.Contains(txt, "42") {
+		t.Errorf("second call = %v, %q; want stdout 42", out, txt)
+	}
+
+	out, _ = mustOK(t, cs, "execute_code", map[string]any{"code": "import runbox\n" +
+		"n = sum(runbox.terminal('echo %d' % i)['output'].strip() == str(i) for i in range(50))\n" +
+		"try:\n    runbox.terminal('rm -rf --no-preserve-root /')\n    refused = False\n" +
+		"except runbox.Denied as e:\n    refused = e.data['hardline']\n" +
+		"(n, refused)"})
+	if out["result"] != "(50, True)" {
+		t.Errorf("tool calls from code = %v; want (50, True)", out)
+	}
+
+	out, _ = mustOK(t, cs, "execute_code", map[string]any{"code": "'x' in globals()", "reset": true})
+	if out["result"] != "False" {
+		t.Errorf("after reset: %v; want False", out)
+	}
+	// Another client has a kernel of its own.
+	other := connect(t, srv, nil)
+	out, _ = mustOK(t, other, "execute_code", map[string]any{"code": "'n' in globals()"})
+	if out["result"] != "False" {
+		t.Errorf("another session sees %v; want False", out)
+	}
+}
+
+// TestExecuteCode_ErrorIsAResult: a Python exception is a result with
+// the traceback, not a tool error; the kernel lives on.
+func TestExecuteCode_ErrorIsAResult(t *testing.T) {
+	srv, _ := newServer(t, nil)
+	cs := connect(t, srv, nil)
+	out, txt := mustOK(t, cs, "execute_code", map[string]any{"code": "1/0"})
+	if out["status"] != "error" || out["ename"] != "ZeroDivisionError" || !strings.Contains(txt, "ZeroDivisionError") {
+		t.Errorf("1/0 = %v, %q; want a ZeroDivisionError result", out, txt)
+	}
+	if out, _ := mustOK(t, cs, "execute_code", map[string]any{"code": "2 + 2"}); out["result"] != "4" {
+		t.Errorf("after the error: %v", out)
+	}
+}
+
+// TestExecuteCode_KernelEndsWithTheSession: the kernel's interpreter is
+// killed when its client goes away.
+func TestExecuteCode_KernelEndsWithTheSession(t *testing.T) {
+	srv, _ := newServer(t, nil)
+	cs := connect(t, srv, nil)
+	out, _ := mustOK(t, cs, "execute_code", map[string]any{"code": "import os\nos.getpid()"})
+	pid, _ := out["result"].(string)
+	if _, err := os.Stat("/proc/" + pid); pid == "" || err != nil {
+		t.Fatalf("kernel pid %q: %v", pid, err)
+	}
+	cs.Close()
+	eventually(t, "the kernel to exit with its session", func() bool {
+		b, err := os.ReadFile("/proc/" + pid + "/stat")
+		return err != nil || strings.Contains(string(b), ") Z ")
+	})
+}
