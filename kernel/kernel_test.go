@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -16,7 +17,17 @@ import (
 	"github.com/runbox/runbox/service"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if agent.dir != "" {
+		os.RemoveAll(agent.dir)
+	}
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
 
 // newSession is a gated local session with the default policy, reading
 // nothing of the developer's own configuration.
