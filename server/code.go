@@ -35,6 +35,15 @@ func (s *Server) executeCode(ctx context.Context, req *mcp.CallToolRequest, in E
 	if err != nil {
 		return s.failure(ctx, sess, "", err), nil, nil
 	}
+	if strings.TrimSpace(in.Code) != "" {
+		ss, err := sess.service()
+		if err != nil {
+			return s.failure(ctx, sess, "", err), nil, nil
+		}
+		if err := ss.AuthorizeCode(ctx, in.Code); err != nil {
+			return s.failure(ctx, sess, service.CodeLine(in.Code), err), nil, nil
+		}
+	}
 	if in.Reset {
 		if err := k.Restart(ctx); err != nil {
 			return s.failure(ctx, sess, "", err), nil, nil

@@ -2,8 +2,11 @@ package server_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestExecuteCode_StateAcrossCalls: one MCP session keeps one kernel, so
@@ -11,7 +14,8 @@ import (
 // through the gate; reset empties the namespace.
 func TestExecuteCode_StateAcrossCalls(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	cs := connect(t, srv, nil)
+	e := &elicitor{res: mcp.ElicitResult{Action: "accept", Content: map[string]any{"allow": "session"}}}
+	cs := connect(t, srv, &mcp.ClientOptions{ElicitationHandler: e.handle})
 	mustOK(t, cs, "execute_code", map[string]any{"code": "x = 41"})
 	out, txt := mustOK(t, cs, "execute_code", map[string]any{"code": "print(x + 1)"})
 	if out["stdout"] != "42\n" || out["status"] != "ok" || !strings.Contains(txt, "42") {
@@ -31,8 +35,12 @@ func TestExecuteCode_StateAcrossCalls(t *testing.T) {
 	if out["result"] != "False" {
 		t.Errorf("after reset: %v; want False", out)
 	}
+	// Running code on the host asked once; "session" allowed the rest.
+	if n := e.n.Load(); n != 1 {
+		t.Errorf("the human was asked %d times; want once", n)
+	}
 	// Another client has a kernel of its own.
-	other := connect(t, srv, nil)
+	other := connect(t, srv, &mcp.ClientOptions{ElicitationHandler: e.handle})
 	out, _ = mustOK(t, other, "execute_code", map[string]any{"code": "'n' in globals()"})
 	if out["result"] != "False" {
 		t.Errorf("another session sees %v; want False", out)
@@ -43,7 +51,7 @@ func TestExecuteCode_StateAcrossCalls(t *testing.T) {
 // the traceback, not a tool error; the kernel lives on.
 func TestExecuteCode_ErrorIsAResult(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	cs := connect(t, srv, nil)
+	cs := connect(t, srv, &mcp.ClientOptions{ElicitationHandler: (&elicitor{res: mcp.ElicitResult{Action: "accept"}}).handle})
 	out, txt := mustOK(t, cs, "execute_code", map[string]any{"code": "1/0"})
 	if out["status"] != "error" || out["ename"] != "ZeroDivisionError" || !strings.Contains(txt, "ZeroDivisionError") {
 		t.Errorf("1/0 = %v, %q; want a ZeroDivisionError result", out, txt)
@@ -57,7 +65,7 @@ func TestExecuteCode_ErrorIsAResult(t *testing.T) {
 // killed when its client goes away.
 func TestExecuteCode_KernelEndsWithTheSession(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	cs := connect(t, srv, nil)
+	cs := connect(t, srv, &mcp.ClientOptions{ElicitationHandler: (&elicitor{res: mcp.ElicitResult{Action: "accept"}}).handle})
 	out, _ := mustOK(t, cs, "execute_code", map[string]any{"code": "import os\nos.getpid()"})
 	pid, _ := out["result"].(string)
 	if _, err := os.Stat("/proc/" + pid); pid == "" || err != nil {
@@ -69,3 +77,25 @@ func TestExecuteCode_KernelEndsWithTheSession(t *testing.T) {
 		return err != nil || strings.Contains(string(b), ") Z ")
 	})
 }
+
+// TestExecuteCode_GatedOnTheHost: on a backend with host access a cell is
+// a decision like a command: with nobody to ask it is refused, names the
+// rule and how to allow it, and nothing runs.
+func TestExecuteCode_GatedOnTheHost(t *testing.T) {
+	srv, _ := newServer(t, nil)
+	cs := connect(t, srv, nil)
+	mark := filepath.Join(t.TempDir(), "ran")
+	res := call(t, cs, "execute_code", map[string]any{"code": "open(" + pyQuote(mark) + ", 'w').close()"})
+	if !res.IsError {
+		t.Fatalf("code ran unattended on the host: %s", text(res))
+	}
+	e := structured(t, res)
+	if e["kind"] != "denied" || !strings.Contains(text(res), "inline-code") {
+		t.Errorf("error = %v; want a refusal naming inline-code", e)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the refused cell ran")
+	}
+}
+
+func pyQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "\\'") + "'" }

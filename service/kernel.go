@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/gated"
 	"github.com/runbox/runbox/kernel"
 )
 
@@ -49,6 +50,26 @@ func (ss *Session) KernelTerminal(env map[string]string) kernel.ToolFunc {
 		}
 		return EncodeResult(res), nil
 	}
+}
+
+// AuthorizeCode judges running code as one cell of a kernel in this
+// session. On a backend without host access it runs without asking (the
+// sandbox is the boundary, and each command the code runs through
+// runbox.terminal is still judged). With host access it is judged as the
+// command line `python3 -c CODE`: the gate's inline-code rule asks (a
+// "session" answer allows the session's later cells), approval mode off
+// or yolo runs it, and with nobody to ask it is refused with a hint.
+// A refusal matches envs.ErrDenied.
+func (ss *Session) AuthorizeCode(ctx context.Context, code string) error {
+	if host, _ := ss.hostAccess(ctx); !host {
+		return nil
+	}
+	return ss.authorize(ctx, CodeLine(code))
+}
+
+// CodeLine is the command line a cell of code is judged as.
+func CodeLine(code string) string {
+	return gated.Line(envs.Command{Args: []string{kernel.DefaultPython, "-c", code}})
 }
 
 // NewKernel makes a Python kernel in the session's environment (opening
