@@ -1,11 +1,15 @@
 package kernel_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +22,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("RUNBOX_KERNEL_TEST_HOST") == "1" {
+		os.Exit(kernelHost())
+	}
 	code := m.Run()
 	if agent.dir != "" {
 		os.RemoveAll(agent.dir)
@@ -296,3 +303,98 @@ func TestKernel_MissingInterpreter(t *testing.T) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// kernelHost plays a host process: it starts a kernel, prints its pid and
+// waits to be killed.
+func kernelHost() int {
+	svc, err := service.New(service.Options{Config: config.Default(), Getenv: func(string) string { return "" }})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ss, err := svc.NewSession(service.SessionOptions{Backend: "local"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	k, err := ss.NewKernel(context.Background(), kernel.Options{})
+	if err == nil {
+		err = k.Start(context.Background())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(k.PID())
+	select {}
+}
+
+// TestKernel_ExitsWhenItsHostDies: a kernel whose host is SIGKILLed (no
+// chance to clean up) exits by itself within seconds: it watches its
+// stdin.
+func TestKernel_ExitsWhenItsHostDies(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := exec.Command(exe, "-test.run=^$")
+	host.Env = append(os.Environ(), "RUNBOX_KERNEL_TEST_HOST=1")
+	host.Stderr = os.Stderr
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the host printed no pid: %v", err)
+	}
+	pid := strings.TrimSpace(line)
+	if _, err := os.Stat("/proc/" + pid); err != nil {
+		t.Fatalf("kernel pid %q: %v", pid, err)
+	}
+	host.Process.Signal(syscall.SIGKILL)
+	host.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the kernel %s outlived its host by 10s", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestKernel_TwoKernelsInParallel: kernels are independent; each keeps
+// its own namespace while both run cells at once.
+func TestKernel_TwoKernelsInParallel(t *testing.T) {
+	ss := newSession(t)
+	ks := []*kernel.Kernel{newKernel(t, ss, kernel.Options{}), newKernel(t, ss, kernel.Options{})}
+	errs := make(chan string, 2)
+	var wg sync.WaitGroup
+	for i, k := range ks {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			for j := range 5 {
+				code := fmt.Sprintf("v = %d\nimport runbox\nrunbox.terminal('echo %d-%d')['output'].strip() + '/' + str(v)", i, i, j)
+				r, err := k.Execute(ctx, code, kernel.ExecOptions{})
+				if want := fmt.Sprintf("'%d-%d/%d'", i, j, i); err != nil || r.Result == nil || *r.Result != want {
+					errs <- fmt.Sprintf("kernel %d cell %d: %v %+v; want %s", i, j, err, r, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
