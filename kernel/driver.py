@@ -8,7 +8,7 @@
 # any level (print, os.write, a subprocess, C code) belongs to the running
 # cell and can never be mistaken for a frame. Frames are JSON objects, one a
 # line, in both directions.
-import ast, base64, json, os, queue, select, signal, sys, threading, time, traceback, types
+import ast, base64, json, linecache, os, queue, select, signal, sys, threading, time, traceback, types
 
 PROTO_IN = os.dup(0)
 PROTO_OUT = os.dup(1)
@@ -194,16 +194,19 @@ def reader(main_ident, cells):
                     slot["event"].set()
 
 
-def run_cell(code, ns):
+def run_cell(code, ns, count):
     """Runs code in ns; returns (result repr or None). The last expression's
-    value is the cell's result, as in an interactive session."""
-    tree = ast.parse(code, "<cell>", "exec")
+    value is the cell's result, as in an interactive session. The source is
+    registered with linecache so that tracebacks show the cell's lines."""
+    name = "<cell %d>" % count
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+    tree = ast.parse(code, name, "exec")
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    exec(compile(tree, "<cell>", "exec"), ns)
+    exec(compile(tree, name, "exec"), ns)
     if last is not None:
-        value = eval(compile(last, "<cell>", "eval"), ns)
+        value = eval(compile(last, name, "eval"), ns)
         if value is not None:
             ns["_"] = value
             text = repr(value)
@@ -215,10 +218,17 @@ def run_cell(code, ns):
 
 def format_tb(exc):
     tb = exc.__traceback__
-    # Drop the driver's own frames: the traceback starts in the cell.
-    while tb is not None and tb.tb_frame.f_code.co_filename != "<cell>":
+    # Drop the driver's own frames: the traceback starts in the cell, and
+    # an interrupt ends where the cell was, not in the signal handler.
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell "):
         tb = tb.tb_next
-    return "".join(traceback.format_exception(type(exc), exc, tb))
+    te = traceback.TracebackException(type(exc), exc, tb)
+    while te.stack and te.stack[-1].name == "on_sigint" and te.stack[-1].filename == DRIVER_FILE:
+        te.stack.pop()
+    return "".join(te.format())
+
+
+DRIVER_FILE = on_sigint.__code__.co_filename
 
 
 def main():
@@ -250,7 +260,7 @@ def run_one(msg, ns, out, err):
         try:
             with State.lock:
                 State.cell, State.interrupted, State.running = cid, False, True
-            reply["result"] = run_cell(msg["code"], ns)
+            reply["result"] = run_cell(msg["code"], ns, State.count)
         except SystemExit as e:
             reply["status"] = "exit"
             code = e.code
