@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/runbox/runbox/envs"
@@ -62,8 +63,9 @@ type ExecOptions struct {
 // started again, with an empty namespace, after it is lost. One cell runs
 // at a time; Execute waits for the previous one. Safe for concurrent use.
 type Kernel struct {
-	opts Options
-	sem  chan struct{} // held by the running Execute or Restart
+	opts   Options
+	sem    chan struct{} // held by the running Execute or Restart
+	active atomic.Int64  // when a cell last started or ended (unix ns)
 
 	mu     sync.Mutex
 	proc   *proc
@@ -201,6 +203,8 @@ func (k *Kernel) Execute(ctx context.Context, code string, opts ExecOptions) (*R
 		return nil, err
 	}
 	defer k.release()
+	k.touch()
+	defer k.touch()
 	kp, restarted, err := k.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -376,4 +380,18 @@ func (k *Kernel) Close(ctx context.Context) error {
 		return nil
 	}
 	return kp.kill(ctx)
+}
+
+// Busy reports whether a cell (or a restart) is running.
+func (k *Kernel) Busy() bool { return len(k.sem) > 0 }
+
+func (k *Kernel) touch() { k.active.Store(time.Now().UnixNano()) }
+
+// idleSince is when the kernel last started or ended a cell (zero if
+// never).
+func (k *Kernel) idleSince() time.Time {
+	if n := k.active.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
