@@ -31,7 +31,7 @@ func (s *Server) executeCode(ctx context.Context, req *mcp.CallToolRequest, in E
 	if strings.TrimSpace(in.Code) == "" && !in.Reset {
 		return badArgs("code is empty"), nil, nil
 	}
-	k, err := sess.kernel(ctx)
+	k, lost, err := sess.kernel(ctx)
 	if err != nil {
 		return s.failure(ctx, sess, "", err), nil, nil
 	}
@@ -59,6 +59,10 @@ func (s *Server) executeCode(ctx context.Context, req *mcp.CallToolRequest, in E
 	r, err := k.Execute(ctx, in.Code, kernel.ExecOptions{Timeout: timeout})
 	if err != nil {
 		return s.failure(ctx, sess, "", err), nil, nil
+	}
+	if lost && !in.Reset {
+		r.Restarted = true
+		r.Notice = "this session's kernel had been closed (idle, or evicted to make room for another session's): variables from earlier calls are gone"
 	}
 	return result(replyText(r), r), nil, nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/server"
 )
 
 // TestExecuteCode_StateAcrossCalls: one MCP session keeps one kernel, so
@@ -99,3 +101,19 @@ func TestExecuteCode_GatedOnTheHost(t *testing.T) {
 }
 
 func pyQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "\\'") + "'" }
+
+// TestExecuteCode_EvictedKernelSaysSo: with one kernel for the whole
+// server, a second session's code evicts the first's idle kernel; the
+// first session's next call runs in a fresh kernel and says so.
+func TestExecuteCode_EvictedKernelSaysSo(t *testing.T) {
+	srv, _ := newServer(t, func(o *server.Options) { o.MaxKernels = 1 })
+	accept := &mcp.ClientOptions{ElicitationHandler: (&elicitor{res: mcp.ElicitResult{Action: "accept", Content: map[string]any{"allow": "session"}}}).handle}
+	a := connect(t, srv, accept)
+	b := connect(t, srv, accept)
+	mustOK(t, a, "execute_code", map[string]any{"code": "x = 1"})
+	mustOK(t, b, "execute_code", map[string]any{"code": "y = 1"})
+	out, txt := mustOK(t, a, "execute_code", map[string]any{"code": "'x' in globals()"})
+	if out["result"] != "False" || out["restarted"] != true || !strings.Contains(txt, "gone") {
+		t.Errorf("after eviction: %v, %q; want a restarted kernel that says so", out, txt)
+	}
+}

@@ -31,8 +31,8 @@ type session struct {
 	jobsMu sync.Mutex // held while the registry is reached
 	jobs   *service.OwnedJobs
 
-	kernelMu sync.Mutex // held while the kernel is made
-	kern     *kernel.Kernel
+	kernelMu  sync.Mutex // held while the kernel is looked up or made
+	hadKernel bool       // the pool has made a kernel for this session
 
 	pumping  bool // guarded by mu
 	pumpCtx  context.Context
@@ -115,30 +115,33 @@ func (s *session) ownedJobs(ctx context.Context) (*service.OwnedJobs, error) {
 	return s.jobs, nil
 }
 
-// kernel returns the session's Python kernel, made on first use in the
-// session's environment. Its interpreter starts with the first cell.
-func (s *session) kernel(ctx context.Context) (*kernel.Kernel, error) {
+// kernel returns the session's Python kernel from the server's pool,
+// made on first use in the session's environment (its interpreter starts
+// with the first cell). lost is true when the session had a kernel that
+// the pool has since closed (evicted for another session, or idle): its
+// variables are gone.
+func (s *session) kernel(ctx context.Context) (k *kernel.Kernel, lost bool, err error) {
 	s.kernelMu.Lock()
 	defer s.kernelMu.Unlock()
-	if s.kern != nil {
-		return s.kern, nil
-	}
 	ss, err := s.service()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
-		return nil, fmt.Errorf("runbox: session %s: %w", s.id, envs.ErrClosed)
+		return nil, false, fmt.Errorf("runbox: session %s: %w", s.id, envs.ErrClosed)
 	}
-	k, err := ss.NewKernel(ctx, kernel.Options{Tools: s.srv.kernelTools(s)})
+	k, made, err := s.srv.kernels.Get(ctx, kernel.Key{Owner: s.id, Python: kernel.DefaultPython}, func() (*kernel.Kernel, error) {
+		return ss.NewKernel(ctx, kernel.Options{Tools: s.srv.kernelTools(s)})
+	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	s.kern = k
-	return k, nil
+	lost = made && s.hadKernel
+	s.hadKernel = true
+	return k, lost, nil
 }
 
 // existingJobs returns the session's jobs if it ever reached the registry.
@@ -202,13 +205,11 @@ func (s *session) close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("ending its jobs: %w", err))
 		}
 	}
-	s.kernelMu.Lock()
-	k := s.kern
+	s.kernelMu.Lock() // no kernel is being made for it any more
+	err := s.srv.kernels.Remove(ctx, func(k kernel.Key) bool { return k.Owner == s.id })
 	s.kernelMu.Unlock()
-	if k != nil {
-		if err := k.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("closing its kernel: %w", err))
-		}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("closing its kernel: %w", err))
 	}
 	if asker != nil {
 		asker.Close()
