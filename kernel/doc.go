@@ -47,8 +47,11 @@
 // # What it does not do
 //
 // It judges nothing: running code is not passed through the command gate
-// here (a front end decides whether a cell may run). It keeps no pool:
-// one [Kernel] is one interpreter at a time, and the caller owns it.
+// here (a front end decides whether a cell may run; see
+// service.Session.AuthorizeCode). One [Kernel] is one interpreter at a
+// time, owned by its caller; a [Pool] keeps several by [Key] with a cap,
+// least-recently-used eviction that never touches a kernel running a
+// cell, and an idle timeout.
 // The interpreter's environment is the backend's child environment
 // (built by spawn): no secrets reach the code.
 package kernel

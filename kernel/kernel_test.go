@@ -398,3 +398,26 @@ func TestKernel_TwoKernelsInParallel(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestSession_AuthorizeCodeOnTheHost: on the host, a cell is judged like
+// python3 -c CODE: refused with nobody to ask, run with approval mode off.
+func TestSession_AuthorizeCodeOnTheHost(t *testing.T) {
+	if err := newSession(t).AuthorizeCode(t.Context(), "print(1)"); !errors.Is(err, envs.ErrDenied) {
+		t.Errorf("unattended on the host: %v; want ErrDenied", err)
+	}
+	cfg := config.Default()
+	cfg.Approval.Mode = "off"
+	svc, err := service.New(service.Options{Config: cfg, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close(context.Background()) })
+	ss, err := svc.NewSession(service.SessionOptions{Backend: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close(context.Background()) })
+	if err := ss.AuthorizeCode(t.Context(), "print(1)"); err != nil {
+		t.Errorf("approval mode off: %v; want nil", err)
+	}
+}
