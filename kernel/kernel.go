@@ -123,7 +123,7 @@ func (k *Kernel) ensure(ctx context.Context) (kp *proc, restarted bool, err erro
 	k.proc = nil
 	k.mu.Unlock()
 	if old != nil {
-		old.kill(ctx)
+		old.kill(context.WithoutCancel(ctx))
 		k.mu.Lock()
 		k.lost = true
 		k.mu.Unlock()
@@ -303,6 +303,8 @@ func (k *Kernel) lostReply(ctx context.Context, kp *proc, what string) *Reply {
 	}
 	if d := strings.TrimSpace(kp.stderr.String()); d != "" {
 		what += ": " + lastLine(d)
+	} else if kp.readErr != nil {
+		what += ": " + kp.readErr.Error()
 	}
 	r.Notice = what + "; its state is lost and the next cell starts in a fresh kernel"
 	return r
@@ -347,7 +349,7 @@ func (k *Kernel) Restart(ctx context.Context) error {
 	k.proc = nil
 	k.mu.Unlock()
 	if old != nil {
-		old.kill(ctx)
+		old.kill(context.WithoutCancel(ctx))
 	}
 	_, _, err := k.ensure(ctx)
 	return err

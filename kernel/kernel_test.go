@@ -421,3 +421,23 @@ func TestSession_AuthorizeCodeOnTheHost(t *testing.T) {
 		t.Errorf("approval mode off: %v; want nil", err)
 	}
 }
+
+// TestKernel_Exit: sys.exit ends the cell, not the kernel; os._exit ends
+// the kernel, and the reply and the next one say the state is gone.
+func TestKernel_Exit(t *testing.T) {
+	k := newKernel(t, newSession(t), kernel.Options{})
+	mustOK(t, k, "z = 1")
+	r := run(t, k, "import sys\nsys.exit(2)", 0)
+	if r.Status != kernel.StatusExit || r.ExitCode == nil || *r.ExitCode != 2 || r.StateLost {
+		t.Fatalf("sys.exit(2): %+v; want status exit, code 2, state kept", r)
+	}
+	mustOK(t, k, "z")
+	r = run(t, k, "import os\nprint('bye', flush=True)\nos._exit(3)", 0)
+	if r.Status != kernel.StatusExit || !r.StateLost || r.ExitCode == nil || *r.ExitCode != 3 || r.Notice == "" {
+		t.Fatalf("os._exit(3): %+v; want the kernel's exit 3 and its state lost", r)
+	}
+	r = run(t, k, "'z' in globals()", 0)
+	if !r.Restarted || r.Result == nil || *r.Result != "False" {
+		t.Errorf("next cell: %+v; want a restarted kernel", r)
+	}
+}

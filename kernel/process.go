@@ -187,7 +187,7 @@ func (kp *proc) kill(ctx context.Context) error {
 
 // exitCode waits briefly for the process's status after its stream ended.
 func (kp *proc) exitCode(ctx context.Context) (envs.ExitStatus, bool) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	st, err := kp.p.Wait(ctx)
 	return st, err == nil
