@@ -236,7 +236,14 @@ func (k *Kernel) Execute(ctx context.Context, code string, opts ExecOptions) (*R
 // killing it when its time is up.
 func (k *Kernel) await(ctx context.Context, kp *proc, c *cell, code string, opts ExecOptions) *Reply {
 	if err := kp.send(frame{Op: "exec", ID: c.id, Code: code}); err != nil {
-		<-kp.dead
+		// Its stdin is gone: the stream ends with it, or the kill in
+		// lostReply ends it.
+		t := time.NewTimer(5 * time.Second)
+		select {
+		case <-kp.dead:
+		case <-t.C:
+		}
+		t.Stop()
 		return k.lostReply(ctx, kp, "the kernel went away before the cell could be sent")
 	}
 	var timeout <-chan time.Time
