@@ -117,3 +117,19 @@ func TestExecuteCode_EvictedKernelSaysSo(t *testing.T) {
 		t.Errorf("after eviction: %v, %q; want a restarted kernel that says so", out, txt)
 	}
 }
+
+// TestExecuteCode_BackgroundJobFromCode: code starts a background job
+// with runbox.terminal and waits for it with runbox.process, both as the
+// session's own tools.
+func TestExecuteCode_BackgroundJobFromCode(t *testing.T) {
+	srv, _ := newServer(t, nil)
+	cs := connect(t, srv, &mcp.ClientOptions{ElicitationHandler: (&elicitor{res: mcp.ElicitResult{Action: "accept", Content: map[string]any{"allow": "session"}}}).handle})
+	out, _ := mustOK(t, cs, "execute_code", map[string]any{"code": "import runbox\n" +
+		"j = runbox.terminal('echo from-job', background=True)\n" +
+		"w = runbox.process('wait', session_id=j['session_id'], timeout=30)\n" +
+		"log = runbox.process('log', session_id=j['session_id'])\n" +
+		"(w['done'], log['output'].strip(), [x['id'] for x in runbox.process('list')['jobs']] == [j['session_id']])"})
+	if out["result"] != "(True, 'from-job', True)" {
+		t.Errorf("job from code: %v", out)
+	}
+}
