@@ -2,7 +2,7 @@
 // server, built on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
 // and written as a thin layer over the application core ([service]).
 //
-// It exposes three tools, whose names and argument names are the
+// It exposes four tools, whose names and argument names are the
 // contract:
 //
 //   - terminal: run a shell command in the client's session, in the
@@ -11,6 +11,9 @@
 //     once);
 //   - process: list, poll, log, wait, kill, write, submit, close and
 //     handoff the session's background jobs;
+//   - execute_code: Python in the session's persistent kernel ([kernel]),
+//     with runbox.terminal and runbox.process callable from the code
+//     (each command gated as if the client had called the tool);
 //   - check_command: the gate's verdict on a command, without running it.
 //
 // # Sessions
@@ -65,7 +68,9 @@
 //
 // # What it does not do
 //
-// It does not list execute_code (there is no kernel host yet), and it
-// runs background jobs only through the local job registry: a session on
-// another backend is told that background jobs are unsupported there.
+// It runs background jobs only through the local job registry: a session
+// on another backend is told that background jobs are unsupported there.
+// It does not put a cell of execute_code to the gate: the code runs with
+// the session environment's own confinement, and only the commands it
+// runs through runbox.terminal are judged.
 package server

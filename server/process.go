@@ -38,30 +38,36 @@ func (s *Server) process(ctx context.Context, req *mcp.CallToolRequest, in Proce
 	}
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
+	return s.runProcess(ctx, sess, in), nil, nil
+}
+
+// runProcess is the process tool for one session, for the MCP client and
+// for code in the session's kernel alike.
+func (s *Server) runProcess(ctx context.Context, sess *session, in ProcessArgs) *mcp.CallToolResult {
 	act, ok := processActions[in.Action]
 	if !ok {
-		return badArgs("action %q: want one of %s", in.Action, strings.Join(processActionNames, ", ")), nil, nil
+		return badArgs("action %q: want one of %s", in.Action, strings.Join(processActionNames, ", "))
 	}
 	if in.Action != "list" && in.SessionID == "" {
-		return badArgs("action %s needs session_id (the job's id)", in.Action), nil, nil
+		return badArgs("action %s needs session_id (the job's id)", in.Action)
 	}
 	if in.Action == "write" && in.Data == "" {
-		return badArgs("write needs data"), nil, nil
+		return badArgs("write needs data")
 	}
 	jobs := sess.existingJobs()
 	if jobs == nil {
 		// The session never started a job: there is nothing of its own to
 		// act on, and no reason to reach the registry.
 		if in.Action == "list" {
-			return result("no background jobs", JobList{Jobs: []procregistry.Info{}}), nil, nil
+			return result("no background jobs", JobList{Jobs: []procregistry.Info{}})
 		}
-		return s.failure(ctx, sess, "", fmt.Errorf("runbox: job %s: %w", in.SessionID, envs.ErrNotFound)), nil, nil
+		return s.failure(ctx, sess, "", fmt.Errorf("runbox: job %s: %w", in.SessionID, envs.ErrNotFound))
 	}
 	res, command, err := act(s, ctx, jobs, in)
 	if err != nil {
-		return s.failure(ctx, sess, command, err), nil, nil
+		return s.failure(ctx, sess, command, err)
 	}
-	return res, nil, nil
+	return res
 }
 
 // JobList is the structured result of list: the session's jobs, and the

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/service"
 )
 
@@ -63,6 +64,13 @@ type Options struct {
 	// Redeliver is how long an undelivered job event waits before it is
 	// sent again. Zero means service.DefaultRedeliver.
 	Redeliver time.Duration
+	// MaxKernels caps the Python kernels (execute_code) alive at once,
+	// across sessions; the least recently used idle one is closed to make
+	// room. Zero means kernel.DefaultMaxKernels; negative means no cap.
+	MaxKernels int
+	// KernelIdle closes a kernel that has run nothing for this long. Zero
+	// means kernel.DefaultIdleTimeout; negative means never.
+	KernelIdle time.Duration
 	// Version is reported to clients. Empty means "dev".
 	Version string
 	// Logger receives the server's own logs. Nil discards them.
@@ -76,6 +84,8 @@ type Server struct {
 	svc  *service.Service
 	log  *slog.Logger
 	mcp  *mcp.Server
+
+	kernels *kernel.Pool // every session's execute_code kernel
 
 	ctx    context.Context // ends at Close: stops calls, pumps and watchers
 	cancel context.CancelFunc
@@ -118,6 +128,7 @@ func New(opts Options) (*Server, error) {
 	o.Backend = backend
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: o, svc: o.Service, log: log, ctx: ctx, cancel: cancel, sessions: map[*mcp.ServerSession]*session{}}
+	s.kernels = kernel.NewPool(kernel.PoolOptions{Max: o.MaxKernels, IdleTimeout: o.KernelIdle})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "runbox", Title: "runbox", Version: o.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    log,
@@ -126,6 +137,7 @@ func New(opts Options) (*Server, error) {
 	s.mcp.AddReceivingMiddleware(s.sessionMiddleware)
 	if err := s.addTools(); err != nil {
 		cancel()
+		s.kernels.Close(context.Background())
 		return nil, err
 	}
 	return s, nil
@@ -248,7 +260,9 @@ func (s *Server) Close() error {
 		ss.Close()
 	}
 	s.wg.Wait()
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return s.kernels.Close(ctx)
 }
 
 // callContext is ctx that also ends when the Server closes, so no tool

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/service"
 )
 
@@ -29,6 +30,9 @@ type session struct {
 
 	jobsMu sync.Mutex // held while the registry is reached
 	jobs   *service.OwnedJobs
+
+	kernelMu  sync.Mutex // held while the kernel is looked up or made
+	hadKernel bool       // the pool has made a kernel for this session
 
 	pumping  bool // guarded by mu
 	pumpCtx  context.Context
@@ -111,6 +115,35 @@ func (s *session) ownedJobs(ctx context.Context) (*service.OwnedJobs, error) {
 	return s.jobs, nil
 }
 
+// kernel returns the session's Python kernel from the server's pool,
+// made on first use in the session's environment (its interpreter starts
+// with the first cell). lost is true when the session had a kernel that
+// the pool has since closed (evicted for another session, or idle): its
+// variables are gone.
+func (s *session) kernel(ctx context.Context) (k *kernel.Kernel, lost bool, err error) {
+	s.kernelMu.Lock()
+	defer s.kernelMu.Unlock()
+	ss, err := s.service()
+	if err != nil {
+		return nil, false, err
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, false, fmt.Errorf("runbox: session %s: %w", s.id, envs.ErrClosed)
+	}
+	k, made, err := s.srv.kernels.Get(ctx, kernel.Key{Owner: s.id, Python: kernel.DefaultPython}, func() (*kernel.Kernel, error) {
+		return ss.NewKernel(ctx, kernel.Options{Tools: s.srv.kernelTools(s)})
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	lost = made && s.hadKernel
+	s.hadKernel = true
+	return k, lost, nil
+}
+
 // existingJobs returns the session's jobs if it ever reached the registry.
 func (s *session) existingJobs() *service.OwnedJobs {
 	s.jobsMu.Lock()
@@ -171,6 +204,12 @@ func (s *session) close(ctx context.Context) error {
 		if _, err := jobs.End(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("ending its jobs: %w", err))
 		}
+	}
+	s.kernelMu.Lock() // no kernel is being made for it any more
+	err := s.srv.kernels.Remove(ctx, func(k kernel.Key) bool { return k.Owner == s.id })
+	s.kernelMu.Unlock()
+	if err != nil {
+		errs = append(errs, fmt.Errorf("closing its kernel: %w", err))
 	}
 	if asker != nil {
 		asker.Close()

@@ -24,21 +24,27 @@ func (s *Server) terminal(ctx context.Context, req *mcp.CallToolRequest, in Term
 	}
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
+	return s.runTerminal(ctx, sess, in), nil, nil
+}
+
+// runTerminal is the terminal tool for one session, for the MCP client
+// and for code in the session's kernel alike.
+func (s *Server) runTerminal(ctx context.Context, sess *session, in TerminalArgs) *mcp.CallToolResult {
 	if strings.TrimSpace(in.Command) == "" {
-		return badArgs("command is empty"), nil, nil
+		return badArgs("command is empty")
 	}
 	if in.Background {
 		if in.Timeout > 0 {
-			return badArgs("timeout applies to foreground commands; wait for or kill a background job with the process tool"), nil, nil
+			return badArgs("timeout applies to foreground commands; wait for or kill a background job with the process tool")
 		}
-		return s.startJob(ctx, sess, in), nil, nil
+		return s.startJob(ctx, sess, in)
 	}
 	if in.NotifyOnComplete || len(in.WatchPatterns) > 0 || in.Heartbeat > 0 || in.Detach {
-		return badArgs("notify_on_complete, watch_patterns, heartbeat and detach apply to background commands (set background)"), nil, nil
+		return badArgs("notify_on_complete, watch_patterns, heartbeat and detach apply to background commands (set background)")
 	}
 	ss, err := sess.service()
 	if err != nil {
-		return s.failure(ctx, sess, "", err), nil, nil
+		return s.failure(ctx, sess, "", err)
 	}
 	c := envs.Command{Shell: in.Command, Dir: in.Workdir, Env: s.opts.Env, Timeout: seconds(in.Timeout)}
 	if in.PTY {
@@ -46,10 +52,10 @@ func (s *Server) terminal(ctx context.Context, req *mcp.CallToolRequest, in Term
 	}
 	res, err := ss.Run(ctx, c)
 	if err != nil {
-		return s.failure(ctx, sess, in.Command, err), nil, nil
+		return s.failure(ctx, sess, in.Command, err)
 	}
 	sess.setCwd(res.Cwd)
-	return result(foregroundText(res, c.Timeout), service.EncodeResult(res)), nil, nil
+	return result(foregroundText(res, c.Timeout), service.EncodeResult(res))
 }
 
 // seconds turns a tool's seconds into a duration.

@@ -11,7 +11,7 @@ import (
 )
 
 // TestServer_ListsTheContractTools: the tool names are the contract, and
-// execute_code is not offered while nothing can run it.
+// execute_code among them.
 func TestServer_ListsTheContractTools(t *testing.T) {
 	srv, _ := newServer(t, nil)
 	cs := connect(t, srv, nil)
@@ -23,7 +23,7 @@ func TestServer_ListsTheContractTools(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if got, want := strings.Join(names, ","), "check_command,process,terminal"; got != want {
+	if got, want := strings.Join(names, ","), "check_command,execute_code,process,terminal"; got != want {
 		t.Errorf("tools = %s; want %s", got, want)
 	}
 }

@@ -68,6 +68,12 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return err
 	}
+	code, err := schemaFor[ExecuteCodeArgs](func(p map[string]*jsonschema.Schema) {
+		p["timeout"].Minimum = ptr(0.0)
+	})
+	if err != nil {
+		return err
+	}
 	check, err := schemaFor[CheckArgs](func(p map[string]*jsonschema.Schema) {
 		p["command"].MinLength = ptr(1)
 	})
@@ -91,6 +97,17 @@ func (s *Server) addTools() error {
 			"handoff (give it to another owner so it outlives this session).",
 		InputSchema: proc,
 	}, s.process)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  "execute_code",
+		Title: "Run Python code in a persistent kernel",
+		Description: "Run Python code in this session's kernel (one python3 process in the session's environment) and return its stdout and stderr (bounded), " +
+			"the repr of its last expression, and the traceback of an exception. Variables persist across calls; reset starts a fresh kernel. " +
+			"In the code, import runbox gives runbox.terminal(command, timeout=None, workdir=None, background=False) and runbox.process(action, session_id=None, ...), " +
+			"which return the terminal and process tools' results as dicts: a loop of many commands costs one call. Every command passes the command gate; " +
+			"a refused one raises runbox.Denied.",
+		InputSchema: code,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.executeCode)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "check_command",
 		Title:       "Check a command against the gate",

@@ -100,23 +100,28 @@ func (ss *Session) Env(ctx context.Context) (envs.Environment, error) {
 // environment is open, the provider's reported capabilities decide host
 // access; after, the environment's own.
 func (ss *Session) authorize(ctx context.Context, text string) error {
+	host, dir := ss.hostAccess(ctx)
+	return ss.svc.Authorize(ctx, Authorization{Command: text, Backend: ss.Backend, HostAccess: host, SessionKey: ss.ID, Asker: ss.ask, Dir: dir})
+}
+
+// hostAccess reports whether the session's commands can touch this
+// machine and, if so, the directory a relative path points to.
+func (ss *Session) hostAccess(ctx context.Context) (host bool, dir string) {
 	ss.mu.Lock()
 	env := ss.env
 	ss.mu.Unlock()
-	host := true
-	dir := ""
 	if env != nil {
 		host = env.Capabilities().State(envs.CapHostAccess) != envs.Unsupported
 		if c, ok := env.(interface{ Cwd() string }); ok && host {
 			dir = c.Cwd() // where a relative path in the command points
 		}
-	} else {
-		host = ss.svc.HostAccess(ctx, ss.Backend, ss.spec)
-		if host {
-			dir = ss.spec.Dir
-		}
+		return host, dir
 	}
-	return ss.svc.Authorize(ctx, Authorization{Command: text, Backend: ss.Backend, HostAccess: host, SessionKey: ss.ID, Asker: ss.ask, Dir: dir})
+	host = ss.svc.HostAccess(ctx, ss.Backend, ss.spec)
+	if host {
+		dir = ss.spec.Dir
+	}
+	return host, dir
 }
 
 // admit is what every command passes before a backend sees it: a valid

@@ -102,6 +102,7 @@ commands first.`,
 		newDoctorCommand(a),
 		newBenchCommand(a),
 		newCheckCommand(a),
+		newCodeCommand(a),
 		newAgentCommand(a),
 	)
 	root.AddCommand(newServeCommand(a))

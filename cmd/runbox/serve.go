@@ -16,6 +16,7 @@ import (
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
 )
@@ -42,6 +43,8 @@ type serveOptions struct {
 	// Limits of the server.
 	maxSessions     int
 	maxJobs         int
+	maxKernels      int
+	kernelIdle      time.Duration
 	approvalTimeout time.Duration
 	sessionIdle     time.Duration
 }
@@ -93,6 +96,8 @@ a command that needs approval is asked of the human through the client
 	f.StringArrayVar(&opts.origins, "allow-origin", nil, "accept requests from this browser Origin (repeatable)")
 	f.IntVar(&opts.maxSessions, "max-sessions", server.DefaultMaxSessions, "concurrent client sessions at most (-1: no cap)")
 	f.IntVar(&opts.maxJobs, "max-jobs", server.DefaultMaxJobs, "live background jobs per session at most (-1: no cap)")
+	f.IntVar(&opts.maxKernels, "max-kernels", kernel.DefaultMaxKernels, "Python kernels (execute_code) alive at once, across sessions; the least recently used idle one is closed for a new one (-1: no cap)")
+	f.DurationVar(&opts.kernelIdle, "kernel-idle", kernel.DefaultIdleTimeout, "close a Python kernel that has run nothing for this long (-1s: never)")
 	f.DurationVar(&opts.approvalTimeout, "approval-timeout", server.ApprovalTimeout, "how long a question to the human waits; no answer refuses")
 	f.DurationVar(&opts.sessionIdle, "session-idle", server.DefaultSessionIdle, "close an HTTP session after this long without a request (-1s: never)")
 	return cmd
@@ -155,7 +160,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 		Service: svc, Backend: opts.backend, Spec: spec, Env: env,
 		Jobs:        func(ctx context.Context) (service.SessionJobs, error) { return a.jobsClient(ctx) },
 		JobDir:      firstNonEmpty(opts.cwd, wd),
-		MaxSessions: opts.maxSessions, MaxJobs: opts.maxJobs,
+		MaxSessions: opts.maxSessions, MaxJobs: opts.maxJobs, MaxKernels: opts.maxKernels, KernelIdle: opts.kernelIdle,
 		ApprovalTimeout: opts.approvalTimeout, Logger: a.log,
 	})
 	if err != nil {
