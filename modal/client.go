@@ -1,13 +1,16 @@
 package modal
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 
 	sdk "github.com/modal-labs/libmodal/modal-go"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -27,19 +30,48 @@ func connect(getenv func(string) string, log *slog.Logger) (*sdk.Client, Credent
 	if sdkURL, err := sdkServerURL(); err == nil && sdkURL != creds.ServerURL {
 		return nil, Credentials{}, fmt.Errorf("modal: the launch environment names server %s but the process environment %s; set MODAL_SERVER_URL in the environment runbox is started with", creds.ServerURL, sdkURL)
 	}
+	// The SDK (v0.7.0) leaves its connection open when the first token
+	// fetch fails; the interceptor learns the connection so it can be
+	// closed here.
+	var seen connSeen
 	cl, err := sdk.NewClientWithOptions(&sdk.ClientParams{
-		TokenID:     creds.TokenID,
-		TokenSecret: creds.TokenSecret,
-		Environment: creds.Environment,
-		Logger:      log,
+		TokenID:               creds.TokenID,
+		TokenSecret:           creds.TokenSecret,
+		Environment:           creds.Environment,
+		Logger:                log,
+		GRPCUnaryInterceptors: []grpc.UnaryClientInterceptor{seen.intercept},
 	})
 	if err != nil {
+		seen.close()
 		if isAuth(err) {
 			return nil, Credentials{}, fmt.Errorf("%w: the server %s refused the token from %s: %v", ErrAuth, creds.ServerURL, creds.Source, err)
 		}
 		return nil, Credentials{}, fmt.Errorf("modal: connect to %s (credentials from %s): %w", creds.ServerURL, creds.Source, err)
 	}
 	return cl, creds, nil
+}
+
+// connSeen remembers the first connection a client's calls went through.
+type connSeen struct {
+	mu   sync.Mutex
+	conn *grpc.ClientConn
+}
+
+func (c *connSeen) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	c.mu.Lock()
+	if c.conn == nil {
+		c.conn = cc
+	}
+	c.mu.Unlock()
+	return invoke(ctx, method, req, reply, cc, opts...)
+}
+
+func (c *connSeen) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil {
+		c.conn.Close()
+	}
 }
 
 // sdkServerURL is the server the SDK will dial: the process's

@@ -19,6 +19,7 @@ import (
 // also closes the SDK client.
 type Env struct {
 	*remote.Env
+	sb *sandbox
 	cl *sdk.Client
 }
 
@@ -26,6 +27,7 @@ type Env struct {
 // terminate, or terminate) and closes the client.
 func (e *Env) Close(ctx context.Context) error {
 	err := e.Env.Close(ctx)
+	e.sb.detachAll()
 	e.cl.Close()
 	return err
 }
@@ -51,10 +53,11 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 		Logger:      o.Logger,
 	})
 	if err != nil {
+		sb.detachAll()
 		cl.Close()
 		return nil, err
 	}
-	return &Env{Env: re, cl: cl}, nil
+	return &Env{Env: re, sb: sb, cl: cl}, nil
 }
 
 // fill checks opts and fills the defaults.

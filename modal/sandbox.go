@@ -322,3 +322,15 @@ func (s *sandbox) wrap(op string, err error) error {
 	}
 	return fmt.Errorf("modal: %s: %w", op, err)
 }
+
+// detachAll closes the SDK's connections to every sandbox this
+// environment made (their command router clients).
+func (s *sandbox) detachAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sb := range s.byID {
+		if err := sb.Detach(); err != nil {
+			s.log.Debug("modal: detach", "sandbox", sb.SandboxID, "err", err)
+		}
+	}
+}
