@@ -328,3 +328,28 @@ func TestEnv_TerminatedMidSessionThenRecreated(t *testing.T) {
 		t.Fatalf("want one new sandbox, got %v", now)
 	}
 }
+
+func TestReap_TerminatesOnlyTheOwnersLeftovers(t *testing.T) {
+	srv := fake(t, 0)
+	mine := open(t, options(t, srv))
+	defer mine.Close(context.Background())
+	o := options(t, srv)
+	o.Owner = "someone-else"
+	theirs := open(t, o)
+	defer theirs.Close(context.Background())
+	before := srv.Running()
+	if len(before) != 2 {
+		t.Fatalf("running: %v", before)
+	}
+	ids, err := modal.Reap(context.Background(), launchEnv(srv, nil), "", "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := srv.Running()
+	if len(ids) != 1 || len(left) != 1 || left[0] == ids[0] {
+		t.Fatalf("reaped %v, left %v (of %v)", ids, left, before)
+	}
+	if res := run(t, theirs, "echo still"); strings.TrimSpace(res.Output) != "still" {
+		t.Fatalf("the other owner's sandbox: %+v", res)
+	}
+}
