@@ -72,6 +72,9 @@ func TestRunModal_TaskPersistsAcrossRuns(t *testing.T) {
 	if len(creates) != 2 || !strings.Contains(creates[0], "milli_cpu:") || !strings.Contains(strings.ReplaceAll(creates[0], " ", ""), "memory_mb:1024") {
 		t.Fatalf("SandboxCreate requests: %v", creates)
 	}
+	if imgs := srv.Requested("ImageGetOrCreate"); len(imgs) != 1 || !strings.Contains(imgs[0], "FROM python:3.12") {
+		t.Fatalf("want the --image tag built once (the second run restores the snapshot): %v", imgs)
+	}
 	for _, r := range srv.Requests() {
 		if strings.Contains(r.Body, env["MODAL_TOKEN_SECRET"]) {
 			t.Fatalf("%s carried the token secret", r.Method)

@@ -120,7 +120,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		return err
 	}
 	a.warnWithheld(env)
-	spec := envs.Spec{Dir: opts.cwd, Image: firstNonEmpty(opts.image, a.cfg.Docker.Image), Limits: limits, Network: opts.network}
+	spec := envs.Spec{Dir: opts.cwd, Image: opts.image, Limits: limits, Network: opts.network}
 	if opts.workspace {
 		wd, err := os.Getwd()
 		if err != nil {

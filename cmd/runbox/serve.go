@@ -140,7 +140,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	if err != nil {
 		return nil, nil, errorf("%v", err)
 	}
-	spec := envs.Spec{Dir: opts.cwd, Image: firstNonEmpty(opts.image, cfg.Docker.Image), Limits: limits, Network: opts.network}
+	spec := envs.Spec{Dir: opts.cwd, Image: opts.image, Limits: limits, Network: opts.network}
 	if opts.workspace {
 		spec.Settings = map[string]string{"workspace": wd}
 	}
