@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	agentBin = filepath.Join(dir, "runbox-agent")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", agentBin, "github.com/runbox/runbox/cmd/runbox-agent")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", agentBin, "github.com/runbox/runbox/cmd/runbox-agent")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build the agent: %v: %s\n", err, out)
@@ -105,8 +105,14 @@ func run(t *testing.T, env envs.Environment, shell string) *envs.Result {
 
 func TestEnv_Conformance(t *testing.T) {
 	srv := fake(t, 2)
+	// One agent directory for all: the fake's sandboxes share this
+	// machine's paths, so later sandboxes find the agent already there
+	// (CopyIn keeps a same-sized file), as a reused sandbox does.
+	agentDir := filepath.Join(t.TempDir(), "agent")
 	envtest.Run(t, func(t *testing.T) envs.Environment {
-		return open(t, options(t, srv))
+		o := options(t, srv)
+		o.AgentDir = agentDir
+		return open(t, o)
 	})
 }
 
@@ -351,5 +357,18 @@ func TestReap_TerminatesOnlyTheOwnersLeftovers(t *testing.T) {
 	}
 	if res := run(t, theirs, "echo still"); strings.TrimSpace(res.Output) != "still" {
 		t.Fatalf("the other owner's sandbox: %+v", res)
+	}
+}
+
+func TestNew_ServerMismatchRefused(t *testing.T) {
+	srv := fake(t, 0)
+	o := options(t, srv)
+	o.Getenv = launchEnv(srv, map[string]string{"MODAL_SERVER_URL": "http://127.0.0.1:1"})
+	_, err := modal.New(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "http://127.0.0.1:1") || !strings.Contains(err.Error(), srv.URL()) {
+		t.Fatalf("err = %v, want the two servers named", err)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("%d requests sent", n)
 	}
 }
