@@ -372,3 +372,41 @@ func TestNew_ServerMismatchRefused(t *testing.T) {
 		t.Fatalf("%d requests sent", n)
 	}
 }
+
+// TestEnv_SurvivesTransportFaults: with every output stream cut after a
+// few bytes and some stdin replies lost, the SDK resumes by offset and
+// the agent's stream stays whole (the agent protocol would fail on a
+// missing or repeated byte).
+func TestEnv_SurvivesTransportFaults(t *testing.T) {
+	srv, err := modaltest.Start(modaltest.Config{TokenID: tokenID, TokenSecret: tokenSecret, Dir: t.TempDir(), CutStdioAfter: 4096, LoseStdinAckEvery: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	t.Setenv("MODAL_SERVER_URL", srv.URL())
+	t.Setenv("MODAL_CONFIG_PATH", filepath.Join(t.TempDir(), "none.toml"))
+	env := open(t, options(t, srv))
+	defer env.Close(context.Background())
+	local, err := exec.Command("sh", "-c", "seq 1 20000").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		res := run(t, env, fmt.Sprintf("seq 1 20000; echo round %d", i))
+		got, _ := strings.CutSuffix(res.Output, fmt.Sprintf("round %d\n", i))
+		if got != string(local) || !strings.Contains(res.Output, fmt.Sprintf("round %d", i)) {
+			t.Fatalf("round %d: %q", i, res.Output)
+		}
+	}
+	big := strings.Repeat("x", 300_000)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := env.Run(ctx, envs.Command{Shell: "wc -c", Stdin: strings.NewReader(big)})
+	if err != nil || strings.TrimSpace(res.Output) != "300000" {
+		t.Fatalf("stdin through lost replies: %+v %v", res, err)
+	}
+	ls := srv.Requested("TaskExecStdioRead")
+	if len(ls) < 10 {
+		t.Fatalf("only %d stdio reads: the cuts did not happen", len(ls))
+	}
+}

@@ -208,6 +208,15 @@ func (s *Server) TaskExecStdinWrite(ctx context.Context, req *pb.TaskExecStdinWr
 	if req.GetEof() {
 		p.stdin.Close()
 	}
+	if n := s.cfg.LoseStdinAckEvery; n > 0 && len(data) > 0 {
+		s.mu.Lock()
+		s.stdinN++
+		lose := s.stdinN%n == 0
+		s.mu.Unlock()
+		if lose {
+			return nil, status.Error(codes.Unavailable, "connection reset (reply lost)")
+		}
+	}
 	return pb.TaskExecStdinWriteResponse_builder{}.Build(), nil
 }
 
@@ -222,9 +231,16 @@ func (s *Server) TaskExecStdioRead(req *pb.TaskExecStdioReadRequest, st grpc.Ser
 	if req.GetFileDescriptor() == pb.TaskExecStdioFileDescriptor_TASK_EXEC_STDIO_FILE_DESCRIPTOR_STDERR {
 		out = p.stderr
 	}
-	off := req.GetOffset()
+	off, sent := req.GetOffset(), 0
 	for {
 		b, closed, changed := out.from(off)
+		if cut := s.cfg.CutStdioAfter; cut > 0 && len(b) > 0 {
+			if sent >= cut {
+				return status.Error(codes.Unavailable, "connection reset")
+			}
+			b = b[:min(len(b), cut-sent)]
+			sent += len(b)
+		}
 		if len(b) > 0 {
 			if err := st.Send(pb.TaskExecStdioReadResponse_builder{Data: b}.Build()); err != nil {
 				return err

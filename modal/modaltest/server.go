@@ -39,6 +39,14 @@ type Config struct {
 	NotReady int
 	// TokenTTL is the auth tokens' lifetime; zero is an hour.
 	TokenTTL time.Duration
+	// CutStdioAfter, when positive, ends every stdout/stderr stream with
+	// Unavailable once it has sent that many bytes, as a dropped
+	// connection does; the client resumes from its offset.
+	CutStdioAfter int
+	// LoseStdinAckEvery, when positive, answers every n-th stdin write
+	// with Unavailable after applying it, as a reply lost in transit; the
+	// client sends it again at the same offset.
+	LoseStdinAckEvery int
 }
 
 // Request is one recorded call.
@@ -66,6 +74,7 @@ type Server struct {
 	secrets   map[string]map[string]string
 	sandboxes map[string]*sandbox // by sandbox id
 	tasks     map[string]*sandbox // by task id
+	stdinN    int                 // stdin writes answered, for LoseStdinAckEvery
 }
 
 // Start listens on 127.0.0.1:0 (plaintext) and serves.
