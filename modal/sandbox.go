@@ -74,7 +74,11 @@ func (s *sandbox) create(ctx context.Context) (*sdk.Sandbox, error) {
 	}
 	var sb *sdk.Sandbox
 	if s.opts.Persistent {
-		if id, _ := loadSnapshot(s.opts.StateDir, s.opts.Task); id != "" {
+		id, err := loadSnapshot(s.opts.StateDir, s.opts.Task)
+		if err != nil {
+			s.log.Warn("modal: the snapshot records cannot be read; starting from the base image", "err", err)
+		}
+		if id != "" {
 			img, err := s.cl.Images.FromID(ctx, id)
 			if err == nil {
 				sb, err = s.cl.Sandboxes.Create(ctx, app, img, params)
