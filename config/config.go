@@ -23,6 +23,7 @@ type Config struct {
 	Spawn       SpawnConf  `yaml:"spawn"`
 	Approval    Approval   `yaml:"approval"`
 	Docker      DockerConf `yaml:"docker"`
+	Modal       ModalConf  `yaml:"modal"`
 	Jobs        JobsConf   `yaml:"jobs"`
 
 	// Path is the file the configuration was read from ("" if none).
@@ -66,6 +67,25 @@ type DockerConf struct {
 	Task         string `yaml:"task"`
 	Persistent   bool   `yaml:"persistent"`
 	ReadOnlyRoot bool   `yaml:"read_only_root"`
+}
+
+// ModalConf configures the modal backend. Credentials are not here: they
+// are read where Modal's own tools read them (MODAL_TOKEN_ID and
+// MODAL_TOKEN_SECRET, or the profile file).
+type ModalConf struct {
+	App           string   `yaml:"app"`
+	Image         string   `yaml:"image"`
+	CPU           float64  `yaml:"cpu"`
+	Memory        Size     `yaml:"memory"`
+	Timeout       Duration `yaml:"timeout"`
+	IdleTimeout   Duration `yaml:"idle_timeout"`
+	Workdir       string   `yaml:"workdir"`
+	BlockNetwork  bool     `yaml:"block_network"`
+	CIDRAllowlist []string `yaml:"cidr_allowlist"`
+	Task          string   `yaml:"task"`
+	Persistent    bool     `yaml:"persistent"`
+	AgentBinary   string   `yaml:"agent_binary"`
+	AgentDir      string   `yaml:"agent_dir"`
 }
 
 // Default is the configuration with nothing set by the user.
@@ -140,6 +160,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s: limits must be >= 0", where)
 	case c.Jobs.Retention < 0 || c.Jobs.MaxFinished < 0:
 		return fmt.Errorf("config: %s: jobs.retention and jobs.max_finished must be >= 0", where)
+	case c.Modal.CPU < 0 || c.Modal.Memory < 0 || c.Modal.Timeout < 0 || c.Modal.IdleTimeout < 0:
+		return fmt.Errorf("config: %s: modal.cpu, modal.memory, modal.timeout and modal.idle_timeout must be >= 0", where)
+	case c.Modal.BlockNetwork && len(c.Modal.CIDRAllowlist) > 0:
+		return fmt.Errorf("config: %s: modal.block_network and modal.cidr_allowlist exclude each other", where)
 	}
 	return nil
 }
@@ -158,6 +182,8 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		set("RUNBOX_BACKEND", str(&c.Backend)),
 		set("RUNBOX_SHELL", str(&c.Shell)),
 		set("RUNBOX_IMAGE", str(&c.Docker.Image)),
+		set("RUNBOX_MODAL_APP", str(&c.Modal.App)),
+		set("RUNBOX_MODAL_IMAGE", str(&c.Modal.Image)),
 		set("RUNBOX_APPROVAL_MODE", str(&c.Approval.Mode)),
 		set("RUNBOX_TIMEOUT", c.Timeout.Set),
 		set("RUNBOX_GRACE", c.Grace.Set),

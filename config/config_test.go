@@ -111,3 +111,27 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestLoad_ModalSection: the modal section decodes with its types, the
+// environment overrides app and image, and contradictions are refused.
+func TestLoad_ModalSection(t *testing.T) {
+	p := write(t, "modal:\n  app: a\n  image: im-123\n  cpu: 1.5\n  memory: 2G\n  timeout: 10m\n  idle_timeout: 90s\n  workdir: /w\n  cidr_allowlist: [10.0.0.0/8]\n  task: t\n  persistent: true\n")
+	cfg, err := config.Load(p, envOf(map[string]string{"RUNBOX_MODAL_APP": "b"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.Modal
+	if m.App != "b" || m.Image != "im-123" || m.CPU != 1.5 || m.Memory != 2<<30 || time.Duration(m.Timeout) != 10*time.Minute ||
+		time.Duration(m.IdleTimeout) != 90*time.Second || m.Workdir != "/w" || len(m.CIDRAllowlist) != 1 || m.Task != "t" || !m.Persistent {
+		t.Errorf("modal = %+v", m)
+	}
+	for _, body := range []string{
+		"modal:\n  block_network: true\n  cidr_allowlist: [10.0.0.0/8]\n",
+		"modal:\n  cpu: -1\n",
+		"modal:\n  bogus: 1\n",
+	} {
+		if _, err := config.Load(write(t, body), envOf(nil)); err == nil {
+			t.Errorf("%q: accepted", body)
+		}
+	}
+}

@@ -38,8 +38,22 @@
 //	  task: ""                # the task a persistent container is kept for
 //	  persistent: false       # keep and reuse the task's container instead of removing it
 //	  read_only_root: false   # read-only root filesystem (/tmp stays writable)
+//	modal:
+//	  app: runbox             # the Modal app sandboxes belong to
+//	  image: ""               # registry tag or im-… id ("" = python:3.12-slim)
+//	  cpu: 0                  # physical cores requested; 0 = Modal's default
+//	  memory: 0               # memory requested (512M, 2G); 0 = Modal's default
+//	  timeout: 0s             # sandbox lifetime (whole seconds); 0 = Modal's 5m
+//	  idle_timeout: 0s        # end an idle sandbox after this; 0 = never
+//	  workdir: ""             # the sandbox's working directory (absolute)
+//	  block_network: false    # cut all network access
+//	  cidr_allowlist: []      # allow only these ranges (not with block_network)
+//	  task: ""                # the task a persistent sandbox is snapshotted for
+//	  persistent: false       # snapshot on close and restore on the task's next open
+//	  agent_binary: ""        # static runbox-agent to upload ("" = found or built)
+//	  agent_dir: ""           # where it goes in the sandbox ("" = /.runbox)
 //
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
-// RUNBOX_IMAGE.
+// RUNBOX_IMAGE, RUNBOX_MODAL_APP, RUNBOX_MODAL_IMAGE.
 package config

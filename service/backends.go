@@ -8,6 +8,7 @@ import (
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
+	"github.com/runbox/runbox/modal"
 )
 
 // newProviders builds the provider table: one registration per backend.
@@ -16,6 +17,7 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 	for _, p := range []envs.Provider{
 		s.localProvider(),
 		docker.Provider(s.DockerOptions),
+		modal.Provider(s.ModalOptions),
 	} {
 		if err := t.Register(p); err != nil {
 			return nil, err

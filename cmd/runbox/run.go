@@ -34,6 +34,7 @@ type runOptions struct {
 	limits         limitFlags
 	network        string
 	workspace      bool
+	task           string
 	args           []string
 }
 
@@ -93,6 +94,7 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends; the gate then treats the backend as having host access)")
+	f.StringVar(&opts.task, "task", "", "modal backend: keep this task's sandbox filesystem from one run to the next (snapshot on exit, restore on the next run)")
 	return cmd
 }
 
@@ -124,6 +126,12 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 			return errorf("--workspace: %v", err)
 		}
 		spec.Settings = map[string]string{"workspace": wd}
+	}
+	if opts.task != "" {
+		if spec.Settings == nil {
+			spec.Settings = map[string]string{}
+		}
+		spec.Settings["task"] = opts.task
 	}
 	host := a.hostAccess(ctx, backend, spec)
 	dir := ""
