@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	
+
 	"github.com/runbox/runbox/procregistry"
 )
 
@@ -27,11 +27,11 @@ type Manifest struct {
 	Remote string `json:"remote"`
 	// Options are the filter and limits the push used; the comparison
 	// uses the same.
-	Exclude    []string `json:"exclude,omitempty"`
-	NoGitignore bool    `json:"no_gitignore,omitempty"`
-	IncludeGit bool     `json:"include_git,omitempty"`
-	Protected  []string `json:"protected,omitempty"`
-	MaxBytes   int64    `json:"max_bytes,omitempty"`
+	Exclude     []string `json:"exclude,omitempty"`
+	NoGitignore bool     `json:"no_gitignore,omitempty"`
+	IncludeGit  bool     `json:"include_git,omitempty"`
+	Protected   []string `json:"protected,omitempty"`
+	MaxBytes    int64    `json:"max_bytes,omitempty"`
 	// Entries are the pushed paths, sorted.
 	Entries []*Entry `json:"entries"`
 }
