@@ -67,7 +67,7 @@ type entryJSON struct {
 
 func (e Entry) MarshalJSON() ([]byte, error) {
 	j := entryJSON{Type: e.Type, Mode: uint32(e.Mode.Perm()), Size: e.Size, MTime: e.MTime, Hash: e.Hash, Link: e.Link}
-	j.Path, j.PathB64 = encodePath(e.Path)
+	j.Path, j.PathB64 = EncodePath(e.Path)
 	return json.Marshal(j)
 }
 
@@ -84,8 +84,9 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// encodePath returns p as a JSON string, or as base64 when it is not UTF-8.
-func encodePath(p string) (plain, b64 string) {
+// EncodePath returns p for a JSON string field, or, when p is not UTF-8
+// (which a JSON string cannot carry), as base64 for a "path_b64" field.
+func EncodePath(p string) (plain, b64 string) {
 	if utf8.ValidString(p) {
 		return p, ""
 	}

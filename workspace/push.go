@@ -54,6 +54,9 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 	if prev != nil && (prev.Local != o.Dir || prev.Remote != o.Remote) {
 		prev = nil // another directory: start again
 	}
+	if prev != nil && runIn(ctx, env, "/", nil, "test", "-d", o.Remote) != nil {
+		prev = nil // a new sandbox: what was pushed before is not there
+	}
 	var base Tree
 	if prev != nil {
 		base = prev.tree()

@@ -103,6 +103,7 @@ commands first.`,
 		newBenchCommand(a),
 		newCheckCommand(a),
 		newAgentCommand(a),
+		newSyncCommand(a),
 	)
 	root.AddCommand(newServeCommand(a))
 	root.AddCommand(a.withJobTargets(newJobCommands(a))...)

@@ -20,6 +20,7 @@ import (
 	"github.com/runbox/runbox/gated"
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/termination"
+	"github.com/runbox/runbox/workspace"
 )
 
 type runOptions struct {
@@ -35,6 +36,9 @@ type runOptions struct {
 	limits         limitFlags
 	network        string
 	workspace      bool
+	task           string
+	sync           string
+	syncExclude    []string
 	args           []string
 }
 
@@ -94,6 +98,9 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends; the gate then treats the backend as having host access)")
+	f.StringVar(&opts.task, "task", "", "run in the task's own container, kept running between commands (--backend docker)")
+	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's /workspace first (only what changed after the first time); see runbox sync")
+	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable; .git/ and .gitignore'd paths are left out anyway)")
 	return cmd
 }
 
@@ -126,6 +133,12 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		}
 		spec.Settings = map[string]string{"workspace": wd}
 	}
+	if err := checkTaskFlags(opts, backend); err != nil {
+		return err
+	}
+	if opts.sync != "" && spec.Dir == "" {
+		spec.Dir = workspace.DefaultRemote
+	}
 	host := a.hostAccess(ctx, backend, spec)
 	dir := ""
 	if host {
@@ -134,11 +147,16 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if err := a.authorize(ctx, shell, backend, dir, host); err != nil {
 		return err
 	}
-	environment, err := a.providers.Open(ctx, backend, spec)
+	environment, err := a.openRunEnv(ctx, backend, spec, opts.task)
 	if err != nil {
 		return err
 	}
 	defer environment.Close(context.WithoutCancel(ctx))
+	if opts.sync != "" {
+		if err := a.pushWorkspace(ctx, environment, opts); err != nil {
+			return err
+		}
+	}
 
 	timeout := opts.timeout
 	if timeout == 0 {
