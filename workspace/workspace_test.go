@@ -384,3 +384,27 @@ func manifestBytes(t *testing.T, o workspace.Options) []byte {
 	}
 	return b
 }
+
+// TestPush_SizeLimit: a local tree above the limit is refused before
+// anything reaches the sandbox, and a sandbox tree grown above it is
+// refused by the comparison, so nothing is applied from it.
+func TestPush_SizeLimit(t *testing.T) {
+	env := sandbox(t)
+	dir := makeTree(t)
+	o := opts(t, dir)
+	o.MaxBytes = 100
+	if _, err := workspace.Push(t.Context(), env, o); !errors.Is(err, workspace.ErrTooLarge) {
+		t.Fatalf("Push above the limit = %v; want ErrTooLarge", err)
+	}
+	if out := sh(t, env, `test -e /workspace && echo there; true`); out != "" {
+		t.Errorf("a refused push reached the sandbox: %q", out)
+	}
+	o.MaxBytes = 4096
+	if _, err := workspace.Push(t.Context(), env, o); err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	sh(t, env, `head -c 8192 /dev/zero > /workspace/big.bin`)
+	if _, err := workspace.Compare(t.Context(), env, o.StateDir, o.Task); !errors.Is(err, workspace.ErrTooLarge) {
+		t.Errorf("Compare of a sandbox above the limit = %v; want ErrTooLarge", err)
+	}
+}
