@@ -63,6 +63,10 @@ type Options struct {
 	// Redeliver is how long an undelivered job event waits before it is
 	// sent again. Zero means service.DefaultRedeliver.
 	Redeliver time.Duration
+	// Sync, when set, gives every session the task's container with the
+	// local directory pushed to its workspace before each foreground
+	// command, and adds the sync tool (push, diff). Nil means no sync.
+	Sync *SyncOptions
 	// Version is reported to clients. Empty means "dev".
 	Version string
 	// Logger receives the server's own logs. Nil discards them.
@@ -116,6 +120,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	o.Backend = backend
+	if o.Sync != nil {
+		if err := o.Sync.apply(&o); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: o, svc: o.Service, log: log, ctx: ctx, cancel: cancel, sessions: map[*mcp.ServerSession]*session{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "runbox", Title: "runbox", Version: o.Version}, &mcp.ServerOptions{

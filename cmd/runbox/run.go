@@ -136,6 +136,12 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if err := checkTaskFlags(opts, backend); err != nil {
 		return err
 	}
+	if opts.task != "" {
+		if spec.Settings == nil {
+			spec.Settings = map[string]string{}
+		}
+		spec.Settings[service.SettingTask] = opts.task
+	}
 	if opts.sync != "" && spec.Dir == "" {
 		spec.Dir = workspace.DefaultRemote
 	}
@@ -147,7 +153,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if err := a.authorize(ctx, shell, backend, dir, host); err != nil {
 		return err
 	}
-	environment, err := a.openRunEnv(ctx, backend, spec, opts.task)
+	environment, err := a.providers.Open(ctx, backend, spec)
 	if err != nil {
 		return err
 	}

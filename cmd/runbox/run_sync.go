@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/workspace"
 )
@@ -27,15 +26,6 @@ func checkTaskFlags(opts *runOptions, backend string) error {
 		return usageError{errorf("--sync and --workspace: choose one (--workspace mounts the directory, --sync copies it)")}
 	}
 	return nil
-}
-
-// openRunEnv opens the backend for run: the task's persistent container
-// when task is set, else what the provider table makes.
-func (a *app) openRunEnv(ctx context.Context, backend string, spec envs.Spec, task string) (envs.Environment, error) {
-	if task == "" {
-		return a.providers.Open(ctx, backend, spec)
-	}
-	return docker.New(ctx, a.taskOptions(spec, task))
 }
 
 // pushWorkspace pushes --sync's directory to the task's workspace.

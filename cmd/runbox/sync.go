@@ -11,6 +11,7 @@ import (
 
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/workspace"
 )
 
@@ -113,19 +114,12 @@ func (a *app) syncEnv(ctx context.Context, t *syncTarget) (*docker.Env, string, 
 	if _, err := workspace.Load(state, task); err != nil {
 		return nil, "", err // before a container is made for nothing
 	}
-	env, err := docker.New(ctx, a.taskOptions(envs.Spec{Image: firstNonEmpty(t.image, a.cfg.Docker.Image)}, task))
+	spec := envs.Spec{Image: firstNonEmpty(t.image, a.cfg.Docker.Image), Settings: map[string]string{service.SettingTask: task}}
+	env, err := docker.New(ctx, a.dockerOptions(spec))
 	if err != nil {
 		return nil, "", err
 	}
 	return env, state, nil
-}
-
-// taskOptions are the docker options of a task's container: persistent,
-// and left running so that a later command finds it as it was.
-func (a *app) taskOptions(spec envs.Spec, task string) docker.Options {
-	o := a.dockerOptions(spec)
-	o.Task, o.Persistent, o.KeepRunning = task, true, true
-	return o
 }
 
 func runSyncDiff(ctx context.Context, a *app, t *syncTarget) error {

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/workspace"
+)
+
+// SyncOptions tie a server's sessions to a task's workspace.
+type SyncOptions struct {
+	// Task names the task: its container and its manifest. Required.
+	Task string
+	// Dir is the local directory pushed to the workspace. Required.
+	Dir string
+	// StateDir is runbox's (checked) state directory. Required.
+	StateDir string
+	// Exclude adds gitignore-style patterns of paths never pushed. Nil
+	// adds none.
+	Exclude []string
+}
+
+// apply checks so and lays it over the server's options: the sessions'
+// spec names the task and starts in the workspace.
+func (so *SyncOptions) apply(o *Options) error {
+	if so.Task == "" || so.Dir == "" || so.StateDir == "" {
+		return errors.New("server: Options.Sync needs Task, Dir and StateDir")
+	}
+	if o.Backend != "docker" {
+		return fmt.Errorf("server: sync needs the docker backend, not %q", o.Backend)
+	}
+	settings := maps.Clone(o.Spec.Settings)
+	if settings == nil {
+		settings = map[string]string{}
+	}
+	if settings["workspace"] != "" {
+		return errors.New("server: sync and a mounted workspace: choose one")
+	}
+	settings[service.SettingTask] = so.Task
+	o.Spec.Settings = settings
+	if o.Spec.Dir == "" {
+		o.Spec.Dir = workspace.DefaultRemote
+	}
+	return nil
+}
+
+// SyncArgs are the sync tool's arguments.
+type SyncArgs struct {
+	Action string `json:"action" jsonschema:"push: send what changed locally to the workspace now (done before every foreground command anyway); diff: what the workspace changed since the last push, as unified diffs"`
+}
+
+// SyncChange is one change in the sync tool's diff result.
+type SyncChange struct {
+	Path      string         `json:"path,omitempty"`
+	PathB64   string         `json:"path_b64,omitempty"`
+	Kind      workspace.Kind `json:"kind"`
+	Binary    bool           `json:"binary"`
+	Protected bool           `json:"protected,omitempty"`
+	Diff      string         `json:"diff"`
+}
+
+// SyncResult is the sync tool's structured result.
+type SyncResult struct {
+	Task    string                `json:"task"`
+	Push    *workspace.PushReport `json:"push,omitempty"`
+	Changes []SyncChange          `json:"changes,omitempty"`
+}
+
+// sync pushes or diffs the session's workspace. Applying is left to a
+// person (runbox sync apply): the point of the diff is that someone
+// reviews what the sandbox did before it reaches their files.
+func (s *Server) sync(ctx context.Context, req *mcp.CallToolRequest, in SyncArgs) (*mcp.CallToolResult, any, error) {
+	sess, err := s.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	out := SyncResult{Task: s.opts.Sync.Task}
+	switch in.Action {
+	case "push":
+		rep, err := s.pushWorkspace(ctx, sess)
+		if err != nil {
+			return s.failure(ctx, sess, "", err), nil, nil
+		}
+		out.Push = rep
+		return result(fmt.Sprintf("pushed %d path(s), deleted %d, %d bytes (full: %v)", len(rep.Sent), len(rep.Deleted), rep.Bytes, rep.Full), out), nil, nil
+	case "diff":
+		ss, err := sess.service()
+		if err != nil {
+			return s.failure(ctx, sess, "", err), nil, nil
+		}
+		env, err := ss.Env(ctx)
+		if err != nil {
+			return s.failure(ctx, sess, "", err), nil, nil
+		}
+		c, err := workspace.Compare(ctx, env, s.opts.Sync.StateDir, s.opts.Sync.Task)
+		if err != nil {
+			return s.failure(ctx, sess, "", err), nil, nil
+		}
+		var b strings.Builder
+		out.Changes = []SyncChange{}
+		for _, ch := range c.Changes {
+			sc := SyncChange{Kind: ch.Kind, Binary: ch.Binary(), Protected: ch.Protected, Diff: ch.Diff()}
+			sc.Path, sc.PathB64 = workspace.EncodePath(ch.Path)
+			out.Changes = append(out.Changes, sc)
+			b.WriteString(sc.Diff)
+		}
+		if len(c.Changes) == 0 {
+			b.WriteString("no changes since the last push")
+		}
+		return result(b.String(), out), nil, nil
+	}
+	return badArgs("action %q: want push or diff", in.Action), nil, nil
+}
+
+// pushWorkspace pushes the local directory to the session's workspace.
+func (s *Server) pushWorkspace(ctx context.Context, sess *session) (*workspace.PushReport, error) {
+	ss, err := sess.service()
+	if err != nil {
+		return nil, err
+	}
+	env, err := ss.Env(ctx)
+	if err != nil {
+		return nil, err
+	}
+	so := s.opts.Sync
+	return workspace.Push(ctx, env, workspace.Options{Task: so.Task, Dir: so.Dir, StateDir: so.StateDir, Exclude: so.Exclude})
+}
