@@ -4,8 +4,10 @@
 // # Push
 //
 // [Push] sends a local directory to a directory in an environment (by
-// default [DefaultRemote]). The first push of a task is one tar stream
-// ([envs.TreeTransfer]); later pushes send only what changed since the
+// default [DefaultRemote]). Trees move as tar streams: through the
+// environment's [envs.TreeTransfer] when it has one (docker's archive
+// API), else through tar run inside it. The first push of a task is one
+// stream; later pushes send only what changed since the
 // last one (found by size and modification time, confirmed by a SHA-256
 // of the content) and delete in the sandbox what was deleted locally.
 // .git/ and the paths the project's .gitignore files name are skipped

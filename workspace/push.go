@@ -37,16 +37,13 @@ type PushReport struct {
 // manifest is written only when every step succeeded; a failed push leaves
 // the previous one as the base.
 //
-// env must implement [envs.TreeTransfer]; otherwise Push fails with
-// [envs.ErrUnsupported].
+// Trees move with env's [envs.TreeTransfer], or, when it has none, with
+// tar run in the sandbox.
 func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, error) {
 	if err := o.fill(); err != nil {
 		return nil, err
 	}
-	tt, ok := env.(envs.TreeTransfer)
-	if !ok {
-		return nil, fmt.Errorf("workspace: push: the backend cannot transfer trees: %w", envs.ErrUnsupported)
-	}
+	tt := trees(env)
 	prev, err := Load(o.StateDir, o.Task)
 	if err != nil && !errors.Is(err, ErrNoManifest) {
 		return nil, err

@@ -25,11 +25,7 @@ type remoteTree struct {
 // does not exclude, and refusing a tree whose files add up to more than
 // maxBytes (when positive).
 func readRemote(ctx context.Context, env envs.Environment, dir string, ignore *matcher, maxBytes int64) (*remoteTree, error) {
-	tt, ok := env.(envs.TreeTransfer)
-	if !ok {
-		return nil, fmt.Errorf("workspace: the backend cannot transfer trees: %w", envs.ErrUnsupported)
-	}
-	rc, err := tt.GetTree(ctx, dir)
+	rc, err := trees(env).GetTree(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: read the sandbox's %s: %w", dir, err)
 	}
@@ -46,6 +42,9 @@ func readRemote(ctx context.Context, env envs.Environment, dir string, ignore *m
 			return nil, fmt.Errorf("workspace: read the sandbox's %s: %w", dir, err)
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(h.Name, "./"), "/")
+		if name == "" || name == "." {
+			continue // the directory itself
+		}
 		if cleanRel(name) != nil {
 			rt.unsafe = append(rt.unsafe, h.Name)
 			continue

@@ -1,0 +1,88 @@
+package workspace_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/local"
+	"github.com/runbox/runbox/workspace"
+)
+
+// TestPush_TarFallbackOnLocal: a backend without its own tree transfer
+// (the local one, standing in for any backend that streams output) moves
+// trees with tar run inside it; the whole cycle — push, sandbox edits,
+// compare, apply, incremental push — works through it, with no docker.
+func TestPush_TarFallbackOnLocal(t *testing.T) {
+	if _, err := exec.LookPath("tar"); err != nil {
+		t.Skip("no tar")
+	}
+	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close(context.Background()) })
+	if _, ok := envs.Environment(env).(envs.TreeTransfer); ok {
+		t.Fatal("local has its own TreeTransfer: this test no longer covers the fallback")
+	}
+	dir := makeTree(t)
+	remote := filepath.Join(t.TempDir(), "sandbox", "ws")
+	o := opts(t, dir)
+	o.Remote = remote
+	rep, err := workspace.Push(t.Context(), env, o)
+	if err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	if !rep.Full {
+		t.Error("first push not full")
+	}
+	for _, p := range []string{"hello.txt", nonUTF8, "name with spaces.txt", "bin.dat"} {
+		a, _ := os.ReadFile(filepath.Join(dir, p))
+		b, err := os.ReadFile(filepath.Join(remote, p))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%q in the sandbox: %v, equal=%v", p, err, bytes.Equal(a, b))
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(remote, "link-in")); err != nil || l != "hello.txt" {
+		t.Errorf("link-in in the sandbox = %q, %v", l, err)
+	}
+	for _, p := range []string{".git", "build", "main.o", "link-abs", "link-up"} {
+		if _, err := os.Lstat(filepath.Join(remote, p)); err == nil {
+			t.Errorf("%s was pushed", p)
+		}
+	}
+	// The "sandbox" edits its copy.
+	must(t, os.WriteFile(filepath.Join(remote, "hello.txt"), []byte("rewritten\n"), 0o644))
+	must(t, os.Remove(filepath.Join(remote, "deleteme.txt")))
+	must(t, os.WriteFile(filepath.Join(remote, "added.txt"), []byte("added\n"), 0o755))
+	c, err := workspace.Compare(t.Context(), env, o.StateDir, o.Task)
+	if err != nil {
+		t.Fatalf("Compare: %v", err)
+	}
+	if len(c.Changes) != 3 || len(c.Unsafe) != 0 {
+		t.Fatalf("changes = %d (%v), unsafe %q; want 3", len(c.Changes), c.Changes, c.Unsafe)
+	}
+	if _, err := c.Apply(t.Context(), workspace.ApplyOptions{}); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "hello.txt")); string(b) != "rewritten\n" {
+		t.Errorf("hello.txt = %q", b)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "added.txt")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("added.txt: %v %v", fi, err)
+	}
+	// A local edit goes out incrementally.
+	must(t, os.WriteFile(filepath.Join(dir, "script.sh"), []byte("echo changed\n"), 0o644))
+	rep, err = workspace.Push(t.Context(), env, o)
+	if err != nil || rep.Full || len(rep.Sent) != 1 || rep.Sent[0] != "script.sh" {
+		t.Fatalf("incremental push = %+v, %v", rep, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(remote, "script.sh")); string(b) != "echo changed\n" {
+		t.Errorf("script.sh in the sandbox = %q", b)
+	}
+}
