@@ -38,6 +38,12 @@
 //	  task: ""                # the task a persistent container is kept for
 //	  persistent: false       # keep and reuse the task's container instead of removing it
 //	  read_only_root: false   # read-only root filesystem (/tmp stays writable)
+//	sync:
+//	  exclude: []             # gitignore-style patterns --sync never pushes nor brings back
+//	  protected: []           # more patterns sync apply never writes (besides .git/, .env*, runbox's config)
+//	  max_size: 256M          # refuse a tree (either side) above this
+//	  include_git: false      # push .git/ too
+//	  no_gitignore: false     # push .gitignore'd paths too
 //
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,

@@ -15,22 +15,17 @@ import (
 
 // SyncOptions tie a server's sessions to a task's workspace.
 type SyncOptions struct {
-	// Task names the task: its container and its manifest. Required.
-	Task string
-	// Dir is the local directory pushed to the workspace. Required.
-	Dir string
-	// StateDir is runbox's (checked) state directory. Required.
-	StateDir string
-	// Exclude adds gitignore-style patterns of paths never pushed. Nil
-	// adds none.
-	Exclude []string
+	// Workspace describes the push: Task, Dir and StateDir are required;
+	// Remote must be empty (the workspace is [workspace.DefaultRemote]).
+	Workspace workspace.Options
 }
 
 // apply checks so and lays it over the server's options: the sessions'
 // spec names the task and starts in the workspace.
 func (so *SyncOptions) apply(o *Options) error {
-	if so.Task == "" || so.Dir == "" || so.StateDir == "" {
-		return errors.New("server: Options.Sync needs Task, Dir and StateDir")
+	w := so.Workspace
+	if w.Task == "" || w.Dir == "" || w.StateDir == "" || w.Remote != "" {
+		return errors.New("server: Options.Sync needs Task, Dir and StateDir, and no Remote")
 	}
 	if o.Backend != "docker" {
 		return fmt.Errorf("server: sync needs the docker backend, not %q", o.Backend)
@@ -42,7 +37,7 @@ func (so *SyncOptions) apply(o *Options) error {
 	if settings["workspace"] != "" {
 		return errors.New("server: sync and a mounted workspace: choose one")
 	}
-	settings[service.SettingTask] = so.Task
+	settings[service.SettingTask] = w.Task
 	o.Spec.Settings = settings
 	if o.Spec.Dir == "" {
 		o.Spec.Dir = workspace.DefaultRemote
@@ -82,7 +77,8 @@ func (s *Server) sync(ctx context.Context, req *mcp.CallToolRequest, in SyncArgs
 	}
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
-	out := SyncResult{Task: s.opts.Sync.Task}
+	w := s.opts.Sync.Workspace
+	out := SyncResult{Task: w.Task}
 	switch in.Action {
 	case "push":
 		rep, err := s.pushWorkspace(ctx, sess)
@@ -100,7 +96,7 @@ func (s *Server) sync(ctx context.Context, req *mcp.CallToolRequest, in SyncArgs
 		if err != nil {
 			return s.failure(ctx, sess, "", err), nil, nil
 		}
-		c, err := workspace.Compare(ctx, env, s.opts.Sync.StateDir, s.opts.Sync.Task)
+		c, err := workspace.Compare(ctx, env, w.StateDir, w.Task)
 		if err != nil {
 			return s.failure(ctx, sess, "", err), nil, nil
 		}
@@ -130,6 +126,5 @@ func (s *Server) pushWorkspace(ctx context.Context, sess *session) (*workspace.P
 	if err != nil {
 		return nil, err
 	}
-	so := s.opts.Sync
-	return workspace.Push(ctx, env, workspace.Options{Task: so.Task, Dir: so.Dir, StateDir: so.StateDir, Exclude: so.Exclude})
+	return workspace.Push(ctx, env, s.opts.Sync.Workspace)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/workspace"
 )
 
 const syncImage = "runbox-test-debian:bookworm"
@@ -59,7 +60,7 @@ func TestSync_PushBeforeCommandsAndDiff(t *testing.T) {
 	t.Cleanup(func() { svc.Close(context.Background()) })
 	srv, err := server.New(server.Options{
 		Service: svc, Backend: "docker",
-		Sync: &server.SyncOptions{Task: task, Dir: dir, StateDir: filepath.Join(t.TempDir(), "state")},
+		Sync: &server.SyncOptions{Workspace: workspace.Options{Task: task, Dir: dir, StateDir: filepath.Join(t.TempDir(), "state")}},
 	})
 	if err != nil {
 		t.Fatal(err)

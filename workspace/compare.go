@@ -117,6 +117,19 @@ func Compare(ctx context.Context, env envs.Environment, stateDir, task string) (
 	return c, nil
 }
 
+// Protect adds gitignore-style patterns to the protected list for this
+// comparison: the changes they match are shown but never applied. It lets
+// a caller protect what it knows now (the configuration in force, where
+// its configuration file lies) on top of what was recorded at the push.
+func (c *Comparison) Protect(patterns ...string) {
+	m := newMatcher(patterns)
+	for _, ch := range c.Changes {
+		if m.matchPath(ch.Path, false) {
+			ch.Protected = true
+		}
+	}
+}
+
 // fileOnly drops directory entries: they take no part in changes.
 func fileOnly(e *Entry) *Entry {
 	if e == nil || e.Type == TypeDir {

@@ -166,7 +166,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 		if err != nil {
 			return nil, nil, err
 		}
-		sync = &server.SyncOptions{Task: opts.task, Dir: opts.sync, StateDir: state, Exclude: opts.syncExclude}
+		sync = &server.SyncOptions{Workspace: a.syncOptions(opts.task, opts.sync, state, opts.syncExclude)}
 	}
 	svc, err := service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,

@@ -132,6 +132,7 @@ func runSyncDiff(ctx context.Context, a *app, t *syncTarget) error {
 	if err != nil {
 		return err
 	}
+	c.Protect(a.syncProtected(c.Manifest.Local)...)
 	if t.json {
 		return writeSyncJSON(a.stdout, t.task, c)
 	}
@@ -194,6 +195,7 @@ func runSyncApply(ctx context.Context, a *app, o *syncApplyOptions) error {
 	if err != nil {
 		return err
 	}
+	c.Protect(a.syncProtected(c.Manifest.Local)...)
 	rep, err := c.Apply(ctx, workspace.ApplyOptions{Paths: o.paths, Theirs: o.theirs})
 	if rep != nil {
 		if o.json {

@@ -95,3 +95,42 @@ func TestRunSync_FlagChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncDocker_ConfigProtects: the sync section's exclude and protected
+// patterns, and runbox's own configuration file inside the synced
+// directory, keep what the container wrote there out of the local tree.
+func TestSyncDocker_ConfigProtects(t *testing.T) {
+	const image = "runbox-test-debian:bookworm"
+	needDocker(t, image)
+	task := fmt.Sprintf("sync-conf-test-%d", os.Getpid())
+	t.Cleanup(func() {
+		exec.Command("sh", "-c", "docker rm -f $(docker ps -aq --filter label=io.runbox.task="+task+")").Run()
+	})
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "rb.yaml")
+	os.WriteFile(conf, []byte("sync:\n  exclude: [skip.txt]\n  protected: [secret/]\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "secret"), 0o755)
+	os.WriteFile(filepath.Join(dir, "secret", "key"), []byte("k1\n"), 0o644)
+	env := map[string]string{"RUNBOX_STATE_DIR": filepath.Join(t.TempDir(), "state"), "RUNBOX_CONFIG": conf}
+	base := []string{"--image", image, "--task", task}
+	_, stderr, code := cli(t, "", env, append([]string{"run", "--backend", "docker", "--sync", dir}, append(base, "--",
+		"echo 'approval: {mode: off}' > rb.yaml && echo k2 > secret/key && echo s > skip.txt && echo ok > ok.txt")...)...)
+	if code != 0 {
+		t.Fatalf("run: exit %d, %s", code, stderr)
+	}
+	out, stderr, code := cli(t, "", env, append([]string{"sync", "apply"}, base...)...)
+	if code != 0 || out != "wrote ok.txt\nskipped rb.yaml (protected)\nskipped secret/key (protected)\n" {
+		t.Fatalf("sync apply: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	for name, want := range map[string]string{"secret/key": "k1\n", "ok.txt": "ok\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Errorf("%s = %q; want %q", name, b, want)
+		}
+	}
+	if b, _ := os.ReadFile(conf); !strings.Contains(string(b), "protected") {
+		t.Errorf("runbox's configuration overwritten: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "skip.txt")); err == nil {
+		t.Errorf("an excluded path was brought back")
+	}
+}
