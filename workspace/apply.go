@@ -56,6 +56,16 @@ func (c *Comparison) Apply(ctx context.Context, o ApplyOptions) (*ApplyReport, e
 	if len(o.Paths) > 0 && len(todo) == 0 && len(rep.Skipped) == 0 {
 		return nil, fmt.Errorf("workspace: no change under %s", strings.Join(o.Paths, ", "))
 	}
+	unlock, err := lock(c.opts.StateDir, c.Manifest.Task)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if now, err := Load(c.opts.StateDir, c.Manifest.Task); err != nil {
+		return nil, err
+	} else if now.Scanned != c.Manifest.Scanned {
+		return nil, fmt.Errorf("workspace: task %s was pushed again since the comparison; compare again", c.Manifest.Task)
+	}
 	root, err := os.OpenRoot(c.opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)

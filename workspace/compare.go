@@ -66,7 +66,7 @@ func Compare(ctx context.Context, env envs.Environment, stateDir, task string) (
 		o.Protected = []string{}
 	}
 	base := m.tree()
-	ours, ignore, _, err := scanLocal(&o, base)
+	ours, ignore, _, err := scanLocal(&o, m)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,22 @@ func TestPush_TarFallbackOnLocal(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(remote, "script.sh")); string(b) != "echo changed\n" {
 		t.Errorf("script.sh in the sandbox = %q", b)
+	}
+	// A comparison made before another push is stale: applying it would
+	// record a base that is no longer the sandbox's.
+	must(t, os.WriteFile(filepath.Join(remote, "hello.txt"), []byte("again\n"), 0o644))
+	stale, err := workspace.Compare(t.Context(), env, o.StateDir, o.Task)
+	if err != nil {
+		t.Fatalf("Compare: %v", err)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "script.sh"), []byte("echo third\n"), 0o644))
+	if _, err := workspace.Push(t.Context(), env, o); err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	if _, err := stale.Apply(t.Context(), workspace.ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "compare again") {
+		t.Errorf("Apply of a stale comparison = %v; want a refusal", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "hello.txt")); string(b) != "rewritten\n" {
+		t.Errorf("a stale apply wrote hello.txt: %q", b)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
+	"syscall"
 
 	"github.com/runbox/runbox/procregistry"
 )
@@ -32,6 +34,11 @@ type Manifest struct {
 	IncludeGit  bool     `json:"include_git,omitempty"`
 	Protected   []string `json:"protected,omitempty"`
 	MaxBytes    int64    `json:"max_bytes,omitempty"`
+	// Scanned is when the scan behind the entries began (Unix
+	// nanoseconds). A file whose modification time is not before it may
+	// have changed again within the clock's resolution without changing
+	// its size, so its hash is not trusted by the next scan.
+	Scanned int64 `json:"scanned,omitempty"`
 	// Entries are the pushed paths, sorted.
 	Entries []*Entry `json:"entries"`
 }
@@ -132,4 +139,23 @@ func (m *Manifest) save(stateDir string) error {
 		return fmt.Errorf("workspace: save manifest: %w", err)
 	}
 	return nil
+}
+
+// lock takes the task's lock (an flock on a private file beside the
+// manifest), so that two pushes or applies of one task do not interleave
+// their reads and writes of the manifest. The returned func releases it.
+func lock(stateDir, task string) (func(), error) {
+	if _, err := syncDir(stateDir); err != nil {
+		return nil, err
+	}
+	p := strings.TrimSuffix(manifestPath(stateDir, task), ".json") + ".lock"
+	f, err := procregistry.OpenPrivateFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("workspace: lock: %w", err)
+	}
+	return func() { f.Close() }, nil
 }

@@ -99,9 +99,13 @@ func newManifest(o *Options) *Manifest {
 	}
 }
 
-// scanLocal scans o.Dir with o's filter, reusing prev's hashes.
-func scanLocal(o *Options, prev Tree) (Tree, *matcher, []string, error) {
-	s := &scanner{root: o.Dir, ignore: newFilter(o), git: !o.NoGitignore, maxBytes: o.MaxBytes, prev: prev}
+// scanLocal scans o.Dir with o's filter, reusing the hashes of prev (a
+// manifest; nil means none) where they can be trusted.
+func scanLocal(o *Options, prev *Manifest) (Tree, *matcher, []string, error) {
+	s := &scanner{root: o.Dir, ignore: newFilter(o), git: !o.NoGitignore, maxBytes: o.MaxBytes}
+	if prev != nil {
+		s.prev, s.prevScan = prev.tree(), prev.Scanned
+	}
 	t, err := s.scan()
 	return t, s.ignore, s.skipped, err
 }

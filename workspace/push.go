@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/runbox/runbox/envs"
 )
@@ -44,6 +45,11 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 		return nil, err
 	}
 	tt := trees(env)
+	unlock, err := lock(o.StateDir, o.Task)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	prev, err := Load(o.StateDir, o.Task)
 	if err != nil && !errors.Is(err, ErrNoManifest) {
 		return nil, err
@@ -58,7 +64,8 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 	if prev != nil {
 		base = prev.tree()
 	}
-	ours, _, skipped, err := scanLocal(&o, base)
+	scanned := time.Now().UnixNano()
+	ours, _, skipped, err := scanLocal(&o, prev)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +115,7 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 		rep.Sent = append(rep.Sent, e.Path)
 	}
 	m := newManifest(&o)
+	m.Scanned = scanned
 	m.setTree(ours)
 	if err := m.save(o.StateDir); err != nil {
 		return nil, err

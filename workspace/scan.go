@@ -22,7 +22,8 @@ type scanner struct {
 	ignore   *matcher // excluded and .gitignore'd paths, grown as the walk goes
 	git      bool     // read .gitignore files
 	maxBytes int64
-	prev     Tree // the last manifest: hashes reused on equal size and mtime
+	prev     Tree  // the last manifest: hashes reused on equal size and mtime
+	prevScan int64 // when prev's scan began: later mtimes are not trusted
 	// skipped lists what was left out for a reason the user should know
 	// (links that lead out, special files).
 	skipped []string
@@ -86,7 +87,7 @@ func (s *scanner) scan() (Tree, error) {
 			if total += e.Size; s.maxBytes > 0 && total > s.maxBytes {
 				return fmt.Errorf("%w: %s holds more than %d bytes", ErrTooLarge, s.root, s.maxBytes)
 			}
-			if old := s.prev[rel]; old != nil && old.Type == TypeFile && old.Size == e.Size && old.MTime == e.MTime && old.Hash != "" {
+			if old := s.prev[rel]; old != nil && old.Type == TypeFile && old.Size == e.Size && old.MTime == e.MTime && old.Hash != "" && e.MTime < s.prevScan {
 				e.Hash = old.Hash
 			} else if e.Hash, err = hashFile(p); err != nil {
 				return err
