@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 }
 
 // skip skips, or fails under RUNBOX_INTEGRATION=require.
-func skip(t *testing.T, format string, args ...any) {
+func skip(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
 		t.Fatalf("RUNBOX_INTEGRATION=require: "+format, args...)
@@ -51,7 +51,7 @@ func skip(t *testing.T, format string, args ...any) {
 
 // sandbox opens an ephemeral container of the test image, or skips when
 // no engine answers or the image is missing.
-func sandbox(t *testing.T) *docker.Env {
+func sandbox(t testing.TB) *docker.Env {
 	t.Helper()
 	cli, err := docker.NewClient()
 	if err != nil {
