@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,5 +103,38 @@ func TestPush_TarFallbackOnLocal(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "hello.txt")); string(b) != "rewritten\n" {
 		t.Errorf("a stale apply wrote hello.txt: %q", b)
+	}
+}
+
+// TestPush_FailedFullPushForgetsStaleBase: when a full push replaces the
+// sandbox's directory (here: it vanished, as in a new container) and
+// fails, the old manifest is gone with it, so nothing can later read the
+// files that never arrived as deletions; the next push is full again.
+func TestPush_FailedFullPushForgetsStaleBase(t *testing.T) {
+	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close(context.Background()) })
+	dir := makeTree(t)
+	o := opts(t, dir)
+	o.Remote = filepath.Join(t.TempDir(), "ws")
+	if _, err := workspace.Push(t.Context(), env, o); err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	must(t, os.RemoveAll(o.Remote))
+	// The sandbox's directory cannot be made: its parent is a file.
+	must(t, os.WriteFile(filepath.Dir(o.Remote)+"/blocker", nil, 0o644))
+	bad := o
+	bad.Remote = filepath.Join(filepath.Dir(o.Remote), "blocker", "ws")
+	if _, err := workspace.Push(t.Context(), env, bad); err == nil {
+		t.Fatal("Push into a path under a file succeeded")
+	}
+	if _, err := workspace.Load(o.StateDir, o.Task); !errors.Is(err, workspace.ErrNoManifest) {
+		t.Errorf("after a failed full push, Load = %v; want ErrNoManifest", err)
+	}
+	rep, err := workspace.Push(t.Context(), env, o)
+	if err != nil || !rep.Full {
+		t.Errorf("next push = %+v, %v; want a full push", rep, err)
 	}
 }

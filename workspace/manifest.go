@@ -159,3 +159,12 @@ func lock(stateDir, task string) (func(), error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// removeManifest deletes the task's manifest (the caller holds the lock).
+func removeManifest(stateDir, task string) error {
+	err := os.Remove(manifestPath(stateDir, task))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("workspace: remove manifest: %w", err)
+	}
+	return nil
+}

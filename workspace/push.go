@@ -54,6 +54,7 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 	if err != nil && !errors.Is(err, ErrNoManifest) {
 		return nil, err
 	}
+	stale := prev != nil
 	if prev != nil && (prev.Local != o.Dir || prev.Remote != o.Remote) {
 		prev = nil // another directory: start again
 	}
@@ -72,7 +73,16 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 	rep := &PushReport{Full: prev == nil, Skipped: skipped}
 	var send []*Entry
 	if rep.Full {
-		// A first push replaces whatever the directory held.
+		// A full push replaces whatever the directory held. A manifest
+		// left from before describes a tree that is going away: were it
+		// kept through a failed push, the next push would be measured
+		// against files that never arrived, and a comparison would take
+		// them for deletions.
+		if stale {
+			if err := removeManifest(o.StateDir, o.Task); err != nil {
+				return nil, err
+			}
+		}
 		if err := runIn(ctx, env, "/", nil, "rm", "-rf", "--", o.Remote); err != nil {
 			return nil, err
 		}
