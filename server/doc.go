@@ -2,7 +2,7 @@
 // server, built on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
 // and written as a thin layer over the application core ([service]).
 //
-// It exposes three tools, whose names and argument names are the
+// It exposes three tools (four with sync), whose names and argument names are the
 // contract:
 //
 //   - terminal: run a shell command in the client's session, in the
@@ -11,7 +11,11 @@
 //     once);
 //   - process: list, poll, log, wait, kill, write, submit, close and
 //     handoff the session's background jobs;
-//   - check_command: the gate's verdict on a command, without running it.
+//   - check_command: the gate's verdict on a command, without running it;
+//   - sync, only with [Options.Sync]: push the local project to the task's
+//     workspace (done before every foreground command anyway) or diff
+//     what the commands changed there. It never applies: changes reach
+//     the user's files only through `runbox sync apply`.
 //
 // # Sessions
 //
