@@ -286,7 +286,8 @@ func TestApply_NeverEscapes(t *testing.T) {
 		mkdir -p ../../etc && echo x > ../../etc/x &&
 		ln -s /etc evil && ln -s ../../etc evil2 &&
 		mkdir out && echo pwned > out/evil.txt &&
-		echo SECRET=2 > .env && mkdir -p .git && echo hook > .git/hooks-x`)
+		echo SECRET=2 > .env && mkdir -p .git && echo hook > .git/hooks-x &&
+		rm -rf sub && ln -s /etc sub`)
 	c, err := workspace.Compare(t.Context(), env, o.StateDir, o.Task)
 	if err != nil {
 		t.Fatalf("Compare: %v", err)
@@ -303,6 +304,14 @@ func TestApply_NeverEscapes(t *testing.T) {
 	for _, p := range []string{"evil", "evil2"} {
 		if _, err := os.Lstat(filepath.Join(dir, p)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s written by a refused apply", p)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "sub", "inner.txt")); err != nil || string(b) != "inner\n" {
+		t.Errorf("sub/inner.txt after a refused apply: %q, %v", b, err)
+	}
+	for _, ch := range c.Changes {
+		if strings.HasPrefix(ch.Path, "sub/") && ch.Kind != workspace.Deleted {
+			t.Errorf("the sandbox's sub -> /etc was followed: change %q %s", ch.Path, ch.Kind)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(outside, "evil.txt")); !errors.Is(err, os.ErrNotExist) {
