@@ -86,7 +86,11 @@ func (s *Server) sync(ctx context.Context, req *mcp.CallToolRequest, in SyncArgs
 			return s.failure(ctx, sess, "", err), nil, nil
 		}
 		out.Push = rep
-		return result(fmt.Sprintf("pushed %d path(s), deleted %d, %d bytes (full: %v)", len(rep.Sent), len(rep.Deleted), rep.Bytes, rep.Full), out), nil, nil
+		msg := fmt.Sprintf("pushed %d path(s), deleted %d, %d bytes (full: %v)", len(rep.Sent), len(rep.Deleted), rep.Bytes, rep.Full)
+		if len(rep.Conflicts) > 0 {
+			msg += fmt.Sprintf("; kept the workspace's version of %d file(s) also changed locally: %s", len(rep.Conflicts), strings.Join(rep.Conflicts, ", "))
+		}
+		return result(msg, out), nil, nil
 	case "diff":
 		ss, err := sess.service()
 		if err != nil {

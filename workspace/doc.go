@@ -45,6 +45,7 @@
 //
 // What it does not do: merge. A conflict is reported with both sides'
 // diffs against the base and left for a person (or --theirs) to settle.
-// A push does not look at the sandbox first: a local edit made since the
-// last push replaces the sandbox's copy of that file.
+// A push holds back a file that changed locally when the sandbox changed
+// it too (its hash there is checked first): neither edit is lost, and the
+// comparison shows a conflict. It does not check links that way.
 package workspace

@@ -138,3 +138,49 @@ func TestPush_FailedFullPushForgetsStaleBase(t *testing.T) {
 		t.Errorf("next push = %+v, %v; want a full push", rep, err)
 	}
 }
+
+// TestPush_HoldsConflicts: a file changed both locally and in the sandbox
+// since the last push is not sent (the sandbox's edit survives), a file
+// deleted locally but changed in the sandbox is not deleted there, and
+// both show as conflicts in the comparison.
+func TestPush_HoldsConflicts(t *testing.T) {
+	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close(context.Background()) })
+	dir := makeTree(t)
+	o := opts(t, dir)
+	o.Remote = filepath.Join(t.TempDir(), "ws")
+	if _, err := workspace.Push(t.Context(), env, o); err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	must(t, os.WriteFile(filepath.Join(o.Remote, "hello.txt"), []byte("sandbox\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(o.Remote, "deleteme.txt"), []byte("sandbox keeps me\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("local\n"), 0o644))
+	must(t, os.Remove(filepath.Join(dir, "deleteme.txt")))
+	must(t, os.WriteFile(filepath.Join(dir, "script.sh"), []byte("local only\n"), 0o644))
+	rep, err := workspace.Push(t.Context(), env, o)
+	if err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	if strings.Join(rep.Conflicts, ",") != "deleteme.txt,hello.txt" || strings.Join(rep.Sent, ",") != "script.sh" || len(rep.Deleted) != 0 {
+		t.Errorf("push = %+v; want conflicts deleteme.txt, hello.txt and only script.sh sent", rep)
+	}
+	for name, want := range map[string]string{"hello.txt": "sandbox\n", "deleteme.txt": "sandbox keeps me\n", "script.sh": "local only\n"} {
+		if b, _ := os.ReadFile(filepath.Join(o.Remote, name)); string(b) != want {
+			t.Errorf("sandbox %s = %q; want %q", name, b, want)
+		}
+	}
+	c, err := workspace.Compare(t.Context(), env, o.StateDir, o.Task)
+	if err != nil {
+		t.Fatalf("Compare: %v", err)
+	}
+	got := map[string]workspace.Kind{}
+	for _, ch := range c.Changes {
+		got[ch.Path] = ch.Kind
+	}
+	if len(got) != 2 || got["hello.txt"] != workspace.Conflict || got["deleteme.txt"] != workspace.Conflict {
+		t.Errorf("changes = %v; want two conflicts", got)
+	}
+}

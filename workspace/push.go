@@ -30,6 +30,10 @@ type PushReport struct {
 	Bytes int64 `json:"bytes"`
 	// Skipped are paths left out, with the reason.
 	Skipped []string `json:"skipped,omitempty"`
+	// Conflicts are files changed (or deleted) locally that the sandbox
+	// changed too since the last push: neither side is overwritten, and
+	// the comparison shows them as conflicts.
+	Conflicts []string `json:"conflicts,omitempty"`
 }
 
 // Push sends o.Dir to o.Remote in env: everything the first time (or when
@@ -101,6 +105,12 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 			}
 		}
 	}
+	if !rep.Full {
+		var err error
+		if send, err = holdConflicts(ctx, env, o.Remote, base, ours, send, rep); err != nil {
+			return nil, err
+		}
+	}
 	sort.Strings(rep.Deleted)
 	if err := remove(ctx, env, o.Remote, rep.Deleted); err != nil {
 		return nil, err
@@ -131,6 +141,92 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 		return nil, err
 	}
 	return rep, nil
+}
+
+// holdConflicts keeps back, from send and rep.Deleted, every file the
+// sandbox changed since the last push: sending it would overwrite the
+// sandbox's edit with the local one. Such a path keeps its old base in
+// ours (so the manifest still records what was pushed) and is listed in
+// rep.Conflicts. It returns what is left to send.
+func holdConflicts(ctx context.Context, env envs.Environment, remote string, base, ours Tree, send []*Entry, rep *PushReport) ([]*Entry, error) {
+	var check []string
+	for _, e := range send {
+		if b := base[e.Path]; b != nil && b.Type == TypeFile {
+			check = append(check, e.Path)
+		}
+	}
+	for _, p := range rep.Deleted {
+		if base[p].Type == TypeFile {
+			check = append(check, p)
+		}
+	}
+	if len(check) == 0 {
+		return send, nil
+	}
+	hashes, err := sandboxHashes(ctx, env, remote, check)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]bool{}
+	for i, p := range check {
+		// The sandbox agrees with the base (nothing of its own to lose) or
+		// already holds the local state (a push that failed midway got
+		// that far): not a conflict.
+		want := "-"
+		if e := ours[p]; e != nil && e.Type == TypeFile {
+			want = e.Hash
+		}
+		if h := hashes[i]; h != base[p].Hash && h != want {
+			held[p] = true
+			rep.Conflicts = append(rep.Conflicts, p)
+			ours[p] = base[p]
+		}
+	}
+	if len(held) == 0 {
+		return send, nil
+	}
+	kept := send[:0]
+	for _, e := range send {
+		if !held[e.Path] {
+			kept = append(kept, e)
+		}
+	}
+	deleted := rep.Deleted[:0]
+	for _, p := range rep.Deleted {
+		if !held[p] {
+			deleted = append(deleted, p)
+		}
+	}
+	rep.Deleted = deleted
+	sort.Strings(rep.Conflicts)
+	return kept, nil
+}
+
+// sandboxHashes returns the SHA-256 of each path (relative to dir) in
+// the sandbox, in order, or "-" for one that is not a regular file. The
+// names go on stdin, NUL-separated; only hashes come back.
+func sandboxHashes(ctx context.Context, env envs.Environment, dir string, paths []string) ([]string, error) {
+	var in bytes.Buffer
+	for _, p := range paths {
+		in.WriteString(p)
+		in.WriteByte(0)
+	}
+	const script = `for f; do h=-; if [ -f "$f" ] && [ ! -L "$f" ]; then h=$(sha256sum < "$f") || exit 1; fi; printf '%s\n' "${h%% *}"; done`
+	res, err := env.Run(ctx, envs.Command{
+		Args:  []string{"sh", "-c", `cd -- "$1" || exit 1; exec xargs -0 sh -c "$0" sh`, script, dir},
+		Stdin: &in, SeparateStreams: true, OutputLimit: -1,
+	})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace: hash files in the sandbox: %w", err)
+	}
+	out := strings.Fields(res.Output)
+	if len(out) != len(paths) {
+		return nil, fmt.Errorf("workspace: hash files in the sandbox: %d answers for %d files", len(out), len(paths))
+	}
+	return out, nil
 }
 
 // writeTar writes entries (sorted, so a directory precedes what is in

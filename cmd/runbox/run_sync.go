@@ -44,6 +44,9 @@ func (a *app) pushWorkspace(ctx context.Context, env envs.Environment, opts *run
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(a.stderr, "runbox: --sync: left out %s\n", s)
 	}
+	for _, p := range rep.Conflicts {
+		fmt.Fprintf(a.stderr, "runbox: --sync: %s changed here and in the container; the container's is kept (see runbox sync diff --task %s)\n", p, opts.task)
+	}
 	a.log.Debug("workspace pushed", "task", opts.task, "full", rep.Full, "sent", len(rep.Sent), "deleted", len(rep.Deleted), "bytes", rep.Bytes)
 	return nil
 }

@@ -69,14 +69,25 @@ func TestSyncDocker_RunDiffApply(t *testing.T) {
 		}
 	}
 
-	// The next run pushes the local b.txt (changed since the last push).
+	// The next run does not push the local b.txt over the container's:
+	// both changed it. Once the conflict is settled (--theirs), the next
+	// local edit goes out.
 	out, stderr, code = cli(t, "", env, append([]string{"run", "--backend", "docker", "--sync", dir}, append(base, "--", "cat a.txt b.txt c.txt")...)...)
-	if code != 0 || out != "ALPHA\nmine\nnew\n" {
+	if code != 0 || out != "ALPHA\nBETA\nnew\n" || !strings.Contains(stderr, "b.txt changed here and in the container") {
 		t.Fatalf("second run: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	out, stderr, code = cli(t, "", env, append([]string{"sync", "apply", "--theirs", "b.txt"}, base...)...)
+	if code != 0 || out != "wrote b.txt\n" {
+		t.Fatalf("sync apply --theirs b.txt: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("mine again\n"), 0o644)
+	out, stderr, code = cli(t, "", env, append([]string{"run", "--backend", "docker", "--sync", dir}, append(base, "--", "cat b.txt")...)...)
+	if code != 0 || out != "mine again\n" {
+		t.Fatalf("third run: exit %d, out %q, stderr %q", code, out, stderr)
 	}
 	_, stderr, code = cli(t, "", env, append([]string{"sync", "diff"}, base...)...)
 	if code != 0 || !strings.Contains(stderr, "no changes") {
-		t.Errorf("sync diff after the second push: exit %d, stderr %q", code, stderr)
+		t.Errorf("sync diff after the third push: exit %d, stderr %q", code, stderr)
 	}
 }
 
