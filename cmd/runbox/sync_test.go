@@ -13,7 +13,8 @@ import (
 // TestSyncDocker_RunDiffApply: run --task --sync pushes the directory
 // before the command, sync diff shows what the command changed (as a
 // patch and as JSON), sync apply refuses a conflict and writes the rest,
-// and a second run pushes only what changed.
+// a second run holds back the conflicting local file, and once the
+// conflict is settled a local edit goes out.
 func TestSyncDocker_RunDiffApply(t *testing.T) {
 	const image = "runbox-test-debian:bookworm"
 	needDocker(t, image)
