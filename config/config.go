@@ -25,6 +25,7 @@ type Config struct {
 	Docker      DockerConf `yaml:"docker"`
 	Modal       ModalConf  `yaml:"modal"`
 	Jobs        JobsConf   `yaml:"jobs"`
+	Sync        SyncConf   `yaml:"sync"`
 
 	// Path is the file the configuration was read from ("" if none).
 	Path string `yaml:"-"`
@@ -86,6 +87,22 @@ type ModalConf struct {
 	Persistent    bool     `yaml:"persistent"`
 	AgentBinary   string   `yaml:"agent_binary"`
 	AgentDir      string   `yaml:"agent_dir"`
+}
+
+// SyncConf configures workspace sync (run --sync, runbox sync).
+type SyncConf struct {
+	// Exclude are gitignore-style patterns never pushed nor brought back,
+	// besides .git/ and the .gitignore'd paths.
+	Exclude []string `yaml:"exclude"`
+	// Protected are gitignore-style patterns sync apply never writes, in
+	// addition to the built-in ones (.git/, .env*, runbox's configuration).
+	Protected []string `yaml:"protected"`
+	// MaxSize refuses a tree (either side) above it; 0 means 256M.
+	MaxSize Size `yaml:"max_size"`
+	// IncludeGit pushes .git/ too.
+	IncludeGit bool `yaml:"include_git"`
+	// NoGitignore pushes .gitignore'd paths too.
+	NoGitignore bool `yaml:"no_gitignore"`
 }
 
 // Default is the configuration with nothing set by the user.
@@ -158,6 +175,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s: approval.mode must be manual or off, got %q", where, c.Approval.Mode)
 	case c.Limits.Pids < 0 || c.Limits.CPUs < 0 || c.Limits.Memory < 0:
 		return fmt.Errorf("config: %s: limits must be >= 0", where)
+	case c.Sync.MaxSize < 0:
+		return fmt.Errorf("config: %s: sync.max_size must be >= 0", where)
 	case c.Jobs.Retention < 0 || c.Jobs.MaxFinished < 0:
 		return fmt.Errorf("config: %s: jobs.retention and jobs.max_finished must be >= 0", where)
 	case c.Modal.CPU < 0 || c.Modal.Memory < 0 || c.Modal.Timeout < 0 || c.Modal.IdleTimeout < 0:

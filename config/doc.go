@@ -52,6 +52,12 @@
 //	  persistent: false       # snapshot on close and restore on the task's next open
 //	  agent_binary: ""        # static runbox-agent to upload ("" = found or built)
 //	  agent_dir: ""           # where it goes in the sandbox ("" = /.runbox)
+//	sync:
+//	  exclude: []             # gitignore-style patterns --sync never pushes nor brings back
+//	  protected: []           # more patterns sync apply never writes (besides .git/, .env*, runbox's config)
+//	  max_size: 256M          # refuse a tree (either side) above this
+//	  include_git: false      # push .git/ too
+//	  no_gitignore: false     # push .gitignore'd paths too
 //
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,

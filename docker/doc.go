@@ -76,7 +76,9 @@
 // the fallback). [Env.CopyTo] and [Env.CopyFrom] copy trees with the
 // archive API; CopyFrom refuses entries that would escape the destination
 // (".." elements, absolute names, absolute or climbing symlinks) with
-// [ErrUnsafePath]. Options.Mounts adds bind mounts and named volumes;
+// [ErrUnsafePath]. [Env.PutTree] and [Env.GetTree] ([envs.TreeTransfer])
+// move a tree as one tar stream with names relative to the directory;
+// PutTree refuses names that climb out of it. Options.Mounts adds bind mounts and named volumes;
 // Options.Workspace mounts a host directory at /workspace, and only then
 // does the environment report host access (envs.CapHostAccess Active).
 //

@@ -69,3 +69,16 @@ type FileTransfer interface {
 	// GetFile opens path inside the environment for reading.
 	GetFile(ctx context.Context, path string) (io.ReadCloser, error)
 }
+
+// TreeTransfer is implemented by environments that can move a whole
+// directory tree as one tar stream, which is much cheaper than a call per
+// file when a workspace is copied in for the first time.
+type TreeTransfer interface {
+	// PutTree unpacks the tar stream r into dir inside the environment
+	// (creating dir when missing). Entry names are relative to dir; an
+	// entry that is absolute or climbs out of dir is refused.
+	PutTree(ctx context.Context, dir string, r io.Reader) error
+	// GetTree returns dir's contents as a tar stream whose entry names are
+	// relative to dir ("a/b.txt"). The caller closes it.
+	GetTree(ctx context.Context, dir string) (io.ReadCloser, error)
+}

@@ -2,7 +2,6 @@
 // server, built on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
 // and written as a thin layer over the application core ([service]).
 //
-// It exposes four tools, whose names and argument names are the
 // contract:
 //
 //   - terminal: run a shell command in the client's session, in the
@@ -14,7 +13,11 @@
 //   - execute_code: Python in the session's persistent kernel ([kernel]),
 //     with runbox.terminal and runbox.process callable from the code
 //     (each command gated as if the client had called the tool);
-//   - check_command: the gate's verdict on a command, without running it.
+//   - check_command: the gate's verdict on a command, without running it;
+//   - sync, only with [Options.Sync]: push the local project to the task's
+//     workspace (done before every foreground command anyway) or diff
+//     what the commands changed there. It never applies: changes reach
+//     the user's files only through `runbox sync apply`.
 //
 // # Sessions
 //

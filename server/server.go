@@ -71,6 +71,10 @@ type Options struct {
 	// KernelIdle closes a kernel that has run nothing for this long. Zero
 	// means kernel.DefaultIdleTimeout; negative means never.
 	KernelIdle time.Duration
+	// Sync, when set, gives every session the task's container with the
+	// local directory pushed to its workspace before each foreground
+	// command, and adds the sync tool (push, diff). Nil means no sync.
+	Sync *SyncOptions
 	// Version is reported to clients. Empty means "dev".
 	Version string
 	// Logger receives the server's own logs. Nil discards them.
@@ -126,6 +130,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	o.Backend = backend
+	if o.Sync != nil {
+		if err := o.Sync.apply(&o); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: o, svc: o.Service, log: log, ctx: ctx, cancel: cancel, sessions: map[*mcp.ServerSession]*session{}}
 	s.kernels = kernel.NewPool(kernel.PoolOptions{Max: o.MaxKernels, IdleTimeout: o.KernelIdle})

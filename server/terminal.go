@@ -46,6 +46,13 @@ func (s *Server) runTerminal(ctx context.Context, sess *session, in TerminalArgs
 	if err != nil {
 		return s.failure(ctx, sess, "", err)
 	}
+	if s.opts.Sync != nil {
+		// Copying the project in is the server's configuration, not the
+		// command's doing: it happens whatever the gate says of it.
+		if _, err := s.pushWorkspace(ctx, sess); err != nil {
+			return s.failure(ctx, sess, in.Command, err)
+		}
+	}
 	c := envs.Command{Shell: in.Command, Dir: in.Workdir, Env: s.opts.Env, Timeout: seconds(in.Timeout)}
 	if in.PTY {
 		c.PTY = &ptySize

@@ -97,6 +97,22 @@ func (s *Server) addTools() error {
 			"handoff (give it to another owner so it outlives this session).",
 		InputSchema: proc,
 	}, s.process)
+	if s.opts.Sync != nil {
+		sync, err := schemaFor[SyncArgs](func(p map[string]*jsonschema.Schema) {
+			p["action"].Enum = []any{"push", "diff"}
+		})
+		if err != nil {
+			return err
+		}
+		mcp.AddTool(s.mcp, &mcp.Tool{
+			Name:  "sync",
+			Title: "Push the workspace or see what changed in it",
+			Description: "The local project is copied to the workspace before every foreground command. push: copy what changed now. " +
+				"diff: what the commands changed in the workspace since the last push, as unified diffs (path, kind added/modified/deleted/conflict). " +
+				"Changes reach the user's files only when the user applies them (runbox sync apply).",
+			InputSchema: sync,
+		}, s.sync)
+	}
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  "execute_code",
 		Title: "Run Python code in a persistent kernel",

@@ -5,6 +5,12 @@ import (
 	"github.com/runbox/runbox/envs"
 )
 
+// SettingTask is the [envs.Spec] setting that names a task: the docker
+// backend then opens the task's own container, persistent and left
+// running between commands (as the docker section's task and persistent
+// would, for this spec alone).
+const SettingTask = "task"
+
 // DockerOptions are the docker backend's options for spec, from the
 // configuration's docker section.
 func (s *Service) DockerOptions(spec envs.Spec) docker.Options {
@@ -13,7 +19,7 @@ func (s *Service) DockerOptions(spec envs.Spec) docker.Options {
 	if image == "" {
 		image = c.Image
 	}
-	return docker.Options{
+	o := docker.Options{
 		Image:        image,
 		AgentBinary:  c.AgentBinary,
 		Task:         c.Task,
@@ -28,4 +34,8 @@ func (s *Service) DockerOptions(spec envs.Spec) docker.Options {
 		Progress:     s.opts.Progress,
 		Logger:       s.log,
 	}
+	if t := spec.Settings[SettingTask]; t != "" {
+		o.Task, o.Persistent, o.KeepRunning = t, true, true
+	}
+	return o
 }

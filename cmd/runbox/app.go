@@ -104,6 +104,7 @@ commands first.`,
 		newCheckCommand(a),
 		newCodeCommand(a),
 		newAgentCommand(a),
+		newSyncCommand(a),
 	)
 	root.AddCommand(newServeCommand(a))
 	root.AddCommand(a.withJobTargets(newJobCommands(a))...)

@@ -19,6 +19,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/gated"
 	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/workspace"
 )
 
 type runOptions struct {
@@ -35,6 +36,8 @@ type runOptions struct {
 	network        string
 	workspace      bool
 	task           string
+	sync           string
+	syncExclude    []string
 	args           []string
 }
 
@@ -94,7 +97,9 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends; the gate then treats the backend as having host access)")
-	f.StringVar(&opts.task, "task", "", "modal backend: keep this task's sandbox filesystem from one run to the next (snapshot on exit, restore on the next run)")
+	f.StringVar(&opts.task, "task", "", "the task's own environment, kept between runs: a container kept running (--backend docker) or a sandbox snapshotted on exit and restored (--backend modal)")
+	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's /workspace first (only what changed after the first time); see runbox sync")
+	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable; .git/ and .gitignore'd paths are left out anyway)")
 	return cmd
 }
 
@@ -127,11 +132,17 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		}
 		spec.Settings = map[string]string{"workspace": wd}
 	}
+	if err := checkTaskFlags(opts, backend); err != nil {
+		return err
+	}
 	if opts.task != "" {
 		if spec.Settings == nil {
 			spec.Settings = map[string]string{}
 		}
-		spec.Settings["task"] = opts.task
+		spec.Settings[service.SettingTask] = opts.task
+	}
+	if opts.sync != "" && spec.Dir == "" {
+		spec.Dir = workspace.DefaultRemote
 	}
 	host := a.hostAccess(ctx, backend, spec)
 	dir := ""
@@ -146,6 +157,11 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		return err
 	}
 	defer environment.Close(context.WithoutCancel(ctx))
+	if opts.sync != "" {
+		if err := a.pushWorkspace(ctx, environment, opts); err != nil {
+			return err
+		}
+	}
 
 	timeout := opts.timeout
 	if timeout == 0 {

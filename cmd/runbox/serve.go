@@ -32,6 +32,9 @@ type serveOptions struct {
 	limits      limitFlags
 	network     string
 	workspace   bool
+	task        string
+	sync        string
+	syncExclude []string
 
 	// Transports.
 	http      string
@@ -89,6 +92,9 @@ a command that needs approval is asked of the human through the client
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends)")
+	f.StringVar(&opts.task, "task", "", "sessions run in the task's own container, kept running between commands (--backend docker)")
+	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's /workspace before each foreground command and offer the sync tool")
+	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable)")
 	f.StringVar(&opts.http, "http", "", "serve streamable HTTP at ADDR (host:port) on /mcp instead of stdio")
 	f.StringVar(&opts.tokenFile, "token-file", "", "file holding the bearer token for --http (default: generate one)")
 	f.StringVar(&opts.socket, "socket", "", "serve streamable HTTP on a Unix socket at PATH (owner only, no token)")
@@ -149,6 +155,24 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	if opts.workspace {
 		spec.Settings = map[string]string{"workspace": wd}
 	}
+	var sync *server.SyncOptions
+	if opts.sync != "" || opts.task != "" {
+		ro := runOptions{task: opts.task, sync: opts.sync, syncExclude: opts.syncExclude, workspace: opts.workspace}
+		if err := checkTaskFlags(&ro, firstNonEmpty(opts.backend, cfg.Backend)); err != nil {
+			return nil, nil, err
+		}
+		if spec.Settings == nil {
+			spec.Settings = map[string]string{}
+		}
+		spec.Settings[service.SettingTask] = opts.task
+	}
+	if opts.sync != "" {
+		state, err := a.checkedStateDir()
+		if err != nil {
+			return nil, nil, err
+		}
+		sync = &server.SyncOptions{Workspace: a.syncOptions(opts.task, opts.sync, state, opts.syncExclude)}
+	}
 	svc, err := service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
 		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log,
@@ -161,7 +185,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 		Jobs:        func(ctx context.Context) (service.SessionJobs, error) { return a.jobsClient(ctx) },
 		JobDir:      firstNonEmpty(opts.cwd, wd),
 		MaxSessions: opts.maxSessions, MaxJobs: opts.maxJobs, MaxKernels: opts.maxKernels, KernelIdle: opts.kernelIdle,
-		ApprovalTimeout: opts.approvalTimeout, Logger: a.log,
+		ApprovalTimeout: opts.approvalTimeout, Logger: a.log, Sync: sync,
 	})
 	if err != nil {
 		svc.Close(context.Background())

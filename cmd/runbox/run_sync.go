@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/workspace"
+)
+
+// checkTaskFlags refuses --task and --sync where they mean nothing.
+func checkTaskFlags(opts *runOptions, backend string) error {
+	if opts.task != "" && backend != "docker" && backend != "modal" {
+		return usageError{errorf("--task: a task's environment needs --backend docker or modal")}
+	}
+	if opts.sync == "" {
+		if len(opts.syncExclude) > 0 {
+			return usageError{errorf("--sync-exclude: only with --sync")}
+		}
+		return nil
+	}
+	if opts.task == "" {
+		return usageError{errorf("--sync: name the task with --task (it keys the container and what was pushed)")}
+	}
+	if opts.workspace {
+		return usageError{errorf("--sync and --workspace: choose one (--workspace mounts the directory, --sync copies it)")}
+	}
+	return nil
+}
+
+// pushWorkspace pushes --sync's directory to the task's workspace.
+func (a *app) pushWorkspace(ctx context.Context, env envs.Environment, opts *runOptions) error {
+	state, err := a.checkedStateDir()
+	if err != nil {
+		return err
+	}
+	rep, err := workspace.Push(ctx, env, a.syncOptions(opts.task, opts.sync, state, opts.syncExclude))
+	if err != nil {
+		return err
+	}
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(a.stderr, "runbox: --sync: left out %s\n", s)
+	}
+	for _, p := range rep.Conflicts {
+		fmt.Fprintf(a.stderr, "runbox: --sync: %s changed here and in the container; the container's is kept (see runbox sync diff --task %s)\n", p, opts.task)
+	}
+	a.log.Debug("workspace pushed", "task", opts.task, "full", rep.Full, "sent", len(rep.Sent), "deleted", len(rep.Deleted), "bytes", rep.Bytes)
+	return nil
+}
+
+// syncOptions are the push options of a task from the configuration's
+// sync section and the flags.
+func (a *app) syncOptions(task, dir, state string, exclude []string) workspace.Options {
+	c := a.cfg.Sync
+	return workspace.Options{
+		Task: task, Dir: dir, StateDir: state,
+		Exclude:     append(slices.Clone(c.Exclude), exclude...),
+		Protected:   a.syncProtected(dir),
+		MaxBytes:    int64(c.MaxSize),
+		IncludeGit:  c.IncludeGit,
+		NoGitignore: c.NoGitignore,
+	}
+}
+
+// syncProtected is the protected list in force: the built-in one, the
+// configuration's additions, and runbox's configuration file itself when
+// it lies inside dir.
+func (a *app) syncProtected(dir string) []string {
+	p := append(slices.Clone(workspace.DefaultProtected), a.cfg.Sync.Protected...)
+	if a.cfg.Path == "" {
+		return p
+	}
+	abs, err1 := filepath.Abs(dir)
+	cfg, err2 := filepath.Abs(a.cfg.Path)
+	if err1 != nil || err2 != nil {
+		return p
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	if real, err := filepath.EvalSymlinks(cfg); err == nil {
+		cfg = real
+	}
+	if rel, err := filepath.Rel(abs, cfg); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		p = append(p, "/"+globEscape(filepath.ToSlash(rel)))
+	}
+	return p
+}
+
+// globEscape quotes the characters a gitignore pattern treats specially.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\!#`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

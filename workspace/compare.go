@@ -1,0 +1,153 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/runbox/runbox/envs"
+)
+
+// Kind is what a change does to the local tree.
+type Kind string
+
+// The kinds of [Change].
+const (
+	Added    Kind = "added"
+	Modified Kind = "modified"
+	Deleted  Kind = "deleted"
+	// Conflict: changed in the sandbox and, differently, locally.
+	Conflict Kind = "conflict"
+)
+
+// Change is one path the sandbox changed since the last push.
+type Change struct {
+	Path string
+	Kind Kind
+	// Base is the pushed entry, Ours the local one now, Theirs the
+	// sandbox's now; nil means absent.
+	Base, Ours, Theirs *Entry
+	// Protected is set when the path is on the protected list: it is
+	// shown but never applied.
+	Protected bool
+
+	theirs []byte // the sandbox's content of a file
+	ours   []byte // the local content, read by Compare
+}
+
+// Comparison is the result of [Compare]: the sandbox's changes, ready to
+// show or apply.
+type Comparison struct {
+	// Manifest is the base the comparison was made against.
+	Manifest *Manifest
+	// Changes are sorted by path.
+	Changes []*Change
+	// Unsafe are names in the sandbox's tree that could never be written
+	// locally (absolute, ".."); they are reported, not applied.
+	Unsafe []string
+
+	opts Options
+}
+
+// Compare loads the task's manifest from stateDir and compares it with
+// the sandbox's tree in env and the local tree now. Directories take no
+// part: a change is a file or a link added, modified or deleted.
+func Compare(ctx context.Context, env envs.Environment, stateDir, task string) (*Comparison, error) {
+	m, err := Load(stateDir, task)
+	if err != nil {
+		return nil, err
+	}
+	o := m.options(stateDir)
+	if o.Protected == nil {
+		o.Protected = []string{}
+	}
+	base := m.tree()
+	ours, ignore, _, err := scanLocal(&o, m)
+	if err != nil {
+		return nil, err
+	}
+	theirs, err := readRemote(ctx, env, o.Remote, ignore, o.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	protect := newMatcher(o.Protected)
+	c := &Comparison{Manifest: m, Unsafe: theirs.unsafe, opts: o}
+	paths := map[string]bool{}
+	for _, t := range []Tree{base, ours, theirs.entries} {
+		for p, e := range t {
+			if e.Type != TypeDir {
+				paths[p] = true
+			}
+		}
+	}
+	root, err := os.OpenRoot(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	defer root.Close()
+	for p := range paths {
+		b, o, t := fileOnly(base[p]), fileOnly(ours[p]), fileOnly(theirs.entries[p])
+		if same(t, b) || same(o, t) {
+			continue // the sandbox did not change it, or both made the same change
+		}
+		ch := &Change{Path: p, Base: b, Ours: o, Theirs: t, theirs: theirs.content[p]}
+		switch {
+		case !same(o, b):
+			ch.Kind = Conflict
+		case t == nil:
+			ch.Kind = Deleted
+		case o == nil:
+			ch.Kind = Added
+		default:
+			ch.Kind = Modified
+		}
+		ch.Protected = protect.matchPath(p, false)
+		if o != nil && o.Type == TypeFile {
+			if ch.ours, err = root.ReadFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("workspace: read %s: %w", p, err)
+			}
+		}
+		c.Changes = append(c.Changes, ch)
+	}
+	sort.Slice(c.Changes, func(i, j int) bool { return c.Changes[i].Path < c.Changes[j].Path })
+	return c, nil
+}
+
+// Protect adds gitignore-style patterns to the protected list for this
+// comparison: the changes they match are shown but never applied. It lets
+// a caller protect what it knows now (the configuration in force, where
+// its configuration file lies) on top of what was recorded at the push.
+func (c *Comparison) Protect(patterns ...string) {
+	m := newMatcher(patterns)
+	for _, ch := range c.Changes {
+		if m.matchPath(ch.Path, false) {
+			ch.Protected = true
+		}
+	}
+}
+
+// fileOnly drops directory entries: they take no part in changes.
+func fileOnly(e *Entry) *Entry {
+	if e == nil || e.Type == TypeDir {
+		return nil
+	}
+	return e
+}
+
+// selected reports whether p is one of paths or under one of them.
+func selected(p string, paths []string) bool {
+	if len(paths) == 0 {
+		return true
+	}
+	for _, s := range paths {
+		s = strings.TrimSuffix(path.Clean(s), "/")
+		if s == "." || p == s || strings.HasPrefix(p, s+"/") {
+			return true
+		}
+	}
+	return false
+}

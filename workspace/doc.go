@@ -1,0 +1,51 @@
+// Package workspace copies a local project into a sandbox and brings the
+// sandbox's changes back without losing anybody's edits.
+//
+// # Push
+//
+// [Push] sends a local directory to a directory in an environment (by
+// default [DefaultRemote]). Trees move as tar streams: through the
+// environment's [envs.TreeTransfer] when it has one (docker's archive
+// API), else through tar run inside it. The first push of a task is one
+// stream; later pushes send only what changed since the
+// last one (found by size and modification time, confirmed by a SHA-256
+// of the content) and delete in the sandbox what was deleted locally.
+// .git/ and the paths the project's .gitignore files name are skipped
+// unless [Options] says otherwise. Symbolic links are sent as links and
+// never followed; a link that is absolute or leads out of the tree is not
+// sent at all. What was pushed (path → type, mode, hash) is the task's
+// manifest, kept in runbox's state directory and written only when the
+// whole push succeeded, so a failed transfer leaves the last good base.
+//
+// # Pull
+//
+// [Compare] is a three-way comparison: base is the manifest, theirs is
+// the sandbox's tree now, ours is the local tree now. A path changed only
+// in the sandbox is a [Change] to bring back; one changed only locally is
+// left alone; one changed on both sides (differently) is a conflict.
+// [Change.Diff] renders a change as a git-style unified diff that
+// `patch -p1` and `git apply` accept.
+//
+// # Apply
+//
+// [Comparison.Apply] writes the selected changes into the local
+// directory. It refuses conflicts unless told to take the sandbox's side,
+// and it never writes:
+//   - outside the local directory: names that are absolute or hold ".."
+//     are refused, and every write goes through an [os.Root], so a
+//     symbolic link (planted by the sandbox or not) cannot lead out;
+//   - a symbolic link whose target is absolute or leaves the tree;
+//   - a path on the protected list ([DefaultProtected]: .git/, .env*,
+//     runbox's configuration);
+//   - anything at all when the sandbox's tree is above the size limit.
+//
+// Each file is written to a temporary name beside it and renamed over the
+// target, so a reader never sees half a file; every change is checked
+// before the first one is written.
+//
+// What it does not do: merge. A conflict is reported with both sides'
+// diffs against the base and left for a person (or --theirs) to settle.
+// A push holds back a file that changed locally when the sandbox changed
+// it too (its hash there is checked first): neither edit is lost, and the
+// comparison shows a conflict. It does not check links that way.
+package workspace

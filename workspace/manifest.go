@@ -1,0 +1,170 @@
+package workspace
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/runbox/runbox/procregistry"
+)
+
+// Manifest is what the last push of a task sent: the base of the
+// three-way comparison, and what the next push is measured against.
+type Manifest struct {
+	Task string `json:"task"`
+	// Local is the absolute local directory the task syncs.
+	Local string `json:"local"`
+	// Remote is the directory in the sandbox.
+	Remote string `json:"remote"`
+	// Options are the filter and limits the push used; the comparison
+	// uses the same.
+	Exclude     []string `json:"exclude,omitempty"`
+	NoGitignore bool     `json:"no_gitignore,omitempty"`
+	IncludeGit  bool     `json:"include_git,omitempty"`
+	Protected   []string `json:"protected,omitempty"`
+	MaxBytes    int64    `json:"max_bytes,omitempty"`
+	// Scanned is when the scan behind the entries began (Unix
+	// nanoseconds). A file whose modification time is not before it may
+	// have changed again within the clock's resolution without changing
+	// its size, so its hash is not trusted by the next scan.
+	Scanned int64 `json:"scanned,omitempty"`
+	// Entries are the pushed paths, sorted.
+	Entries []*Entry `json:"entries"`
+}
+
+// tree returns the entries by path.
+func (m *Manifest) tree() Tree {
+	t := Tree{}
+	for _, e := range m.Entries {
+		t[e.Path] = e
+	}
+	return t
+}
+
+// setTree replaces the entries with t's, sorted by path.
+func (m *Manifest) setTree(t Tree) {
+	m.Entries = m.Entries[:0]
+	for _, e := range t {
+		m.Entries = append(m.Entries, e)
+	}
+	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Path < m.Entries[j].Path })
+}
+
+var plainTask = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// manifestPath is where the task's manifest lives under stateDir: the
+// task's name when it is a plain one, else a hash of it (a task name must
+// never choose where a file is written).
+func manifestPath(stateDir, task string) string {
+	name := task
+	if !plainTask.MatchString(task) {
+		s := sha256.Sum256([]byte(task))
+		name = "task-" + hex.EncodeToString(s[:12])
+	}
+	return filepath.Join(stateDir, "sync", name+".json")
+}
+
+// syncDir returns the checked directory that holds the manifests,
+// creating it (0700) when missing.
+func syncDir(stateDir string) (string, error) {
+	if stateDir == "" {
+		return "", errors.New("workspace: no state directory")
+	}
+	dir, err := procregistry.PrepareStateDir(filepath.Join(stateDir, "sync"))
+	if err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	return dir, nil
+}
+
+// Load reads the manifest of task from stateDir. A task never pushed is
+// [ErrNoManifest].
+func Load(stateDir, task string) (*Manifest, error) {
+	if _, err := syncDir(stateDir); err != nil {
+		return nil, err
+	}
+	p := manifestPath(stateDir, task)
+	f, err := procregistry.OpenPrivateFile(p, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: task %q (push it with runbox run --sync)", ErrNoManifest, task)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace: manifest of %q: %w", task, err)
+	}
+	defer f.Close()
+	var m Manifest
+	if err := json.NewDecoder(io.LimitReader(f, 1<<30)).Decode(&m); err != nil {
+		return nil, fmt.Errorf("workspace: manifest %s: %w", p, err)
+	}
+	return &m, nil
+}
+
+// save writes m for its task: to a new private file that is then renamed
+// over the old manifest, so a reader sees the old one or the new one.
+func (m *Manifest) save(stateDir string) error {
+	if _, err := syncDir(stateDir); err != nil {
+		return err
+	}
+	p := manifestPath(stateDir, m.Task)
+	tmp := p + ".tmp-" + rand.Text()
+	f, err := procregistry.OpenPrivateFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("workspace: save manifest: %w", err)
+	}
+	enc := json.NewEncoder(f)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(m)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("workspace: save manifest: %w", err)
+	}
+	return nil
+}
+
+// lock takes the task's lock (an flock on a private file beside the
+// manifest), so that two pushes or applies of one task do not interleave
+// their reads and writes of the manifest. The returned func releases it.
+func lock(stateDir, task string) (func(), error) {
+	if _, err := syncDir(stateDir); err != nil {
+		return nil, err
+	}
+	p := strings.TrimSuffix(manifestPath(stateDir, task), ".json") + ".lock"
+	f, err := procregistry.OpenPrivateFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("workspace: lock: %w", err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// removeManifest deletes the task's manifest (the caller holds the lock).
+func removeManifest(stateDir, task string) error {
+	err := os.Remove(manifestPath(stateDir, task))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("workspace: remove manifest: %w", err)
+	}
+	return nil
+}
