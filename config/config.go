@@ -23,6 +23,7 @@ type Config struct {
 	Spawn       SpawnConf  `yaml:"spawn"`
 	Approval    Approval   `yaml:"approval"`
 	Docker      DockerConf `yaml:"docker"`
+	SSH         SSHConf    `yaml:"ssh"`
 	Jobs        JobsConf   `yaml:"jobs"`
 
 	// Path is the file the configuration was read from ("" if none).
@@ -66,6 +67,28 @@ type DockerConf struct {
 	Task         string `yaml:"task"`
 	Persistent   bool   `yaml:"persistent"`
 	ReadOnlyRoot bool   `yaml:"read_only_root"`
+}
+
+// SSHConf configures the ssh backend.
+type SSHConf struct {
+	// Host is the default host: "host", "user@host", "user@host:port".
+	Host string `yaml:"host"`
+	// User and Port apply when the host names none.
+	User string `yaml:"user"`
+	Port int    `yaml:"port"`
+	// IdentityFile is a private key to offer after the ssh-agent's; empty
+	// means the default keys in ~/.ssh.
+	IdentityFile string `yaml:"identity_file"`
+	// KnownHosts is the known_hosts file; empty means ~/.ssh/known_hosts.
+	KnownHosts string `yaml:"known_hosts"`
+	// AcceptNew records an unknown host's key (never a changed one).
+	AcceptNew bool `yaml:"accept_new"`
+	// AgentBinary is the static agent to upload ("" = found or built).
+	AgentBinary string `yaml:"agent_binary"`
+	// NoAgent runs each command in a session of its own (degraded).
+	NoAgent bool `yaml:"no_agent"`
+	// Keepalive is the interval of keepalive requests (0 = 15s).
+	Keepalive Duration `yaml:"keepalive"`
 }
 
 // Default is the configuration with nothing set by the user.
@@ -138,6 +161,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s: approval.mode must be manual or off, got %q", where, c.Approval.Mode)
 	case c.Limits.Pids < 0 || c.Limits.CPUs < 0 || c.Limits.Memory < 0:
 		return fmt.Errorf("config: %s: limits must be >= 0", where)
+	case c.SSH.Port < 0 || c.SSH.Port > 65535 || c.SSH.Keepalive < 0:
+		return fmt.Errorf("config: %s: ssh.port must be 0..65535 and ssh.keepalive >= 0", where)
 	case c.Jobs.Retention < 0 || c.Jobs.MaxFinished < 0:
 		return fmt.Errorf("config: %s: jobs.retention and jobs.max_finished must be >= 0", where)
 	}
@@ -158,6 +183,8 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		set("RUNBOX_BACKEND", str(&c.Backend)),
 		set("RUNBOX_SHELL", str(&c.Shell)),
 		set("RUNBOX_IMAGE", str(&c.Docker.Image)),
+		set("RUNBOX_SSH_HOST", str(&c.SSH.Host)),
+		set("RUNBOX_SSH_IDENTITY", str(&c.SSH.IdentityFile)),
 		set("RUNBOX_APPROVAL_MODE", str(&c.Approval.Mode)),
 		set("RUNBOX_TIMEOUT", c.Timeout.Set),
 		set("RUNBOX_GRACE", c.Grace.Set),

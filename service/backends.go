@@ -7,6 +7,7 @@ import (
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
+	"github.com/runbox/runbox/ssh"
 )
 
 // newProviders builds the provider table: one registration per backend.
@@ -15,6 +16,7 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 	for _, p := range []envs.Provider{
 		s.localProvider(),
 		docker.Provider(s.DockerOptions),
+		ssh.Provider(s.SSHOptions),
 	} {
 		if err := t.Register(p); err != nil {
 			return nil, err

@@ -35,6 +35,7 @@ type runOptions struct {
 	limits         limitFlags
 	network        string
 	workspace      bool
+	ssh            sshFlags
 	args           []string
 }
 
@@ -94,6 +95,7 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends; the gate then treats the backend as having host access)")
+	opts.ssh.bind(f)
 	return cmd
 }
 
@@ -126,6 +128,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		}
 		spec.Settings = map[string]string{"workspace": wd}
 	}
+	opts.ssh.apply(&spec)
 	host := a.hostAccess(ctx, backend, spec)
 	dir := ""
 	if host {

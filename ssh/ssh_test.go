@@ -1,0 +1,348 @@
+package ssh_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/runbox/runbox/agent"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/ssh"
+)
+
+// agentBin is the static runbox-agent built once by TestMain ("" if the
+// build failed; agentErr says why).
+var agentBin, agentErr = "", error(nil)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "runbox-ssh-test-*")
+	if err == nil {
+		agentBin = filepath.Join(dir, "runbox-agent")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", agentBin, "github.com/runbox/runbox/cmd/runbox-agent")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, berr := cmd.CombinedOutput(); berr != nil {
+			agentBin, agentErr = "", fmt.Errorf("build test agent: %v: %s", berr, out)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	// Every Env closes its connection and the loops that watch it.
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// options are Options for d: its host key known, its user key offered,
+// no ssh-agent, the agent uploaded to a directory of the test's.
+func (d *sshd) options() ssh.Options {
+	d.t.Helper()
+	if agentBin == "" {
+		d.t.Fatalf("no agent binary: %v", agentErr)
+	}
+	return ssh.Options{
+		Host:              d.target(),
+		Identity:          []string{d.userKey},
+		NoAgentAuth:       true,
+		KnownHosts:        d.knownHosts(d.hostKey),
+		AgentBinary:       agentBin,
+		AgentDir:          filepath.Join(d.dir, "cache", "runbox", "agent"),
+		KeepaliveInterval: time.Second,
+	}
+}
+
+// open connects with o, closed at the end of the test.
+func open(t *testing.T, o ssh.Options) *ssh.Env {
+	t.Helper()
+	env, err := ssh.New(ctx(t), o)
+	if err != nil {
+		t.Fatalf("ssh.New(%s): %v", o.Host, err)
+	}
+	t.Cleanup(func() { env.Close(context.Background()) })
+	return env
+}
+
+func run(t *testing.T, env envs.Environment, shell string) *envs.Result {
+	t.Helper()
+	res, err := env.Run(ctx(t), envs.Command{Shell: shell})
+	if err != nil {
+		t.Fatalf("Run(%q): %v", shell, err)
+	}
+	return res
+}
+
+// The conformance suite through the agent on the far side: what holds
+// for local holds over ssh.
+func TestEnv_Conformance(t *testing.T) {
+	d := startSSHD(t)
+	o := d.options()
+	envtest.Run(t, func(t *testing.T) envs.Environment {
+		env, err := ssh.New(ctx(t), o)
+		if err != nil {
+			t.Fatalf("ssh.New: %v", err)
+		}
+		if fb := env.Fallback(); fb != "" {
+			t.Fatalf("agent not in use: %s", fb)
+		}
+		return env
+	})
+}
+
+// A host whose key known_hosts does not list is refused, with the
+// fingerprint and the file; the file is left alone.
+func TestEnv_UnknownHostKey(t *testing.T) {
+	d := startSSHD(t)
+	o := d.options()
+	o.KnownHosts = d.knownHosts(nil)
+	_, err := ssh.New(ctx(t), o)
+	var he *ssh.HostKeyError
+	if !errors.As(err, &he) {
+		t.Fatalf("New with an unknown host key = %v; want a *ssh.HostKeyError", err)
+	}
+	if he.Changed || he.File != o.KnownHosts || !strings.Contains(err.Error(), gosshFingerprint(d)) || !strings.Contains(err.Error(), o.KnownHosts) {
+		t.Fatalf("error %q (changed %v, file %s); want unknown, with the fingerprint and %s", err, he.Changed, he.File, o.KnownHosts)
+	}
+	if b, _ := os.ReadFile(o.KnownHosts); len(b) != 0 {
+		t.Fatalf("known_hosts was written without AcceptNew: %q", b)
+	}
+}
+
+// A changed key is refused even with AcceptNew, and never recorded.
+func TestEnv_ChangedHostKey(t *testing.T) {
+	d := startSSHD(t)
+	o := d.options()
+	other := writeKey(t, filepath.Join(t.TempDir(), "other"))
+	o.KnownHosts = d.knownHosts(other)
+	o.AcceptNew = true
+	before, _ := os.ReadFile(o.KnownHosts)
+	_, err := ssh.New(ctx(t), o)
+	var he *ssh.HostKeyError
+	if !errors.As(err, &he) || !he.Changed {
+		t.Fatalf("New with a changed host key = %v; want a *ssh.HostKeyError with Changed", err)
+	}
+	if !strings.Contains(err.Error(), gosshFingerprint(d)) || !strings.Contains(err.Error(), "CHANGED") {
+		t.Fatalf("error %q lacks the new fingerprint or says nothing of the change", err)
+	}
+	if after, _ := os.ReadFile(o.KnownHosts); !bytes.Equal(before, after) {
+		t.Fatalf("known_hosts changed after a refused key:\n%s", after)
+	}
+}
+
+// AcceptNew records an unknown key; the next connection is checked
+// against it without AcceptNew.
+func TestEnv_AcceptNewHostKey(t *testing.T) {
+	d := startSSHD(t)
+	o := d.options()
+	o.KnownHosts = filepath.Join(t.TempDir(), "sub", "known_hosts") // not there yet
+	o.AcceptNew = true
+	env := open(t, o)
+	if res := run(t, env, "echo hi"); res.Output != "hi\n" {
+		t.Fatalf("output %q", res.Output)
+	}
+	b, err := os.ReadFile(o.KnownHosts)
+	if err != nil || !strings.Contains(string(b), "["+"127.0.0.1]:"+strconv.Itoa(d.port)) {
+		t.Fatalf("known_hosts after AcceptNew: %q, %v", b, err)
+	}
+	o.AcceptNew = false
+	open(t, o)
+}
+
+// A key the server does not accept fails with an authentication error;
+// an encrypted identity file is refused before anything is sent.
+func TestEnv_UserKeyRefused(t *testing.T) {
+	d := startSSHD(t)
+	tests := []struct {
+		name string
+		key  func(p string)
+		want func(error) bool
+	}{
+		{"wrong key", func(p string) { writeKey(t, p) }, func(err error) bool { return strings.Contains(err.Error(), "unable to authenticate") }},
+		{"encrypted key", func(p string) { encryptedKey(t, p) }, func(err error) bool { return errors.Is(err, ssh.ErrEncryptedKey) && strings.Contains(err.Error(), "ssh-add") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := d.options()
+			p := filepath.Join(t.TempDir(), "id")
+			tc.key(p)
+			o.Identity = []string{p}
+			_, err := ssh.New(ctx(t), o)
+			if err == nil || !tc.want(err) {
+				t.Fatalf("New with %s = %v", tc.name, err)
+			}
+		})
+	}
+}
+
+// sshd dies mid-command: the command fails within seconds with an error
+// that says the connection was lost; once sshd is back, the next command
+// connects again and says the environment was recreated.
+func TestEnv_SSHDKilledMidCommand(t *testing.T) {
+	d := startSSHD(t)
+	env := open(t, d.options())
+	marker := filepath.Join(t.TempDir(), "started")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := env.Run(ctx(t), envs.Command{Shell: "touch " + marker + "; sleep 60"})
+		errc <- err
+	}()
+	envtest.Eventually(t, 30*time.Second, "the command to start", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	d.stop()
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the command did not fail within 15s of sshd's death")
+	}
+	if err == nil || !errors.Is(err, agent.ErrLost) || !strings.Contains(err.Error(), "connection lost") {
+		t.Fatalf("Run after sshd died = %v; want a lost agent and connection", err)
+	}
+	// While sshd is down the next command fails at once, and says why.
+	if _, err := env.Run(ctx(t), envs.Command{Shell: "true"}); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Run with sshd down = %v; want connection refused", err)
+	}
+	d.start()
+	res := run(t, env, "echo back")
+	if res.Output != "back\n" || !res.EnvironmentRecreated {
+		t.Fatalf("after sshd came back: output %q, recreated %v; want back and recreated", res.Output, res.EnvironmentRecreated)
+	}
+}
+
+// Closing the environment ends what it started on the host, a setsid
+// child included.
+func TestEnv_CloseKillsRemoteTree(t *testing.T) {
+	d := startSSHD(t)
+	env, err := ssh.New(ctx(t), d.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := env.Start(ctx(t), envs.Command{Shell: "setsid sleep 300 & echo $!; echo ready; wait"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	envtest.Eventually(t, 30*time.Second, "the pid", func() bool {
+		buf := make([]byte, 64)
+		n, _ := p.Output().Read(buf)
+		out.Write(buf[:n])
+		return strings.Contains(out.String(), "ready")
+	})
+	pid, err := strconv.Atoi(strings.Fields(out.String())[0])
+	if err != nil {
+		t.Fatalf("pid line %q: %v", out.String(), err)
+	}
+	if err := env.Close(ctx(t)); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// The host is this machine: the setsid child must be gone from it.
+	envtest.Eventually(t, 30*time.Second, "the setsid child to die", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		return err != nil || strings.Contains(string(b), "State:\tZ")
+	})
+}
+
+// Secrets reach the command but no remote argv: /proc/*/cmdline on the
+// host never holds them while the command runs.
+func TestEnv_SecretsNotInRemoteArgv(t *testing.T) {
+	d := startSSHD(t)
+	secret := "runbox-secret-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	o := d.options()
+	o.Env = map[string]string{"RB_TEST_ENV_VALUE": secret + "-env"}
+	env := open(t, o)
+	marker := filepath.Join(t.TempDir(), "started")
+	cmd := envs.Command{Shell: `printf '%s %s\n' "$RB_TEST_ENV_VALUE" "$RB_TEST_CMD_VALUE"; touch ` + marker + `; sleep 2`, Env: map[string]string{"RB_TEST_CMD_VALUE": secret + "-cmd"}}
+	type answer struct {
+		res *envs.Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() { r, err := env.Run(ctx(t), cmd); done <- answer{r, err} }()
+	envtest.Eventually(t, 30*time.Second, "the command to start", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s holds the secret: %q", p, b)
+		}
+	}
+	a := <-done
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if want := secret + "-env " + secret + "-cmd\n"; a.res.Output != want {
+		t.Fatalf("output %q; want %q", a.res.Output, want)
+	}
+}
+
+// Many commands at once share the connection (run with -race).
+func TestEnv_ConcurrentCommands(t *testing.T) {
+	d := startSSHD(t)
+	env := open(t, d.options())
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Go(func() {
+			res, err := env.Run(ctx(t), envs.Command{Args: []string{"echo", strconv.Itoa(i)}})
+			switch {
+			case err != nil:
+				errs <- err
+			case res.Output != strconv.Itoa(i)+"\n":
+				errs <- fmt.Errorf("command %d printed %q", i, res.Output)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// The uploaded agent is reused while its checksum matches, and replaced
+// when the copy on the host was altered.
+func TestEnv_AgentUploadVerified(t *testing.T) {
+	d := startSSHD(t)
+	o := d.options()
+	open(t, o)
+	copies, _ := filepath.Glob(filepath.Join(o.AgentDir, "runbox-agent-*"))
+	if len(copies) != 1 {
+		t.Fatalf("agent copies on the host: %q; want one", copies)
+	}
+	st1, _ := os.Stat(copies[0])
+	open(t, o)
+	if st2, _ := os.Stat(copies[0]); !os.SameFile(st1, st2) {
+		t.Fatal("an unchanged agent was uploaded again")
+	}
+	// A new file in its place: the running agent keeps the old inode.
+	os.Remove(copies[0])
+	if err := os.WriteFile(copies[0], []byte("#!/bin/sh\necho tampered\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := open(t, o)
+	if fb := env.Fallback(); fb != "" {
+		t.Fatalf("agent not in use after a tampered copy: %s", fb)
+	}
+	if res := run(t, env, "echo ok"); res.Output != "ok\n" {
+		t.Fatalf("output %q", res.Output)
+	}
+	if b, _ := os.ReadFile(copies[0]); bytes.Contains(b, []byte("tampered")) {
+		t.Fatal("the tampered copy was kept")
+	}
+}
