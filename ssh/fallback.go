@@ -7,16 +7,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	pathpkg "path"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/spawn"
 )
 
 // execEnv runs each command in a session channel of its own: the fallback
@@ -109,7 +112,19 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 	} else {
 		argv = append(append(argv, "args"), cmd.Args...)
 	}
-	pre := preamble(cmd.Env, dir)
+	// The defaults every child gets (PAGER=cat, ...) and the caller's
+	// variables, under the same policy as the agent's children; the host's
+	// own environment is the login session's, which sshd set.
+	sres, err := spawn.Build(spawn.Request{Overlay: cmd.Env, Policy: spawn.DefaultPolicy()})
+	if err != nil {
+		return nil, fmt.Errorf("ssh: child environment: %w", err)
+	}
+	env := make(map[string]string, len(sres.Env))
+	for _, kv := range sres.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	pre := preamble(env, dir)
 	var stdin io.Reader = strings.NewReader(strconv.Itoa(len(pre)) + "\n" + string(pre))
 	if cmd.Stdin != nil {
 		stdin = io.MultiReader(stdin, cmd.Stdin)
@@ -161,9 +176,8 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 			return nil, x.gone(err)
 		}
 		res.Code = ee.ExitStatus()
-		if ee.Signal() != "" {
-			res.Code = envs.ExitSignalBase + signalNumber(ee.Signal())
-			res.KilledBy = "signal"
+		if n := signalNumber(ee.Signal()); n > 0 {
+			res.ExitStatus = envs.SignalStatus(syscall.Signal(n))
 		} else if res.Code > envs.ExitSignalBase && res.Code < envs.ExitSignalBase+65 {
 			res.KilledBy = "signal" // sh reports a command killed by signal n as 128+n
 		}
@@ -213,9 +227,12 @@ func (x *execEnv) kill(pg int) {
 	ctx, cancel := context.WithTimeout(context.Background(), x.grace+10*time.Second)
 	defer cancel()
 	g := strconv.Itoa(pg)
-	secs := strconv.FormatFloat(x.grace.Seconds(), 'f', 3, 64)
-	x.cn.output(ctx, script("kill -TERM -- -"+g+" 2>/dev/null || exit 0; sleep "+secs+"; kill -KILL -- -"+g+" 2>/dev/null; exit 0"), nil)
+	// dash's kill takes no "--"; a negative pid after the signal is a group.
+	x.cn.output(ctx, script("kill -TERM -"+g+" 2>/dev/null || exit 0; i=0; while kill -0 -"+g+" 2>/dev/null && [ $i -lt "+steps(x.grace)+" ]; do sleep 0.1; i=$((i+1)); done; kill -KILL -"+g+" 2>/dev/null; exit 0"), nil)
 }
+
+// steps is the grace period in tenths of a second.
+func steps(d time.Duration) string { return strconv.Itoa(int(d / (100 * time.Millisecond))) }
 
 // gone marks err as the loss of the host when the connection is down, so
 // the next command connects again.
@@ -250,7 +267,7 @@ func (x *execEnv) Close(ctx context.Context) error { return nil }
 // PutFile writes r to path through a session that copies its stdin there.
 func (x *execEnv) PutFile(ctx context.Context, path string, r io.Reader, perm os.FileMode) error {
 	q := shellCommand(path)
-	put := fmt.Sprintf(`t=%[1]s.$$.tmp && cat >"$t" && chmod %[2]o "$t" && mv -f "$t" %[1]s || { rm -f "$t"; exit 1; }`, q, perm.Perm())
+	put := fmt.Sprintf(`mkdir -p %[3]s && t=%[1]s.$$.tmp && cat >"$t" && chmod %[2]o "$t" && mv -f "$t" %[1]s || { rm -f "$t"; exit 1; }`, q, perm.Perm(), shellCommand(pathpkg.Dir(path)))
 	if _, err := x.cn.output(ctx, script(put), r); err != nil {
 		return fmt.Errorf("ssh: put %s: %w", path, err)
 	}

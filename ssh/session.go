@@ -10,19 +10,15 @@ import (
 	"sync"
 
 	gossh "golang.org/x/crypto/ssh"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // shellCommand is the command line for argv, quoted for the remote
-// user's login shell (which sshd runs it with).
+// user's login shell (which sshd runs it with): each word in single
+// quotes, which keep every byte but the quote itself as it is.
 func shellCommand(argv ...string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
-		s, err := syntax.Quote(a, syntax.LangPOSIX)
-		if err != nil { // a NUL byte: no shell can take it
-			s = "''"
-		}
-		q[i] = s
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(q, " ")
 }

@@ -170,7 +170,9 @@ func TestEnv_UserKeyRefused(t *testing.T) {
 		want func(error) bool
 	}{
 		{"wrong key", func(p string) { writeKey(t, p) }, func(err error) bool { return strings.Contains(err.Error(), "unable to authenticate") }},
-		{"encrypted key", func(p string) { encryptedKey(t, p) }, func(err error) bool { return errors.Is(err, ssh.ErrEncryptedKey) && strings.Contains(err.Error(), "ssh-add") }},
+		{"encrypted key", func(p string) { encryptedKey(t, p) }, func(err error) bool {
+			return errors.Is(err, ssh.ErrEncryptedKey) && strings.Contains(err.Error(), "ssh-add")
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,5 +346,108 @@ func TestEnv_AgentUploadVerified(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(copies[0]); bytes.Contains(b, []byte("tampered")) {
 		t.Fatal("the tampered copy was kept")
+	}
+}
+
+// Without the agent, each command runs in a session of its own, with
+// exit codes, signals, timeouts and the child-environment defaults as
+// through the agent. (The whole conformance suite does not apply: the
+// fallback has no streaming processes, and, like sshd, waits for a
+// grandchild that holds its output open.)
+func TestEnv_FallbackCommands(t *testing.T) {
+	d := startSSHD(t)
+	o := d.options()
+	o.NoAgent = true
+	env := open(t, o)
+	tests := []struct {
+		name    string
+		cmd     envs.Command
+		code    int
+		signal  int
+		timeout bool
+		output  string
+	}{
+		{name: "exit code", cmd: envs.Command{Shell: "echo out; exit 3"}, code: 3, output: "out\n"},
+		{name: "argv", cmd: envs.Command{Args: []string{"printf", "%s|", "a b", "it's"}}, output: "a b|it's|"},
+		{name: "killed by a signal", cmd: envs.Command{Shell: "kill -9 $$"}, code: 137, signal: 9},
+		{name: "missing dir", cmd: envs.Command{Shell: "true", Dir: "/nonexistent-runbox-dir"}, code: 126},
+		{name: "timeout", cmd: envs.Command{Shell: "sleep 30", Timeout: 300 * time.Millisecond}, code: 124, timeout: true},
+		{name: "pager neutralised", cmd: envs.Command{Shell: `echo "$PAGER $GIT_PAGER"`}, output: "cat cat\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res, err := env.Run(ctx(t), tc.cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Code != tc.code || int(res.Signal) != tc.signal || res.TimedOut != tc.timeout {
+				t.Fatalf("Run = code %d signal %d timed out %v; want %d %d %v (output %q)", res.Code, res.Signal, res.TimedOut, tc.code, tc.signal, tc.timeout, res.Output)
+			}
+			if tc.output != "" && res.Output != tc.output {
+				t.Fatalf("output %q; want %q", res.Output, tc.output)
+			}
+			if tc.timeout && time.Since(start) > 15*time.Second {
+				t.Fatalf("a timed-out command took %v", time.Since(start))
+			}
+		})
+	}
+	t.Run("file transfer", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "sub", "f.bin")
+		data := "a\x00b\xff\n"
+		if err := env.PutFile(ctx(t), p, strings.NewReader(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := env.GetFile(ctx(t), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var b bytes.Buffer
+		b.ReadFrom(r)
+		if b.String() != data {
+			t.Fatalf("round trip %q; want %q", b.String(), data)
+		}
+	})
+}
+
+// The fallback says it is degraded, carries the environment on stdin
+// rather than in argv, and honours the command's directory and stdin.
+func TestEnv_FallbackDegraded(t *testing.T) {
+	d := startSSHD(t)
+	o := d.options()
+	o.NoAgent = true
+	o.Env = map[string]string{"RB_TEST_VALUE": "it's a \"value\"\nwith a newline"}
+	env := open(t, o)
+	if st := env.Capabilities().State(envs.CapTreeKill); st != envs.Degraded {
+		t.Errorf("tree_kill = %v in the fallback; want degraded", st)
+	}
+	res, err := env.Run(ctx(t), envs.Command{Shell: `printf '%s|' "$RB_TEST_VALUE"; pwd; cat`, Dir: "/tmp", Stdin: strings.NewReader("input")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "it's a \"value\"\nwith a newline|/tmp\ninput"; res.Output != want {
+		t.Fatalf("output %q; want %q", res.Output, want)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, " "), "degraded") {
+		t.Fatalf("warnings %q; want the degraded mode named", res.Warnings)
+	}
+}
+
+// When the agent cannot run on the host (here: no static build of it),
+// commands still run, through the fallback, which says why.
+func TestEnv_FallbackWhenAgentCannotRun(t *testing.T) {
+	d := startSSHD(t)
+	o := d.options()
+	o.AgentBinary = "/bin/true" // dynamically linked: refused as an agent
+	env := open(t, o)
+	if fb := env.Fallback(); !strings.Contains(fb, "dynamically linked") {
+		t.Fatalf("Fallback() = %q; want the reason the agent cannot run", fb)
+	}
+	if res := run(t, env, "echo ok"); res.Output != "ok\n" {
+		t.Fatalf("output %q", res.Output)
+	}
+	if st := env.Capabilities().State(envs.CapSessionState); st != envs.Unsupported {
+		t.Fatalf("session_state = %v in the fallback; want unsupported", st)
 	}
 }

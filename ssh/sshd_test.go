@@ -36,14 +36,14 @@ func skip(t *testing.T, format string, args ...any) {
 // sshd is a real OpenSSH server on 127.0.0.1 with a generated host key,
 // accepting one generated user key for the current user.
 type sshd struct {
-	t        *testing.T
-	dir      string
-	port     int
-	hostKey  gossh.PublicKey
-	userKey  string // private key file for the current user
-	config   string
-	cmd      *exec.Cmd
-	stderr   *os.File
+	t       *testing.T
+	dir     string
+	port    int
+	hostKey gossh.PublicKey
+	userKey string // private key file for the current user
+	config  string
+	cmd     *exec.Cmd
+	stderr  *os.File
 }
 
 // startSSHD starts sshd, stopped (with every process it started) at the
