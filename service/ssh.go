@@ -24,6 +24,7 @@ func (s *Service) SSHOptions(spec envs.Spec) ssh.Options {
 		KeepaliveInterval: time.Duration(c.Keepalive),
 		Dir:               spec.Dir,
 		Env:               spec.Env,
+		Getenv:            s.Getenv,
 		Logger:            s.log,
 	}
 	if spec.Host != "" {

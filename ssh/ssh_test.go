@@ -20,6 +20,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/ssh"
+	"github.com/runbox/runbox/ssh/sshtest"
 )
 
 // agentBin is the static runbox-agent built once by TestMain ("" if the
@@ -46,24 +47,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// options are Options for d: its host key known, its user key offered,
-// no ssh-agent, the agent uploaded to a directory of the test's.
-func (d *sshd) options() ssh.Options {
-	d.t.Helper()
-	if agentBin == "" {
-		d.t.Fatalf("no agent binary: %v", agentErr)
-	}
-	return ssh.Options{
-		Host:              d.target(),
-		Identity:          []string{d.userKey},
-		NoAgentAuth:       true,
-		KnownHosts:        d.knownHosts(d.hostKey),
-		AgentBinary:       agentBin,
-		AgentDir:          filepath.Join(d.dir, "cache", "runbox", "agent"),
-		KeepaliveInterval: time.Second,
-	}
-}
-
 // open connects with o, closed at the end of the test.
 func open(t *testing.T, o ssh.Options) *ssh.Env {
 	t.Helper()
@@ -87,8 +70,8 @@ func run(t *testing.T, env envs.Environment, shell string) *envs.Result {
 // The conformance suite through the agent on the far side: what holds
 // for local holds over ssh.
 func TestEnv_Conformance(t *testing.T) {
-	d := startSSHD(t)
-	o := d.options()
+	d := sshtest.Start(t)
+	o := options(t, d)
 	envtest.Run(t, func(t *testing.T) envs.Environment {
 		env, err := ssh.New(ctx(t), o)
 		if err != nil {
@@ -104,15 +87,15 @@ func TestEnv_Conformance(t *testing.T) {
 // A host whose key known_hosts does not list is refused, with the
 // fingerprint and the file; the file is left alone.
 func TestEnv_UnknownHostKey(t *testing.T) {
-	d := startSSHD(t)
-	o := d.options()
-	o.KnownHosts = d.knownHosts(nil)
+	d := sshtest.Start(t)
+	o := options(t, d)
+	o.KnownHosts = d.KnownHosts(nil)
 	_, err := ssh.New(ctx(t), o)
 	var he *ssh.HostKeyError
 	if !errors.As(err, &he) {
 		t.Fatalf("New with an unknown host key = %v; want a *ssh.HostKeyError", err)
 	}
-	if he.Changed || he.File != o.KnownHosts || !strings.Contains(err.Error(), gosshFingerprint(d)) || !strings.Contains(err.Error(), o.KnownHosts) {
+	if he.Changed || he.File != o.KnownHosts || !strings.Contains(err.Error(), fingerprint(d)) || !strings.Contains(err.Error(), o.KnownHosts) {
 		t.Fatalf("error %q (changed %v, file %s); want unknown, with the fingerprint and %s", err, he.Changed, he.File, o.KnownHosts)
 	}
 	if b, _ := os.ReadFile(o.KnownHosts); len(b) != 0 {
@@ -122,10 +105,10 @@ func TestEnv_UnknownHostKey(t *testing.T) {
 
 // A changed key is refused even with AcceptNew, and never recorded.
 func TestEnv_ChangedHostKey(t *testing.T) {
-	d := startSSHD(t)
-	o := d.options()
-	other := writeKey(t, filepath.Join(t.TempDir(), "other"))
-	o.KnownHosts = d.knownHosts(other)
+	d := sshtest.Start(t)
+	o := options(t, d)
+	other := sshtest.WriteKey(t, filepath.Join(t.TempDir(), "other"))
+	o.KnownHosts = d.KnownHosts(other)
 	o.AcceptNew = true
 	before, _ := os.ReadFile(o.KnownHosts)
 	_, err := ssh.New(ctx(t), o)
@@ -133,7 +116,7 @@ func TestEnv_ChangedHostKey(t *testing.T) {
 	if !errors.As(err, &he) || !he.Changed {
 		t.Fatalf("New with a changed host key = %v; want a *ssh.HostKeyError with Changed", err)
 	}
-	if !strings.Contains(err.Error(), gosshFingerprint(d)) || !strings.Contains(err.Error(), "CHANGED") {
+	if !strings.Contains(err.Error(), fingerprint(d)) || !strings.Contains(err.Error(), "CHANGED") {
 		t.Fatalf("error %q lacks the new fingerprint or says nothing of the change", err)
 	}
 	if after, _ := os.ReadFile(o.KnownHosts); !bytes.Equal(before, after) {
@@ -144,8 +127,8 @@ func TestEnv_ChangedHostKey(t *testing.T) {
 // AcceptNew records an unknown key; the next connection is checked
 // against it without AcceptNew.
 func TestEnv_AcceptNewHostKey(t *testing.T) {
-	d := startSSHD(t)
-	o := d.options()
+	d := sshtest.Start(t)
+	o := options(t, d)
 	o.KnownHosts = filepath.Join(t.TempDir(), "sub", "known_hosts") // not there yet
 	o.AcceptNew = true
 	env := open(t, o)
@@ -153,7 +136,7 @@ func TestEnv_AcceptNewHostKey(t *testing.T) {
 		t.Fatalf("output %q", res.Output)
 	}
 	b, err := os.ReadFile(o.KnownHosts)
-	if err != nil || !strings.Contains(string(b), "["+"127.0.0.1]:"+strconv.Itoa(d.port)) {
+	if err != nil || !strings.Contains(string(b), "["+"127.0.0.1]:"+strconv.Itoa(d.Port)) {
 		t.Fatalf("known_hosts after AcceptNew: %q, %v", b, err)
 	}
 	o.AcceptNew = false
@@ -163,20 +146,20 @@ func TestEnv_AcceptNewHostKey(t *testing.T) {
 // A key the server does not accept fails with an authentication error;
 // an encrypted identity file is refused before anything is sent.
 func TestEnv_UserKeyRefused(t *testing.T) {
-	d := startSSHD(t)
+	d := sshtest.Start(t)
 	tests := []struct {
 		name string
 		key  func(p string)
 		want func(error) bool
 	}{
-		{"wrong key", func(p string) { writeKey(t, p) }, func(err error) bool { return strings.Contains(err.Error(), "unable to authenticate") }},
-		{"encrypted key", func(p string) { encryptedKey(t, p) }, func(err error) bool {
+		{"wrong key", func(p string) { sshtest.WriteKey(t, p) }, func(err error) bool { return strings.Contains(err.Error(), "unable to authenticate") }},
+		{"encrypted key", func(p string) { sshtest.EncryptedKey(t, p) }, func(err error) bool {
 			return errors.Is(err, ssh.ErrEncryptedKey) && strings.Contains(err.Error(), "ssh-add")
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := d.options()
+			o := options(t, d)
 			p := filepath.Join(t.TempDir(), "id")
 			tc.key(p)
 			o.Identity = []string{p}
@@ -192,8 +175,8 @@ func TestEnv_UserKeyRefused(t *testing.T) {
 // that says the connection was lost; once sshd is back, the next command
 // connects again and says the environment was recreated.
 func TestEnv_SSHDKilledMidCommand(t *testing.T) {
-	d := startSSHD(t)
-	env := open(t, d.options())
+	d := sshtest.Start(t)
+	env := open(t, options(t, d))
 	marker := filepath.Join(t.TempDir(), "started")
 	errc := make(chan error, 1)
 	go func() {
@@ -204,7 +187,7 @@ func TestEnv_SSHDKilledMidCommand(t *testing.T) {
 		_, err := os.Stat(marker)
 		return err == nil
 	})
-	d.stop()
+	d.Stop()
 	var err error
 	select {
 	case err = <-errc:
@@ -218,7 +201,7 @@ func TestEnv_SSHDKilledMidCommand(t *testing.T) {
 	if _, err := env.Run(ctx(t), envs.Command{Shell: "true"}); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("Run with sshd down = %v; want connection refused", err)
 	}
-	d.start()
+	d.Restart()
 	res := run(t, env, "echo back")
 	if res.Output != "back\n" || !res.EnvironmentRecreated {
 		t.Fatalf("after sshd came back: output %q, recreated %v; want back and recreated", res.Output, res.EnvironmentRecreated)
@@ -228,8 +211,8 @@ func TestEnv_SSHDKilledMidCommand(t *testing.T) {
 // Closing the environment ends what it started on the host, a setsid
 // child included.
 func TestEnv_CloseKillsRemoteTree(t *testing.T) {
-	d := startSSHD(t)
-	env, err := ssh.New(ctx(t), d.options())
+	d := sshtest.Start(t)
+	env, err := ssh.New(ctx(t), options(t, d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,9 +244,9 @@ func TestEnv_CloseKillsRemoteTree(t *testing.T) {
 // Secrets reach the command but no remote argv: /proc/*/cmdline on the
 // host never holds them while the command runs.
 func TestEnv_SecretsNotInRemoteArgv(t *testing.T) {
-	d := startSSHD(t)
+	d := sshtest.Start(t)
 	secret := "runbox-secret-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	o := d.options()
+	o := options(t, d)
 	o.Env = map[string]string{"RB_TEST_ENV_VALUE": secret + "-env"}
 	env := open(t, o)
 	marker := filepath.Join(t.TempDir(), "started")
@@ -295,8 +278,8 @@ func TestEnv_SecretsNotInRemoteArgv(t *testing.T) {
 
 // Many commands at once share the connection (run with -race).
 func TestEnv_ConcurrentCommands(t *testing.T) {
-	d := startSSHD(t)
-	env := open(t, d.options())
+	d := sshtest.Start(t)
+	env := open(t, options(t, d))
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := range 16 {
@@ -320,8 +303,8 @@ func TestEnv_ConcurrentCommands(t *testing.T) {
 // The uploaded agent is reused while its checksum matches, and replaced
 // when the copy on the host was altered.
 func TestEnv_AgentUploadVerified(t *testing.T) {
-	d := startSSHD(t)
-	o := d.options()
+	d := sshtest.Start(t)
+	o := options(t, d)
 	open(t, o)
 	copies, _ := filepath.Glob(filepath.Join(o.AgentDir, "runbox-agent-*"))
 	if len(copies) != 1 {
@@ -355,8 +338,8 @@ func TestEnv_AgentUploadVerified(t *testing.T) {
 // fallback has no streaming processes, and, like sshd, waits for a
 // grandchild that holds its output open.)
 func TestEnv_FallbackCommands(t *testing.T) {
-	d := startSSHD(t)
-	o := d.options()
+	d := sshtest.Start(t)
+	o := options(t, d)
 	o.NoAgent = true
 	env := open(t, o)
 	tests := []struct {
@@ -414,8 +397,8 @@ func TestEnv_FallbackCommands(t *testing.T) {
 // The fallback says it is degraded, carries the environment on stdin
 // rather than in argv, and honours the command's directory and stdin.
 func TestEnv_FallbackDegraded(t *testing.T) {
-	d := startSSHD(t)
-	o := d.options()
+	d := sshtest.Start(t)
+	o := options(t, d)
 	o.NoAgent = true
 	o.Env = map[string]string{"RB_TEST_VALUE": "it's a \"value\"\nwith a newline"}
 	env := open(t, o)
@@ -437,8 +420,8 @@ func TestEnv_FallbackDegraded(t *testing.T) {
 // When the agent cannot run on the host (here: no static build of it),
 // commands still run, through the fallback, which says why.
 func TestEnv_FallbackWhenAgentCannotRun(t *testing.T) {
-	d := startSSHD(t)
-	o := d.options()
+	d := sshtest.Start(t)
+	o := options(t, d)
 	o.AgentBinary = "/bin/true" // dynamically linked: refused as an agent
 	env := open(t, o)
 	if fb := env.Fallback(); !strings.Contains(fb, "dynamically linked") {

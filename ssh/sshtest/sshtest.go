@@ -1,7 +1,10 @@
-package ssh_test
+// Package sshtest runs a real OpenSSH server for tests: Debian's sshd on
+// 127.0.0.1 with a random port, a generated host key and a generated key
+// for the current user (root, in CI), stopped with everything it started
+// at the end of the test. It is for tests only.
+package sshtest
 
 import (
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -21,8 +24,8 @@ import (
 	"github.com/runbox/runbox/termination"
 )
 
-// sshdPath is Debian's OpenSSH server (scripts/test installs it).
-const sshdPath = "/usr/sbin/sshd"
+// Path is Debian's OpenSSH server (scripts/test installs it).
+const Path = "/usr/sbin/sshd"
 
 // skip skips, or fails under RUNBOX_INTEGRATION=require.
 func skip(t *testing.T, format string, args ...any) {
@@ -33,27 +36,32 @@ func skip(t *testing.T, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-// sshd is a real OpenSSH server on 127.0.0.1 with a generated host key,
-// accepting one generated user key for the current user.
-type sshd struct {
-	t       *testing.T
-	dir     string
-	port    int
-	hostKey gossh.PublicKey
-	userKey string // private key file for the current user
+// Server is a real OpenSSH server on 127.0.0.1 with a generated host key,
+// accepting one generated user key for root.
+type Server struct {
+	t *testing.T
+	// Dir is the server's private directory (keys, configuration, log).
+	Dir string
+	// Port is the port it listens on.
+	Port int
+	// HostKey is its host key.
+	HostKey gossh.PublicKey
+	// UserKey is the private key file it accepts for root.
+	UserKey string
 	config  string
 	cmd     *exec.Cmd
 	stderr  *os.File
 }
 
-// startSSHD starts sshd, stopped (with every process it started) at the
-// end of the test.
-func startSSHD(t *testing.T) *sshd {
+// Start starts sshd, stopped (with every process it started) at the end
+// of the test. It skips when sshd is absent, under -short, or when not
+// root (it fails instead under RUNBOX_INTEGRATION=require).
+func Start(t *testing.T) *Server {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("sshd tests are integration tests (-short)")
 	}
-	if _, err := os.Stat(sshdPath); err != nil {
+	if _, err := os.Stat(Path); err != nil {
 		skip(t, "no sshd (apt-get install openssh-server; scripts/test does): %v", err)
 	}
 	if os.Geteuid() != 0 {
@@ -63,21 +71,20 @@ func startSSHD(t *testing.T) *sshd {
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 		skip(t, "no /run/sshd: %v", err)
 	}
-	d := &sshd{t: t, dir: t.TempDir()}
-	hostPub := writeKey(t, filepath.Join(d.dir, "host_ed25519"))
-	d.hostKey = hostPub
-	d.userKey = filepath.Join(d.dir, "id_user")
-	userPub := writeKey(t, d.userKey)
-	if err := os.WriteFile(filepath.Join(d.dir, "authorized_keys"), gossh.MarshalAuthorizedKey(userPub), 0o600); err != nil {
+	d := &Server{t: t, Dir: t.TempDir()}
+	d.HostKey = WriteKey(t, filepath.Join(d.Dir, "host_ed25519"))
+	d.UserKey = filepath.Join(d.Dir, "id_user")
+	userPub := WriteKey(t, d.UserKey)
+	if err := os.WriteFile(filepath.Join(d.Dir, "authorized_keys"), gossh.MarshalAuthorizedKey(userPub), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.port = l.Addr().(*net.TCPAddr).Port
+	d.Port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	d.config = filepath.Join(d.dir, "sshd_config")
+	d.config = filepath.Join(d.Dir, "sshd_config")
 	cfg := fmt.Sprintf(`Port %d
 ListenAddress 127.0.0.1
 HostKey %s
@@ -92,16 +99,16 @@ StrictModes no
 MaxSessions 64
 MaxStartups 64
 LogLevel VERBOSE
-`, d.port, filepath.Join(d.dir, "host_ed25519"), filepath.Join(d.dir, "authorized_keys"))
+`, d.Port, filepath.Join(d.Dir, "host_ed25519"), filepath.Join(d.Dir, "authorized_keys"))
 	if err := os.WriteFile(d.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if d.stderr, err = os.Create(filepath.Join(d.dir, "sshd.log")); err != nil {
+	if d.stderr, err = os.Create(filepath.Join(d.Dir, "sshd.log")); err != nil {
 		t.Fatal(err)
 	}
-	d.start()
+	d.Restart()
 	t.Cleanup(func() {
-		d.stop()
+		d.Stop()
 		if t.Failed() {
 			b, _ := os.ReadFile(d.stderr.Name())
 			t.Logf("sshd log:\n%s", b)
@@ -111,11 +118,12 @@ LogLevel VERBOSE
 	return d
 }
 
-// start runs sshd on d's port and waits until it accepts connections.
-func (d *sshd) start() {
+// Restart runs sshd on d's port (again, after Stop) and waits until it
+// accepts connections.
+func (d *Server) Restart() {
 	t := d.t
 	t.Helper()
-	d.cmd = exec.Command(sshdPath, "-D", "-e", "-f", d.config)
+	d.cmd = exec.Command(Path, "-D", "-e", "-f", d.config)
 	d.cmd.Stderr = d.stderr
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := d.cmd.Start(); err != nil {
@@ -123,22 +131,22 @@ func (d *sshd) start() {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		c, err := net.Dial("tcp", d.addr())
+		c, err := net.Dial("tcp", d.Addr())
 		if err == nil {
 			c.Close()
 			return
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(d.stderr.Name())
-			t.Fatalf("sshd does not listen on %s: %v\n%s", d.addr(), err, b)
+			t.Fatalf("sshd does not listen on %s: %v\n%s", d.Addr(), err, b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// stop kills sshd and everything it started (its connection handlers and
+// Stop kills sshd and everything it started (its connection handlers and
 // their sessions), by PID.
-func (d *sshd) stop() {
+func (d *Server) Stop() {
 	if d.cmd == nil || d.cmd.Process == nil {
 		return
 	}
@@ -154,18 +162,19 @@ func (d *sshd) stop() {
 	d.cmd = nil
 }
 
-func (d *sshd) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(d.port)) }
+// Addr is 127.0.0.1:port.
+func (d *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port)) }
 
-// target is user@127.0.0.1:port for the current user.
-func (d *sshd) target() string { return "root@" + d.addr() }
+// Target is root@127.0.0.1:port.
+func (d *Server) Target() string { return "root@" + d.Addr() }
 
-// knownHosts writes a known_hosts file that lists key for d (nil: an
+// KnownHosts writes a known_hosts file that lists key for d (nil: an
 // empty file) and returns its path.
-func (d *sshd) knownHosts(key gossh.PublicKey) string {
+func (d *Server) KnownHosts(key gossh.PublicKey) string {
 	p := filepath.Join(d.t.TempDir(), "known_hosts")
 	var b []byte
 	if key != nil {
-		b = []byte(knownhosts.Line([]string{knownhosts.Normalize(d.addr())}, key) + "\n")
+		b = []byte(knownhosts.Line([]string{knownhosts.Normalize(d.Addr())}, key) + "\n")
 	}
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		d.t.Fatal(err)
@@ -173,9 +182,9 @@ func (d *sshd) knownHosts(key gossh.PublicKey) string {
 	return p
 }
 
-// writeKey generates an ed25519 key, writes its private half to p in
+// WriteKey generates an ed25519 key, writes its private half to p in
 // OpenSSH format (and the public half to p.pub), and returns the public key.
-func writeKey(t *testing.T, p string) gossh.PublicKey {
+func WriteKey(t *testing.T, p string) gossh.PublicKey {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -198,8 +207,8 @@ func writeKey(t *testing.T, p string) gossh.PublicKey {
 	return sp
 }
 
-// encryptedKey writes an ed25519 key encrypted with a passphrase to p.
-func encryptedKey(t *testing.T, p string) {
+// EncryptedKey writes an ed25519 key encrypted with a passphrase to p.
+func EncryptedKey(t *testing.T, p string) {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -213,13 +222,3 @@ func encryptedKey(t *testing.T, p string) {
 		t.Fatal(err)
 	}
 }
-
-// ctx is a test context bounded by a generous hang limit.
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return c
-}
-
-// gosshFingerprint is d's host key fingerprint.
-func gosshFingerprint(d *sshd) string { return gossh.FingerprintSHA256(d.hostKey) }
