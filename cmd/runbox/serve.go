@@ -31,6 +31,7 @@ type serveOptions struct {
 	limits      limitFlags
 	network     string
 	workspace   bool
+	ssh         sshFlags
 
 	// Transports.
 	http      string
@@ -86,6 +87,7 @@ a command that needs approval is asked of the human through the client
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends)")
+	opts.ssh.bind(f)
 	f.StringVar(&opts.http, "http", "", "serve streamable HTTP at ADDR (host:port) on /mcp instead of stdio")
 	f.StringVar(&opts.tokenFile, "token-file", "", "file holding the bearer token for --http (default: generate one)")
 	f.StringVar(&opts.socket, "socket", "", "serve streamable HTTP on a Unix socket at PATH (owner only, no token)")
@@ -144,6 +146,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	if opts.workspace {
 		spec.Settings = map[string]string{"workspace": wd}
 	}
+	opts.ssh.apply(&spec)
 	svc, err := service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
 		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log,
