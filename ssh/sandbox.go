@@ -187,7 +187,11 @@ func (s *sandbox) Release(ctx context.Context, id string) error {
 
 // Capabilities lays what holds for a remote host over caps.
 func (s *sandbox) Capabilities(caps envs.Capabilities) {
-	caps[envs.CapHostAccess] = envs.CapInfo{State: envs.Active, Detail: "commands run on " + s.t.String() + " with that user's rights"}
+	where := "the remote host (--host or ssh.host)"
+	if s.t.host != "" {
+		where = s.t.String()
+	}
+	caps[envs.CapHostAccess] = envs.CapInfo{State: envs.Active, Detail: "commands run on " + where + " with that user's rights"}
 	caps[envs.CapNetworkPolicy] = envs.CapInfo{State: envs.Unsupported, Detail: "the remote host's network is used as is"}
 	caps[envs.CapSnapshots] = envs.CapInfo{State: envs.Unsupported}
 }

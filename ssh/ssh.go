@@ -115,7 +115,7 @@ func Capabilities(opts Options) envs.Capabilities {
 	caps := remote.AgentCapabilities()
 	t, err := parseTarget(opts.Host, opts.User, opts.Port)
 	if err != nil {
-		t = target{host: "the host"}
+		t = target{} // no host yet: the report names none
 	}
 	(&sandbox{t: t}).Capabilities(caps)
 	return caps
