@@ -79,6 +79,10 @@ type SSHConf struct {
 	// IdentityFile is a private key to offer after the ssh-agent's; empty
 	// means the default keys in ~/.ssh.
 	IdentityFile string `yaml:"identity_file"`
+	// SSHConfig is the OpenSSH client configuration whose HostName, User,
+	// Port and IdentityFile apply to a host alias; empty means
+	// ~/.ssh/config, "none" reads none.
+	SSHConfig string `yaml:"ssh_config"`
 	// KnownHosts is the known_hosts file; empty means ~/.ssh/known_hosts.
 	KnownHosts string `yaml:"known_hosts"`
 	// AcceptNew records an unknown host's key (never a changed one).

@@ -43,6 +43,7 @@
 //	  user: ""                # when the host names none ("" = the local user)
 //	  port: 0                 # when the host names none (0 = 22)
 //	  identity_file: ""       # key offered after the ssh-agent's ("" = ~/.ssh/id_ed25519, id_ecdsa, id_rsa)
+//	  ssh_config: ""          # OpenSSH client config for HostName/User/Port/IdentityFile of an alias ("" = ~/.ssh/config, none = none)
 //	  known_hosts: ""         # "" = ~/.ssh/known_hosts; host keys are always checked
 //	  accept_new: false       # record an unknown host's key (a changed one is always refused)
 //	  agent_binary: ""        # static runbox-agent to upload ("" = next to runbox, or built)

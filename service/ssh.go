@@ -18,6 +18,7 @@ func (s *Service) SSHOptions(spec envs.Spec) ssh.Options {
 		User:              c.User,
 		Port:              c.Port,
 		KnownHosts:        c.KnownHosts,
+		SSHConfig:         c.SSHConfig,
 		AcceptNew:         c.AcceptNew,
 		AgentBinary:       c.AgentBinary,
 		NoAgent:           c.NoAgent,

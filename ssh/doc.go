@@ -15,8 +15,8 @@
 // # Authentication and host keys
 //
 // Keys come from the running ssh-agent (SSH_AUTH_SOCK) and from identity
-// files (Options.Identity, else the default ~/.ssh/id_ed25519, id_ecdsa,
-// id_rsa). An encrypted identity file is refused with a message that says
+// files (Options.Identity, else the alias's IdentityFile in ~/.ssh/config,
+// else the default ~/.ssh/id_ed25519, id_ecdsa, id_rsa). An encrypted identity file is refused with a message that says
 // to add it to the agent: this package never prompts for a passphrase.
 //
 // The host key is checked against known_hosts (Options.KnownHosts, else
@@ -41,7 +41,9 @@
 // in a remote argv or in a file on the remote: it travels with each
 // command over the encrypted channel — in the agent protocol, or, in the
 // fallback, on the command's stdin ahead of the command's own input.
-// It reads none of ~/.ssh/config (see the README).
+// Of ~/.ssh/config (Options.SSHConfig) it reads only HostName, User,
+// Port and IdentityFile for a host alias; the rest does not apply (see the
+// README).
 //
 // # The fallback
 //

@@ -45,6 +45,11 @@ type Options struct {
 	// keys. Nil means those of ~/.ssh/id_ed25519, id_ecdsa and id_rsa that
 	// exist. An encrypted file is refused (add it to the agent instead).
 	Identity []string
+	// SSHConfig is the OpenSSH client configuration whose HostName, User,
+	// Port and IdentityFile apply to Host when it is an alias there (what
+	// Host itself names wins; the rest of the file is not read). Empty
+	// means ~/.ssh/config; "none" reads none.
+	SSHConfig string
 	// NoAgentAuth ignores SSH_AUTH_SOCK. False offers the running
 	// ssh-agent's keys first.
 	NoAgentAuth bool
@@ -108,9 +113,18 @@ func (t target) addr() string { return net.JoinHostPort(t.host, strconv.Itoa(t.p
 func (t target) String() string { return t.user + "@" + t.addr() }
 
 // parseTarget splits "user@host:port" (every part but host optional),
-// filling what it lacks from user and port.
+// filling what it lacks from user and port, then the defaults.
 func parseTarget(s, user string, port int) (target, error) {
-	t := target{user: user, port: port}
+	t, err := splitTarget(s)
+	if err != nil {
+		return t, err
+	}
+	return t.fill(user, port)
+}
+
+// splitTarget splits "user@host:port"; the parts not given stay empty.
+func splitTarget(s string) (target, error) {
+	var t target
 	if s == "" {
 		return t, fmt.Errorf("ssh: no host given: %w", envs.ErrBadCommand)
 	}
@@ -136,6 +150,18 @@ func parseTarget(s, user string, port int) (target, error) {
 		return t, fmt.Errorf("ssh: no host given in %q: %w", s, envs.ErrBadCommand)
 	}
 	t.host = host
+	return t, nil
+}
+
+// fill gives t the user and port it lacks: these, else the defaults (the
+// local user's name, port 22).
+func (t target) fill(user string, port int) (target, error) {
+	if t.user == "" {
+		t.user = user
+	}
+	if t.port == 0 {
+		t.port = port
+	}
 	if t.port == 0 {
 		t.port = DefaultPort
 	}

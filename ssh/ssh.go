@@ -32,9 +32,12 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	t, err := parseTarget(o.Host, o.User, o.Port)
+	t, ids, err := resolveTarget(o)
 	if err != nil {
 		return nil, err
+	}
+	if o.Identity == nil && len(ids) > 0 {
+		o.Identity = ids // the OpenSSH configuration's, for this host
 	}
 	a, err := newAuth(o)
 	if err != nil {

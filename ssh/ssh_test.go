@@ -434,3 +434,23 @@ func TestEnv_FallbackWhenAgentCannotRun(t *testing.T) {
 		t.Fatalf("session_state = %v in the fallback; want unsupported", st)
 	}
 }
+
+// A host alias of the OpenSSH client configuration leads to its HostName,
+// Port, User and IdentityFile.
+func TestEnv_SSHConfigAlias(t *testing.T) {
+	d := sshtest.Start(t)
+	o := options(t, d)
+	o.SSHConfig = filepath.Join(t.TempDir(), "config")
+	cfg := fmt.Sprintf("Host testbox\n  HostName 127.0.0.1\n  Port %d\n  User root\n  IdentityFile %s\n", d.Port, d.UserKey)
+	if err := os.WriteFile(o.SSHConfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Host, o.Identity = "testbox", nil
+	env := open(t, o)
+	if env.Host() != d.Target() {
+		t.Fatalf("Host() = %q; want %q", env.Host(), d.Target())
+	}
+	if res := run(t, env, "whoami"); res.Output != "root\n" {
+		t.Fatalf("whoami = %q", res.Output)
+	}
+}
