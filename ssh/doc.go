@@ -16,8 +16,9 @@
 //
 // Keys come from the running ssh-agent (SSH_AUTH_SOCK) and from identity
 // files (Options.Identity, else the alias's IdentityFile in ~/.ssh/config,
-// else the default ~/.ssh/id_ed25519, id_ecdsa, id_rsa). An encrypted identity file is refused with a message that says
-// to add it to the agent: this package never prompts for a passphrase.
+// else the default ~/.ssh/id_ed25519, id_ecdsa, id_rsa). An encrypted
+// identity file is refused with a message that says to add it to the
+// agent: this package never prompts for a passphrase.
 //
 // The host key is checked against known_hosts (Options.KnownHosts, else
 // ~/.ssh/known_hosts). An unknown key or a changed one refuses the
