@@ -26,6 +26,7 @@ type conn struct {
 	wg      sync.WaitGroup
 	errMu   sync.Mutex
 	err     error // why the connection ended
+	givenUp bool  // the keepalives went unanswered: err is final
 	closeMu sync.Once
 }
 
@@ -112,7 +113,7 @@ func (c *conn) watch(interval time.Duration, max int) {
 				}()
 			default:
 				if missed++; missed >= max {
-					c.setErr(fmt.Errorf("no answer to keepalives for %s", time.Duration(missed)*interval))
+					c.giveUp(fmt.Errorf("no answer to keepalives for %s", time.Duration(missed)*interval))
 					c.client.Close()
 				}
 			}
@@ -128,6 +129,17 @@ func (c *conn) setErr(err error) {
 	}
 }
 
+// giveUp records err as final before the connection is closed, so that
+// what fails on the way already reads as a lost connection.
+func (c *conn) giveUp(err error) {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.givenUp = true
+}
+
 func (c *conn) end(err error) {
 	if err == nil {
 		err = errors.New("closed by the peer")
@@ -136,16 +148,52 @@ func (c *conn) end(err error) {
 	close(c.done)
 }
 
-// Err is why the connection ended; nil while it is up.
+// Err is why the connection ended (or is being given up, after
+// unanswered keepalives); nil while it is up.
 func (c *conn) Err() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	if c.err == nil {
+		return nil
+	}
 	select {
 	case <-c.done:
 	default:
-		return nil
+		if !c.givenUp {
+			return nil
+		}
 	}
-	c.errMu.Lock()
-	defer c.errMu.Unlock()
 	return fmt.Errorf("%w to %s: %v", ErrConnectionLost, c.t, c.err)
+}
+
+// check asks the peer for an answer, for a caller that saw a session end
+// and must know whether the connection went with it: nil when the peer
+// answers, the connection's error when it ended first. ctx bounds the wait.
+func (c *conn) check(ctx context.Context) error {
+	answer := make(chan error, 1)
+	c.wg.Add(1)
+	go func() { // ends with the reply, or when the connection closes
+		defer c.wg.Done()
+		_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+		answer <- err
+	}()
+	select {
+	case err := <-answer:
+		if err == nil {
+			return nil
+		}
+	case <-c.done:
+	case <-ctx.Done():
+		return fmt.Errorf("%w to %s: no answer within the check", ErrConnectionLost, c.t)
+	}
+	select { // the watcher records why
+	case <-c.done:
+	case <-ctx.Done():
+	}
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w to %s", ErrConnectionLost, c.t)
 }
 
 // Close closes the connection and waits for its loops.

@@ -161,15 +161,18 @@ func (s *sandbox) Attach(ctx context.Context, id string, argv []string) (io.Read
 	return cn.attach(shellCommand(append([]string{"/bin/sh", "-c", prep + `exec "$0" "$@"`}, argv...)...))
 }
 
-// Describe says what became of the connection, for error messages.
+// Describe says what became of the connection, for error messages: the
+// peer is asked for an answer, since a session can end a moment before
+// the connection is known to have gone with it.
 func (s *sandbox) Describe(ctx context.Context, id string) string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.cn == nil:
+	cn := s.cn
+	s.mu.Unlock()
+	if cn == nil {
 		return "not connected to " + id
-	case s.cn.Err() != nil:
-		return s.cn.Err().Error()
+	}
+	if err := cn.check(ctx); err != nil {
+		return err.Error()
 	}
 	return "the connection to " + id + " is up but the agent there died"
 }

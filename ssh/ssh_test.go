@@ -454,3 +454,38 @@ func TestEnv_SSHConfigAlias(t *testing.T) {
 		t.Fatalf("whoami = %q", res.Output)
 	}
 }
+
+// A peer that goes silent with the TCP connection up is noticed by the
+// keepalives: the running command fails within a few intervals, saying
+// so, and the next command connects again.
+func TestEnv_SilentPeerKeepalive(t *testing.T) {
+	d := sshtest.Start(t)
+	o := options(t, d)
+	o.KeepaliveInterval = 300 * time.Millisecond
+	env := open(t, o)
+	marker := filepath.Join(t.TempDir(), "started")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := env.Run(ctx(t), envs.Command{Shell: "touch " + marker + "; sleep 60"})
+		errc <- err
+	}()
+	envtest.Eventually(t, 30*time.Second, "the command to start", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	resume := d.Freeze()
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(15 * time.Second):
+		resume()
+		t.Fatal("the command did not fail within 15s of the peer going silent")
+	}
+	resume()
+	if err == nil || !strings.Contains(err.Error(), "keepalives") {
+		t.Fatalf("Run with a silent peer = %v; want an error about unanswered keepalives", err)
+	}
+	if res := run(t, env, "echo back"); res.Output != "back\n" || !res.EnvironmentRecreated {
+		t.Fatalf("after the silence: output %q, recreated %v", res.Output, res.EnvironmentRecreated)
+	}
+}

@@ -222,3 +222,23 @@ func EncryptedKey(t *testing.T, p string) {
 		t.Fatal(err)
 	}
 }
+
+// Freeze stops (SIGSTOP) every process sshd started — its connection
+// handlers and their sessions — so that the open connections go silent
+// while the TCP connections stay up; sshd itself still accepts new ones.
+// The returned func resumes them.
+func (d *Server) Freeze() (resume func()) {
+	d.t.Helper()
+	kids, err := termination.Descendants(d.cmd.Process.Pid)
+	if err != nil || len(kids) == 0 {
+		d.t.Fatalf("no connection to freeze: %v", err)
+	}
+	for _, k := range kids {
+		syscall.Kill(k.PID, syscall.SIGSTOP)
+	}
+	return func() {
+		for _, k := range kids {
+			syscall.Kill(k.PID, syscall.SIGCONT)
+		}
+	}
+}
