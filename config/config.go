@@ -24,6 +24,7 @@ type Config struct {
 	Approval    Approval   `yaml:"approval"`
 	Docker      DockerConf `yaml:"docker"`
 	Modal       ModalConf  `yaml:"modal"`
+	SSH         SSHConf    `yaml:"ssh"`
 	Jobs        JobsConf   `yaml:"jobs"`
 	Sync        SyncConf   `yaml:"sync"`
 
@@ -105,6 +106,32 @@ type SyncConf struct {
 	NoGitignore bool `yaml:"no_gitignore"`
 }
 
+// SSHConf configures the ssh backend.
+type SSHConf struct {
+	// Host is the default host: "host", "user@host", "user@host:port".
+	Host string `yaml:"host"`
+	// User and Port apply when the host names none.
+	User string `yaml:"user"`
+	Port int    `yaml:"port"`
+	// IdentityFile is a private key to offer after the ssh-agent's; empty
+	// means the default keys in ~/.ssh.
+	IdentityFile string `yaml:"identity_file"`
+	// SSHConfig is the OpenSSH client configuration whose HostName, User,
+	// Port and IdentityFile apply to a host alias; empty means
+	// ~/.ssh/config, "none" reads none.
+	SSHConfig string `yaml:"ssh_config"`
+	// KnownHosts is the known_hosts file; empty means ~/.ssh/known_hosts.
+	KnownHosts string `yaml:"known_hosts"`
+	// AcceptNew records an unknown host's key (never a changed one).
+	AcceptNew bool `yaml:"accept_new"`
+	// AgentBinary is the static agent to upload ("" = found or built).
+	AgentBinary string `yaml:"agent_binary"`
+	// NoAgent runs each command in a session of its own (degraded).
+	NoAgent bool `yaml:"no_agent"`
+	// Keepalive is the interval of keepalive requests (0 = 15s).
+	Keepalive Duration `yaml:"keepalive"`
+}
+
 // Default is the configuration with nothing set by the user.
 func Default() Config {
 	return Config{
@@ -177,6 +204,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s: limits must be >= 0", where)
 	case c.Sync.MaxSize < 0:
 		return fmt.Errorf("config: %s: sync.max_size must be >= 0", where)
+	case c.SSH.Port < 0 || c.SSH.Port > 65535 || c.SSH.Keepalive < 0:
+		return fmt.Errorf("config: %s: ssh.port must be 0..65535 and ssh.keepalive >= 0", where)
 	case c.Jobs.Retention < 0 || c.Jobs.MaxFinished < 0:
 		return fmt.Errorf("config: %s: jobs.retention and jobs.max_finished must be >= 0", where)
 	case c.Modal.CPU < 0 || c.Modal.Memory < 0 || c.Modal.Timeout < 0 || c.Modal.IdleTimeout < 0:
@@ -203,6 +232,8 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		set("RUNBOX_IMAGE", str(&c.Docker.Image)),
 		set("RUNBOX_MODAL_APP", str(&c.Modal.App)),
 		set("RUNBOX_MODAL_IMAGE", str(&c.Modal.Image)),
+		set("RUNBOX_SSH_HOST", str(&c.SSH.Host)),
+		set("RUNBOX_SSH_IDENTITY", str(&c.SSH.IdentityFile)),
 		set("RUNBOX_APPROVAL_MODE", str(&c.Approval.Mode)),
 		set("RUNBOX_TIMEOUT", c.Timeout.Set),
 		set("RUNBOX_GRACE", c.Grace.Set),

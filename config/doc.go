@@ -62,4 +62,19 @@
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
 // RUNBOX_IMAGE, RUNBOX_MODAL_APP, RUNBOX_MODAL_IMAGE.
+//	ssh:
+//	  host: ""                # default host for the ssh backend: [user@]host[:port]
+//	  user: ""                # when the host names none ("" = the local user)
+//	  port: 0                 # when the host names none (0 = 22)
+//	  identity_file: ""       # key offered after the ssh-agent's ("" = ~/.ssh/id_ed25519, id_ecdsa, id_rsa)
+//	  ssh_config: ""          # OpenSSH client config for HostName/User/Port/IdentityFile of an alias ("" = ~/.ssh/config, none = none)
+//	  known_hosts: ""         # "" = ~/.ssh/known_hosts; host keys are always checked
+//	  accept_new: false       # record an unknown host's key (a changed one is always refused)
+//	  agent_binary: ""        # static runbox-agent to upload ("" = next to runbox, or built)
+//	  no_agent: false         # one session per command, without the agent (degraded)
+//	  keepalive: 15s          # keepalive interval; 3 unanswered ones drop the connection
+//
+// Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
+// RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
+// RUNBOX_IMAGE, RUNBOX_SSH_HOST, RUNBOX_SSH_IDENTITY.
 package config

@@ -9,6 +9,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/modal"
+	"github.com/runbox/runbox/ssh"
 )
 
 // newProviders builds the provider table: one registration per backend.
@@ -18,6 +19,7 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 		s.localProvider(),
 		docker.Provider(s.DockerOptions),
 		modal.Provider(s.ModalOptions),
+		ssh.Provider(s.SSHOptions),
 	} {
 		if err := t.Register(p); err != nil {
 			return nil, err

@@ -38,6 +38,7 @@ type runOptions struct {
 	task           string
 	sync           string
 	syncExclude    []string
+	ssh            sshFlags
 	args           []string
 }
 
@@ -100,6 +101,7 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 	f.StringVar(&opts.task, "task", "", "the task's own environment, kept between runs: a container kept running (--backend docker) or a sandbox snapshotted on exit and restored (--backend modal)")
 	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's /workspace first (only what changed after the first time); see runbox sync")
 	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable; .git/ and .gitignore'd paths are left out anyway)")
+	opts.ssh.bind(f)
 	return cmd
 }
 
@@ -144,6 +146,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if opts.sync != "" && spec.Dir == "" {
 		spec.Dir = workspace.DefaultRemote
 	}
+	opts.ssh.apply(&spec)
 	host := a.hostAccess(ctx, backend, spec)
 	dir := ""
 	if host {

@@ -35,6 +35,7 @@ type serveOptions struct {
 	task        string
 	sync        string
 	syncExclude []string
+	ssh         sshFlags
 
 	// Transports.
 	http      string
@@ -95,6 +96,7 @@ a command that needs approval is asked of the human through the client
 	f.StringVar(&opts.task, "task", "", "sessions run in the task's own container, kept running between commands (--backend docker)")
 	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's /workspace before each foreground command and offer the sync tool")
 	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable)")
+	opts.ssh.bind(f)
 	f.StringVar(&opts.http, "http", "", "serve streamable HTTP at ADDR (host:port) on /mcp instead of stdio")
 	f.StringVar(&opts.tokenFile, "token-file", "", "file holding the bearer token for --http (default: generate one)")
 	f.StringVar(&opts.socket, "socket", "", "serve streamable HTTP on a Unix socket at PATH (owner only, no token)")
@@ -173,6 +175,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 		}
 		sync = &server.SyncOptions{Workspace: a.syncOptions(opts.task, opts.sync, state, opts.syncExclude)}
 	}
+	opts.ssh.apply(&spec)
 	svc, err := service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
 		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log,

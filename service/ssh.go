@@ -1,0 +1,45 @@
+package service
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/ssh"
+)
+
+// SSHOptions are the ssh backend's options for spec, from the
+// configuration's ssh section; spec.Host, and the settings "identity" and
+// "accept_new_host_key" (from flags), win over it.
+func (s *Service) SSHOptions(spec envs.Spec) ssh.Options {
+	c := s.opts.Config.SSH
+	o := ssh.Options{
+		Host:              c.Host,
+		User:              c.User,
+		Port:              c.Port,
+		KnownHosts:        c.KnownHosts,
+		SSHConfig:         c.SSHConfig,
+		AcceptNew:         c.AcceptNew,
+		AgentBinary:       c.AgentBinary,
+		NoAgent:           c.NoAgent,
+		KeepaliveInterval: time.Duration(c.Keepalive),
+		Dir:               spec.Dir,
+		Env:               spec.Env,
+		Getenv:            s.Getenv,
+		Logger:            s.log,
+	}
+	if spec.Host != "" {
+		o.Host = spec.Host
+	}
+	id := c.IdentityFile
+	if v := spec.Settings["identity"]; v != "" {
+		id = v
+	}
+	if id != "" {
+		o.Identity = []string{id}
+	}
+	if v, err := strconv.ParseBool(spec.Settings["accept_new_host_key"]); err == nil && v {
+		o.AcceptNew = true
+	}
+	return o
+}

@@ -1,0 +1,56 @@
+// Package ssh is the ssh backend: commands run on a remote host reached
+// with golang.org/x/crypto/ssh (never the ssh client program), through
+// the runbox agent on the far side.
+//
+// # One connection per environment
+//
+// An [Env] holds one authenticated TCP connection to the host. Every
+// process is a session channel on it: the agent itself, the uploads, the
+// probes; a command costs a round trip on the open connection, never a
+// new handshake. Keepalive requests (Options.KeepaliveInterval) notice a
+// silent peer; a connection that fails makes the running command fail at
+// once with an error saying so, and the next command dials again, its
+// Result marked EnvironmentRecreated (package remote does that part).
+//
+// # Authentication and host keys
+//
+// Keys come from the running ssh-agent (SSH_AUTH_SOCK) and from identity
+// files (Options.Identity, else the alias's IdentityFile in ~/.ssh/config,
+// else the default ~/.ssh/id_ed25519, id_ecdsa, id_rsa). An encrypted
+// identity file is refused with a message that says to add it to the
+// agent: this package never prompts for a passphrase.
+//
+// The host key is checked against known_hosts (Options.KnownHosts, else
+// ~/.ssh/known_hosts). An unknown key or a changed one refuses the
+// connection with a [HostKeyError] that carries the fingerprint and the
+// file to edit. Options.AcceptNew records an unknown key in the file; it
+// never accepts a changed one. There is no way to skip the check.
+//
+// # The agent on the far side
+//
+// The first connection runs `uname -sm` and finds the user's cache
+// directory (${XDG_CACHE_HOME:-$HOME/.cache}/runbox/agent). The static
+// agent build for that architecture is uploaded there through a session
+// that writes its stdin to a temporary file, checked with sha256sum and
+// renamed into place; a later connection whose copy has the same
+// checksum reuses it. The agent is then started over a session channel
+// and speaks the agent protocol on its stdin and stdout.
+//
+// # What it does not do
+//
+// It does not put a command's environment (where a caller's secrets go)
+// in a remote argv or in a file on the remote: it travels with each
+// command over the encrypted channel — in the agent protocol, or, in the
+// fallback, on the command's stdin ahead of the command's own input.
+// Of ~/.ssh/config (Options.SSHConfig) it reads only HostName, User,
+// Port and IdentityFile for a host alias; the rest does not apply (see the
+// README).
+//
+// # The fallback
+//
+// Where the agent cannot run (another OS or architecture, no sha256sum,
+// no writable cache directory, Options.NoAgent), each command runs in a
+// session channel of its own, visibly degraded: no session state, no
+// streaming processes, no PTY, and a process-group kill instead of a
+// whole-tree one.
+package ssh

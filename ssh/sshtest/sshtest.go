@@ -1,0 +1,244 @@
+// Package sshtest runs a real OpenSSH server for tests: Debian's sshd on
+// 127.0.0.1 with a random port, a generated host key and a generated key
+// for the current user (root, in CI), stopped with everything it started
+// at the end of the test. It is for tests only.
+package sshtest
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/runbox/runbox/termination"
+)
+
+// Path is Debian's OpenSSH server (scripts/test installs it).
+const Path = "/usr/sbin/sshd"
+
+// skip skips, or fails under RUNBOX_INTEGRATION=require.
+func skip(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
+		t.Fatalf("RUNBOX_INTEGRATION=require: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// Server is a real OpenSSH server on 127.0.0.1 with a generated host key,
+// accepting one generated user key for root.
+type Server struct {
+	t *testing.T
+	// Dir is the server's private directory (keys, configuration, log).
+	Dir string
+	// Port is the port it listens on.
+	Port int
+	// HostKey is its host key.
+	HostKey gossh.PublicKey
+	// UserKey is the private key file it accepts for root.
+	UserKey string
+	config  string
+	cmd     *exec.Cmd
+	stderr  *os.File
+}
+
+// Start starts sshd, stopped (with every process it started) at the end
+// of the test. It skips when sshd is absent, under -short, or when not
+// root (it fails instead under RUNBOX_INTEGRATION=require).
+func Start(t *testing.T) *Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("sshd tests are integration tests (-short)")
+	}
+	if _, err := os.Stat(Path); err != nil {
+		skip(t, "no sshd (apt-get install openssh-server; scripts/test does): %v", err)
+	}
+	if os.Geteuid() != 0 {
+		skip(t, "sshd tests run as root (sshd needs privilege separation)")
+	}
+	// sshd refuses to start without its privilege separation directory.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		skip(t, "no /run/sshd: %v", err)
+	}
+	d := &Server{t: t, Dir: t.TempDir()}
+	d.HostKey = WriteKey(t, filepath.Join(d.Dir, "host_ed25519"))
+	d.UserKey = filepath.Join(d.Dir, "id_user")
+	userPub := WriteKey(t, d.UserKey)
+	if err := os.WriteFile(filepath.Join(d.Dir, "authorized_keys"), gossh.MarshalAuthorizedKey(userPub), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	d.config = filepath.Join(d.Dir, "sshd_config")
+	cfg := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile none
+AuthorizedKeysFile %s
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+MaxSessions 64
+MaxStartups 64
+LogLevel VERBOSE
+`, d.Port, filepath.Join(d.Dir, "host_ed25519"), filepath.Join(d.Dir, "authorized_keys"))
+	if err := os.WriteFile(d.config, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if d.stderr, err = os.Create(filepath.Join(d.Dir, "sshd.log")); err != nil {
+		t.Fatal(err)
+	}
+	d.Restart()
+	t.Cleanup(func() {
+		d.Stop()
+		if t.Failed() {
+			b, _ := os.ReadFile(d.stderr.Name())
+			t.Logf("sshd log:\n%s", b)
+		}
+		d.stderr.Close()
+	})
+	return d
+}
+
+// Restart runs sshd on d's port (again, after Stop) and waits until it
+// accepts connections.
+func (d *Server) Restart() {
+	t := d.t
+	t.Helper()
+	d.cmd = exec.Command(Path, "-D", "-e", "-f", d.config)
+	d.cmd.Stderr = d.stderr
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start sshd: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", d.Addr())
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(d.stderr.Name())
+			t.Fatalf("sshd does not listen on %s: %v\n%s", d.Addr(), err, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop kills sshd and everything it started (its connection handlers and
+// their sessions), by PID.
+func (d *Server) Stop() {
+	if d.cmd == nil || d.cmd.Process == nil {
+		return
+	}
+	pid := d.cmd.Process.Pid
+	kids, _ := termination.Descendants(pid)
+	d.cmd.Process.Kill()
+	for _, k := range kids {
+		if p, err := os.FindProcess(k.PID); err == nil {
+			p.Kill()
+		}
+	}
+	d.cmd.Wait()
+	d.cmd = nil
+}
+
+// Addr is 127.0.0.1:port.
+func (d *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port)) }
+
+// Target is root@127.0.0.1:port.
+func (d *Server) Target() string { return "root@" + d.Addr() }
+
+// KnownHosts writes a known_hosts file that lists key for d (nil: an
+// empty file) and returns its path.
+func (d *Server) KnownHosts(key gossh.PublicKey) string {
+	p := filepath.Join(d.t.TempDir(), "known_hosts")
+	var b []byte
+	if key != nil {
+		b = []byte(knownhosts.Line([]string{knownhosts.Normalize(d.Addr())}, key) + "\n")
+	}
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		d.t.Fatal(err)
+	}
+	return p
+}
+
+// WriteKey generates an ed25519 key, writes its private half to p in
+// OpenSSH format (and the public half to p.pub), and returns the public key.
+func WriteKey(t *testing.T, p string) gossh.PublicKey {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := gossh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, pem.EncodeToMemory(blk), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := gossh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p+".pub", gossh.MarshalAuthorizedKey(sp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// EncryptedKey writes an ed25519 key encrypted with a passphrase to p.
+func EncryptedKey(t *testing.T, p string) {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := gossh.MarshalPrivateKeyWithPassphrase(priv, "", []byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, pem.EncodeToMemory(blk), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Freeze stops (SIGSTOP) every process sshd started — its connection
+// handlers and their sessions — so that the open connections go silent
+// while the TCP connections stay up; sshd itself still accepts new ones.
+// The returned func resumes them.
+func (d *Server) Freeze() (resume func()) {
+	d.t.Helper()
+	kids, err := termination.Descendants(d.cmd.Process.Pid)
+	if err != nil || len(kids) == 0 {
+		d.t.Fatalf("no connection to freeze: %v", err)
+	}
+	for _, k := range kids {
+		syscall.Kill(k.PID, syscall.SIGSTOP)
+	}
+	return func() {
+		for _, k := range kids {
+			syscall.Kill(k.PID, syscall.SIGCONT)
+		}
+	}
+}
