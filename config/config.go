@@ -13,17 +13,18 @@ import (
 // Config is runbox's configuration. Zero values mean the documented defaults
 // once [Default] has filled them.
 type Config struct {
-	Backend     string     `yaml:"backend"`
-	Timeout     Duration   `yaml:"timeout"`
-	OutputLimit int        `yaml:"output_limit"`
-	Grace       Duration   `yaml:"grace"`
-	Shell       string     `yaml:"shell"`
-	Contain     bool       `yaml:"contain"`
-	Limits      LimitsConf `yaml:"limits"`
-	Spawn       SpawnConf  `yaml:"spawn"`
-	Approval    Approval   `yaml:"approval"`
-	Docker      DockerConf `yaml:"docker"`
-	Jobs        JobsConf   `yaml:"jobs"`
+	Backend     string      `yaml:"backend"`
+	Timeout     Duration    `yaml:"timeout"`
+	OutputLimit int         `yaml:"output_limit"`
+	Grace       Duration    `yaml:"grace"`
+	Shell       string      `yaml:"shell"`
+	Contain     bool        `yaml:"contain"`
+	Limits      LimitsConf  `yaml:"limits"`
+	Spawn       SpawnConf   `yaml:"spawn"`
+	Approval    Approval    `yaml:"approval"`
+	Docker      DockerConf  `yaml:"docker"`
+	Daytona     DaytonaConf `yaml:"daytona"`
+	Jobs        JobsConf    `yaml:"jobs"`
 
 	// Path is the file the configuration was read from ("" if none).
 	Path string `yaml:"-"`
@@ -66,6 +67,21 @@ type DockerConf struct {
 	Task         string `yaml:"task"`
 	Persistent   bool   `yaml:"persistent"`
 	ReadOnlyRoot bool   `yaml:"read_only_root"`
+}
+
+// DaytonaConf configures the daytona backend. Credentials are not here:
+// they come from DAYTONA_API_KEY (or DAYTONA_JWT_TOKEN and
+// DAYTONA_ORGANIZATION_ID), DAYTONA_API_URL and DAYTONA_TARGET.
+type DaytonaConf struct {
+	Image            string `yaml:"image"`
+	Snapshot         string `yaml:"snapshot"`
+	CPU              int    `yaml:"cpu"`
+	Memory           int    `yaml:"memory"` // GiB
+	Disk             int    `yaml:"disk"`   // GiB
+	Task             string `yaml:"task"`
+	Persistent       bool   `yaml:"persistent"`
+	KeepRunning      bool   `yaml:"keep_running"`
+	NetworkAllowList string `yaml:"network_allow_list"`
 }
 
 // Default is the configuration with nothing set by the user.
@@ -159,6 +175,7 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		set("RUNBOX_SHELL", str(&c.Shell)),
 		set("RUNBOX_IMAGE", str(&c.Docker.Image)),
 		set("RUNBOX_APPROVAL_MODE", str(&c.Approval.Mode)),
+		set("RUNBOX_DAYTONA_TASK", str(&c.Daytona.Task)),
 		set("RUNBOX_TIMEOUT", c.Timeout.Set),
 		set("RUNBOX_GRACE", c.Grace.Set),
 		set("RUNBOX_OUTPUT_LIMIT", func(v string) (err error) { c.OutputLimit, err = strconv.Atoi(v); return err }),

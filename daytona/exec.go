@@ -100,6 +100,27 @@ func (x *execEnv) gone(err error) error {
 	return err
 }
 
+// revive starts the sandbox again when it was stopped or archived behind
+// runbox's back (Daytona's auto-stop, a user's dashboard), so the command
+// runs rather than fails; it reports whether it did.
+func (x *execEnv) revive(ctx context.Context) bool {
+	sb, err := x.s.cl.Get(ctx, x.sb.ID)
+	if err != nil {
+		return false
+	}
+	switch sb.State {
+	case apiclient.SANDBOXSTATE_STOPPED, apiclient.SANDBOXSTATE_ARCHIVED:
+	default:
+		return false
+	}
+	if err := x.s.start(ctx, sb); err != nil {
+		x.s.log.Debug("daytona: restart a stopped sandbox", "id", sb.ID, "err", err)
+		return false
+	}
+	x.s.log.Debug("daytona: restarted a sandbox stopped behind runbox's back", "id", sb.ID, "was", sb.State)
+	return true
+}
+
 // start uploads the wrapper and starts it in a session of its own.
 func (x *execEnv) start(ctx context.Context, cmd envs.Command, relay bool) (*proc, error) {
 	if err := cmd.Validate(); err != nil {
@@ -133,7 +154,12 @@ func (x *execEnv) start(ctx context.Context, cmd envs.Command, relay bool) (*pro
 	x.mu.Unlock()
 
 	if err := x.sb.FileSystem.UploadFile(ctx, []byte(w.script()), w.path()); err != nil {
-		return nil, x.gone(fmt.Errorf("daytona: upload the command's wrapper: %w", err))
+		if !x.revive(ctx) {
+			return nil, x.gone(fmt.Errorf("daytona: upload the command's wrapper: %w", err))
+		}
+		if err := x.sb.FileSystem.UploadFile(ctx, []byte(w.script()), w.path()); err != nil {
+			return nil, x.gone(fmt.Errorf("daytona: upload the command's wrapper: %w", err))
+		}
 	}
 	sid := "runbox-" + w.marker
 	if err := x.sb.Process.CreateSession(ctx, sid); err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -247,12 +246,4 @@ func (s *sandbox) Native(ctx context.Context, id string) (envs.Environment, erro
 		policy = *s.opts.Spawn
 	}
 	return newExecEnv(s, sb, policy), nil
-}
-
-// gbCeil is bytes rounded up to whole GiB.
-func gbCeil(b int64) int {
-	if b <= 0 {
-		return 0
-	}
-	return int(math.Ceil(float64(b) / (1 << 30)))
 }

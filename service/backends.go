@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/runbox/runbox/agent/agentd"
+	"github.com/runbox/runbox/daytona"
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
@@ -15,6 +16,7 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 	for _, p := range []envs.Provider{
 		s.localProvider(),
 		docker.Provider(s.DockerOptions),
+		daytona.Provider(s.DaytonaOptions),
 	} {
 		if err := t.Register(p); err != nil {
 			return nil, err
