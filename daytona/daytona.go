@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
@@ -68,6 +69,8 @@ func Check(ctx context.Context, c Credentials) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
 	page, limit := 1, 1
 	if _, err := cl.List(ctx, map[string]string{LabelManaged: "true"}, &page, &limit); err != nil {
 		return apiError(c, "reach the API", err)
@@ -100,4 +103,24 @@ func Sandboxes(ctx context.Context, c Credentials, owner string) (map[string]str
 			return out, nil
 		}
 	}
+}
+
+// Remove deletes sandbox id, for a reaper acting on what [Sandboxes]
+// found. A sandbox already gone is not an error.
+func Remove(ctx context.Context, c Credentials, id string) error {
+	cl, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	sb, err := cl.Get(ctx, id)
+	if status(err) == http.StatusNotFound {
+		return nil
+	}
+	if err != nil {
+		return apiError(c, "get sandbox "+id, err)
+	}
+	if err := sb.Delete(ctx); err != nil && status(err) != http.StatusNotFound {
+		return apiError(c, "delete sandbox "+id, err)
+	}
+	return nil
 }

@@ -341,3 +341,36 @@ func TestEnv_OutlastsSDKTimeout(t *testing.T) {
 		t.Fatalf("65 s command = %+v, %v; want exit 0 and finished", res, err)
 	}
 }
+
+// TestSandboxes_FindsWhatRunboxLeft: the reaper's listing finds the
+// owner's runbox-labelled sandboxes, stopped ones included, and Remove
+// deletes them.
+func TestSandboxes_FindsWhatRunboxLeft(t *testing.T) {
+	f := newFake(t)
+	o := options(t, f)
+	o.Persistent, o.Task = true, "left"
+	env := open(t, o)
+	id := env.ID()
+	env.Close(t.Context())
+	other := options(t, f)
+	other.Owner = "someone-else"
+	env2 := open(t, other)
+	defer env2.Close(t.Context())
+
+	got, err := daytona.Sandboxes(t.Context(), o.Credentials, "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[id] != "stopped" {
+		t.Fatalf("Sandboxes(tester) = %v; want only %s, stopped", got, id)
+	}
+	if err := daytona.Remove(t.Context(), o.Credentials, id); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, f, id); st != "absent" {
+		t.Fatalf("after Remove the sandbox is %s", st)
+	}
+	if err := daytona.Remove(t.Context(), o.Credentials, id); err != nil {
+		t.Fatalf("Remove of a gone sandbox = %v; want nil", err)
+	}
+}
