@@ -28,6 +28,7 @@ func New(ctx context.Context, o Options) (*remote.Env, error) {
 	sb := &sandbox{cl: cl, opts: o, log: log, toolbox: &http.Client{}}
 	env, err := remote.New(ctx, sb, remote.Options{
 		Name: "daytona", Kind: "sandbox", NoAgent: true, Env: o.Env, Logger: log,
+		NoAgentReason: "Daytona's toolbox gives no byte stream to a process; each command runs in a toolbox session",
 	})
 	if err != nil {
 		return nil, err

@@ -374,3 +374,26 @@ func TestSandboxes_FindsWhatRunboxLeft(t *testing.T) {
 		t.Fatalf("Remove of a gone sandbox = %v; want nil", err)
 	}
 }
+
+// TestEnv_ReportsWhatItCannotDo: without the agent the environment says
+// so in every result and in its capabilities.
+func TestEnv_ReportsWhatItCannotDo(t *testing.T) {
+	f := newFake(t)
+	env := open(t, options(t, f))
+	defer env.Close(t.Context())
+	res := run(t, env, "true")
+	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "no byte stream") {
+		t.Errorf("warnings = %q; want the degraded mode named", res.Warnings)
+	}
+	caps := env.Capabilities()
+	want := map[envs.Capability]envs.CapState{
+		envs.CapPTY: envs.Unsupported, envs.CapSessionState: envs.Unsupported, envs.CapSignals: envs.Unsupported,
+		envs.CapStdin: envs.Degraded, envs.CapTreeKill: envs.Degraded,
+		envs.CapFileTransfer: envs.Active, envs.CapContainment: envs.Active, envs.CapHostAccess: envs.Unsupported,
+	}
+	for c, st := range want {
+		if caps.State(c) != st {
+			t.Errorf("%s = %v; want %v", c, caps.State(c), st)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/sandbox/paginated", s.list)
 	mux.HandleFunc("GET /api/sandbox/{id}", s.withSandbox(func(w http.ResponseWriter, r *http.Request, b *sandbox) {
 		b.mu.Lock()
-		if b.state == "creating" && b.gets > 0 {
+		if (b.state == "creating" || b.state == "pending_build") && b.gets > 0 {
 			b.state = "started"
 		}
 		b.gets++
@@ -118,8 +118,9 @@ func (s *Server) withSandbox(h func(http.ResponseWriter, *http.Request, *sandbox
 	}
 }
 
-// create makes a sandbox in state "creating"; it reads "started" from its
-// second read on, so the SDK's wait-for-start loop has to poll.
+// create makes a sandbox in state "creating" ("pending_build" when it is
+// built from an image); it reads "started" from its second read on, so
+// the SDK's wait-for-start loop has to poll.
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Name             string            `json:"name"`
@@ -162,6 +163,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		sessions: map[string]*session{}}
 	if req.BuildInfo != nil {
 		b.dockerfile = req.BuildInfo.DockerfileContent
+		b.state = "pending_build" // an image is built before it starts
 	}
 	s.mu.Lock()
 	s.sandboxes[id] = b
