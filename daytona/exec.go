@@ -194,6 +194,7 @@ func (x *execEnv) start(ctx context.Context, cmd envs.Command, relay bool) (*pro
 	}
 	x.procs[p] = struct{}{}
 	x.mu.Unlock()
+	p.conn = conn
 	go p.pump(conn)
 	return p, nil
 }
@@ -267,7 +268,12 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 		killErr = p.kill(kctx, st)
 		cancel()
-		<-copied
+		select { // the stream ends with the killed processes; a stuck one is cut
+		case <-copied:
+		case <-time.After(30 * time.Second):
+			p.abort()
+			<-copied
+		}
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 	st, err := p.Wait(wctx)

@@ -29,7 +29,12 @@ type proc struct {
 	err         error
 	mu          sync.Mutex
 	killedAs    *envs.ExitStatus // what a kill made of the command
+	conn        *websocket.Conn  // the log stream; set before pump starts
 }
+
+// abort cuts the log stream, so pump ends even if the toolbox never
+// closes it.
+func (p *proc) abort() { p.conn.Close() }
 
 var _ envs.Process = (*proc)(nil)
 
