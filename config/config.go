@@ -13,20 +13,21 @@ import (
 // Config is runbox's configuration. Zero values mean the documented defaults
 // once [Default] has filled them.
 type Config struct {
-	Backend     string     `yaml:"backend"`
-	Timeout     Duration   `yaml:"timeout"`
-	OutputLimit int        `yaml:"output_limit"`
-	Grace       Duration   `yaml:"grace"`
-	Shell       string     `yaml:"shell"`
-	Contain     bool       `yaml:"contain"`
-	Limits      LimitsConf `yaml:"limits"`
-	Spawn       SpawnConf  `yaml:"spawn"`
-	Approval    Approval   `yaml:"approval"`
-	Docker      DockerConf `yaml:"docker"`
-	Modal       ModalConf  `yaml:"modal"`
-	SSH         SSHConf    `yaml:"ssh"`
-	Jobs        JobsConf   `yaml:"jobs"`
-	Sync        SyncConf   `yaml:"sync"`
+	Backend     string      `yaml:"backend"`
+	Timeout     Duration    `yaml:"timeout"`
+	OutputLimit int         `yaml:"output_limit"`
+	Grace       Duration    `yaml:"grace"`
+	Shell       string      `yaml:"shell"`
+	Contain     bool        `yaml:"contain"`
+	Limits      LimitsConf  `yaml:"limits"`
+	Spawn       SpawnConf   `yaml:"spawn"`
+	Approval    Approval    `yaml:"approval"`
+	Docker      DockerConf  `yaml:"docker"`
+	Daytona     DaytonaConf `yaml:"daytona"`
+	Modal       ModalConf   `yaml:"modal"`
+	SSH         SSHConf     `yaml:"ssh"`
+	Jobs        JobsConf    `yaml:"jobs"`
+	Sync        SyncConf    `yaml:"sync"`
 
 	// Path is the file the configuration was read from ("" if none).
 	Path string `yaml:"-"`
@@ -132,6 +133,21 @@ type SSHConf struct {
 	Keepalive Duration `yaml:"keepalive"`
 }
 
+// DaytonaConf configures the daytona backend. Credentials are not here:
+// they come from DAYTONA_API_KEY (or DAYTONA_JWT_TOKEN and
+// DAYTONA_ORGANIZATION_ID), DAYTONA_API_URL and DAYTONA_TARGET.
+type DaytonaConf struct {
+	Image            string `yaml:"image"`
+	Snapshot         string `yaml:"snapshot"`
+	CPU              int    `yaml:"cpu"`
+	Memory           int    `yaml:"memory"` // GiB
+	Disk             int    `yaml:"disk"`   // GiB
+	Task             string `yaml:"task"`
+	Persistent       bool   `yaml:"persistent"`
+	KeepRunning      bool   `yaml:"keep_running"`
+	NetworkAllowList string `yaml:"network_allow_list"`
+}
+
 // Default is the configuration with nothing set by the user.
 func Default() Config {
 	return Config{
@@ -235,6 +251,7 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		set("RUNBOX_SSH_HOST", str(&c.SSH.Host)),
 		set("RUNBOX_SSH_IDENTITY", str(&c.SSH.IdentityFile)),
 		set("RUNBOX_APPROVAL_MODE", str(&c.Approval.Mode)),
+		set("RUNBOX_DAYTONA_TASK", str(&c.Daytona.Task)),
 		set("RUNBOX_TIMEOUT", c.Timeout.Set),
 		set("RUNBOX_GRACE", c.Grace.Set),
 		set("RUNBOX_OUTPUT_LIMIT", func(v string) (err error) { c.OutputLimit, err = strconv.Atoi(v); return err }),

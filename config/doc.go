@@ -77,4 +77,19 @@
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
 // RUNBOX_IMAGE, RUNBOX_SSH_HOST, RUNBOX_SSH_IDENTITY.
+//	daytona:                  # credentials: DAYTONA_API_KEY (or DAYTONA_JWT_TOKEN +
+//	                          # DAYTONA_ORGANIZATION_ID), DAYTONA_API_URL, DAYTONA_TARGET
+//	  image: ""               # image a new sandbox is built from ("" = snapshot, else Daytona's default)
+//	  snapshot: ""            # Daytona snapshot a new sandbox starts from
+//	  cpu: 0                  # cores; 0 = Daytona's default (images only)
+//	  memory: 0               # GiB; 0 = Daytona's default (images only)
+//	  disk: 0                 # GiB; 0 = Daytona's default (images only)
+//	  task: ""                # the task a persistent sandbox is kept for
+//	  persistent: false       # find the task's sandbox by its labels, start it, stop it at close
+//	  keep_running: false     # leave a persistent sandbox running at close
+//	  network_allow_list: ""  # CIDRs the sandbox may reach (comma-separated); --network none blocks all
+//
+// Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
+// RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
+// RUNBOX_IMAGE, RUNBOX_DAYTONA_TASK.
 package config

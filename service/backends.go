@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/runbox/runbox/agent/agentd"
+	"github.com/runbox/runbox/daytona"
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
@@ -20,6 +21,7 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 		docker.Provider(s.DockerOptions),
 		modal.Provider(s.ModalOptions),
 		ssh.Provider(s.SSHOptions),
+		daytona.Provider(s.DaytonaOptions),
 	} {
 		if err := t.Register(p); err != nil {
 			return nil, err

@@ -20,6 +20,9 @@ import (
 func (e *Env) connectLocked(ctx context.Context, inst Instance) (envs.Environment, error) {
 	e.fallback = ""
 	reason := "agent disabled by Options.NoAgent"
+	if e.opts.NoAgentReason != "" {
+		reason = e.opts.NoAgentReason
+	}
 	if !e.opts.NoAgent {
 		cl, err := e.startAgent(ctx, inst)
 		if err == nil {

@@ -44,6 +44,10 @@ type Options struct {
 	// native exec (an error when it has none). False tries the agent
 	// first and falls back, visibly, when it cannot run.
 	NoAgent bool
+	// NoAgentReason says why NoAgent is set, in the fallback's warning and
+	// Fallback ("the toolbox gives no byte stream to a process"). Empty
+	// means "agent disabled by Options.NoAgent".
+	NoAgentReason string
 	// Env is laid over every command's environment. It travels with each
 	// command (over the agent protocol, or to the native exec), never in
 	// the sandbox's configuration. Nil adds nothing.

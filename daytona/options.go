@@ -1,0 +1,125 @@
+package daytona
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/runbox/runbox/spawn"
+)
+
+// ErrNoCredentials is what New and the provider's check return when
+// neither an API key nor a JWT token with its organization was found.
+var ErrNoCredentials = errors.New("daytona: no credentials: set DAYTONA_API_KEY (or DAYTONA_JWT_TOKEN and DAYTONA_ORGANIZATION_ID)")
+
+// DefaultAPIURL is Daytona's API when no URL is configured.
+const DefaultAPIURL = "https://app.daytona.io/api"
+
+// Credentials are what the SDK authenticates with. Source says where they
+// were found, for errors ("environment variable DAYTONA_API_KEY"); it
+// never holds a value.
+type Credentials struct {
+	APIKey         string
+	JWTToken       string
+	OrganizationID string
+	APIURL         string
+	Target         string
+	Source         string
+}
+
+// CredentialsFrom reads the DAYTONA_* variables through getenv (runbox
+// passes its sealed launch environment, not os.Getenv). It fails with
+// [ErrNoCredentials] when there is no key or token, and when a JWT token
+// comes without its organization.
+func CredentialsFrom(getenv func(string) string) (Credentials, error) {
+	c := Credentials{
+		APIKey:         getenv("DAYTONA_API_KEY"),
+		JWTToken:       getenv("DAYTONA_JWT_TOKEN"),
+		OrganizationID: getenv("DAYTONA_ORGANIZATION_ID"),
+		APIURL:         getenv("DAYTONA_API_URL"),
+		Target:         getenv("DAYTONA_TARGET"),
+	}
+	if c.APIURL == "" {
+		c.APIURL = getenv("DAYTONA_SERVER_URL")
+	}
+	switch {
+	case c.APIKey != "":
+		c.Source = "environment variable DAYTONA_API_KEY"
+	case c.JWTToken != "" && c.OrganizationID != "":
+		c.Source = "environment variables DAYTONA_JWT_TOKEN and DAYTONA_ORGANIZATION_ID"
+	case c.JWTToken != "":
+		return Credentials{}, fmt.Errorf("%w: DAYTONA_JWT_TOKEN is set but DAYTONA_ORGANIZATION_ID is not", ErrNoCredentials)
+	default:
+		return Credentials{}, ErrNoCredentials
+	}
+	return c, nil
+}
+
+func (c Credentials) check() error {
+	if c.APIKey == "" && (c.JWTToken == "" || c.OrganizationID == "") {
+		return ErrNoCredentials
+	}
+	return nil
+}
+
+func (c Credentials) url() string {
+	if c.APIURL == "" {
+		return DefaultAPIURL
+	}
+	return c.APIURL
+}
+
+// Options configures a Daytona environment.
+type Options struct {
+	// Credentials authenticate to Daytona's API. Required.
+	Credentials Credentials
+	// Image is the image a new sandbox is built from ("python:3.12");
+	// Snapshot names a Daytona snapshot instead. Neither means Daytona's
+	// default snapshot.
+	Image, Snapshot string
+	// CPU (cores), MemoryGB and DiskGB size a sandbox made from an image
+	// (a snapshot brings its own). Zero means Daytona's default.
+	CPU, MemoryGB, DiskGB int
+	// Owner and Task label the sandbox (runbox.owner, runbox.task), so a
+	// persistent task's sandbox is found again and a reaper can find
+	// what runbox left.
+	Owner, Task string
+	// Persistent keeps the task's sandbox across environments: it is
+	// found by its labels, started if stopped or archived, auto-stop is
+	// disabled on it, and Close stops it rather than deleting it.
+	Persistent bool
+	// KeepRunning leaves a persistent sandbox running at Close.
+	KeepRunning bool
+	// NetworkBlockAll cuts the sandbox's network; NetworkAllowList (CIDRs,
+	// comma-separated) lets only those through.
+	NetworkBlockAll  bool
+	NetworkAllowList string
+	// Dir is the working directory of commands that name none. Empty
+	// means the sandbox's default (its user's home).
+	Dir string
+	// Env is laid over every command's environment.
+	Env map[string]string
+	// Spawn is the child-environment policy; nil means the default.
+	Spawn *spawn.Policy
+	// CreateTimeout bounds creating or starting a sandbox. Zero means 3
+	// minutes (building from an image can take that).
+	CreateTimeout time.Duration
+	// Logger receives debug logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Labels runbox puts on its sandboxes.
+const (
+	LabelManaged = "runbox.managed"
+	LabelOwner   = "runbox.owner"
+	LabelTask    = "runbox.task"
+)
+
+func (o Options) labels() map[string]string {
+	l := map[string]string{LabelManaged: "true", LabelOwner: o.Owner}
+	if o.Task != "" {
+		l[LabelTask] = o.Task
+	}
+	return l
+}
