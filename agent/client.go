@@ -602,8 +602,8 @@ func (p *process) control(ctx context.Context, c call) error {
 }
 
 // Signal sends sig to the command's process in the agent.
-func (p *process) Signal(sig syscall.Signal) error {
-	return p.control(context.Background(), call{Op: opSignal, Signal: int(sig)})
+func (p *process) Signal(ctx context.Context, sig syscall.Signal) error {
+	return p.control(ctx, call{Op: opSignal, Signal: int(sig)})
 }
 
 // Kill tears down the command's whole tree in the agent. A process that
@@ -630,11 +630,11 @@ func (p *process) exitedOrSoon(ctx context.Context) bool {
 }
 
 // Resize changes the PTY size.
-func (p *process) Resize(size envs.WindowSize) error {
+func (p *process) Resize(ctx context.Context, size envs.WindowSize) error {
 	if !p.pty {
 		return fmt.Errorf("agent: resize: no terminal: %w", envs.ErrUnsupported)
 	}
-	return p.control(context.Background(), call{Op: opResize, Size: &size})
+	return p.control(ctx, call{Op: opResize, Size: &size})
 }
 
 // Wait waits for the exit reported by the agent, or fails at once when the

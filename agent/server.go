@@ -405,14 +405,14 @@ func (ss *session) control(ch *serverChan, cl call) {
 	var err error
 	switch cl.Op {
 	case opSignal:
-		err = ch.proc.Signal(syscall.Signal(cl.Signal))
+		err = ch.proc.Signal(ss.ctx, syscall.Signal(cl.Signal))
 	case opKill:
 		err = ch.proc.Kill(ss.ctx)
 	case opResize:
 		if cl.Size == nil {
 			err = fmt.Errorf("agent: resize without a size: %w", envs.ErrBadCommand)
 		} else {
-			err = ch.proc.Resize(*cl.Size)
+			err = ch.proc.Resize(ss.ctx, *cl.Size)
 		}
 	}
 	ss.replyErr(ch.id, cl.Seq, err)

@@ -145,7 +145,7 @@ func (p *proc) Stderr() io.Reader {
 	return nil
 }
 
-func (p *proc) Signal(sig syscall.Signal) error {
+func (p *proc) Signal(ctx context.Context, sig syscall.Signal) error {
 	return fmt.Errorf("daytona: signal %v: %w", sig, envs.ErrUnsupported)
 }
 
@@ -153,7 +153,7 @@ func (p *proc) Kill(ctx context.Context) error {
 	return p.kill(ctx, envs.SignalStatus(syscall.SIGKILL))
 }
 
-func (p *proc) Resize(envs.WindowSize) error {
+func (p *proc) Resize(context.Context, envs.WindowSize) error {
 	return fmt.Errorf("daytona: resize: no terminal: %w", envs.ErrUnsupported)
 }
 

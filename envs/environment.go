@@ -45,13 +45,15 @@ type Process interface {
 	Output() io.Reader
 	// Stderr streams stderr with SeparateStreams, nil otherwise.
 	Stderr() io.Reader
-	// Signal sends sig to the command's process (not its tree).
-	Signal(sig syscall.Signal) error
+	// Signal sends sig to the command's process (not its tree). ctx bounds
+	// the delivery (a remote backend's round trip), not the process.
+	Signal(ctx context.Context, sig syscall.Signal) error
 	// Kill tears down the whole tree (parent first, then survivors, then
 	// SIGKILL). It returns a *SurvivorsError if anything outlived it.
 	Kill(ctx context.Context) error
-	// Resize changes the PTY size; ErrUnsupported without a PTY.
-	Resize(size WindowSize) error
+	// Resize changes the PTY size; ErrUnsupported without a PTY. ctx
+	// bounds the delivery.
+	Resize(ctx context.Context, size WindowSize) error
 	// Wait waits for the exit and returns the status. Cancelling ctx stops
 	// the wait, not the process. Like os/exec's Cmd.Wait, it returns once
 	// the process has exited and its output is drained, whether or not

@@ -38,9 +38,10 @@ func NewContainer(ctx context.Context, id string, limits envs.Limits, opts ...te
 	return c, nil
 }
 
-// Place adds pid to cont. Its error matches [ErrNotContained].
-func Place(cont termination.Container, pid int) error {
-	if err := cont.Add(pid); err != nil {
+// Place adds pid to cont; ctx bounds the work. Its error matches
+// [ErrNotContained].
+func Place(ctx context.Context, cont termination.Container, pid int) error {
+	if err := cont.Add(ctx, pid); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotContained, err)
 	}
 	return nil

@@ -45,7 +45,7 @@ func Example() {
 		return
 	}
 	gate.Started()
-	if err := gate.Admit(cont, cmd.Process.Pid, !limits.IsZero()); err != nil {
+	if err := gate.Admit(ctx, cont, cmd.Process.Pid, !limits.IsZero()); err != nil {
 		fmt.Println("not contained:", err) // a warning here: no limits were asked for
 	}
 	cmd.Wait()

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -92,11 +93,11 @@ func (g *Gate) Close() {
 // child exits [ExitGateClosed] having run nothing; without it the gate
 // is opened anyway and the child runs in its process group only — the
 // error is the caller's warning to report.
-func (g *Gate) Admit(cont termination.Container, pid int, required bool) error {
+func (g *Gate) Admit(ctx context.Context, cont termination.Container, pid int, required bool) error {
 	if cont == nil {
 		return g.Open()
 	}
-	perr := Place(cont, pid)
+	perr := Place(ctx, cont, pid)
 	if perr != nil && required {
 		g.Close()
 		return perr

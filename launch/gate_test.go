@@ -1,6 +1,7 @@
 package launch_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -91,14 +92,14 @@ func TestGate_HoldsChildUntilOpened(t *testing.T) {
 		{
 			name: "admitted to its container",
 			end: func(t *testing.T, g *launch.Gate, pid int) error {
-				return g.Admit(termination.NewGroupContainer(), pid, true)
+				return g.Admit(context.Background(), termination.NewGroupContainer(), pid, true)
 			},
 			wantOut: "parent\nchild\n",
 		},
 		{
 			name: "required placement fails",
 			end: func(t *testing.T, g *launch.Gate, pid int) error {
-				return g.Admit(termination.NewGroupContainer(), deadPID, true)
+				return g.Admit(context.Background(), termination.NewGroupContainer(), deadPID, true)
 			},
 			wantOut:  "parent\n",
 			wantCode: launch.ExitGateClosed,
@@ -107,7 +108,7 @@ func TestGate_HoldsChildUntilOpened(t *testing.T) {
 		{
 			name: "optional placement fails",
 			end: func(t *testing.T, g *launch.Gate, pid int) error {
-				return g.Admit(termination.NewGroupContainer(), deadPID, false)
+				return g.Admit(context.Background(), termination.NewGroupContainer(), deadPID, false)
 			},
 			wantOut: "parent\nchild\n",
 			wantErr: launch.ErrNotContained,

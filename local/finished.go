@@ -26,11 +26,11 @@ func (f *finished) PID() int              { return 0 }
 func (f *finished) Stdin() io.WriteCloser { return nopWriteCloser{} }
 func (f *finished) Output() io.Reader     { return f.out }
 func (f *finished) Stderr() io.Reader     { return nil }
-func (f *finished) Signal(syscall.Signal) error {
+func (f *finished) Signal(context.Context, syscall.Signal) error {
 	return fmt.Errorf("local: signal: process never started: %w", envs.ErrNotFound)
 }
 func (f *finished) Kill(context.Context) error { return nil }
-func (f *finished) Resize(envs.WindowSize) error {
+func (f *finished) Resize(context.Context, envs.WindowSize) error {
 	return fmt.Errorf("local: resize: process never started: %w", envs.ErrUnsupported)
 }
 func (f *finished) Wait(context.Context) (envs.ExitStatus, error) { return f.res.ExitStatus, nil }

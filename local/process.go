@@ -207,7 +207,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 		// not at all: its gate stays shut, it exits without running
 		// anything, and the caller gets the error once it is reaped.
 		gate.Started()
-		if err := gate.Admit(p.cont, xc.Process.Pid, !limits.IsZero()); err != nil {
+		if err := gate.Admit(ctx, p.cont, xc.Process.Pid, !limits.IsZero()); err != nil {
 			if !limits.IsZero() {
 				p.wait()
 				return nil, nil, fmt.Errorf("local: %w", err)
@@ -401,7 +401,7 @@ func (p *process) Stderr() io.Reader { return p.stderr }
 
 // Signal sends sig to the command's direct process, after checking its
 // identity (a recycled PID is never signalled).
-func (p *process) Signal(sig syscall.Signal) error {
+func (p *process) Signal(_ context.Context, sig syscall.Signal) error {
 	select {
 	case <-p.done:
 		return fmt.Errorf("local: signal %d: process exited: %w", p.proc.PID, envs.ErrNotFound)

@@ -2,6 +2,7 @@ package local
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,7 +63,7 @@ func (s ptyStdin) Close() error {
 // SyscallConn, which holds the descriptor against a concurrent close at
 // release (pty.Setsize reads it through Fd, which does not), so resizing
 // while the command ends is safe: it then fails with os.ErrClosed.
-func (p *process) Resize(size envs.WindowSize) error {
+func (p *process) Resize(_ context.Context, size envs.WindowSize) error {
 	if p.ptyFile == nil {
 		return fmt.Errorf("local: resize: no terminal: %w", envs.ErrUnsupported)
 	}

@@ -19,7 +19,7 @@ var _ termination.Container = supervisorTree{}
 
 func (t supervisorTree) Mechanism() termination.Mechanism { return termination.ProcessGroup }
 
-func (t supervisorTree) Add(int) error {
+func (t supervisorTree) Add(context.Context, int) error {
 	return errors.New("procregistry: a supervisor's tree takes no members")
 }
 

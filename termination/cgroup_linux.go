@@ -186,7 +186,7 @@ func (c *cgroupContainer) Ref() ContainerRef {
 
 // Add writes pid into the v2 cgroup first (membership, kill), then into
 // each v1 cgroup (limits).
-func (c *cgroupContainer) Add(pid int) error {
+func (c *cgroupContainer) Add(_ context.Context, pid int) error {
 	dirs := slices.Sorted(maps.Values(c.v1dirs))
 	if c.v2dir != "" {
 		dirs = append([]string{c.v2dir}, dirs...)

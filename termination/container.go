@@ -90,7 +90,8 @@ type Container interface {
 	// Mechanism says what kind of container this is.
 	Mechanism() Mechanism
 	// Add moves pid into the container. Call it once, for the blocked child.
-	Add(pid int) error
+	// ctx bounds the work (a D-Bus round trip for a systemd scope).
+	Add(ctx context.Context, pid int) error
 	// Kill SIGKILLs every process in the container. [KillTree] calls it only
 	// after the parent had its SIGTERM and grace; callers should not call it
 	// before that either.
@@ -183,7 +184,7 @@ func NewGroupContainer() Container { return &groupContainer{} }
 
 func (g *groupContainer) Mechanism() Mechanism { return ProcessGroup }
 
-func (g *groupContainer) Add(pid int) error {
+func (g *groupContainer) Add(_ context.Context, pid int) error {
 	p, err := Identify(pid)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ package termination
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -219,7 +220,7 @@ func start(t *testing.T, sp spec) *started {
 	}
 	s.root = root
 	if gate != nil {
-		err := sp.c.Add(c.Process.Pid)
+		err := sp.c.Add(context.Background(), c.Process.Pid)
 		gate.Write([]byte("go\n"))
 		gate.Close()
 		if err != nil {

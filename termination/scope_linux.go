@@ -203,8 +203,10 @@ func (s *scopeContainer) Ref() ContainerRef {
 
 // Add starts the scope with pid as its first process and waits for the
 // start job to finish, so pid is inside when Add returns.
-func (s *scopeContainer) Add(pid int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), dbusTimeout)
+func (s *scopeContainer) Add(ctx context.Context, pid int) error {
+	// Bounded even under a ctx without a deadline: the child is held at
+	// its gate meanwhile.
+	ctx, cancel := context.WithTimeout(ctx, dbusTimeout)
 	defer cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()

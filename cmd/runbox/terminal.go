@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -119,17 +120,25 @@ func (s *terminalSession) attach(p envs.Process, relay *signalRelay) {
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGWINCH, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-	s.release = relay.takeInterrupt(func(sig syscall.Signal) { p.Signal(sig) })
-	p.Resize(*s.size()) // a change while the command was starting
+	// Deliveries are bounded: a lost remote must not wedge the terminal.
+	deliver := func(f func(context.Context) error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		f(ctx)
+	}
+	s.release = relay.takeInterrupt(func(sig syscall.Signal) {
+		deliver(func(ctx context.Context) error { return p.Signal(ctx, sig) })
+	})
+	deliver(func(ctx context.Context) error { return p.Resize(ctx, *s.size()) }) // a change while the command was starting
 	s.wg.Go(func() {
 		defer signal.Stop(sigs)
 		for {
 			select {
 			case sig := <-sigs:
 				if sig == syscall.SIGWINCH {
-					p.Resize(*s.size())
+					deliver(func(ctx context.Context) error { return p.Resize(ctx, *s.size()) })
 				} else {
-					p.Signal(sig.(syscall.Signal))
+					deliver(func(ctx context.Context) error { return p.Signal(ctx, sig.(syscall.Signal)) })
 				}
 			case <-s.stop:
 				return

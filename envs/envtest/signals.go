@@ -27,7 +27,7 @@ func testSignals(t *testing.T, env envs.Environment) {
 	if line, err := r.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
 		t.Fatalf("first line %q, %v; want ready", line, err)
 	}
-	err = p.Signal(syscall.SIGUSR1)
+	err = p.Signal(ctx, syscall.SIGUSR1)
 	if env.Capabilities().State(envs.CapSignals) == envs.Unsupported {
 		if !errors.Is(err, envs.ErrUnsupported) {
 			t.Fatalf("signals reported unsupported, but Signal = %v; want ErrUnsupported", err)
@@ -53,7 +53,7 @@ func testResize(t *testing.T, env envs.Environment) {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	if err := plain.Resize(envs.WindowSize{Rows: 10, Cols: 10}); !errors.Is(err, envs.ErrUnsupported) && err != nil {
+	if err := plain.Resize(ctx, envs.WindowSize{Rows: 10, Cols: 10}); !errors.Is(err, envs.ErrUnsupported) && err != nil {
 		t.Errorf("Resize without a PTY = %v; want ErrUnsupported (or nil once it ended)", err)
 	}
 	plain.Wait(ctx)
@@ -70,7 +70,7 @@ func testResize(t *testing.T, env envs.Environment) {
 	if err != nil || strings.TrimSpace(first) != "20 70" {
 		t.Fatalf("first size %q, %v; want 20 70", first, err)
 	}
-	if err := p.Resize(envs.WindowSize{Rows: 41, Cols: 123}); err != nil {
+	if err := p.Resize(ctx, envs.WindowSize{Rows: 41, Cols: 123}); err != nil {
 		t.Fatalf("Resize: %v", err)
 	}
 	io.WriteString(p.Stdin(), "go\n")

@@ -177,7 +177,10 @@ func (s *supervisor) launch(spec jobdir.Spec, path string, argv []string, cont t
 	gate.Started()
 	repW.Close()
 	if cont != nil {
-		if err := launch.Place(cont, cmd.Process.Pid); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), containerSetup)
+		err := launch.Place(ctx, cont, cmd.Process.Pid)
+		cancel()
+		if err != nil {
 			// Its gate shut, the wrapper exits having run nothing.
 			gate.Close()
 			cmd.Wait()
