@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"sync"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
+	"github.com/runbox/runbox/envs"
 )
 
 // attach starts argv with an exec whose stdin and stdout are a byte
@@ -33,7 +33,7 @@ func attach(ctx context.Context, cli *client.Client, id string, argv []string) (
 	if err != nil {
 		return nil, fmt.Errorf("docker: attach to %s: %w", argv[0], err)
 	}
-	s := &execStream{hr: hr, stderr: &tailBuffer{max: 4096}}
+	s := &execStream{hr: hr, stderr: envs.NewTail(4096)}
 	s.r = &demux{r: hr.Reader, stderr: s.stderr}
 	return s, nil
 }
@@ -42,7 +42,7 @@ func attach(ctx context.Context, cli *client.Client, id string, argv []string) (
 type execStream struct {
 	hr     types.HijackedResponse
 	r      *demux
-	stderr *tailBuffer
+	stderr *envs.Tail
 }
 
 func (s *execStream) Read(p []byte) (int, error)  { return s.r.Read(p) }
@@ -132,28 +132,4 @@ func (d *demux) Read(p []byte) (int, error) {
 func demuxAll(r io.Reader, stdout, stderr io.Writer) error {
 	_, err := io.Copy(stdout, &demux{r: r, stderr: stderr})
 	return err
-}
-
-// tailBuffer keeps the last max bytes written (the agent's stderr, for
-// error messages).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(bytes.TrimSpace(t.b))
 }

@@ -138,14 +138,7 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		}
 	}
 	x.cleanup(pidFile)
-	out.Close()
-	res.Output, res.Truncated, res.SpillPath, res.TotalBytes = string(out.Bytes()), out.Truncated(), out.SpillPath(), out.Total()
-	if errc != out {
-		errc.Close()
-		res.Stderr, res.StderrSpillPath = string(errc.Bytes()), errc.SpillPath()
-		res.Truncated = res.Truncated || errc.Truncated()
-		res.TotalBytes += errc.Total()
-	}
+	res.TakeOutput(out, errc)
 	return res, nil
 }
 

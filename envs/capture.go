@@ -227,3 +227,17 @@ func (c *Capture) Close() error {
 	}
 	return c.spillErr
 }
+
+// TakeOutput closes out (and errc, when it is a different capture: the
+// separate stderr) and fills r's output fields from them: the windowed
+// text, whether it was cut, the spill files and the byte count.
+func (r *Result) TakeOutput(out, errc *Capture) {
+	out.Close()
+	r.Output, r.Truncated, r.SpillPath, r.TotalBytes = string(out.Bytes()), out.Truncated(), out.SpillPath(), out.Total()
+	if errc != nil && errc != out {
+		errc.Close()
+		r.Stderr, r.StderrSpillPath = string(errc.Bytes()), errc.SpillPath()
+		r.Truncated = r.Truncated || errc.Truncated()
+		r.TotalBytes += errc.Total()
+	}
+}

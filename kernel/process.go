@@ -30,7 +30,7 @@ type proc struct {
 	ready   chan frame    // the driver's hello
 	dead    chan struct{} // closed when the protocol stream ends
 	readErr error         // why it ended (set before dead is closed)
-	stderr  *tailBuffer   // the driver's own stderr, for diagnostics
+	stderr  *envs.Tail    // the driver's own stderr, for diagnostics
 	wg      sync.WaitGroup
 }
 
@@ -49,7 +49,7 @@ func startProc(ctx context.Context, env envs.Environment, cmd envs.Command, tool
 	if err != nil {
 		return nil, err
 	}
-	kp := &proc{p: p, tools: tools, in: p.Stdin(), ready: make(chan frame, 1), dead: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
+	kp := &proc{p: p, tools: tools, in: p.Stdin(), ready: make(chan frame, 1), dead: make(chan struct{}), stderr: envs.NewTail(8 << 10)}
 	if kp.in == nil {
 		p.Kill(ctx)
 		p.Wait(ctx)
@@ -191,27 +191,4 @@ func (kp *proc) exitCode(ctx context.Context) (envs.ExitStatus, bool) {
 	defer cancel()
 	st, err := kp.p.Wait(ctx)
 	return st, err == nil
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }

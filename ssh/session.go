@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
+	"github.com/runbox/runbox/envs"
 	gossh "golang.org/x/crypto/ssh"
 )
 
@@ -39,7 +39,7 @@ func (c *conn) output(ctx context.Context, cmd string, stdin io.Reader) ([]byte,
 	stop := context.AfterFunc(ctx, func() { sess.Close() })
 	defer stop()
 	var out bytes.Buffer
-	errb := &tailBuffer{max: 4096}
+	errb := envs.NewTail(4096)
 	sess.Stdin, sess.Stdout, sess.Stderr = stdin, &out, errb
 	err = sess.Run(cmd)
 	if ctx.Err() != nil {
@@ -68,7 +68,7 @@ type stream struct {
 	sess   *gossh.Session
 	stdin  io.WriteCloser
 	stdout io.Reader
-	stderr *tailBuffer
+	stderr *envs.Tail
 }
 
 // attach starts cmd in a new session and joins a stream to it.
@@ -77,7 +77,7 @@ func (c *conn) attach(cmd string) (*stream, error) {
 	if err != nil {
 		return nil, c.sessionErr(err)
 	}
-	s := &stream{sess: sess, stderr: &tailBuffer{max: 4096}}
+	s := &stream{sess: sess, stderr: envs.NewTail(4096)}
 	sess.Stderr = s.stderr
 	if s.stdin, err = sess.StdinPipe(); err == nil {
 		s.stdout, err = sess.StdoutPipe()
@@ -103,26 +103,3 @@ func (s *stream) Close() error {
 
 // Stderr is the end of what the process wrote to its stderr.
 func (s *stream) Stderr() string { return s.stderr.String() }
-
-// tailBuffer keeps the last max bytes written.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(bytes.TrimSpace(t.b))
-}
