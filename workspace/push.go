@@ -106,8 +106,18 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 		}
 	}
 	if !rep.Full {
-		var err error
-		if send, err = holdConflicts(ctx, env, o.Remote, base, ours, send, rep); err != nil {
+		inflight, err := loadInflight(o.StateDir, o.Task)
+		if err != nil {
+			return nil, err
+		}
+		if send, err = holdConflicts(ctx, env, o.Remote, base, ours, send, inflight, rep); err != nil {
+			return nil, err
+		}
+		paths := make([]string, 0, len(send))
+		for _, e := range send {
+			paths = append(paths, e.Path)
+		}
+		if err := saveInflight(o.StateDir, o.Task, paths); err != nil {
 			return nil, err
 		}
 	}
@@ -140,6 +150,9 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 	if err := m.save(o.StateDir); err != nil {
 		return nil, err
 	}
+	if err := clearInflight(o.StateDir, o.Task); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 
@@ -148,7 +161,9 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 // sandbox's edit with the local one. Such a path keeps its old base in
 // ours (so the manifest still records what was pushed) and is listed in
 // rep.Conflicts. It returns what is left to send.
-func holdConflicts(ctx context.Context, env envs.Environment, remote string, base, ours Tree, send []*Entry, rep *PushReport) ([]*Entry, error) {
+// A path a push that broke midway was sending (inflight) is never held:
+// what the sandbox has there may be that push's own partial write.
+func holdConflicts(ctx context.Context, env envs.Environment, remote string, base, ours Tree, send []*Entry, inflight map[string]bool, rep *PushReport) ([]*Entry, error) {
 	var check []string
 	for _, e := range send {
 		if b := base[e.Path]; b != nil && b.Type == TypeFile {
@@ -176,7 +191,7 @@ func holdConflicts(ctx context.Context, env envs.Environment, remote string, bas
 		if e := ours[p]; e != nil && e.Type == TypeFile {
 			want = e.Hash
 		}
-		if h := hashes[i]; h != base[p].Hash && h != want {
+		if h := hashes[i]; h != base[p].Hash && h != want && !inflight[p] {
 			held[p] = true
 			rep.Conflicts = append(rep.Conflicts, p)
 			ours[p] = base[p]
