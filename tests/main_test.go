@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // runboxBin is the runbox binary built once for this package's tests, in
@@ -32,6 +34,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	// The daemons runbox started for the tests, an unprivileged user's
+	// included (their sockets refuse another uid's client).
+	testproc.StopDaemons(runboxBin)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

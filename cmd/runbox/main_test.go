@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/runbox/runbox/internal/testproc"
 	"go.uber.org/goleak"
 )
 
@@ -24,7 +26,17 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && (os.Args[1] == "__daemon" || os.Args[1] == "__supervise" || os.Args[1] == "__reap") || os.Getenv(runMainEnv) == "1" {
 		main()
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	// Job commands start the daemon detached, as they should; the tests
+	// stop what they started.
+	testproc.StopDaemons(os.Args[0])
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // cli runs runbox with args the way a user would, with its streams
