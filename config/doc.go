@@ -58,10 +58,6 @@
 //	  max_size: 256M          # refuse a tree (either side) above this
 //	  include_git: false      # push .git/ too
 //	  no_gitignore: false     # push .gitignore'd paths too
-//
-// Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
-// RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
-// RUNBOX_IMAGE, RUNBOX_MODAL_APP, RUNBOX_MODAL_IMAGE.
 //	ssh:
 //	  host: ""                # default host for the ssh backend: [user@]host[:port]
 //	  user: ""                # when the host names none ("" = the local user)
@@ -73,10 +69,6 @@
 //	  agent_binary: ""        # static runbox-agent to upload ("" = next to runbox, or built)
 //	  no_agent: false         # one session per command, without the agent (degraded)
 //	  keepalive: 15s          # keepalive interval; 3 unanswered ones drop the connection
-//
-// Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
-// RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
-// RUNBOX_IMAGE, RUNBOX_SSH_HOST, RUNBOX_SSH_IDENTITY.
 //	daytona:                  # credentials: DAYTONA_API_KEY (or DAYTONA_JWT_TOKEN +
 //	                          # DAYTONA_ORGANIZATION_ID), DAYTONA_API_URL, DAYTONA_TARGET
 //	  image: ""               # image a new sandbox is built from ("" = snapshot, else Daytona's default)
@@ -91,5 +83,6 @@
 //
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
-// RUNBOX_IMAGE, RUNBOX_DAYTONA_TASK.
+// RUNBOX_IMAGE, RUNBOX_MODAL_APP, RUNBOX_MODAL_IMAGE, RUNBOX_SSH_HOST,
+// RUNBOX_SSH_IDENTITY, RUNBOX_DAYTONA_TASK.
 package config
