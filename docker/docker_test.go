@@ -20,6 +20,7 @@ import (
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 const (
@@ -35,10 +36,8 @@ func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "runbox-docker-test-*")
 	if err == nil {
 		agentBin = filepath.Join(dir, "runbox-agent")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", agentBin, "github.com/runbox/runbox/cmd/runbox-agent")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, berr := cmd.CombinedOutput(); berr != nil {
-			agentBin, agentErr = "", fmt.Errorf("build test agent: %v: %s", berr, out)
+		if agentErr = testproc.BuildAgent(agentBin); agentErr != nil {
+			agentBin = ""
 		}
 	}
 	code := m.Run()

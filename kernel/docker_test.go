@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/service"
 )
@@ -43,11 +43,7 @@ func (a *testAgent) build(t *testing.T) string {
 			return
 		}
 		a.dir, a.path = dir, filepath.Join(dir, "runbox-agent")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", a.path, "github.com/runbox/runbox/cmd/runbox-agent")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			a.err = errors.New(string(out))
-		}
+		a.err = testproc.BuildAgent(a.path)
 	})
 	if a.err != nil {
 		t.Fatalf("build the agent: %v", a.err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/modal"
 	"github.com/runbox/runbox/modal/modaltest"
 )
@@ -29,10 +30,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	agentBin = filepath.Join(dir, "runbox-agent")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", agentBin, "github.com/runbox/runbox/cmd/runbox-agent")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build the agent: %v: %s\n", err, out)
+	if err := testproc.BuildAgent(agentBin, "-ldflags=-s -w"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

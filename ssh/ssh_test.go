@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/runbox/runbox/agent"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/ssh"
 	"github.com/runbox/runbox/ssh/sshtest"
 )
@@ -31,10 +31,8 @@ func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "runbox-ssh-test-*")
 	if err == nil {
 		agentBin = filepath.Join(dir, "runbox-agent")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", agentBin, "github.com/runbox/runbox/cmd/runbox-agent")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, berr := cmd.CombinedOutput(); berr != nil {
-			agentBin, agentErr = "", fmt.Errorf("build test agent: %v: %s", berr, out)
+		if agentErr = testproc.BuildAgent(agentBin); agentErr != nil {
+			agentBin = ""
 		}
 	}
 	code := m.Run()

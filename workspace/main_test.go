@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 const testImage = "runbox-test-debian:bookworm"
@@ -25,10 +25,8 @@ func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "runbox-workspace-test-*")
 	if err == nil {
 		agentBin = filepath.Join(dir, "runbox-agent")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", agentBin, "github.com/runbox/runbox/cmd/runbox-agent")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, berr := cmd.CombinedOutput(); berr != nil {
-			agentBin, agentErr = "", fmt.Errorf("build test agent: %v: %s", berr, out)
+		if agentErr = testproc.BuildAgent(agentBin); agentErr != nil {
+			agentBin = ""
 		}
 	}
 	code := m.Run()

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/modal/modaltest"
 )
 
@@ -26,10 +26,8 @@ func modalCLI(t *testing.T) (*modaltest.Server, map[string]string) {
 	t.Setenv("MODAL_CONFIG_PATH", filepath.Join(t.TempDir(), "none.toml"))
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "runbox-agent")
-	build := exec.Command("go", "build", "-trimpath", "-o", agent, "github.com/runbox/runbox/cmd/runbox-agent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the agent: %v: %s", err, out)
+	if err := testproc.BuildAgent(agent); err != nil {
+		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "config.yaml")
 	body := fmt.Sprintf("approval:\n  mode: off\nmodal:\n  cpu: 2\n  memory: 1G\n  agent_binary: %s\n  agent_dir: %s\n", agent, filepath.Join(dir, "agent"))

@@ -2,13 +2,13 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/ssh/sshtest"
 )
 
@@ -20,10 +20,8 @@ func TestRunSSH_HostKeyThenCommand(t *testing.T) {
 	d := sshtest.Start(t)
 	dir := t.TempDir()
 	agentBin := filepath.Join(dir, "runbox-agent")
-	build := exec.Command("go", "build", "-trimpath", "-o", agentBin, "github.com/runbox/runbox/cmd/runbox-agent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the agent: %v: %s", err, out)
+	if err := testproc.BuildAgent(agentBin); err != nil {
+		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, []byte("ssh:\n  agent_binary: "+agentBin+"\n"), 0o600); err != nil {
