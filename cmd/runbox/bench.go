@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -37,6 +38,9 @@ type measurement struct {
 	P99ms         float64 `json:"p99_ms"`
 	Baseline      string  `json:"baseline"`
 	BaselineP50ms float64 `json:"baseline_p50_ms"`
+	// Ratio is P50ms / BaselineP50ms: below 1 runbox beat its baseline.
+	// It is 0 where there is no baseline time to compare with.
+	Ratio float64 `json:"ratio,omitempty"`
 	// PerSecond is set for throughput measurements (operations per second).
 	PerSecond float64 `json:"per_second,omitempty"`
 	// Note explains a measurement that could not be taken.
@@ -132,6 +136,7 @@ func runBench(ctx context.Context, a *app, opts *benchOptions) error {
 		if err != nil {
 			m = measurement{Name: c.name, Backend: c.backend, Baseline: c.baseline, Note: err.Error()}
 		}
+		m.Ratio = ratio(m.P50ms, m.BaselineP50ms)
 		if opts.json {
 			if err := json.NewEncoder(a.stdout).Encode(m); err != nil {
 				return err
@@ -141,14 +146,37 @@ func runBench(ctx context.Context, a *app, opts *benchOptions) error {
 		}
 	}
 	if !opts.json {
-		tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tBACKEND\tN\tP50 ms\tP99 ms\tBASELINE\tBASELINE P50 ms\tPER SECOND\tNOTE")
-		for _, m := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%s\t%.3f\t%.0f\t%s\n", m.Name, m.Backend, m.N, m.P50ms, m.P99ms, m.Baseline, m.BaselineP50ms, m.PerSecond, m.Note)
-		}
-		tw.Flush()
+		printBenchTable(a.stdout, out)
 	}
 	return nil
+}
+
+// printBenchTable prints the measurements as a table whose RATIO column
+// (runbox's p50 over the baseline's) is what to read first: 0.50x is
+// twice as fast as the baseline, 2.00x twice as slow.
+func printBenchTable(w io.Writer, out []measurement) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tBACKEND\tN\tP50 ms\tP99 ms\tBASELINE\tBASELINE P50 ms\tRATIO\tPER SECOND\tNOTE")
+	for _, m := range out {
+		r := "-"
+		if m.Ratio > 0 {
+			r = fmt.Sprintf("%.2fx", m.Ratio)
+		}
+		ps := "-"
+		if m.PerSecond > 0 {
+			ps = fmt.Sprintf("%.0f", m.PerSecond)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%s\t%.3f\t%s\t%s\t%s\n", m.Name, m.Backend, m.N, m.P50ms, m.P99ms, m.Baseline, m.BaselineP50ms, r, ps, m.Note)
+	}
+	tw.Flush()
+}
+
+// ratio is p50 over base, 0 when either is missing.
+func ratio(p50, base float64) float64 {
+	if p50 <= 0 || base <= 0 {
+		return 0
+	}
+	return p50 / base
 }
 
 // selectBenchCases keeps the cases named in only (all of them when only

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -214,4 +216,26 @@ func TestBench_Throughput(t *testing.T) {
 		t.Errorf("measurement = %q (%v)", out, err)
 	}
 	requireNoBenchLeftovers(t, dir)
+}
+
+// The table a person reads has a RATIO column: runbox's p50 over its
+// baseline's, measured in the same run.
+func TestBench_TableShowsRatio(t *testing.T) {
+	benchTempDir(t)
+	out, errs, code := cli(t, "", nil, "bench", "--only", "true", "-n", "3")
+	if code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "RATIO") {
+		t.Fatalf("table = %q", out)
+	}
+	if !regexp.MustCompile(`^true\s+local\s+3\s.*\s\d+\.\d\dx\s`).MatchString(lines[1]) {
+		t.Errorf("row lacks the ratio: %q", lines[1])
+	}
+	js, _, _ := cli(t, "", nil, "bench", "--only", "true", "-n", "3", "--json")
+	var m measurement
+	if err := json.Unmarshal([]byte(js), &m); err != nil || m.Ratio <= 0 || math.Abs(m.Ratio-m.P50ms/m.BaselineP50ms) > 1e-9 {
+		t.Errorf("--json ratio: %v %+v", err, m)
+	}
 }
