@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 )
 
 // proc is a command running in a toolbox session.
@@ -92,7 +93,7 @@ func (p *proc) exitStatus(streamErr error) (envs.ExitStatus, error) {
 			return envs.ExitStatus{}, p.x.gone(fmt.Errorf("daytona: read the command's exit code: %w (output stream: %v)", err, streamErr))
 		}
 		if c.ExitCode != nil {
-			return statusOf(int(*c.ExitCode)), nil
+			return launch.ShellStatus(int(*c.ExitCode)), nil // sh reports death by signal n as 128+n
 		}
 		select {
 		case <-ctx.Done():
@@ -101,15 +102,6 @@ func (p *proc) exitStatus(streamErr error) (envs.ExitStatus, error) {
 		}
 		delay = min(delay*2, 500*time.Millisecond)
 	}
-}
-
-// statusOf maps the wrapper's exit code: sh reports a command killed by
-// signal n as 128+n.
-func statusOf(code int) envs.ExitStatus {
-	if code > envs.ExitSignalBase && code < envs.ExitSignalBase+65 {
-		return envs.SignalStatus(syscall.Signal(code - envs.ExitSignalBase))
-	}
-	return envs.ExitStatus{Code: code}
 }
 
 // kill kills the command's processes in the sandbox and ends its session;
