@@ -114,6 +114,10 @@ func (r *resolution) runsFile(f arg) {
 // next records the program as a wrapper with opts and continues with the
 // wrapped command line rest.
 func (r *resolution) next(opts []string, rest []arg) bool {
+	// The assignments in effect are for the wrapped program, which
+	// carries them; the wrapper's own record does not, so a rule about
+	// the environment judges the program that uses it.
+	r.c.env = nil
 	r.done(opts)
 	r.args = rest
 	r.via = append(r.via[:len(r.via):len(r.via)], r.name)
@@ -368,9 +372,12 @@ func hasOptPrefix(opts []string, prefixes ...string) bool {
 	return false
 }
 
-// subcommand splits a tool's global options from its subcommand. For the
-// container CLIs the subcommand is the first known one, so an unknown
-// option value ("--opt val ps") is not mistaken for it.
+// subcommand splits a tool's global options from its subcommand. The
+// subcommand is the first operand that is a known one ([subcommandNames]),
+// so a value of an option the gate does not know ("docker --opt val ps",
+// "git --foo bar push") is not mistaken for it; operands skipped on the way
+// stay with the global options. When no operand is a known subcommand, the
+// first operand is the subcommand.
 func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 	name := c.name
 	if name == "docker-compose" || name == "podman-compose" {
@@ -380,8 +387,9 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 	if name == "podman" || name == "nerdctl" {
 		c.name = "docker"
 	}
+	known := subcommandNames[subcommandKey(c.name)]
 	var globals []string
-	i := 0
+	i, first, firstGlobals := 0, -1, 0
 	for i < len(rest) {
 		t := rest[i].text
 		if t == "--" {
@@ -389,8 +397,11 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 			break
 		}
 		if !rest[i].isOpt() {
-			if c.name != "docker" || dockerSubcommands[t] {
+			if known == nil || known[t] {
 				break
+			}
+			if first < 0 {
+				first, firstGlobals = i, len(globals)
 			}
 			globals = append(globals, t)
 			i++
@@ -406,6 +417,10 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 			globals = append(globals, rest[i].text)
 			i++
 		}
+	}
+	if i >= len(rest) && first >= 0 {
+		// No known subcommand: the first operand is it.
+		i, globals = first, globals[:firstGlobals]
 	}
 	c.globals = globals
 	c.args = texts(rest[i:])

@@ -90,6 +90,20 @@ const (
 	reSudoLike    = `(^| )(sudo|doas|run0|please|pkexec)( |$)`
 	reProse       = `^(echo|printf|grep|egrep|fgrep|rg|ag|ack|git|gh|jq|yq|sed|awk|cat|less|more|head|tail|wc|sort|uniq|cut|tr|:|true|false|test|\[|ping|ping6|traceroute|dig|nslookup|host|whois|man|info)$`
 	reWriteHow    = `^\S+ `
+	// reScriptFile matches a program name that is a script named after a
+	// tool ("mkfs.sh"), not the tool.
+	reScriptFile = `\.(sh|bash|zsh|py|pl|rb|js|ts|php|lua|ps1|bat|cmd|bak|orig|old|txt|md)$`
+	// reRemoteDaemon matches the global options of docker, podman and
+	// nerdctl that send a command to another daemon.
+	reRemoteDaemon    = `(^| )(-H\S*|--host(=\S*)?|--context(=\S*)?|-c|--url(=\S*)?|--connection(=\S*)?|--remote|--address(=\S*)?)( |$)`
+	reRemoteDaemonEnv = `(^| )(DOCKER_HOST|DOCKER_CONTEXT|CONTAINER_HOST|CONTAINER_CONNECTION|CONTAINERD_ADDRESS)=`
+	// reContainerReadOnly matches container subcommands that only read:
+	// listing, inspecting, logs, versions, statistics.
+	reContainerReadOnly = `^$|^(ps|images|inspect|logs|version|info|stats|top|port|diff|events|history|search|` +
+		`(container|pod) (ls|list|ps|inspect|logs|stats|top|port|diff|exists)|(image|img) (ls|list|inspect|history|exists)|` +
+		`(volume|network|secret|config|plugin|node|context|machine|manifest|trust) (ls|list|inspect|exists|show)|` +
+		`system (df|info|events)|service (ls|inspect|logs|ps)|stack (ls|ps|services)|builder (ls|inspect|du)|buildx (ls|inspect|du|version)|` +
+		`compose (ps|ls|config|logs|top|images|port|version|events))( |$)`
 )
 
 // rules is the table. Order matters only for the order of reasons.
@@ -117,9 +131,12 @@ var rules = []Rule{
 	{
 		ID: "mkfs", Tier: Hardline,
 		Description: "format a filesystem",
-		Command:     `^(mkfs(\.[a-z0-9]+)?|mke2fs|mkfs_[a-z0-9]+|mkswap|mkdosfs|mkexfatfs|mkntfs|mkudffs|mformat|newfs(_[a-z0-9]+)?)$`,
-		Match:       []string{"mkfs.ext4 /dev/sda1", "sudo mkfs -t xfs /dev/sdb", "$(mkfs /dev/sdb)", "nohup mke2fs /dev/sdc"},
-		NoMatch:     []string{"echo mkfs.ext4 /dev/sda", "man mkfs", "grep mkfs notes.txt"},
+		Command:     `^(mkfs(\.[a-z0-9]+)?|mke2fs|mkswap|mkdosfs|mkexfatfs|mkntfs|mkudffs|mformat|newfs(_(msdos|hfs|apfs|udf|exfat|lfs))?)$`,
+		NotCommand:  reScriptFile,
+		Match: []string{"mkfs.ext4 /dev/sda1", "sudo mkfs -t xfs /dev/sdb", "$(mkfs /dev/sdb)", "nohup mke2fs /dev/sdc", "mkfs.bcachefs /dev/sdb",
+			"/sbin/mkfs.vfat /dev/sdc1", "newfs_msdos /dev/disk2s1"},
+		NoMatch: []string{"echo mkfs.ext4 /dev/sda", "man mkfs", "grep mkfs notes.txt", "mkfs_helper --check", "./mkfs_helper /dev/sda", "mkfsck x",
+			"mkfs-wrapper /dev/sda", "./mkfs.sh /dev/sda", "newfs_helper x", "xmkfs /dev/sda", "mkswapfile"},
 	},
 	{
 		ID: "raw-device-write", Tier: Hardline,
@@ -173,21 +190,22 @@ var rules = []Rule{
 		Command:     `^kill$`,
 		Args:        []string{`(^| )-1$|^(-[A-Za-z0-9]+|-[sn] \S+|--signal \S+|--) (\S+ )*-1( |$)`},
 		Match:       []string{"kill -1", "kill -9 -1", "kill -HUP -1", "sudo kill -s KILL -1", "kill -- -1"},
-		NoMatch:     []string{"kill -9 12345", "kill -1 4242", `echo "kill -1"`},
+		NoMatch:     []string{"kill -9 12345", "kill -1 4242", `echo "kill -1"`, "killer -1", "kill_all -9 -1"},
 	},
 	{
 		ID: "killall5", Tier: Hardline,
 		Description: "signal every process (killall5)",
 		Command:     `^killall5$`,
 		Match:       []string{"killall5 -9", "sudo killall5"},
-		NoMatch:     []string{"killall node"},
+		NoMatch:     []string{"killall node", "killall5-wrapper -9", "killall5_test"},
 	},
 	{
 		ID: "shutdown", Tier: Hardline,
 		Description: "shut down or reboot the machine",
 		Command:     `^(shutdown|reboot|halt|poweroff|systemd-shutdown|kexec)$`,
 		Match:       []string{"shutdown -r now", "sudo reboot", "`shutdown now`", "( reboot )", "echo hi\nsudo poweroff", "/sbin/halt"},
-		NoMatch:     []string{"grep shutdown logs.txt", "echo reboot", "git commit -m 'reboot fix'"},
+		NoMatch: []string{"grep shutdown logs.txt", "echo reboot", "git commit -m 'reboot fix'", "rebooter start", "shutdown-notifier", "haltwatch",
+			"reboot-required", "./poweroff.sh", "halt_check --now", "kexec-tools-helper", "systemd-shutdownd-monitor"},
 	},
 	{
 		ID: "init-runlevel", Tier: Hardline,
@@ -195,7 +213,7 @@ var rules = []Rule{
 		Command:     `^(init|telinit)$`,
 		Args:        []string{`(^| )[06]( |$)`},
 		Match:       []string{"init 0", "sudo telinit 6", "(init 0)"},
-		NoMatch:     []string{"telinit q", "echo '# init 0 in comment'"},
+		NoMatch:     []string{"telinit q", "echo '# init 0 in comment'", "init-db 0", "git init 0", "initctl 6"},
 	},
 	{
 		ID: "systemctl-power", Tier: Hardline,
@@ -742,11 +760,28 @@ var rules = []Rule{
 	},
 	{
 		ID: "docker-remote-daemon", Tier: Dangerous,
-		Description: "container command sent to another daemon (-H, --context)",
+		Description: "container command that changes another daemon (-H, --context, --url)",
 		Command:     `^docker$`,
-		Globals:     `(^| )(-H\S*|--host(=\S*)?|--context(=\S*)?|-c|--url(=\S*)?|--connection(=\S*)?)( |$)`,
-		Match:       []string{"docker -H ssh://prod ps", "docker --context prod ps", "podman --url tcp://x:1 ps"},
-		NoMatch:     []string{"docker ps", "docker run -c 2 alpine true", "podman --log-level  debug --remote ps"},
+		Globals:     reRemoteDaemon,
+		NotArgs:     reContainerReadOnly,
+		Match: []string{"docker -H ssh://prod rm -f x", "docker --context prod exec app sh", "podman --url tcp://x:1 stop app",
+			"docker -H ssh://prod compose down -v", "docker --host=tcp://10.0.0.1:2375 run --privileged alpine", "docker -c prod system prune -a",
+			"nerdctl --address /run/x.sock rmi img", "podman --connection prod volume rm data", "podman --remote kill x",
+			"docker -H ssh://prod --log-level debug container rm x", "docker --context prod cp x app:/etc/"},
+		NoMatch: []string{"docker ps", "docker run -c 2 alpine true", "docker -H ssh://prod ps", "docker --context prod ps -a", "podman --url tcp://x:1 ps",
+			"docker -H ssh://prod compose ps", "docker -H ssh://prod compose -f x.yml logs -f api", "docker -c prod image ls", "docker --context=prod images",
+			"docker -H ssh://prod logs --tail 50 app", "docker -H x inspect app", "docker -H x version", "docker -H x system df", "docker -H x container ls -a",
+			"podman --log-level  debug --remote ps", "docker --context prod volume ls", "docker -H x network inspect n", "docker -H x stats --no-stream",
+			"docker --context prod compose config", "docker -H x top app"},
+	},
+	{
+		ID: "docker-remote-env", Tier: Dangerous,
+		Description: "container command that changes a daemon named in the environment (DOCKER_HOST)",
+		Command:     `^docker$`,
+		Env:         reRemoteDaemonEnv,
+		NotArgs:     reContainerReadOnly,
+		Match:       []string{"DOCKER_HOST=ssh://prod docker rm -f app", "env DOCKER_CONTEXT=prod docker exec app sh", "CONTAINER_HOST=ssh://x podman stop app"},
+		NoMatch:     []string{"DOCKER_HOST=ssh://prod docker ps", "env DOCKER_CONTEXT=prod docker logs app", "FOO=1 docker rm x", "DOCKER_HOST=ssh://prod docker compose ps"},
 	},
 	{
 		ID: "docker-context-switch", Tier: Dangerous,
@@ -759,9 +794,10 @@ var rules = []Rule{
 	{
 		ID: "docker-host-env", Tier: Dangerous,
 		Description: "container daemon redirected through the environment (DOCKER_HOST)",
-		Env:         `(^| )(DOCKER_HOST|DOCKER_CONTEXT|CONTAINER_HOST|CONTAINER_CONNECTION)=`,
-		Match:       []string{"DOCKER_HOST=ssh://prod docker ps", "export DOCKER_HOST=tcp://10.0.0.1:2375", "env DOCKER_CONTEXT=prod docker ps"},
-		NoMatch:     []string{"echo $DOCKER_HOST", "FOO=1 docker ps"},
+		Env:         reRemoteDaemonEnv,
+		NotCommand:  `^docker$`,
+		Match:       []string{"export DOCKER_HOST=tcp://10.0.0.1:2375", "DOCKER_HOST=ssh://prod; docker rm x", "DOCKER_HOST=ssh://prod make deploy", "env DOCKER_CONTEXT=prod ./deploy.sh"},
+		NoMatch:     []string{"echo $DOCKER_HOST", "FOO=1 docker ps", "DOCKER_HOST=ssh://prod docker ps", "env DOCKER_CONTEXT=prod docker ps", "sudo DOCKER_HOST=ssh://x nice docker ps"},
 	},
 	{
 		ID: "container-lifecycle", Tier: Dangerous,
