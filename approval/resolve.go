@@ -293,6 +293,11 @@ func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []arg, runs
 				a.guardTarget(in, &c, kind+"-i", f, reachWrite)
 			}
 		}
+		if code && kind == "perl" && perlEditOnly(optValues(opts, "-e", "-E")) {
+			// perl -pi -e 's/a/b/': an edit like sed's, not a program.
+			in.cmds = append(in.cmds, c)
+			return "", nil, false
+		}
 		if code {
 			inline("-e")
 			return "", nil, false
@@ -359,6 +364,18 @@ func isPwshCodeFlag(s string) bool {
 	f := strings.ToLower(strings.TrimLeft(s, "-/"))
 	return f != "" && (strings.HasPrefix("command", f) || strings.HasPrefix("encodedcommand", f) && len(f) >= 2 ||
 		strings.HasPrefix("file", f) || f == "ec" || f == "cwa" || strings.HasPrefix("commandwithargs", f) && len(f) > 7)
+}
+
+// optValues returns the values of every occurrence of names in expanded opts.
+func optValues(opts []string, names ...string) []string {
+	var out []string
+	for i := 0; i+1 < len(opts); i++ {
+		if containsStr(names, opts[i]) {
+			out = append(out, opts[i+1])
+			i++
+		}
+	}
+	return out
 }
 
 func hasOptPrefix(opts []string, prefixes ...string) bool {

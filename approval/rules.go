@@ -90,6 +90,8 @@ const (
 	reSudoLike    = `(^| )(sudo|doas|run0|please|pkexec)( |$)`
 	reProse       = `^(echo|printf|grep|egrep|fgrep|rg|ag|ack|git|gh|jq|yq|sed|awk|cat|less|more|head|tail|wc|sort|uniq|cut|tr|:|true|false|test|\[|ping|ping6|traceroute|dig|nslookup|host|whois|man|info)$`
 	reWriteHow    = `^\S+ `
+	// reConfigFile matches a project's .env and configuration files.
+	reConfigFile = `(\S*/)?(\.env(\.[A-Za-z0-9_-]+)*|[A-Za-z0-9_-]+\.env|config\.(ya?ml|json|toml|ini)|settings\.(ya?ml|json|toml)|secrets?\.(ya?ml|json|toml|env)|credentials(\.json)?)$`
 	// reScriptFile matches a program name that is a script named after a
 	// tool ("mkfs.sh"), not the tool.
 	reScriptFile = `\.(sh|bash|zsh|py|pl|rb|js|ts|php|lua|ps1|bat|cmd|bak|orig|old|txt|md)$`
@@ -495,8 +497,11 @@ var rules = []Rule{
 		Description: "script execution through inline interpreter code",
 		Command:     `^@inline-code$`,
 		Match: []string{`python -c "print('hello')"`, `node -e "1"`, `perl -e 'print 1'`, `ruby -e 'p 1'`, `php -r 'echo 1;'`,
-			`deno eval "1"`, `bun -e "1"`, `BUN.EXE --eval "1"`, "powershell -EncodedCommand SQBFAFgA", "osascript -e 'beep'"},
-		NoMatch: []string{"python3 my_script.py", "node server.js", "deno run eval.ts", "bun install", "perl script.pl", "echo 'use deno eval for that'"},
+			`deno eval "1"`, `bun -e "1"`, `BUN.EXE --eval "1"`, "powershell -EncodedCommand SQBFAFgA", "osascript -e 'beep'",
+			"perl -pi -e 's/a/`id`/' f", "perl -pi -e 's/a/system(\"id\")/e' f", "perl -pi -e 's/a/@{[system(\"id\")]}/' f", "perl -pi -e 's/a/$h{`id`}/' f",
+			"perl -pi -e 's/a/b/' -e 'system(\"id\")' f", "perl -pi -e 's/(?{system(\"id\")})a/b/' f", "perl -pe 's{a}{b}' f", "perl -pi -e 's/a/b/; unlink f' f"},
+		NoMatch: []string{"python3 my_script.py", "node server.js", "deno run eval.ts", "bun install", "perl script.pl", "echo 'use deno eval for that'",
+			"perl -pi -e 's/foo/bar/g' config.yaml", "perl -i.bak -pe 's|^(port:) .*|$1 8080|; s/x/y/' a.yml", "perl -pe 'tr/a-z/A-Z/' f", "perl -0777 -pi -e 's/\\n+$/\\n/' f"},
 	},
 	{
 		ID: "subst-remote-code", Tier: Dangerous,
@@ -681,9 +686,19 @@ var rules = []Rule{
 		ID: "write-project-config", Tier: Dangerous,
 		Description: "overwrite a project .env or configuration file",
 		Command:     `^@write$`,
-		Args:        []string{`^(>|cp|mv|install|tee|ln|dd|curl|wget|sed-i|perl-i|ruby-i|truncate) (\S*/)?(\.env(\.[A-Za-z0-9_-]+)*|[A-Za-z0-9_-]+\.env|config\.(ya?ml|json|toml|ini)|settings\.(ya?ml|json|toml)|secrets?\.(ya?ml|json|toml|env)|credentials(\.json)?)$`},
-		Match:       []string{"echo TOKEN=x > .env", "echo mode: prod > deploy/config.yaml", "printenv | tee .env backup", "install -m 600 template.env .env.production", "cat a > /opt/data/.env"},
-		NoMatch:     []string{"echo x >> .env", "cat .env > backup.txt", "echo x > config.yaml.bak", "echo x > .env#backup"},
+		Args:        []string{`^(>|cp|mv|install|tee|ln|dd|curl|wget|truncate|rsync|scp|ditto) ` + reConfigFile},
+		Match: []string{"echo TOKEN=x > .env", "echo mode: prod > deploy/config.yaml", "printenv | tee .env backup", "install -m 600 template.env .env.production",
+			"cat a > /opt/data/.env", "cp x config.yaml", "truncate -s 0 settings.json", "mv new.toml config.toml", "curl -o config.json https://x/c.json"},
+		NoMatch: []string{"echo x >> .env", "cat .env > backup.txt", "echo x > config.yaml.bak", "echo x > .env#backup", "sed -i 's/a/b/' config.yaml",
+			"sed -i.bak -e 's/debug: true/debug: false/' deploy/config.yml", "perl -pi -e 's/a/b/' settings.json", "sed -i 's/DEBUG=1/DEBUG=0/' .env"},
+	},
+	{
+		ID: "edit-config-elsewhere", Tier: Dangerous,
+		Description: "in-place edit of a configuration file outside the project",
+		Command:     `^@write$`,
+		Args:        []string{`^(sed-i|perl-i|ruby-i|yq-i) (/|~|\.\./)` + reConfigFile},
+		Match:       []string{"sed -i 's/a/b/' /opt/data/config.yaml", "sed -i 's/a/b/' ~/app/.env", "perl -pi -e 's/a/b/' ../other/settings.json"},
+		NoMatch:     []string{"sed -i 's/a/b/' config.yaml", "sed -i 's/a/b/' deploy/config.yml", "perl -i -pe 's/x/y/g' config/app.ini", "sed 's/a/b/' /opt/data/config.yaml"},
 	},
 	{
 		ID: "git-reset-hard", Tier: Dangerous,
