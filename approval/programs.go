@@ -40,6 +40,7 @@ func init() {
 		{[]string{"echo"}, resolveEcho},
 		{[]string{"printf"}, resolvePrintf},
 		{[]string{"chmod"}, resolveChmod},
+		{[]string{"pkill", "killall"}, resolveKillPattern},
 	} {
 		for _, n := range group.names {
 			programs[n] = group.h

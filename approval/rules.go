@@ -26,7 +26,8 @@ import (
 // for >, >>, tee, cp, mv, install, ln, sed -i, dd of=, curl -o …), "@sql"
 // (one SQL statement), "@pipe-shell", "@pipe-code", "@heredoc-code",
 // "@inline-code", "@subst-code", "@dynamic", "@fork-bomb", "@chmod-exec",
-// "@passwords" (users whose passwords chpasswd is fed), "@find-xargs"
+// "@passwords" (users whose passwords chpasswd is fed), "@kill-broad"
+// (args: pkill or killall, why its selection is broad), "@find-xargs"
 // (find's arguments, "--", then what xargs runs), "@protected" (args:
 // "policy", "state" or "unresolved", how, the path; see [Protection]),
 // "@unparsed", "@too-deep" and "@too-complex".
@@ -772,6 +773,18 @@ var rules = []Rule{
 		Args:        []string{`(?i)(^| )(-9|-kill|-sigkill|(-s|--signal|-n)( |=)?(9|kill|sigkill)|--signal=(9|kill|sigkill))( |$)`},
 		Match:       []string{"kill -9 12345", "killall -9 firefox", "killall -SIGKILL firefox", "killall -s 9 firefox", "pkill --signal KILL node"},
 		NoMatch:     []string{"killall -l", "killall -V", "kill 1234", "pkill python"},
+	},
+	{
+		ID: "kill-broad-pattern", Tier: Dangerous,
+		Description: "kill processes selected by a broad pattern, a whole user or session, or one that matches runbox itself",
+		Command:     `^@kill-broad$`,
+		Match: []string{"pkill -f .", "pkill -f '.*'", "killall -r .", "killall --regexp '^.*$'", "pkill -f python", "pkill -f node", "pkill -f py",
+			"pkill -f runbox", "killall runbox", "pkill -f 'run.*serve'", "killall -r 'python.*'", "pkill -9 -f java", "pkill -u bob", "killall -u bob",
+			"pkill -s 0", "pkill -v nginx", `pkill -f "$PATTERN"`, "sudo pkill -f sshd", "killall sshd", "pkill ''", "pkill sh", "pkill -f '[a-z]'",
+			"pkill -HUP -f 'ssh|make'", "xargs pkill -f bash"},
+		NoMatch: []string{"pkill -f 'node server.js --port 3000'", "pkill -f 'python manage.py runserver'", "pkill vite", "pkill -f gunicorn",
+			"killall node", "killall -9 firefox", "killall -l", "killall -V", "pkill -HUP nginx", "pkill -x vite", "pkill -P $$", "pkill -f 'npm run dev'",
+			"kill 1234", "pgrep -f python", "echo pkill -f .", "pkill -u bob -f 'celery worker'", "pkill -f uvicorn"},
 	},
 	{
 		ID: "docker-remote-daemon", Tier: Dangerous,
