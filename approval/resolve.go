@@ -17,6 +17,9 @@ import (
 // (shells, interpreters, programs with subcommands, SQL) or as themselves.
 func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source string) {
 	r := &resolution{a: a, in: in, args: args, env: env, via: via, source: source}
+	for _, code := range envCode(env) {
+		r.addCode(code, nil)
+	}
 	for range maxWrappers { // wrappers nest; a bound keeps a pathological chain finite
 		if len(r.args) == 0 {
 			if len(r.env) > 0 {
@@ -128,6 +131,9 @@ func (r *resolution) next(opts []string, rest []arg) bool {
 func (r *resolution) takeAssigns(rest []arg) []arg {
 	for len(rest) > 0 && isAssign(rest[0].text) {
 		r.env = append(r.env[:len(r.env):len(r.env)], rest[0].text)
+		for _, code := range envCode([]string{rest[0].text}) {
+			r.addCode(code, nil)
+		}
 		rest = rest[1:]
 	}
 	return rest
