@@ -70,10 +70,16 @@ func gitRuns(globals, args []string) []gitRun {
 	// Options that name a program, by subcommand.
 	var opts map[string]bool
 	switch sub {
-	case "fetch", "pull", "fetch-pack":
+	case "fetch", "pull":
 		opts = setOf("--upload-pack")
+	case "fetch-pack":
+		opts = setOf("--upload-pack --exec")
 	case "clone", "ls-remote":
 		opts = setOf("--upload-pack -u")
+	case "send-email":
+		opts = setOf("--to-cmd --cc-cmd --header-cmd --sendmail-cmd")
+	case "instaweb":
+		opts = setOf("--httpd")
 	case "push", "send-pack":
 		opts = setOf("--receive-pack --exec")
 	case "archive":
@@ -105,6 +111,19 @@ func gitRuns(globals, args []string) []gitRun {
 			out = append(out, gitRun{text: extCommand(t[len("ext::"):])})
 		}
 	}
+	if sub == "clone" {
+		// clone -c key=value: configuration of the new repository, in
+		// effect for the checkout that clone makes.
+		for i := 0; i+1 < len(rest); i++ {
+			if rest[i] == "-c" || rest[i] == "--config" {
+				k, v, _ := strings.Cut(rest[i+1], "=")
+				config(k, v)
+			} else if v, ok := strings.CutPrefix(rest[i], "--config="); ok {
+				k, v, _ := strings.Cut(v, "=")
+				config(k, v)
+			}
+		}
+	}
 	switch sub {
 	case "config":
 		if k, v, ok := gitConfigSet(rest); ok {
@@ -124,11 +143,13 @@ func gitRuns(globals, args []string) []gitRun {
 
 // gitCommandKeys match the configuration keys whose value is a command
 // git runs (keys are matched in lower case; subsections are free).
-var gitCommandKeys = regexp.MustCompile(`^(alias\..+|core\.(pager|editor|sshcommand|askpass|fsmonitor|gitproxy)|pager\..+|` +
-	`sequence\.editor|diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|(merge|diff)tool\..+\.cmd|` +
-	`filter\..+\.(clean|smudge|process)|gpg\.program|gpg\..+\.program|credential\.helper|credential\..+\.helper|` +
-	`remote\..+\.(uploadpack|receivepack)|uploadpack\.packobjectshook|sendemail\.(sendmailcmd|smtpserver)|` +
-	`browser\..+\.cmd|man\..+\.cmd|instaweb\.httpd|web\.browser|core\.hookspath)$`)
+var gitCommandKeys = regexp.MustCompile(`^(alias\..+|core\.(pager|editor|sshcommand|askpass|fsmonitor|gitproxy|alternaterefscommand)|` +
+	`pager\..+|sequence\.editor|interactive\.difffilter|diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|` +
+	`(merge|diff)tool\..+\.(cmd|path)|guitool\..+\.cmd|filter\..+\.(clean|smudge|process)|gpg\.program|gpg\..+\.program|` +
+	`gpg\.ssh\.defaultkeycommand|credential\.helper|credential\..+\.helper|remote\..+\.(uploadpack|receivepack)|` +
+	`uploadpack\.packobjectshook|sendemail\.(.+\.)?(sendmailcmd|smtpserver|tocmd|cccmd|headercmd)|trailer\..+\.(command|cmd)|` +
+	`hook\..+\.command|submodule\..+\.update|imap\.tunnel|browser\..+\.(cmd|path)|man\..+\.(cmd|path)|instaweb\.httpd|` +
+	`lfs\.customtransfer\..+\.path|lfs\.extension\..+\.(clean|smudge)|web\.browser|core\.hookspath)$`)
 
 func isGitCommandKey(key string) bool { return gitCommandKeys.MatchString(gitKey(key)) }
 
@@ -167,10 +188,14 @@ func gitConfigCommand(key, value string) (string, bool) {
 		if !strings.HasPrefix(value, "/") {
 			return "", false
 		}
-	case k == "sendemail.smtpserver":
+	case strings.HasSuffix(k, ".smtpserver"):
 		if !strings.HasPrefix(value, "/") {
 			return "", false // a host name
 		}
+	case strings.HasPrefix(k, "submodule."):
+		// "!code" runs code; checkout, rebase, merge and none do not.
+		code, ok := strings.CutPrefix(value, "!")
+		return code, ok
 	}
 	return value, true
 }

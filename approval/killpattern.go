@@ -3,6 +3,8 @@ package approval
 import (
 	"regexp"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // factKillBroad is a kill whose selection reaches more than the processes
@@ -35,6 +37,54 @@ func resolveKillPattern(r *resolution) bool {
 		r.fact(factKillBroad, r.name, why)
 	}
 	return false
+}
+
+// resolveKill judges kill, which signals the processes its arguments
+// name. Process ids listed by pgrep or pidof in a command substitution
+// (kill $(pgrep -f python)) are a selection like pkill's, and judged
+// the same way.
+func resolveKill(r *resolution) bool {
+	r.in.final = r.done(texts(r.rest))
+	for _, a := range r.rest {
+		if a.word == nil {
+			continue
+		}
+		syntax.Walk(a.word, func(n syntax.Node) bool {
+			cs, ok := n.(*syntax.CmdSubst)
+			if !ok || len(cs.Stmts) != 1 {
+				return true
+			}
+			if why, lister := listedPids(cs.Stmts[0].Cmd); why != "" {
+				r.fact(factKillBroad, "kill "+lister, why)
+			}
+			return false
+		})
+	}
+	return false
+}
+
+// listedPids judges the command that lists the process ids: pgrep (as
+// pkill) or pidof (as killall by name), first in a pipeline.
+func listedPids(cmd syntax.Command) (why, lister string) {
+	for {
+		b, ok := cmd.(*syntax.BinaryCmd)
+		if !ok || b.Op != syntax.Pipe && b.Op != syntax.PipeAll {
+			break
+		}
+		cmd = b.X.Cmd
+	}
+	ce, ok := cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) == 0 {
+		return "", ""
+	}
+	args, _ := words(ce.Args)
+	switch canonicalName(args[0].text) {
+	case "pgrep":
+		return pkillBroad(args[1:]), "pgrep"
+	case "pidof":
+		return killallBroad(args[1:]), "pidof"
+	}
+	return "", ""
 }
 
 // killSelection is what a pkill or killall command line selects by.

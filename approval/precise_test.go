@@ -59,6 +59,13 @@ func TestGate_Precise(t *testing.T) {
 		{`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='rm -rf /' git log`, hard},
 		{`GIT_SSH_COMMAND='ssh -o StrictHostKeyChecking=no' git pull`, "allow"},
 		{`EDITOR='code --wait' git commit`, "allow"},
+		{`git clone -c core.fsmonitor='rm -rf /' https://example.com/r`, hard},
+		{`git -c trailer.sign.command='rm -rf /' commit --trailer sign`, hard},
+		{`git -c submodule.x.update='!rm -rf /' submodule update`, hard},
+		{`git -c submodule.x.update=rebase submodule update`, "allow"},
+		{`git send-email --to-cmd='rm -rf /' x.patch`, hard},
+		{`sudo -u deploy env GIT_PAGER='rm -rf /' git log`, hard},
+		{`PAGER='rm -rf ~' man ls`, hard},
 
 		// Kills by pattern.
 		{"pkill -f .", "ask"},
@@ -71,6 +78,10 @@ func TestGate_Precise(t *testing.T) {
 		{"pkill -f 'celery -A proj worker'", "allow"},
 		{"killall node", "allow"},
 		{"pkill vite", "allow"},
+		{"kill $(pgrep -f python)", "ask"},
+		{"kill $(pgrep -f 'node server.js --port 3000')", "allow"},
+		{"pkill node", "ask"},
+		{"killall sshd", "ask"},
 
 		// Another container daemon.
 		{"docker -H ssh://prod ps", "allow"},

@@ -41,6 +41,7 @@ func init() {
 		{[]string{"printf"}, resolvePrintf},
 		{[]string{"chmod"}, resolveChmod},
 		{[]string{"pkill", "killall"}, resolveKillPattern},
+		{[]string{"kill"}, resolveKill},
 		{[]string{"git"}, resolveGit},
 	} {
 		for _, n := range group.names {

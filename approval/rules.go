@@ -98,11 +98,12 @@ const (
 	reScriptFile = `\.(sh|bash|zsh|py|pl|rb|js|ts|php|lua|ps1|bat|cmd|bak|orig|old|txt|md)$`
 	// reRemoteDaemon matches the global options of docker, podman and
 	// nerdctl that send a command to another daemon.
-	reRemoteDaemon    = `(^| )(-H\S*|--host(=\S*)?|--context(=\S*)?|-c|--url(=\S*)?|--connection(=\S*)?|--remote|--address(=\S*)?)( |$)`
+	reRemoteDaemon    = `(^| )(-H\S*|--host(=\S*)?|--context(=\S*)?|-c|--url(=\S*)?|--connection(=\S*)?|--remote|-r|--address(=\S*)?|-a)( |$)`
 	reRemoteDaemonEnv = `(^| )(DOCKER_HOST|DOCKER_CONTEXT|CONTAINER_HOST|CONTAINER_CONNECTION|CONTAINERD_ADDRESS)=`
 	// reContainerReadOnly matches container subcommands that only read:
 	// listing, inspecting, logs, versions, statistics.
-	reContainerReadOnly = `^$|^(ps|images|inspect|logs|version|info|stats|top|port|diff|events|history|search|` +
+	reContainerReadOnly = `^$|^(ps|images|inspect|logs|version|info|stats|top|port|diff|events|history|search|wait|save|export|` +
+		`(container )?cp (-\S+ )*[^ :-][^ :]*:\S* [^ :]+|` +
 		`(container|pod) (ls|list|ps|inspect|logs|stats|top|port|diff|exists)|(image|img) (ls|list|inspect|history|exists)|` +
 		`(volume|network|secret|config|plugin|node|context|machine|manifest|trust) (ls|list|inspect|exists|show)|` +
 		`system (df|info|events)|service (ls|inspect|logs|ps)|stack (ls|ps|services)|builder (ls|inspect|du)|buildx (ls|inspect|du|version)|` +
@@ -786,10 +787,12 @@ var rules = []Rule{
 		Match: []string{"pkill -f .", "pkill -f '.*'", "killall -r .", "killall --regexp '^.*$'", "pkill -f python", "pkill -f node", "pkill -f py",
 			"pkill -f runbox", "killall runbox", "pkill -f 'run.*serve'", "killall -r 'python.*'", "pkill -9 -f java", "pkill -u bob", "killall -u bob",
 			"pkill -s 0", "pkill -v nginx", `pkill -f "$PATTERN"`, "sudo pkill -f sshd", "killall sshd", "pkill ''", "pkill sh", "pkill -f '[a-z]'",
-			"pkill -HUP -f 'ssh|make'", "xargs pkill -f bash"},
+			"pkill -HUP -f 'ssh|make'", "xargs pkill -f bash", "kill $(pgrep -f python)", "kill -TERM `pgrep -f .`", `kill "$(pgrep -f runbox | head -1)"`,
+			"kill $(pidof sshd)"},
 		NoMatch: []string{"pkill -f 'node server.js --port 3000'", "pkill -f 'python manage.py runserver'", "pkill vite", "pkill -f gunicorn",
 			"killall node", "killall -9 firefox", "killall -l", "killall -V", "pkill -HUP nginx", "pkill -x vite", "pkill -P $$", "pkill -f 'npm run dev'",
-			"kill 1234", "pgrep -f python", "echo pkill -f .", "pkill -u bob -f 'celery worker'", "pkill -f uvicorn"},
+			"kill 1234", "pgrep -f python", "echo pkill -f .", "pkill -u bob -f 'celery worker'", "pkill -f uvicorn", "kill $(pgrep -f 'node server.js')",
+			"kill $(cat app.pid)", "kill %1", "kill $(pidof vite)"},
 	},
 	{
 		ID: "docker-remote-daemon", Tier: Dangerous,
@@ -800,12 +803,14 @@ var rules = []Rule{
 		Match: []string{"docker -H ssh://prod rm -f x", "docker --context prod exec app sh", "podman --url tcp://x:1 stop app",
 			"docker -H ssh://prod compose down -v", "docker --host=tcp://10.0.0.1:2375 run --privileged alpine", "docker -c prod system prune -a",
 			"nerdctl --address /run/x.sock rmi img", "podman --connection prod volume rm data", "podman --remote kill x",
-			"docker -H ssh://prod --log-level debug container rm x", "docker --context prod cp x app:/etc/"},
+			"docker -H ssh://prod --log-level debug container rm x", "docker --context prod cp x app:/etc/", "podman -r exec app sh", "docker -H x pull evil/image",
+			"docker -H x attach app"},
 		NoMatch: []string{"docker ps", "docker run -c 2 alpine true", "docker -H ssh://prod ps", "docker --context prod ps -a", "podman --url tcp://x:1 ps",
 			"docker -H ssh://prod compose ps", "docker -H ssh://prod compose -f x.yml logs -f api", "docker -c prod image ls", "docker --context=prod images",
 			"docker -H ssh://prod logs --tail 50 app", "docker -H x inspect app", "docker -H x version", "docker -H x system df", "docker -H x container ls -a",
 			"podman --log-level  debug --remote ps", "docker --context prod volume ls", "docker -H x network inspect n", "docker -H x stats --no-stream",
-			"docker --context prod compose config", "docker -H x top app"},
+			"docker --context prod compose config", "docker -H x top app", "docker -H x cp app:/var/log/app.log ./app.log", "docker -H x save -o img.tar app:1",
+			"podman -r ps", "docker -H x wait app"},
 	},
 	{
 		ID: "docker-remote-env", Tier: Dangerous,
