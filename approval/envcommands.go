@@ -8,7 +8,8 @@ import "strings"
 // assignment of one is judged by the command it names, wherever it is
 // made (GIT_SSH_COMMAND='…' git fetch, export PAGER=…, env EDITOR=… git
 // commit): `GIT_PAGER=less git log` runs, `GIT_PAGER='rm -rf ~' git log`
-// is `rm -rf ~`.
+// is `rm -rf ~`, and a value only known at run time (EDITOR="$VISUAL")
+// asks, as a command word held in a variable does.
 var envCommands = setOf(`GIT_SSH_COMMAND GIT_SSH GIT_PAGER GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_EXTERNAL_DIFF
 	GIT_ASKPASS GIT_PROXY_COMMAND SSH_ASKPASS SUDO_ASKPASS PAGER MANPAGER SYSTEMD_PAGER EDITOR VISUAL
 	LESSOPEN LESSCLOSE BROWSER`)

@@ -319,6 +319,10 @@ func byClass(r *resolution) bool {
 		r.tool(spec)
 		return false
 	}
+	if _, ok := subcommandNames[name]; ok {
+		r.tool(optSpec{}) // a tool known by its subcommands only
+		return false
+	}
 	in.final = r.done(texts(rest))
 	switch {
 	case sqlKeywords[name] && (r.w.text == strings.ToUpper(r.w.text) || len(rest) > 0 && sqlObjects[strings.ToLower(rest[0].text)]):

@@ -934,7 +934,7 @@ var rules = []Rule{
 		Command:     `^(terraform|tofu|pulumi|aws)$`,
 		Args:        []string{`^(destroy|apply .*-destroy|s3 rb|s3 rm .*--recursive)( |$)`},
 		Match: []string{"terraform destroy", "pulumi destroy -y", "aws s3 rm s3://bucket --recursive", "aws s3 rb s3://b --force", "terraform --foo bar destroy",
-			"tofu -chdir=infra destroy", "aws --foo bar s3 rb s3://b"},
+			"tofu -chdir=infra destroy", "aws --foo bar s3 rb s3://b", "pulumi --cwd infra destroy --yes", "pulumi -s prod destroy"},
 		NoMatch: []string{"terraform plan", "aws s3 ls"},
 	},
 	{

@@ -89,6 +89,8 @@ var subcommandNames = map[string]map[string]bool{
 	"pdm": setOf(`add remove install update lock run sync list show build publish init`),
 	"rustup": setOf(`install uninstall toolchain update default target component override self show run which
 		doc check`),
+	"pulumi": setOf(`about cancel config console convert destroy env gen-completion import install login logout new
+		org package plugin policy preview refresh schema stack state up update watch whoami`),
 	"aws": setOf(`s3 s3api ec2 iam lambda sts rds dynamodb cloudformation ecs ecr eks logs sqs sns ssm
 		secretsmanager kms route53 cloudfront configure organizations glacier elasticache elbv2 autoscaling`),
 	"tofu":       terraformSubcommands,
