@@ -17,14 +17,15 @@ const factKillBroad = "@kill-broad"
 // A selection is broad, and asks, when it may reach processes nobody
 // meant: a pattern that the gate cannot read (a variable), one that
 // matches almost anything (".", ".*", "" or fewer than three literal
-// characters; four with -f), one that matches the command lines of
-// several unrelated programs (pkill -f python, pkill -f node), one that
-// matches runbox itself (pkill -f runbox, killall -r 'run.*'), an
+// characters; four with -f), every program of an interpreter (pkill -f
+// python, pkill node), the command lines of several unrelated programs
+// (pkill -f server), system processes or every shell (killall sshd,
+// killall bash), runbox itself (pkill -f runbox, killall -r 'run.*'), an
 // inverted match (-v), or a whole user, session, process group or
 // terminal with no pattern (pkill -u bob, killall -u bob, pkill -s 0).
 // A specific pattern (pkill -f 'node server.js --port 3000', pkill
-// vite) and killall by exact name (killall node) stay allowed, as a kill
-// by process id does.
+// vite) and killall of a program by its exact name (killall node) stay
+// allowed, as a kill by process id does.
 func resolveKillPattern(r *resolution) bool {
 	r.in.final = r.done(texts(r.rest))
 	var why string
@@ -254,10 +255,12 @@ func (s killSelection) broadPattern(p arg) string {
 		return "pattern matches runbox itself"
 	case matchesAny(systemProcesses):
 		return "pattern matches system processes"
+	case matchesAny(shellNames):
+		return "pattern matches every shell (runbox runs commands in one)"
 	case s.exact:
 		return ""
 	case matchesAny(runtimes):
-		return "pattern matches every program of an interpreter or shell"
+		return "pattern matches every program of an interpreter"
 	}
 	probes, min := processNames, 3
 	if s.full {
@@ -305,10 +308,14 @@ var systemProcesses = []string{"init", "systemd", "systemd-journald", "systemd-l
 	"dockerd", "containerd", "containerd-shim", "dbus-daemon", "rsyslogd", "cron", "crond", "agetty", "login",
 	"kubelet", "polkitd", "networkmanager", "udevd", "launchd", "xorg", "gnome-shell"}
 
-// runtimes are interpreters and shells: each runs many unrelated programs
+// runtimes are interpreters: each runs many unrelated programs
 // under its own name, so a pattern matching one reaches all of them.
 var runtimes = []string{"python", "python3", "python3.12", "node", "java", "ruby", "perl", "php", "php-fpm",
-	"bash", "sh", "zsh", "dash", "fish", "dotnet", "deno", "bun", "beam.smp", "erl", "lua", "Rscript", "julia"}
+	"dotnet", "deno", "bun", "beam.smp", "erl", "lua", "Rscript", "julia"}
+
+// shellNames are the shells: killing every one of them, even by exact
+// name, ends the shells runbox and its user run commands in.
+var shellNames = []string{"bash", "sh", "zsh", "dash", "fish", "ksh", "tcsh", "csh", "ash"}
 
 // processNames and processCommandLines stand for the unrelated processes
 // of a typical machine: a pattern matching two of them selects more than

@@ -788,7 +788,7 @@ var rules = []Rule{
 			"pkill -f runbox", "killall runbox", "pkill -f 'run.*serve'", "killall -r 'python.*'", "pkill -9 -f java", "pkill -u bob", "killall -u bob",
 			"pkill -s 0", "pkill -v nginx", `pkill -f "$PATTERN"`, "sudo pkill -f sshd", "killall sshd", "pkill ''", "pkill sh", "pkill -f '[a-z]'",
 			"pkill -HUP -f 'ssh|make'", "xargs pkill -f bash", "kill $(pgrep -f python)", "kill -TERM `pgrep -f .`", `kill "$(pgrep -f runbox | head -1)"`,
-			"kill $(pidof sshd)"},
+			"kill $(pidof sshd)", "killall bash", "pkill -x zsh"},
 		NoMatch: []string{"pkill -f 'node server.js --port 3000'", "pkill -f 'python manage.py runserver'", "pkill vite", "pkill -f gunicorn",
 			"killall node", "killall -9 firefox", "killall -l", "killall -V", "pkill -HUP nginx", "pkill -x vite", "pkill -P $$", "pkill -f 'npm run dev'",
 			"kill 1234", "pgrep -f python", "echo pkill -f .", "pkill -u bob -f 'celery worker'", "pkill -f uvicorn", "kill $(pgrep -f 'node server.js')",
