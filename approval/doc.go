@@ -21,14 +21,20 @@
 //     substitutions. Code given as a string is parsed and judged in turn:
 //     bash|sh|zsh … -c, eval, env -S, su -c, watch, trap, alias, ssh host
 //     CMD, here-documents and here-strings fed to a shell, text echoed or
-//     printed into a shell, and text written to a file that is then run.
+//     printed into a shell, text written to a file that is then run, the
+//     commands git runs from its configuration and options (an alias with
+//     "!", core.pager, core.sshCommand, --upload-pack, rebase --exec …)
+//     and the values of variables that name a command (GIT_SSH_COMMAND,
+//     GIT_PAGER, PAGER, EDITOR …).
 //  3. Each command is resolved to the program that really runs: quotes and
 //     escapes are removed (\rm, "rm", $'\x72m'), brace expressions expanded,
 //     wrappers looked through (sudo, doas, env, nice, nohup, setsid, time,
 //     timeout, stdbuf, command, builtin, exec, busybox, xargs, find -exec,
 //     watch, flock, chroot, ionice, strace …), paths reduced to the base
 //     name, and tools with subcommands split (git -C dir push, docker -H
-//     host stop).
+//     host stop); the subcommand is the first known one, so a run of
+//     options the gate does not know cannot hide it. A program is matched
+//     by its whole name: mkfs_helper is not mkfs.
 //  4. A table of rules ([Rules]) is matched against the resolved commands
 //     and against facts the walker derives from the script's shape: writes
 //     to files (>, tee, cp, sed -i, dd of=), SQL statements, pipes into a

@@ -40,6 +40,9 @@ func init() {
 		{[]string{"echo"}, resolveEcho},
 		{[]string{"printf"}, resolvePrintf},
 		{[]string{"chmod"}, resolveChmod},
+		{[]string{"pkill", "killall"}, resolveKillPattern},
+		{[]string{"kill"}, resolveKill},
+		{[]string{"git"}, resolveGit},
 	} {
 		for _, n := range group.names {
 			programs[n] = group.h
@@ -275,6 +278,15 @@ func resolveChmod(r *resolution) bool {
 	return false
 }
 
+// tool resolves a program with subcommands: its global options, its
+// subcommand and arguments (in r.c), and the files it writes.
+func (r *resolution) tool(spec optSpec) {
+	r.a.subcommand(&r.c, spec, r.rest)
+	r.in.final = r.emit(r.c)
+	r.a.writeTargets(r.in, &r.c, r.rest)
+	r.a.guardCommand(r.in, &r.c, r.rest)
+}
+
 // byClass resolves a program without a handler of its own: shells,
 // interpreters, programs with subcommands, SQL, or a plain program.
 func byClass(r *resolution) bool {
@@ -304,10 +316,11 @@ func byClass(r *resolution) bool {
 		return false
 	}
 	if spec, ok := subcommandSpecs[subcommandKey(name)]; ok {
-		a.subcommand(&r.c, spec, rest)
-		in.final = r.emit(r.c)
-		a.writeTargets(in, &r.c, rest)
-		a.guardCommand(in, &r.c, rest)
+		r.tool(spec)
+		return false
+	}
+	if _, ok := subcommandNames[name]; ok {
+		r.tool(optSpec{}) // a tool known by its subcommands only
 		return false
 	}
 	in.final = r.done(texts(rest))

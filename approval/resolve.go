@@ -17,6 +17,9 @@ import (
 // (shells, interpreters, programs with subcommands, SQL) or as themselves.
 func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source string) {
 	r := &resolution{a: a, in: in, args: args, env: env, via: via, source: source}
+	for _, code := range envCode(env) {
+		r.addCode(code, nil)
+	}
 	for range maxWrappers { // wrappers nest; a bound keeps a pathological chain finite
 		if len(r.args) == 0 {
 			if len(r.env) > 0 {
@@ -114,6 +117,10 @@ func (r *resolution) runsFile(f arg) {
 // next records the program as a wrapper with opts and continues with the
 // wrapped command line rest.
 func (r *resolution) next(opts []string, rest []arg) bool {
+	// The assignments in effect are for the wrapped program, which
+	// carries them; the wrapper's own record does not, so a rule about
+	// the environment judges the program that uses it.
+	r.c.env = nil
 	r.done(opts)
 	r.args = rest
 	r.via = append(r.via[:len(r.via):len(r.via)], r.name)
@@ -124,6 +131,9 @@ func (r *resolution) next(opts []string, rest []arg) bool {
 func (r *resolution) takeAssigns(rest []arg) []arg {
 	for len(rest) > 0 && isAssign(rest[0].text) {
 		r.env = append(r.env[:len(r.env):len(r.env)], rest[0].text)
+		for _, code := range envCode([]string{rest[0].text}) {
+			r.addCode(code, nil)
+		}
 		rest = rest[1:]
 	}
 	return rest
@@ -289,6 +299,11 @@ func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []arg, runs
 				a.guardTarget(in, &c, kind+"-i", f, reachWrite)
 			}
 		}
+		if code && kind == "perl" && perlEditOnly(optValues(opts, "-e", "-E")) {
+			// perl -pi -e 's/a/b/': an edit like sed's, not a program.
+			in.cmds = append(in.cmds, c)
+			return "", nil, false
+		}
 		if code {
 			inline("-e")
 			return "", nil, false
@@ -357,6 +372,18 @@ func isPwshCodeFlag(s string) bool {
 		strings.HasPrefix("file", f) || f == "ec" || f == "cwa" || strings.HasPrefix("commandwithargs", f) && len(f) > 7)
 }
 
+// optValues returns the values of every occurrence of names in expanded opts.
+func optValues(opts []string, names ...string) []string {
+	var out []string
+	for i := 0; i+1 < len(opts); i++ {
+		if containsStr(names, opts[i]) {
+			out = append(out, opts[i+1])
+			i++
+		}
+	}
+	return out
+}
+
 func hasOptPrefix(opts []string, prefixes ...string) bool {
 	for _, o := range opts {
 		for _, p := range prefixes {
@@ -368,9 +395,12 @@ func hasOptPrefix(opts []string, prefixes ...string) bool {
 	return false
 }
 
-// subcommand splits a tool's global options from its subcommand. For the
-// container CLIs the subcommand is the first known one, so an unknown
-// option value ("--opt val ps") is not mistaken for it.
+// subcommand splits a tool's global options from its subcommand. The
+// subcommand is the first operand that is a known one ([subcommandNames]),
+// so a value of an option the gate does not know ("docker --opt val ps",
+// "git --foo bar push") is not mistaken for it; operands skipped on the way
+// stay with the global options. When no operand is a known subcommand, the
+// first operand is the subcommand.
 func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 	name := c.name
 	if name == "docker-compose" || name == "podman-compose" {
@@ -380,8 +410,9 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 	if name == "podman" || name == "nerdctl" {
 		c.name = "docker"
 	}
+	known := subcommandNames[subcommandKey(c.name)]
 	var globals []string
-	i := 0
+	i, first, firstGlobals := 0, -1, 0
 	for i < len(rest) {
 		t := rest[i].text
 		if t == "--" {
@@ -389,8 +420,11 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 			break
 		}
 		if !rest[i].isOpt() {
-			if c.name != "docker" || dockerSubcommands[t] {
+			if known == nil || known[t] {
 				break
+			}
+			if first < 0 {
+				first, firstGlobals = i, len(globals)
 			}
 			globals = append(globals, t)
 			i++
@@ -406,6 +440,10 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 			globals = append(globals, rest[i].text)
 			i++
 		}
+	}
+	if i >= len(rest) && first >= 0 {
+		// No known subcommand: the first operand is it.
+		i, globals = first, globals[:firstGlobals]
 	}
 	c.globals = globals
 	c.args = texts(rest[i:])

@@ -1,7 +1,9 @@
 package approval
 
 import (
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -66,4 +68,58 @@ func TestRules_TableCompiles(t *testing.T) {
 // testEnv is a getenv over m.
 func testEnv(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
+}
+
+// TestRules_WholeWordNames: a program is matched by its whole name. For
+// every rule about a program, each of its own Match examples is run again
+// with the program renamed to a longer name that merely begins (or ends)
+// with it — mkfs_helper, rebooter, shutdown-notifier, xrm — and the rule
+// must not match the renamed program.
+func TestRules_WholeWordNames(t *testing.T) {
+	g, err := New(Options{Protect: DefaultProtection(testEnv(map[string]string{"HOME": "/home/user"}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := compiledRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := regexp.MustCompile(`[A-Za-z0-9_.-]+`)
+	renames := []func(string) string{
+		func(n string) string { return n + "_helper" },
+		func(n string) string { return n + "-notifier" },
+		func(n string) string { return "x" + n },
+		func(n string) string {
+			if strings.Contains(n, ".") {
+				return n + "_x"
+			}
+			return n + "er"
+		},
+	}
+	tested := 0
+	for _, r := range table {
+		if r.command == nil || strings.HasPrefix(r.Command, "^@") || r.command.MatchString("zzz-unrelated") {
+			continue
+		}
+		for _, ex := range r.Match {
+			for _, rename := range renames {
+				renamed := word.ReplaceAllStringFunc(ex, func(w string) string {
+					if r.command.MatchString(canonicalName(w)) {
+						return strings.TrimSuffix(w, canonicalName(w)) + rename(canonicalName(w))
+					}
+					return w
+				})
+				if renamed == ex {
+					continue // the name is spelled in a way the words above do not show (r''m)
+				}
+				tested++
+				if v := g.Check(t.Context(), Request{Command: renamed}); slices.Contains(v.Rules, r.ID) {
+					t.Errorf("rule %s matches %q (renamed from %q); want only the whole program name to match", r.ID, renamed, ex)
+				}
+			}
+		}
+	}
+	if tested < 200 {
+		t.Errorf("only %d renamed examples were checked; the test lost its reach", tested)
+	}
 }

@@ -281,6 +281,9 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 				env = append(env, assignText(as))
 			}
 			a.add(command{name: n.Variant.Value, env: env, via: via})
+			for _, code := range envCode(env) { // export PAGER=…: the command it names
+				a.script(code, depth+1, via)
+			}
 		}
 		return true
 	})
