@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -53,11 +54,29 @@ type Server struct {
 	stderr  *os.File
 }
 
+// Option changes the server [Start] runs.
+type Option func(*options)
+
+type options struct {
+	env []string // NAME=value
+}
+
+// WithEnv sets name=value in the environment of every session the server
+// starts (sshd_config SetEnv): a test gives the far side a state or cache
+// directory of its own this way. value must hold no space or quote.
+func WithEnv(name, value string) Option {
+	return func(o *options) { o.env = append(o.env, name+"="+value) }
+}
+
 // Start starts sshd, stopped (with every process it started) at the end
 // of the test. It skips when sshd is absent, under -short, or when not
 // root (it fails instead under RUNBOX_INTEGRATION=require).
-func Start(t *testing.T) *Server {
+func Start(t *testing.T, opts ...Option) *Server {
 	t.Helper()
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	if testing.Short() {
 		t.Skip("sshd tests are integration tests (-short)")
 	}
@@ -100,6 +119,9 @@ MaxSessions 64
 MaxStartups 64
 LogLevel VERBOSE
 `, d.Port, filepath.Join(d.Dir, "host_ed25519"), filepath.Join(d.Dir, "authorized_keys"))
+	if len(o.env) > 0 {
+		cfg += "SetEnv " + strings.Join(o.env, " ") + "\n"
+	}
 	if err := os.WriteFile(d.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -241,4 +263,27 @@ func (d *Server) Freeze() (resume func()) {
 			syscall.Kill(k.PID, syscall.SIGCONT)
 		}
 	}
+}
+
+// Cut drops every open connection the way a network failure does: it
+// SIGKILLs the sshd processes that serve them (not the listener, and not
+// the sessions' own processes, which lose their channel). It returns how
+// many it killed; new connections are accepted as before.
+func (d *Server) Cut() int {
+	d.t.Helper()
+	kids, err := termination.Descendants(d.cmd.Process.Pid)
+	if err != nil {
+		d.t.Fatalf("cut: %v", err)
+	}
+	n := 0
+	for _, k := range kids {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", k.PID))
+		if err != nil || exe != Path {
+			continue
+		}
+		if k.Signal(syscall.SIGKILL) == nil {
+			n++
+		}
+	}
+	return n
 }
