@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -262,4 +263,63 @@ func TestJobsSSH_KillAndSecrets(t *testing.T) {
 	if !strings.Contains(out, id) {
 		t.Errorf("events over ssh = %q; want the kill of %s", out, id)
 	}
+}
+
+// `runbox bench` measures `true` through the ssh backend against the
+// OpenSSH client on the same host in the same run: a fresh `ssh HOST
+// true`, and `ssh -S SOCKET HOST true` through a ControlMaster the bench
+// opens and closes. Without a host both are reported with a note.
+func TestBenchSSH_AgainstOpenSSH(t *testing.T) {
+	d := sshtest.Start(t)
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skipf("no OpenSSH client: %v", err)
+	}
+	dir := t.TempDir()
+	agentBin := filepath.Join(dir, "runbox-agent")
+	if err := testproc.BuildAgent(agentBin); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	known := d.KnownHosts(d.HostKey)
+	if err := os.WriteFile(cfg, []byte("ssh:\n  agent_binary: "+agentBin+"\n  known_hosts: "+known+"\n  ssh_config: none\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": filepath.Join(dir, "home"), "SSH_AUTH_SOCK": "", "RUNBOX_CONFIG": cfg}
+	only := []string{"bench", "--json", "-n", "3", "--only", "ssh-true,ssh-true-vs-controlmaster"}
+
+	out, stderr, code := cli(t, "", env, only...)
+	ms := decodeMeasurements(t, out)
+	if code != 0 || len(ms) != 2 || ms[0].Note == "" || !strings.Contains(ms[0].Note, "--ssh-host") {
+		t.Fatalf("without a host: exit %d, %+v, stderr %q; want two measurements with a note", code, ms, stderr)
+	}
+
+	out, stderr, code = cli(t, "", env, append(only, "--ssh-host", d.Target(), "--identity", d.UserKey)...)
+	ms = decodeMeasurements(t, out)
+	if code != 0 || len(ms) != 2 {
+		t.Fatalf("bench: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	for _, m := range ms {
+		if m.Note != "" || m.N != 3 || m.P50ms <= 0 || m.BaselineP50ms <= 0 || m.Ratio <= 0 || m.Backend != "ssh" {
+			t.Errorf("%s: %+v; want times for both sides", m.Name, m)
+		}
+		t.Logf("%s: p50 %.2f ms, %s p50 %.2f ms, ratio %.3f", m.Name, m.P50ms, m.Baseline, m.BaselineP50ms, m.Ratio)
+	}
+	// The ControlMaster is gone with the bench: no ssh -M left.
+	if ps := hostProcs(t); strings.Contains(ps, "-M -N -S") {
+		t.Errorf("a ControlMaster outlived the bench:\n%s", ps)
+	}
+}
+
+// decodeMeasurements reads the lines of `runbox bench --json`.
+func decodeMeasurements(t *testing.T, out string) []measurement {
+	t.Helper()
+	var ms []measurement
+	for line := range strings.Lines(out) {
+		var m measurement
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("bench --json line %q: %v", line, err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
