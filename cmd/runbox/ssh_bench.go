@@ -57,7 +57,9 @@ func benchSSHCases(a *app, t *benchSSHTarget) []benchCase {
 					env.Close(context.Background())
 					return nil, nil, nil, err
 				}
-				base = func(ctx context.Context) error { return client.run(ctx, "-S", master.sock, "-o", "ControlMaster=no", "true") }
+				base = func(ctx context.Context) error {
+					return client.run(ctx, "-S", master.sock, "-o", "ControlMaster=no", "true")
+				}
 				return benchSSHTrue(env), base, func() { master.close(); env.Close(context.Background()) }, nil
 			},
 		},
