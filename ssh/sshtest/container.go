@@ -97,4 +97,3 @@ func (d *Server) Exec(argv ...string) (string, error) {
 	b, err := exec.Command("docker", append([]string{"exec", d.Container}, argv...)...).CombinedOutput()
 	return string(b), err
 }
-

@@ -53,9 +53,9 @@ type Server struct {
 	// Container is the docker container sshd runs in ([StartContainer]);
 	// empty for an sshd on this machine.
 	Container string
-	config  string
-	cmd     *exec.Cmd
-	stderr  *os.File
+	config    string
+	cmd       *exec.Cmd
+	stderr    *os.File
 }
 
 // Option changes the server [Start] runs.
