@@ -127,6 +127,9 @@ type SSHConf struct {
 	AcceptNew bool `yaml:"accept_new"`
 	// AgentBinary is the static agent to upload ("" = found or built).
 	AgentBinary string `yaml:"agent_binary"`
+	// CLIBinary is the static runbox CLI uploaded for job commands
+	// ("" = found or built).
+	CLIBinary string `yaml:"cli_binary"`
 	// NoAgent runs each command in a session of its own (degraded).
 	NoAgent bool `yaml:"no_agent"`
 	// Keepalive is the interval of keepalive requests (0 = 15s).

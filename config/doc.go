@@ -67,6 +67,7 @@
 //	  known_hosts: ""         # "" = ~/.ssh/known_hosts; host keys are always checked
 //	  accept_new: false       # record an unknown host's key (a changed one is always refused)
 //	  agent_binary: ""        # static runbox-agent to upload ("" = next to runbox, or built)
+//	  cli_binary: ""          # static runbox uploaded for job commands ("" = next to runbox, itself, or built)
 //	  no_agent: false         # one session per command, without the agent (degraded)
 //	  keepalive: 15s          # keepalive interval; 3 unanswered ones drop the connection
 //	daytona:                  # credentials: DAYTONA_API_KEY (or DAYTONA_JWT_TOKEN +

@@ -21,6 +21,7 @@ func (s *Service) SSHOptions(spec envs.Spec) ssh.Options {
 		SSHConfig:         c.SSHConfig,
 		AcceptNew:         c.AcceptNew,
 		AgentBinary:       c.AgentBinary,
+		CLIBinary:         c.CLIBinary,
 		NoAgent:           c.NoAgent,
 		KeepaliveInterval: time.Duration(c.Keepalive),
 		Dir:               spec.Dir,

@@ -36,6 +36,14 @@
 // checksum reuses it. The agent is then started over a session channel
 // and speaks the agent protocol on its stdin and stdout.
 //
+// # The runbox CLI on the far side
+//
+// Job commands run runbox itself on the host (its job daemon, and a relay
+// to it for each call): a command whose argv[0] is [Env.CLIPath] gets the
+// full static runbox CLI uploaded there first, next to the agent and the
+// same way (Options.CLIBinary, else found or built). Other commands never
+// pay for it.
+//
 // # What it does not do
 //
 // It does not put a command's environment (where a caller's secrets go)

@@ -72,6 +72,12 @@ type Options struct {
 	// runbox-agent-linux-<arch> next to the running binary, else one built
 	// from SourceDir (see remote.Program.Find).
 	AgentBinary string
+	// CLIBinary is the static runbox CLI uploaded to [Env.CLIPath] before
+	// the first command that runs it (the job commands run runbox itself
+	// on the host). Empty means runbox-linux-<arch> next to the running
+	// binary, else the running binary if it is such a build, else one
+	// built from SourceDir.
+	CLIBinary string
 	// SourceDir is the runbox module's root, to build the agent from.
 	// Empty means: search upward from the current directory.
 	SourceDir string

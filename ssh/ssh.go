@@ -19,7 +19,11 @@ import (
 type Env struct {
 	sb        *sandbox
 	host      *remote.Env
+	agentDir  string // on the host
 	closeOnce sync.Once
+
+	cliMu sync.Mutex
+	cliUp bool // the runbox CLI is at CLIPath
 }
 
 var _ envs.Environment = (*Env)(nil)
@@ -69,7 +73,7 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 		a.close()
 		return nil, err
 	}
-	return &Env{sb: sb, host: host}, nil
+	return &Env{sb: sb, host: host, agentDir: dir}, nil
 }
 
 // Host is user@host:port of the connection.
@@ -81,13 +85,20 @@ func (e *Env) Fallback() string { return e.host.Fallback() }
 
 // Run runs cmd on the host. If the connection drops mid-command, Run fails
 // at once with an error saying so; the next command connects again and its
-// Result says EnvironmentRecreated.
+// Result says EnvironmentRecreated. A command whose argv[0] is
+// [Env.CLIPath] gets the runbox CLI uploaded first.
 func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
+	if err := e.ensureCLI(ctx, cmd); err != nil {
+		return nil, err
+	}
 	return e.host.Run(ctx, cmd)
 }
 
-// Start starts cmd on the host.
+// Start starts cmd on the host (see Run for [Env.CLIPath]).
 func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error) {
+	if err := e.ensureCLI(ctx, cmd); err != nil {
+		return nil, err
+	}
 	return e.host.Start(ctx, cmd)
 }
 

@@ -26,6 +26,7 @@ type benchOptions struct {
 	n     int // 0: each measurement's own default
 	scale int // 0: each scale measurement's own default
 	only  []string
+	ssh   benchSSHTarget
 }
 
 // measurement is one line of `runbox bench --json` (format fixed by the
@@ -89,7 +90,9 @@ a command through the local backend versus a bare "bash -c"; the command gate's
 checks per second versus parsing alone; output throughput into a background
 job versus cat to /dev/null, and the cost of idle jobs; a command through the
 docker backend versus "docker exec", and container creation to first command
-versus "docker run -d" + "docker exec" (when an engine answers).
+versus "docker run -d" + "docker exec" (when an engine answers); a command
+through the ssh backend versus "ssh HOST true" and versus "ssh -S SOCKET HOST
+true" through an open ControlMaster (with --ssh-host or ssh.host).
 
 The default sizes keep the whole run under a minute; -n and --scale raise them
 (for example --only jobs.idle --scale 1000 for a thousand idle jobs). Ctrl-C
@@ -104,6 +107,7 @@ removed on the way out.`,
 	cmd.Flags().IntVarP(&opts.n, "n", "n", 0, "runs per measurement and per baseline (0 = each measurement's default)")
 	cmd.Flags().IntVar(&opts.scale, "scale", 0, "size of the scale measurements: idle jobs for jobs.idle (0 = the default, 20)")
 	cmd.Flags().StringSliceVar(&opts.only, "only", nil, "run only these measurements (by name)")
+	opts.ssh.bind(cmd.Flags())
 	return cmd
 }
 
@@ -114,7 +118,7 @@ func runBench(ctx context.Context, a *app, opts *benchOptions) error {
 	if opts.scale < 0 {
 		return usageError{errorf("--scale must be positive (or 0 for the defaults)")}
 	}
-	all := a.benchCases()
+	all := a.benchCases(opts)
 	cases, err := selectBenchCases(all, opts.only)
 	if err != nil {
 		return err
@@ -271,13 +275,14 @@ func quantile(d []time.Duration, q float64) float64 {
 	return float64(s[i].Microseconds()) / 1000
 }
 
-func (a *app) benchCases() []benchCase {
+func (a *app) benchCases(opts *benchOptions) []benchCase {
 	cases := []benchCase{
 		{name: "true", backend: "local", baseline: "bash -c true", n: 100, setup: a.benchLocalTrue},
 		{name: "gate.check", backend: "approval", baseline: "shell parse only", n: 200,
 			custom: func(ctx context.Context, p benchParams) (measurement, error) { return a.benchGate(ctx, p.n) }},
 	}
 	cases = append(cases, benchJobCases(a)...)
+	cases = append(cases, benchSSHCases(a, &opts.ssh)...)
 	return append(cases, benchDockerCases(a)...)
 }
 

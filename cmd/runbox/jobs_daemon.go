@@ -220,6 +220,7 @@ func runDaemon(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
+	leaveStarter(ctx, a.log)
 	// Every connection and every followed log takes a descriptor.
 	if err := procregistry.RaiseFileLimit(); err != nil {
 		a.log.Warn("runbox: job daemon", "err", err)

@@ -10,29 +10,39 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/ssh"
 )
 
-// jobTarget says where a job command acts: this machine's job daemon, or
-// the job daemon inside a task's docker container.
+// jobTarget says where a job command acts: this machine's job daemon, the
+// job daemon inside a task's docker container, or the one on a remote
+// host over ssh.
 type jobTarget struct {
 	backend, image, task string
+	ssh                  sshFlags
 }
 
-// remoteJobs is the job registry in a task's container, reached through
-// the agent (service.SandboxJobs); the container is opened on first use
-// and kept running after the command (its jobs outlive the CLI).
+// remoteJobs is the job registry in a task's container or on an ssh host,
+// reached through the agent (service.SandboxJobs); the environment is
+// opened on first use. The registry outlives it: a container is kept
+// running after the command, and the daemon on a host is nobody's child
+// there (its jobs outlive the connection).
 type remoteJobs struct {
-	spec envs.Spec
-	opts docker.Options
-	env  *docker.Env
+	backend string
+	spec    envs.Spec
+	// open opens the environment and returns the argv of `runbox
+	// __relay` in it.
+	open  func(context.Context) (envs.Environment, []string, error)
+	env   envs.Environment
+	relay []string
 }
 
-// withJobTargets gives every job command --backend, --image and --task.
-// With --backend docker the same command runs against the job daemon
-// inside the task's container (kept running between calls): jobs there
-// get the same durable output, events and recovery as jobs on this
-// machine, and outlive the CLI that started them. The gate runs here, on
-// this machine, before anything reaches the container.
+// withJobTargets gives every job command --backend, --image and --task
+// (docker) and --host, --identity and --accept-new-host-key (ssh). With
+// --backend docker or ssh the same command runs against the job daemon
+// inside the task's container or on the host: jobs there get the same
+// durable output, events and recovery as jobs on this machine, and
+// outlive the CLI that started them (and, over ssh, the connection). The
+// gate runs here, on this machine, before anything is sent.
 func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 	for _, c := range cmds {
 		if c.Hidden {
@@ -40,30 +50,36 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 		}
 		t := &jobTarget{}
 		f := c.Flags()
-		f.StringVar(&t.backend, "backend", "", `where the job daemon is: "local" (default) or "docker" (the task's container)`)
+		f.StringVar(&t.backend, "backend", "", `where the job daemon is: "local" (default), "docker" (the task's container) or "ssh" (a remote host)`)
 		f.StringVar(&t.image, "image", "", "container image, with --backend docker (default from config)")
 		f.StringVar(&t.task, "task", "", "the task whose container holds the jobs, with --backend docker (default docker.task)")
+		t.ssh.bind(f)
 		local := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) error {
+			var r *remoteJobs
+			var err error
 			switch t.backend {
 			case "", "local":
 				return local(cmd, args)
 			case "docker":
-				r, err := a.remoteTarget(t)
-				if err != nil {
-					return err
-				}
-				a.remote = r
-				defer r.close(context.WithoutCancel(cmd.Context()))
-				return local(cmd, args)
+				r, err = a.dockerJobs(t)
+			case "ssh":
+				r = a.sshJobs(t)
+			default:
+				return usageError{errorf("--backend %q: jobs run on local, docker or ssh", t.backend)}
 			}
-			return usageError{errorf("--backend %q: jobs run on local or docker", t.backend)}
+			if err != nil {
+				return err
+			}
+			a.remote = r
+			defer r.close(context.WithoutCancel(cmd.Context()))
+			return local(cmd, args)
 		}
 	}
 	return cmds
 }
 
-func (a *app) remoteTarget(t *jobTarget) (*remoteJobs, error) {
+func (a *app) dockerJobs(t *jobTarget) (*remoteJobs, error) {
 	task := firstNonEmpty(t.task, a.cfg.Docker.Task)
 	if task == "" {
 		return nil, usageError{errorf("--backend docker: name the container that keeps the jobs with --task (or docker.task)")}
@@ -71,24 +87,51 @@ func (a *app) remoteTarget(t *jobTarget) (*remoteJobs, error) {
 	spec := envs.Spec{Image: firstNonEmpty(t.image, a.cfg.Docker.Image)}
 	opts := a.dockerOptions(spec)
 	opts.Task, opts.Persistent, opts.KeepRunning = task, true, true
-	return &remoteJobs{spec: spec, opts: opts}, nil
-}
-
-// client opens the task's container (once) and returns a client of the
-// job daemon inside it.
-func (r *remoteJobs) client(ctx context.Context) (*procregistry.Client, error) {
-	if r.env == nil {
-		env, err := docker.New(ctx, r.opts)
+	open := func(ctx context.Context) (envs.Environment, []string, error) {
+		env, err := docker.New(ctx, opts)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if fb := env.Fallback(); fb != "" {
 			env.Close(context.WithoutCancel(ctx))
-			return nil, errorf("--backend docker: jobs need runbox inside the container: %s", fb)
+			return nil, nil, errorf("--backend docker: jobs need runbox inside the container: %s", fb)
 		}
-		r.env = env
+		return env, []string{docker.CLIPath, service.RelayCommand}, nil
 	}
-	return service.SandboxJobs(r.env, []string{docker.CLIPath, service.RelayCommand}), nil
+	return &remoteJobs{backend: "docker", spec: spec, open: open}, nil
+}
+
+// sshJobs is the job daemon on an ssh host, run by the full runbox CLI
+// uploaded next to the agent there (ssh.Env.CLIPath). Closing the
+// connection ends the relay, never the daemon or its jobs.
+func (a *app) sshJobs(t *jobTarget) *remoteJobs {
+	var spec envs.Spec
+	t.ssh.apply(&spec)
+	open := func(ctx context.Context) (envs.Environment, []string, error) {
+		env, err := ssh.New(ctx, a.svc.SSHOptions(spec))
+		if err != nil {
+			return nil, nil, err
+		}
+		if fb := env.Fallback(); fb != "" {
+			env.Close(context.WithoutCancel(ctx))
+			return nil, nil, errorf("--backend ssh: jobs need the runbox agent on %s: %s", env.Host(), fb)
+		}
+		return env, []string{env.CLIPath(), service.RelayCommand}, nil
+	}
+	return &remoteJobs{backend: "ssh", spec: spec, open: open}
+}
+
+// client opens the environment (once) and returns a client of the job
+// daemon there.
+func (r *remoteJobs) client(ctx context.Context) (*procregistry.Client, error) {
+	if r.env == nil {
+		env, relay, err := r.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.env, r.relay = env, relay
+	}
+	return service.SandboxJobs(r.env, r.relay), nil
 }
 
 func (r *remoteJobs) close(ctx context.Context) {
@@ -98,10 +141,10 @@ func (r *remoteJobs) close(ctx context.Context) {
 }
 
 // jobGate is where the gate is told a job command runs: the task's
-// container, or this machine.
+// container, the ssh host, or this machine.
 func (a *app) jobGate(ctx context.Context, dir string) service.JobTarget {
 	if a.remote != nil {
-		return service.JobTarget{Backend: "docker", HostAccess: a.hostAccess(ctx, "docker", a.remote.spec)}
+		return service.JobTarget{Backend: a.remote.backend, HostAccess: a.hostAccess(ctx, a.remote.backend, a.remote.spec)}
 	}
 	return service.JobTarget{Backend: "local", HostAccess: true, Dir: dir}
 }

@@ -9,6 +9,10 @@
 #                                busybox-static package and its applet links.
 #                                No bash: it proves the agent and the exec
 #                                fallback both work with only /bin/sh.
+#   runbox-test-sshd:bookworm    runbox-test-debian:bookworm + openssh-server
+#                                (apt-get from the same mirror, at build time):
+#                                the ssh backend's second host, with its own
+#                                filesystem (ssh/sshtest.StartContainer).
 #
 # Needs root, a running Docker engine (scripts/docker/start-dockerd.sh),
 # debootstrap and apt. An image that exists is skipped unless REBUILD=1.
@@ -20,6 +24,7 @@ set -euo pipefail
 
 debian=runbox-test-debian:bookworm
 busybox=runbox-test-busybox:latest
+sshd=runbox-test-sshd:bookworm
 suite=bookworm
 cache=${RUNBOX_DEBOOTSTRAP_CACHE:-/var/cache/runbox-debootstrap}
 
@@ -75,6 +80,34 @@ DOCKERFILE
 	DOCKER_BUILDKIT=0 docker build -q -t "$busybox" "$dir/ctx"
 }
 
+build_sshd() {
+	if have "$sshd"; then
+		echo "build-images: $sshd exists (REBUILD=1 to rebuild)"
+		return 0
+	fi
+	local dir url
+	url=${RUNBOX_DEBIAN_MIRROR:-$(mirror)} || {
+		echo "build-images: no Debian mirror in /etc/apt/sources.list*; set RUNBOX_DEBIAN_MIRROR" >&2
+		return 1
+	}
+	dir=$(mktemp -d /var/tmp/runbox-sshd.XXXXXX)
+	trap 'rm -rf "$dir"' RETURN
+	# The build reaches the mirror with this machine's network (--network
+	# host), as debootstrap did; keys and configuration come at run time.
+	cat >"$dir/Dockerfile" <<DOCKERFILE
+FROM $debian
+RUN echo 'deb $url $suite main' >/etc/apt/sources.list \\
+ && apt-get update -q \\
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssh-server \\
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /etc/ssh/ssh_host_* \\
+ && mkdir -p /run/sshd
+CMD ["/usr/sbin/sshd", "-D", "-e"]
+DOCKERFILE
+	echo "build-images: building $sshd"
+	DOCKER_BUILDKIT=0 docker build -q --network host -t "$sshd" "$dir"
+}
+
 build_debian
 build_busybox
+build_sshd
 echo "build-images: done"

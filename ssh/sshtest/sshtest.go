@@ -12,8 +12,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -48,16 +50,37 @@ type Server struct {
 	HostKey gossh.PublicKey
 	// UserKey is the private key file it accepts for root.
 	UserKey string
-	config  string
-	cmd     *exec.Cmd
-	stderr  *os.File
+	// Container is the docker container sshd runs in ([StartContainer]);
+	// empty for an sshd on this machine.
+	Container string
+	config    string
+	cmd       *exec.Cmd
+	stderr    *os.File
+}
+
+// Option changes the server [Start] runs.
+type Option func(*options)
+
+type options struct {
+	env []string // NAME=value
+}
+
+// WithEnv sets name=value in the environment of every session the server
+// starts (sshd_config SetEnv): a test gives the far side a state or cache
+// directory of its own this way. value must hold no space or quote.
+func WithEnv(name, value string) Option {
+	return func(o *options) { o.env = append(o.env, name+"="+value) }
 }
 
 // Start starts sshd, stopped (with every process it started) at the end
 // of the test. It skips when sshd is absent, under -short, or when not
 // root (it fails instead under RUNBOX_INTEGRATION=require).
-func Start(t *testing.T) *Server {
+func Start(t *testing.T, opts ...Option) *Server {
 	t.Helper()
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	if testing.Short() {
 		t.Skip("sshd tests are integration tests (-short)")
 	}
@@ -71,38 +94,14 @@ func Start(t *testing.T) *Server {
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 		skip(t, "no /run/sshd: %v", err)
 	}
-	d := &Server{t: t, Dir: t.TempDir()}
-	d.HostKey = WriteKey(t, filepath.Join(d.Dir, "host_ed25519"))
-	d.UserKey = filepath.Join(d.Dir, "id_user")
-	userPub := WriteKey(t, d.UserKey)
-	if err := os.WriteFile(filepath.Join(d.Dir, "authorized_keys"), gossh.MarshalAuthorizedKey(userPub), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	d := newServer(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.Port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	d.config = filepath.Join(d.Dir, "sshd_config")
-	cfg := fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
-HostKey %s
-PidFile none
-AuthorizedKeysFile %s
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-MaxSessions 64
-MaxStartups 64
-LogLevel VERBOSE
-`, d.Port, filepath.Join(d.Dir, "host_ed25519"), filepath.Join(d.Dir, "authorized_keys"))
-	if err := os.WriteFile(d.config, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	d.config = d.writeConfig(d.Port, "127.0.0.1", d.Dir, o)
 	if d.stderr, err = os.Create(filepath.Join(d.Dir, "sshd.log")); err != nil {
 		t.Fatal(err)
 	}
@@ -118,11 +117,55 @@ LogLevel VERBOSE
 	return d
 }
 
+// newServer generates the host key and the user key, and authorizes the
+// user key, in a new private directory.
+func newServer(t *testing.T) *Server {
+	t.Helper()
+	d := &Server{t: t, Dir: t.TempDir()}
+	d.HostKey = WriteKey(t, filepath.Join(d.Dir, "host_ed25519"))
+	d.UserKey = filepath.Join(d.Dir, "id_user")
+	userPub := WriteKey(t, d.UserKey)
+	if err := os.WriteFile(filepath.Join(d.Dir, "authorized_keys"), gossh.MarshalAuthorizedKey(userPub), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// writeConfig writes the server's sshd_config, for sshd listening on
+// listen:port and seeing d.Dir as dir; it returns the file's path.
+func (d *Server) writeConfig(port int, listen, dir string, o options) string {
+	d.t.Helper()
+	cfg := fmt.Sprintf(`Port %d
+ListenAddress %s
+HostKey %s
+PidFile none
+AuthorizedKeysFile %s
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+MaxSessions 64
+MaxStartups 64
+LogLevel VERBOSE
+`, port, listen, path.Join(dir, "host_ed25519"), path.Join(dir, "authorized_keys"))
+	if len(o.env) > 0 {
+		cfg += "SetEnv " + strings.Join(o.env, " ") + "\n"
+	}
+	p := filepath.Join(d.Dir, "sshd_config")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		d.t.Fatal(err)
+	}
+	return p
+}
+
 // Restart runs sshd on d's port (again, after Stop) and waits until it
 // accepts connections.
 func (d *Server) Restart() {
 	t := d.t
 	t.Helper()
+	d.local("Restart")
 	d.cmd = exec.Command(Path, "-D", "-e", "-f", d.config)
 	d.cmd.Stderr = d.stderr
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -229,6 +272,7 @@ func EncryptedKey(t *testing.T, p string) {
 // The returned func resumes them.
 func (d *Server) Freeze() (resume func()) {
 	d.t.Helper()
+	d.local("Freeze")
 	kids, err := termination.Descendants(d.cmd.Process.Pid)
 	if err != nil || len(kids) == 0 {
 		d.t.Fatalf("no connection to freeze: %v", err)
@@ -240,5 +284,38 @@ func (d *Server) Freeze() (resume func()) {
 		for _, k := range kids {
 			syscall.Kill(k.PID, syscall.SIGCONT)
 		}
+	}
+}
+
+// Cut drops every open connection the way a network failure does: it
+// SIGKILLs the sshd processes that serve them (not the listener, and not
+// the sessions' own processes, which lose their channel). It returns how
+// many it killed; new connections are accepted as before.
+func (d *Server) Cut() int {
+	d.t.Helper()
+	d.local("Cut")
+	kids, err := termination.Descendants(d.cmd.Process.Pid)
+	if err != nil {
+		d.t.Fatalf("cut: %v", err)
+	}
+	n := 0
+	for _, k := range kids {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", k.PID))
+		if err != nil || exe != Path {
+			continue
+		}
+		if k.Signal(syscall.SIGKILL) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// local fails the test when d runs in a container: what acts on sshd's
+// processes acts on this machine's.
+func (d *Server) local(what string) {
+	d.t.Helper()
+	if d.Container != "" {
+		d.t.Fatalf("sshtest: %s is for an sshd on this machine, not in container %s", what, d.Container)
 	}
 }
