@@ -27,6 +27,9 @@ type sandbox struct {
 	// agent is the agent build mounted into the containers this sandbox
 	// creates; nil leaves deploying the agent to the host (a copy).
 	agent *agentBuild
+	// release, when set (a pool's container), is offered an ephemeral
+	// container to remove in the background; false means remove it here.
+	release func(ctx context.Context, s *sandbox, id string) bool
 
 	mu   sync.Mutex
 	last string // the container Provision returned last
@@ -193,6 +196,8 @@ func (s *sandbox) Release(ctx context.Context, id string) error {
 		return nil
 	case s.opts.Persistent:
 		return s.stopContainer(ctx, id)
+	case s.release != nil && s.release(ctx, s, id):
+		return nil
 	}
 	return s.forceRemove(ctx, id)
 }
