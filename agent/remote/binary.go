@@ -66,7 +66,16 @@ const buildTimeout = 5 * time.Minute
 // The go tool runs with this process's environment: it is runbox's own
 // build tool, not a user command.
 func (p Program) Find(ctx context.Context, arch, sourceDir string) (string, error) {
-	if exe, err := os.Executable(); err == nil {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
+	}
+	return p.find(ctx, exe, arch, sourceDir)
+}
+
+// find is Find with the running executable given (exe "" when unknown).
+func (p Program) find(ctx context.Context, exe, arch, sourceDir string) (string, error) {
+	if exe != "" {
 		side := filepath.Join(filepath.Dir(exe), p.Name+"-linux-"+arch)
 		if CheckStatic(side, arch) == nil {
 			return side, nil
