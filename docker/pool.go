@@ -151,7 +151,7 @@ func poolable(o Options) bool { return !o.Persistent && !o.NoAgent }
 // that only travels with commands (Env) or only concerns the caller
 // (Task, Logger, Progress, Client, timeouts).
 func specKey(o Options) string {
-	b, _ := json.Marshal(struct {
+	b, err := json.Marshal(struct {
 		Image, Owner, Dir, Network, Workspace string
 		Spawn                                 any
 		Limits                                envs.Limits
@@ -160,6 +160,9 @@ func specKey(o Options) string {
 		Mounts                                []Mount
 		AgentBinary, CLIBinary, SourceDir     string
 	}{o.Image, o.Owner, o.Dir, o.Network, o.Workspace, o.Spawn, o.Limits, o.PidsLimit, o.ReadOnlyRoot, o.NoAgent, o.Mounts, o.AgentBinary, o.CLIBinary, o.SourceDir})
+	if err != nil {
+		return "unmatched-" + randomID() // never the same as another: no pooling rather than a wrong match
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

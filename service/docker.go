@@ -66,6 +66,10 @@ func (s *Service) WarmDocker(spec envs.Spec) error {
 	return nil
 }
 
+// DockerPool is the warm pool of docker containers the Service keeps
+// (Options.WarmPool with docker.pool above zero); nil when it keeps none.
+func (s *Service) DockerPool() *docker.Pool { return s.pool }
+
 // closePool closes the warm pool, if any.
 func (s *Service) closePool(ctx context.Context) error {
 	if s.pool == nil {
