@@ -77,6 +77,16 @@
 // starts it, or restarts the agent) and its Result has
 // EnvironmentRecreated set and a warning that session state was reset.
 //
+// # Warm pool
+//
+// A [Pool] keeps containers started, agent attached, per spec (the
+// Options that shape a container), so that [Pool.New] hands one out after
+// a ping instead of a create, a start and an attach; each one handed out
+// is replaced, and removed when closed, in the background. It is for a
+// process that lives across many environments (the MCP server), and it
+// costs its idle containers. See [Pool] for what a pooled environment
+// shares with a cold one and what it does not (its labels).
+//
 // # Files
 //
 // [Env.PutFile] and [Env.GetFile] go through the agent (the archive API in

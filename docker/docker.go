@@ -327,7 +327,9 @@ func (e *Env) overlay(cmd envs.Command) envs.Command {
 func (e *Env) Capabilities() envs.Capabilities { return e.host.Capabilities() }
 
 // Close stops the agent's commands, then removes an ephemeral container,
-// or stops a persistent one (within StopTimeout) unless KeepRunning.
+// or stops a persistent one (within StopTimeout) unless KeepRunning. An
+// environment a [Pool] handed out has its container removed in the
+// background, by the pool (whose Close waits for it).
 func (e *Env) Close(ctx context.Context) error {
 	err := e.host.Close(ctx)
 	e.closeOnce.Do(e.closeClient)
