@@ -131,7 +131,7 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 		}
 		p.cli, p.ownCli = cli, true
 	}
-	if n, err := sweepPools(ctx, p.cli); err != nil {
+	if n, err := sweepPools(ctx, p.cli, orphanAge, ""); err != nil {
 		p.log.Debug("docker: pool: sweep", "err", err)
 	} else if n > 0 {
 		p.log.Debug("docker: pool: removed containers of dead pools", "n", n)
@@ -463,11 +463,15 @@ func (p *Pool) Close(ctx context.Context) error {
 }
 
 // sweepPools removes the containers of pools whose process died: those
-// labelled io.runbox.pool, older than orphanAge, with no exec running in
-// them (a live pool's idle containers, and every container it handed out
-// that is in use, run their agent in an exec).
-func sweepPools(ctx context.Context, cli *client.Client) (int, error) {
-	f := filters.NewArgs(filters.Arg("label", LabelPool))
+// labelled io.runbox.pool (=pool, when not empty), older than age, with
+// no exec running in them (a live pool's idle containers, and every
+// container it handed out that is in use, run their agent in an exec).
+func sweepPools(ctx context.Context, cli *client.Client, age time.Duration, pool string) (int, error) {
+	label := LabelPool
+	if pool != "" {
+		label += "=" + pool
+	}
+	f := filters.NewArgs(filters.Arg("label", label))
 	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		return 0, fmt.Errorf("docker: pool: list: %w", err)
@@ -475,7 +479,7 @@ func sweepPools(ctx context.Context, cli *client.Client) (int, error) {
 	n := 0
 	var errs []error
 	for _, c := range list {
-		if time.Since(time.Unix(c.Created, 0)) < orphanAge {
+		if time.Since(time.Unix(c.Created, 0)) < age {
 			continue
 		}
 		ci, err := cli.ContainerInspect(ctx, c.ID)
