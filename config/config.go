@@ -70,6 +70,9 @@ type DockerConf struct {
 	Task         string `yaml:"task"`
 	Persistent   bool   `yaml:"persistent"`
 	ReadOnlyRoot bool   `yaml:"read_only_root"`
+	// Pool is how many ready containers, agent attached, a long-lived
+	// runbox (`runbox serve`) keeps per docker spec; 0 means no pool.
+	Pool int `yaml:"pool"`
 }
 
 // ModalConf configures the modal backend. Credentials are not here: they
@@ -225,6 +228,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s: sync.max_size must be >= 0", where)
 	case c.SSH.Port < 0 || c.SSH.Port > 65535 || c.SSH.Keepalive < 0:
 		return fmt.Errorf("config: %s: ssh.port must be 0..65535 and ssh.keepalive >= 0", where)
+	case c.Docker.Pool < 0:
+		return fmt.Errorf("config: %s: docker.pool must be >= 0", where)
 	case c.Jobs.Retention < 0 || c.Jobs.MaxFinished < 0:
 		return fmt.Errorf("config: %s: jobs.retention and jobs.max_finished must be >= 0", where)
 	case c.Modal.CPU < 0 || c.Modal.Memory < 0 || c.Modal.Timeout < 0 || c.Modal.IdleTimeout < 0:
@@ -249,6 +254,7 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		set("RUNBOX_BACKEND", str(&c.Backend)),
 		set("RUNBOX_SHELL", str(&c.Shell)),
 		set("RUNBOX_IMAGE", str(&c.Docker.Image)),
+		set("RUNBOX_DOCKER_POOL", func(v string) (err error) { c.Docker.Pool, err = strconv.Atoi(v); return err }),
 		set("RUNBOX_MODAL_APP", str(&c.Modal.App)),
 		set("RUNBOX_MODAL_IMAGE", str(&c.Modal.Image)),
 		set("RUNBOX_SSH_HOST", str(&c.SSH.Host)),

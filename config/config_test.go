@@ -57,6 +57,7 @@ func TestLoad_Errors(t *testing.T) {
 		{"contain: maybe\n", []string{`key "contain"`, "true or false"}},
 		{"jobs:\n  retention: forever\n", []string{`key "jobs.retention"`, "duration"}},
 		{"jobs:\n  max_finished: -1\n", []string{"jobs.max_finished"}},
+		{"docker:\n  pool: -1\n", []string{"docker.pool"}},
 	}
 	for _, c := range cases {
 		p := write(t, c.body)
@@ -133,5 +134,19 @@ func TestLoad_ModalSection(t *testing.T) {
 		if _, err := config.Load(write(t, body), envOf(nil)); err == nil {
 			t.Errorf("%q: accepted", body)
 		}
+	}
+}
+
+// TestLoad_DockerPool: docker.pool comes from the file, and
+// RUNBOX_DOCKER_POOL overrides it.
+func TestLoad_DockerPool(t *testing.T) {
+	p := write(t, "docker:\n  pool: 2\n")
+	cfg, err := config.Load(p, envOf(nil))
+	if err != nil || cfg.Docker.Pool != 2 {
+		t.Fatalf("Load = pool %d, %v; want 2", cfg.Docker.Pool, err)
+	}
+	cfg, err = config.Load(p, envOf(map[string]string{"RUNBOX_DOCKER_POOL": "0"}))
+	if err != nil || cfg.Docker.Pool != 0 {
+		t.Fatalf("Load with RUNBOX_DOCKER_POOL=0 = pool %d, %v; want 0", cfg.Docker.Pool, err)
 	}
 }

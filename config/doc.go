@@ -38,6 +38,7 @@
 //	  task: ""                # the task a persistent container is kept for
 //	  persistent: false       # keep and reuse the task's container instead of removing it
 //	  read_only_root: false   # read-only root filesystem (/tmp stays writable)
+//	  pool: 0                 # ready containers kept per spec by runbox serve (0 = none)
 //	modal:
 //	  app: runbox             # the Modal app sandboxes belong to
 //	  image: ""               # registry tag or im-… id ("" = python:3.12-slim)
@@ -84,6 +85,6 @@
 //
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
-// RUNBOX_IMAGE, RUNBOX_MODAL_APP, RUNBOX_MODAL_IMAGE, RUNBOX_SSH_HOST,
+// RUNBOX_IMAGE, RUNBOX_DOCKER_POOL, RUNBOX_MODAL_APP, RUNBOX_MODAL_IMAGE, RUNBOX_SSH_HOST,
 // RUNBOX_SSH_IDENTITY, RUNBOX_DAYTONA_TASK.
 package config

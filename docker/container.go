@@ -229,6 +229,9 @@ func (s *sandbox) containerConfig() (*container.Config, *container.HostConfig) {
 	if o.Workspace != "" {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: o.Workspace, Target: "/workspace"})
 	}
+	if s.agent != nil {
+		hc.Mounts = append(hc.Mounts, s.agent.mount())
+	}
 	return cfg, hc
 }
 
@@ -309,10 +312,10 @@ func (s *sandbox) stopContainer(ctx context.Context, id string) error {
 	return nil
 }
 
-func (s *sandbox) removeContainer(ctx context.Context, id string) error {
-	err := s.stopContainer(ctx, id)
-	if rerr := s.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !client.IsErrNotFound(rerr) {
-		return errors.Join(err, fmt.Errorf("docker: remove %s: %w", short(id), rerr))
+// forceRemove kills and removes container id in one call.
+func (s *sandbox) forceRemove(ctx context.Context, id string) error {
+	if err := s.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		return fmt.Errorf("docker: remove %s: %w", short(id), err)
 	}
 	return nil
 }
@@ -330,6 +333,9 @@ func Reap(ctx context.Context, cli *client.Client, age time.Duration) ([]string,
 	var errs []error
 	now := time.Now()
 	for _, c := range list {
+		if now.Sub(time.Unix(c.Created, 0)) < age {
+			continue // made too recently to have ended long enough ago: no inspect
+		}
 		ci, err := cli.ContainerInspect(ctx, c.ID)
 		if err != nil || ci.State == nil || ci.State.Running {
 			continue

@@ -8,19 +8,25 @@
 //
 // The container is this package's; everything about the agent is package
 // agent/remote's, the agent host every sandboxed backend shares. [New]
-// creates the container from Options.Image (pulling it if missing), and
-// the host copies the static runbox-agent build to
-// /.runbox/runbox-agent-<digest> (archive API; through an exec writing its
-// stdin into a tmpfs when the root is read-only) and starts it with an
-// exec whose attached stdin/stdout carry the agent protocol (package
-// agent). The exec has no TTY — a TTY would translate bytes — so the
+// creates the container from Options.Image (pulling it if missing) with
+// the static agent build mounted read-only at /.runbox/agent/runbox-agent:
+// the build is put once into a docker volume of its own
+// (runbox-agent-<build id>, labelled io.runbox.agent) and every later
+// container mounts it, so a new container costs no copy, and no command in
+// one container can change the agent another runs. Where the volume cannot
+// be made (or is found incomplete) the host copies the build to
+// /.runbox/runbox-agent-<digest> instead (archive API; through an exec
+// writing its stdin into a tmpfs when the root is read-only). The agent is
+// started with an exec whose attached stdin/stdout carry the agent
+// protocol (package agent). The exec has no TTY — a TTY would translate bytes — so the
 // engine multiplexes stdout and stderr with 8-byte headers; this package
 // takes them apart itself. Every command then goes over that one stream:
 // ~3 ms for `true`, against ~75 ms for `docker exec`.
 //
 // The agent is Options.AgentBinary, else runbox-agent-linux-<arch> next to
-// the running binary, else one built with CGO_ENABLED=0 from the source
-// tree (remote.Program.Find). When none can run there (another
+// the running binary, else the running binary itself when it is a static
+// runbox (the README's build: it serves `runbox agent`), else one built
+// with CGO_ENABLED=0 from the source tree (remote.Program.Find). When none can run there (another
 // architecture, no binary, no writable location), commands fall back to
 // one exec each, and [Env.Capabilities], [Env.Fallback] and each Result's
 // warnings say so: tree kill is degraded (only the command's own process
@@ -59,7 +65,8 @@
 // Containers carry labels: io.runbox.managed, io.runbox.owner,
 // io.runbox.task and io.runbox.mode. In persistent mode a task's container
 // is found again by those labels and reused (started again if stopped) and
-// Close only stops it; in ephemeral mode Close removes it. A container New
+// Close only stops it; in ephemeral mode Close removes it (one forced
+// remove: the agent has already ended its commands). A container New
 // made and could not start is removed — even when ctx ended while the
 // engine was still creating it — and a New that fails later releases it
 // as Close would. [Reap] (run by New with Options.ReapAge) removes exited
@@ -69,6 +76,16 @@
 // happened to the container; the next command recreates the container (or
 // starts it, or restarts the agent) and its Result has
 // EnvironmentRecreated set and a warning that session state was reset.
+//
+// # Warm pool
+//
+// A [Pool] keeps containers started, agent attached, per spec (the
+// Options that shape a container), so that [Pool.New] hands one out after
+// a ping instead of a create, a start and an attach; each one handed out
+// is replaced, and removed when closed, in the background. It is for a
+// process that lives across many environments (the MCP server), and it
+// costs its idle containers. See [Pool] for what a pooled environment
+// shares with a cold one and what it does not (its labels).
 //
 // # Files
 //

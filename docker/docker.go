@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -86,11 +87,14 @@ type Options struct {
 	// (envs.CapHostAccess Active), since commands can change host files.
 	// Empty means no host directory is visible.
 	Workspace string
-	// AgentBinary is the static (CGO_ENABLED=0) agent to copy into the
-	// container: a runbox-agent build, or a full runbox (it serves the
-	// same as `runbox agent`). Empty means runbox-agent-linux-<arch> next
-	// to the running binary, else one built from SourceDir (see
-	// remote.Program.Find).
+	// AgentBinary is the static (CGO_ENABLED=0) agent the container runs:
+	// a runbox-agent build, or a full runbox (it serves the same as
+	// `runbox agent`). It is put once into a docker volume named after the
+	// build (runbox-agent-<id>, labelled io.runbox.agent) and mounted
+	// read-only into every container, so a new container costs no copy.
+	// Empty means runbox-agent-linux-<arch> next to the running binary,
+	// else the running binary when it is a static runbox, else one built
+	// from SourceDir (see remote.Program.Find).
 	AgentBinary string
 	// CLIBinary is the static runbox CLI put at [CLIPath] before the first
 	// command that runs it (job commands run runbox itself in the
@@ -104,8 +108,9 @@ type Options struct {
 	// NoAgent skips the agent and runs every command with the exec API
 	// (degraded: see the package doc). False tries the agent first.
 	NoAgent bool
-	// StopTimeout bounds the container's stop in Close. Zero means
-	// DefaultStopTimeout.
+	// StopTimeout bounds the stop of a persistent container in Close (an
+	// ephemeral one is removed at once: its agent has already ended its
+	// commands). Zero means DefaultStopTimeout.
 	StopTimeout time.Duration
 	// ReapAge: New removes exited runbox containers older than this. Zero
 	// means DefaultReapAge; negative disables the reaper.
@@ -179,16 +184,31 @@ func withDefaults(opts Options) Options {
 // the container was made, the container goes as Close would take it (an
 // ephemeral one is removed).
 func New(ctx context.Context, opts Options) (*Env, error) {
+	o, err := checkOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, o, nil)
+}
+
+// checkOptions refuses options New cannot work with and fills defaults.
+func checkOptions(opts Options) (Options, error) {
 	if opts.Image == "" {
-		return nil, fmt.Errorf("docker: no image given: %w", envs.ErrBadCommand)
+		return Options{}, fmt.Errorf("docker: no image given: %w", envs.ErrBadCommand)
 	}
 	if opts.Persistent && opts.Task == "" {
-		return nil, fmt.Errorf("docker: persistent mode needs a Task to find its container again: %w", envs.ErrBadCommand)
+		return Options{}, fmt.Errorf("docker: persistent mode needs a Task to find its container again: %w", envs.ErrBadCommand)
 	}
 	o := withDefaults(opts)
 	if o.Task == "" {
 		o.Task = randomID()
 	}
+	return o, nil
+}
+
+// open makes the environment for o (defaults filled). extra labels are
+// added to a container it creates (a pool's).
+func open(ctx context.Context, o Options, extra map[string]string) (*Env, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -211,14 +231,19 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 		e.closeClient()
 		return nil, err
 	}
-	e.sb = &sandbox{cli: e.cli, opts: o, labels: labels(o), img: info, log: log}
+	lb := labels(o)
+	maps.Copy(lb, extra)
+	e.sb = &sandbox{cli: e.cli, opts: o, labels: lb, img: info, log: log}
+	agentBinary := o.AgentBinary
+	if b := mountableAgent(ctx, e.cli, o, info, log); b != nil {
+		e.sb.agent, agentBinary = b, b.path
+	}
 	e.host, err = remote.New(ctx, e.sb, remote.Options{
 		Name:        "docker",
 		Kind:        "container",
-		AgentBinary: o.AgentBinary,
+		AgentBinary: agentBinary,
 		SourceDir:   o.SourceDir,
 		NoAgent:     o.NoAgent,
-		Env:         o.Env,
 		Logger:      log,
 	})
 	if err != nil {
@@ -226,6 +251,29 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// mountableAgent resolves the agent build for the image and makes sure
+// its volume is on the engine, so the container mounts it instead of
+// receiving a copy. nil (logged) leaves the agent to the host, which
+// copies it in or says why it cannot run.
+func mountableAgent(ctx context.Context, cli *client.Client, o Options, img imageInfo, log *slog.Logger) *agentBuild {
+	if o.NoAgent || img.os != "" && img.os != "linux" {
+		return nil
+	}
+	arch := img.arch
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
+	b, err := resolveAgent(ctx, o, arch)
+	if err == nil {
+		err = b.ensureVolume(ctx, cli, o.Image, false)
+	}
+	if err != nil {
+		log.Debug("docker: agent volume unavailable; the agent is copied in", "err", err)
+		return nil
+	}
+	return &b
 }
 
 func (e *Env) closeClient() {
@@ -249,7 +297,7 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 	if err := e.ensureCLI(ctx, cmd); err != nil {
 		return nil, err
 	}
-	return e.host.Run(ctx, cmd)
+	return e.host.Run(ctx, e.overlay(cmd))
 }
 
 // Start starts cmd in the container (see Run for [CLIPath]).
@@ -257,7 +305,20 @@ func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error)
 	if err := e.ensureCLI(ctx, cmd); err != nil {
 		return nil, err
 	}
-	return e.host.Start(ctx, cmd)
+	return e.host.Start(ctx, e.overlay(cmd))
+}
+
+// overlay lays Options.Env under the command's own. It is applied here,
+// not by the agent host, so that an environment made ahead of its user (a
+// pool's) takes the Env of the user it is handed to.
+func (e *Env) overlay(cmd envs.Command) envs.Command {
+	if len(e.opts.Env) == 0 {
+		return cmd
+	}
+	m := maps.Clone(e.opts.Env)
+	maps.Copy(m, cmd.Env)
+	cmd.Env = m
+	return cmd
 }
 
 // Capabilities reports what this environment enforces: the agent's
@@ -265,8 +326,10 @@ func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error)
 // what the container itself adds.
 func (e *Env) Capabilities() envs.Capabilities { return e.host.Capabilities() }
 
-// Close stops the agent's commands, then the container (within
-// StopTimeout) and, in ephemeral mode, removes it.
+// Close stops the agent's commands, then removes an ephemeral container,
+// or stops a persistent one (within StopTimeout) unless KeepRunning. An
+// environment a [Pool] handed out has its container removed in the
+// background, by the pool (whose Close waits for it).
 func (e *Env) Close(ctx context.Context) error {
 	err := e.host.Close(ctx)
 	e.closeOnce.Do(e.closeClient)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,18 +154,23 @@ func TestNew_FailedStartLeavesNoContainer(t *testing.T) {
 
 // TestEnv_CLIOnDemand: the agent alone goes into a new container; the
 // full runbox CLI follows only when a command runs it at CLIPath (the job
-// commands do), and is then usable there.
+// commands do), and is then usable there. The CLI is built exactly as the
+// README's quick start builds it, and that very binary then serves as the
+// agent of another container, mounted from its volume: the README's build
+// needs no other agent built or copied.
 func TestEnv_CLIOnDemand(t *testing.T) {
-	engine(t, busyboxImage)
+	cli := engine(t, busyboxImage)
 	cliBin := filepath.Join(t.TempDir(), "runbox")
-	build := exec.Command("go", "build", "-trimpath", "-o", cliBin, "github.com/runbox/runbox/cmd/runbox")
+	build := exec.Command("go", "build", "-o", cliBin, "github.com/runbox/runbox/cmd/runbox")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the CLI: %v: %s", err, out)
 	}
 	env := open(t, docker.Options{Image: busyboxImage, CLIBinary: cliBin})
+	// The agent is in the container either as its mounted volume
+	// (/.runbox/agent) or as a copy (/.runbox/runbox-agent-<digest>).
 	res := mustRun(t, env, "ls /.runbox")
-	if strings.Contains(res.Output, "runbox\n") || !strings.Contains(res.Output, "runbox-agent-") {
+	if slices.Contains(strings.Fields(res.Output), "runbox") || !strings.Contains(res.Output, "agent") {
 		t.Fatalf("a new container holds %q; want the agent alone", res.Output)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -175,6 +181,28 @@ func TestEnv_CLIOnDemand(t *testing.T) {
 	}
 	if res := mustRun(t, env, "ls /.runbox"); !strings.Contains(res.Output, "runbox\n") {
 		t.Errorf("the CLI is not at %s after a command ran it: %q", docker.CLIPath, res.Output)
+	}
+
+	asAgent := open(t, docker.Options{Image: busyboxImage, AgentBinary: cliBin})
+	if fb := asAgent.Fallback(); fb != "" {
+		t.Fatalf("the README's runbox as the agent: fallback %q", fb)
+	}
+	ci, err := cli.ContainerInspect(t.Context(), asAgent.ContainerID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vol string
+	for _, m := range ci.Mounts {
+		if m.Destination == "/.runbox/agent" && !m.RW {
+			vol = m.Name
+		}
+	}
+	if vol == "" {
+		t.Fatalf("no read-only agent volume at /.runbox/agent: %+v", ci.Mounts)
+	}
+	res = mustRun(t, asAgent, "ls /.runbox; ps -o args | grep -c '^/.runbox/agent/runbox-agent agent'")
+	if res.Output != "agent\n1\n" {
+		t.Errorf("container with the mounted agent holds / runs %q; want the volume alone, its agent running", res.Output)
 	}
 }
 

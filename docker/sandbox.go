@@ -24,6 +24,12 @@ type sandbox struct {
 	labels map[string]string
 	img    imageInfo
 	log    *slog.Logger
+	// agent is the agent build mounted into the containers this sandbox
+	// creates; nil leaves deploying the agent to the host (a copy).
+	agent *agentBuild
+	// release, when set (a pool's container), is offered an ephemeral
+	// container to remove in the background; false means remove it here.
+	release func(ctx context.Context, s *sandbox, id string) bool
 
 	mu   sync.Mutex
 	last string // the container Provision returned last
@@ -55,32 +61,64 @@ func (s *sandbox) Provision(ctx context.Context) (remote.Instance, error) {
 		}
 		id = found
 	}
-	created := false
+	created, mounted := false, false
 	if id == "" {
 		var err error
 		if id, err = s.create(ctx); err != nil {
 			return remote.Instance{}, err
 		}
-		created = true
-	}
-	if err := s.run(ctx, id); err != nil {
-		if created {
+		created, mounted = true, s.agent != nil
+		// A container just created is known to be stopped: no inspect.
+		if err := s.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 			s.discard(context.WithoutCancel(ctx), id, false)
+			return remote.Instance{}, fmt.Errorf("docker: start container %s: %w", short(id), err)
 		}
-		return remote.Instance{}, err
+	} else {
+		var err error
+		if mounted, err = s.run(ctx, id); err != nil {
+			return remote.Instance{}, err
+		}
 	}
 	s.last = id
-	return remote.Instance{ID: id, OS: s.img.os, Arch: s.img.arch}, nil
+	inst := remote.Instance{ID: id, OS: s.img.os, Arch: s.img.arch}
+	if mounted {
+		inst.Agent = s.mountedAgent(ctx, id, created)
+	}
+	return inst, nil
 }
 
-// run starts (or unpauses) container id unless it runs.
-func (s *sandbox) run(ctx context.Context, id string) error {
+// mountedAgent returns the agent's path in container id, which mounts the
+// agent volume, when the whole build is there; "" leaves the host to copy
+// it. A fresh container that finds the volume incomplete (a fill cut
+// short by a crash) has it filled again, once, for the containers after
+// it.
+func (s *sandbox) mountedAgent(ctx context.Context, id string, fresh bool) string {
+	if s.agent.ready(ctx, s.cli, id) {
+		return s.agent.inContainer()
+	}
+	if fresh {
+		s.log.Debug("docker: agent volume incomplete; filling it again", "volume", s.agent.volume)
+		if err := s.agent.ensureVolume(ctx, s.cli, s.opts.Image, true); err != nil {
+			s.log.Debug("docker: refill agent volume", "err", err)
+		}
+	}
+	return ""
+}
+
+// run starts (or unpauses) container id unless it runs, and says whether
+// it mounts this sandbox's agent volume.
+func (s *sandbox) run(ctx context.Context, id string) (mounted bool, err error) {
 	ci, err := s.cli.ContainerInspect(ctx, id)
 	if err != nil {
-		return fmt.Errorf("docker: inspect container %s: %w", short(id), err)
+		return false, fmt.Errorf("docker: inspect container %s: %w", short(id), err)
+	}
+	if s.agent != nil {
+		for _, m := range ci.Mounts {
+			mounted = mounted || m.Name == s.agent.volume && m.Destination == agentMountDir
+		}
 	}
 	if ci.State != nil && ci.State.Running && !ci.State.Paused {
-		return nil
+		return mounted, nil
 	}
 	if ci.State != nil && ci.State.Paused {
 		err = s.cli.ContainerUnpause(ctx, id)
@@ -88,9 +126,9 @@ func (s *sandbox) run(ctx context.Context, id string) error {
 		err = s.cli.ContainerStart(ctx, id, container.StartOptions{})
 	}
 	if err != nil {
-		return fmt.Errorf("docker: start container %s: %w", short(id), err)
+		return false, fmt.Errorf("docker: start container %s: %w", short(id), err)
 	}
-	return nil
+	return mounted, nil
 }
 
 // CopyIn writes src to p in the container: with the archive API, or,
@@ -148,15 +186,20 @@ func (s *sandbox) Describe(ctx context.Context, id string) string {
 }
 
 // Release removes an ephemeral container, stops a persistent one, and
-// leaves one running with KeepRunning.
+// leaves one running with KeepRunning. An ephemeral container is removed
+// with one forced remove, not a stop first: the agent has already taken
+// its commands down, and nothing in it is kept, so a grace period would
+// only make Close slower.
 func (s *sandbox) Release(ctx context.Context, id string) error {
 	switch {
 	case s.opts.Persistent && s.opts.KeepRunning:
 		return nil
 	case s.opts.Persistent:
 		return s.stopContainer(ctx, id)
+	case s.release != nil && s.release(ctx, s, id):
+		return nil
 	}
-	return s.removeContainer(ctx, id)
+	return s.forceRemove(ctx, id)
 }
 
 // Capabilities adds what the container enforces however commands run.

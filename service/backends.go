@@ -6,7 +6,6 @@ import (
 
 	"github.com/runbox/runbox/agent/agentd"
 	"github.com/runbox/runbox/daytona"
-	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/modal"
@@ -18,7 +17,7 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 	t := envs.NewProviders()
 	for _, p := range []envs.Provider{
 		s.localProvider(),
-		docker.Provider(s.DockerOptions),
+		s.dockerProvider(),
 		modal.Provider(s.ModalOptions),
 		ssh.Provider(s.SSHOptions),
 		daytona.Provider(s.DaytonaOptions),

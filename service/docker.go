@@ -1,6 +1,9 @@
 package service
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 )
@@ -38,4 +41,39 @@ func (s *Service) DockerOptions(spec envs.Spec) docker.Options {
 		o.Task, o.Persistent, o.KeepRunning = t, true, true
 	}
 	return o
+}
+
+// dockerProvider is the docker backend's row: from the warm pool when the
+// Service keeps one.
+func (s *Service) dockerProvider() envs.Provider {
+	if s.pool != nil {
+		return s.pool.Provider(s.DockerOptions)
+	}
+	return docker.Provider(s.DockerOptions)
+}
+
+// WarmDocker starts keeping docker containers ready for spec (the
+// server's own spec, before its first session asks). Without a pool it
+// does nothing; a spec that cannot be pooled (a task's persistent
+// container) is an error.
+func (s *Service) WarmDocker(spec envs.Spec) error {
+	if s.pool == nil {
+		return nil
+	}
+	if err := s.pool.Warm(s.DockerOptions(spec)); err != nil {
+		return fmt.Errorf("docker pool: %w", err)
+	}
+	return nil
+}
+
+// DockerPool is the warm pool of docker containers the Service keeps
+// (Options.WarmPool with docker.pool above zero); nil when it keeps none.
+func (s *Service) DockerPool() *docker.Pool { return s.pool }
+
+// closePool closes the warm pool, if any.
+func (s *Service) closePool(ctx context.Context) error {
+	if s.pool == nil {
+		return nil
+	}
+	return s.pool.Close(ctx)
 }

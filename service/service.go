@@ -14,6 +14,7 @@ import (
 
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/spawn"
 )
@@ -37,6 +38,13 @@ type Options struct {
 	// commands that get no cgroup (see termination/subreaper). Nil means
 	// none: tree kill is then degraded there.
 	Subreaper []string
+	// WarmPool says the Service lives across many environments (the MCP
+	// server): with the configuration's docker.pool above zero it then
+	// keeps that many docker containers ready per spec (a docker.Pool,
+	// closed by Close). False, or a pool of 0, makes every container on
+	// demand — what a one-shot command wants, since a pool's containers
+	// are made ahead and would only be thrown away.
+	WarmPool bool
 	// Progress receives backends' progress (image pulls). Nil discards it.
 	Progress io.Writer
 	// Logger receives debug logs. Nil discards them.
@@ -49,6 +57,7 @@ type Service struct {
 	log       *slog.Logger
 	providers *envs.Providers
 	gate      *approval.Gate
+	pool      *docker.Pool // nil without Options.WarmPool and docker.pool
 
 	mu       sync.Mutex
 	closed   bool
@@ -78,7 +87,16 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.gate = gate
+	if o.WarmPool && o.Config.Docker.Pool > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		s.pool, err = docker.NewPool(ctx, docker.PoolOptions{Size: o.Config.Docker.Pool, Logger: log})
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
 	if s.providers, err = s.newProviders(); err != nil {
+		s.closePool(context.Background())
 		return nil, err
 	}
 	return s, nil
@@ -143,5 +161,6 @@ func (s *Service) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("session %s: %w", x.ID, err))
 		}
 	}
+	errs = append(errs, s.closePool(ctx))
 	return errors.Join(errs...)
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -22,13 +24,25 @@ type Program struct {
 	// Package is the Go package that builds it, relative to the runbox
 	// module's root ("./cmd/runbox-agent").
 	Package string
+	// Mains are the Go main packages whose builds serve as this program
+	// (by the build information Go writes into every binary): the full
+	// CLI serves `agent` as runbox-agent does, so a static runbox that is
+	// running is the agent too, whatever its file is called.
+	Mains []string
 }
 
-// Agent is the dedicated agent build, cmd/runbox-agent.
-func Agent() Program { return Program{Name: "runbox-agent", Package: "./cmd/runbox-agent"} }
+const module = "github.com/runbox/runbox"
+
+// Agent is the dedicated agent build, cmd/runbox-agent; a full runbox
+// serves as the agent too (`runbox agent`).
+func Agent() Program {
+	return Program{Name: "runbox-agent", Package: "./cmd/runbox-agent", Mains: []string{module + "/cmd/runbox-agent", module + "/cmd/runbox"}}
+}
 
 // CLI is the whole runbox command line.
-func CLI() Program { return Program{Name: "runbox", Package: "./cmd/runbox"} }
+func CLI() Program {
+	return Program{Name: "runbox", Package: "./cmd/runbox", Mains: []string{module + "/cmd/runbox"}}
+}
 
 // buildTimeout bounds building a program from source.
 const buildTimeout = 5 * time.Minute
@@ -38,8 +52,10 @@ const buildTimeout = 5 * time.Minute
 //
 //  1. Name-linux-<arch> next to the running executable (a release ships
 //     these);
-//  2. the running executable itself, if its name is Name and it is such a
-//     build;
+//  2. the running executable itself, if it is such a build and its name
+//     is Name or its Go build information names one of Mains (the
+//     README's `CGO_ENABLED=0 go build -o runbox ./cmd/runbox` makes a
+//     runbox that is its own agent: nothing to rebuild);
 //  3. one built from source (sourceDir, or the runbox module found upward
 //     from the current directory) into the user's cache, with
 //     -trimpath -ldflags="-s -w";
@@ -50,12 +66,21 @@ const buildTimeout = 5 * time.Minute
 // The go tool runs with this process's environment: it is runbox's own
 // build tool, not a user command.
 func (p Program) Find(ctx context.Context, arch, sourceDir string) (string, error) {
-	if exe, err := os.Executable(); err == nil {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
+	}
+	return p.find(ctx, exe, arch, sourceDir)
+}
+
+// find is Find with the running executable given (exe "" when unknown).
+func (p Program) find(ctx context.Context, exe, arch, sourceDir string) (string, error) {
+	if exe != "" {
 		side := filepath.Join(filepath.Dir(exe), p.Name+"-linux-"+arch)
 		if CheckStatic(side, arch) == nil {
 			return side, nil
 		}
-		if filepath.Base(exe) == p.Name && CheckStatic(exe, arch) == nil {
+		if p.Is(exe) && CheckStatic(exe, arch) == nil {
 			return exe, nil
 		}
 	}
@@ -74,6 +99,16 @@ func (p Program) Find(ctx context.Context, arch, sourceDir string) (string, erro
 		return "", fmt.Errorf("no static %s for linux/%s: none next to the binary and no source tree to build one", p.Name, arch)
 	}
 	return p.build(ctx, root, arch, latest)
+}
+
+// Is reports whether the binary at path is a build of p: by its name, or
+// by the main package its Go build information records.
+func (p Program) Is(path string) bool {
+	if filepath.Base(path) == p.Name {
+		return true
+	}
+	bi, err := buildinfo.ReadFile(path)
+	return err == nil && slices.Contains(p.Mains, bi.Path)
 }
 
 // build compiles p in root into a cache directory of its own (two source

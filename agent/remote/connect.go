@@ -47,29 +47,33 @@ func (e *Env) connectLocked(ctx context.Context, inst Instance) (envs.Environmen
 	return native, nil
 }
 
-// startAgent copies the agent into the sandbox, starts it and connects.
+// startAgent copies the agent into the sandbox (unless the backend put it
+// there: Instance.Agent), starts it and connects.
 func (e *Env) startAgent(ctx context.Context, inst Instance) (*agent.Client, error) {
 	if inst.OS != "" && inst.OS != "linux" {
 		return nil, fmt.Errorf("%s OS %s: the agent runs on linux only", e.opts.Kind, inst.OS)
 	}
-	arch := inst.Arch
-	if arch == "" {
-		arch = runtime.GOARCH
-	}
-	bin := e.opts.AgentBinary
-	if bin != "" {
-		if err := CheckStatic(bin, arch); err != nil {
-			return nil, fmt.Errorf("agent: %w", err)
+	dst := inst.Agent
+	if dst == "" {
+		arch := inst.Arch
+		if arch == "" {
+			arch = runtime.GOARCH
 		}
-	} else {
+		bin := e.opts.AgentBinary
+		if bin != "" {
+			if err := CheckStatic(bin, arch); err != nil {
+				return nil, fmt.Errorf("agent: %w", err)
+			}
+		} else {
+			var err error
+			if bin, err = Agent().Find(ctx, arch, e.opts.SourceDir); err != nil {
+				return nil, fmt.Errorf("agent: %w", err)
+			}
+		}
 		var err error
-		if bin, err = Agent().Find(ctx, arch, e.opts.SourceDir); err != nil {
-			return nil, fmt.Errorf("agent: %w", err)
+		if dst, err = e.deployLocked(ctx, inst.ID, bin); err != nil {
+			return nil, err
 		}
-	}
-	dst, err := e.deployLocked(ctx, inst.ID, bin)
-	if err != nil {
-		return nil, err
 	}
 	stream, err := e.sb.Attach(ctx, inst.ID, []string{dst, "agent"})
 	if err != nil {

@@ -205,6 +205,29 @@ func (e *Env) dropBackendLocked() {
 	e.be, e.agent = nil, nil
 }
 
+// Ping checks that the agent is in use and answers, without provisioning
+// anything: an error means the next command would not find this
+// environment as it was set up (the agent is lost, the sandbox is gone,
+// or commands run through the native exec). A pool asks this before it
+// hands out an environment it made earlier.
+func (e *Env) Ping(ctx context.Context) error {
+	e.mu.Lock()
+	cl, closed, fb := e.agent, e.closed, e.fallback
+	e.mu.Unlock()
+	switch {
+	case closed:
+		return fmt.Errorf("%s: %w", e.opts.Name, envs.ErrClosed)
+	case cl == nil && fb != "":
+		return fmt.Errorf("%s: the agent is not in use (%s): %w", e.opts.Name, fb, envs.ErrUnsupported)
+	case cl == nil:
+		return fmt.Errorf("%s: the agent is gone: %w", e.opts.Name, agent.ErrLost)
+	}
+	if err := cl.Ping(ctx); err != nil {
+		return fmt.Errorf("%s: ping the agent: %w", e.opts.Name, err)
+	}
+	return nil
+}
+
 // isLost reports whether err means the sandbox or the agent is gone.
 func isLost(err error) bool {
 	return errors.Is(err, agent.ErrLost) || errors.Is(err, ErrGone)

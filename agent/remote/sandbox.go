@@ -62,6 +62,12 @@ type Instance struct {
 	// "arm64"), which picks the agent build. Empty OS means linux; empty
 	// Arch means this machine's architecture.
 	OS, Arch string
+	// Agent is the path of an agent the backend already put in the
+	// sandbox (a read-only mount of the very build in
+	// Options.AgentBinary), which the host then starts as it is, without
+	// finding, hashing or copying one. Empty means the host deploys the
+	// agent itself.
+	Agent string
 }
 
 // NativeExec is an optional ability of a [Sandbox]: running commands with

@@ -1,9 +1,19 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
 	"github.com/spf13/cobra"
 
 	"github.com/runbox/runbox/agent/agentd"
+	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/spawn"
+	"github.com/runbox/runbox/spawn/seal"
 )
 
 // newAgentCommand is `runbox agent`: the local backend served over
@@ -20,4 +30,26 @@ func newAgentCommand(a *app) *cobra.Command {
 			return agentd.Serve(cmd.Context(), a.stdin, a.stdout, agentd.Options{Config: a.cfg, Environ: a.environ(), Logger: a.log})
 		},
 	}
+}
+
+// agentMain is `runbox agent` exactly as a sandbox backend starts it
+// (no flags), served the way runbox-agent serves it: without the command
+// line's setup (flags, the gate, the provider table), which a static
+// runbox running as the agent of each new container would otherwise pay
+// for on every start.
+func agentMain() int {
+	launch := seal.Process(spawn.DefaultPolicy())
+	cfg, err := config.Load("", launch.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runbox agent:", err)
+		return exitRunbox
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if err := agentd.Serve(ctx, os.Stdin, os.Stdout, agentd.Options{Config: cfg, Environ: launch.Environ(), Logger: log}); err != nil {
+		fmt.Fprintln(os.Stderr, "runbox agent:", err)
+		return 1
+	}
+	return 0
 }

@@ -90,9 +90,10 @@ a command through the local backend versus a bare "bash -c"; the command gate's
 checks per second versus parsing alone; output throughput into a background
 job versus cat to /dev/null, and the cost of idle jobs; a command through the
 docker backend versus "docker exec", and container creation to first command
-versus "docker run -d" + "docker exec" (when an engine answers); a command
-through the ssh backend versus "ssh HOST true" and versus "ssh -S SOCKET HOST
-true" through an open ControlMaster (with --ssh-host or ssh.host).
+versus "docker run -d" + "docker exec", cold and from a warm pool (when an
+engine answers); a command through the ssh backend versus "ssh HOST true" and
+versus "ssh -S SOCKET HOST true" through an open ControlMaster (with
+--ssh-host or ssh.host).
 
 The default sizes keep the whole run under a minute; -n and --scale raise them
 (for example --only jobs.idle --scale 1000 for a thousand idle jobs). Ctrl-C

@@ -7,6 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 )
@@ -23,7 +27,7 @@ func benchTask(run string) string { return "runbox-bench-" + run }
 // benchDockerCases measures the docker backend against the docker CLI in
 // the same run: `true` through runbox's agent versus `docker exec CONTAINER
 // true` on the same container, and container create-to-first-command
-// versus `docker run -d` + `docker exec`.
+// versus `docker run -d` + `docker exec`, without and with a warm pool.
 func benchDockerCases(a *app) []benchCase {
 	image := firstNonEmpty(a.cfg.Docker.Image, "runbox-test-debian:bookworm")
 	return []benchCase{
@@ -51,29 +55,152 @@ func benchDockerCases(a *app) []benchCase {
 		{
 			name: "docker-create-to-first-command", backend: "docker", baseline: "docker run -d + docker exec",
 			n: 2, maxN: 20, // each run creates and removes a container
-			setup: func(ctx context.Context, p benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-				op = func(ctx context.Context) error {
+			custom: func(ctx context.Context, p benchParams) (measurement, error) {
+				op := func(ctx context.Context) error {
 					env, err := docker.New(ctx, docker.Options{Image: image, Task: benchTask(p.run), Logger: a.log, StopTimeout: time.Second})
 					if err != nil {
 						return err
 					}
 					defer env.Close(context.WithoutCancel(ctx))
-					_, err = env.Run(ctx, envs.Command{Args: []string{"true"}})
-					return err
+					return runTrue(ctx, env)
 				}
-				base = func(ctx context.Context) error {
-					out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", benchLabel+"="+p.run,
-						"--entrypoint", "/bin/sh", image, "-c", "while :; do sleep 3600; done").Output()
-					if err != nil {
-						return err
-					}
-					id := strings.TrimSpace(string(out))
-					defer exec.Command("docker", "rm", "-f", id).Run()
-					return exec.CommandContext(ctx, "docker", "exec", id, "true").Run()
-				}
-				return op, base, func() {}, nil
+				return alternate(ctx, "docker-create-to-first-command", op, dockerRunExec(image, p.run), nil, p.n)
 			},
 		},
+		{
+			name: "docker-create-to-first-command-pooled", backend: "docker", baseline: "docker run -d + docker exec",
+			n: 5, maxN: 20,
+			custom: func(ctx context.Context, p benchParams) (measurement, error) {
+				return benchPooled(ctx, a, image, p)
+			},
+		},
+	}
+}
+
+func runTrue(ctx context.Context, env envs.Environment) error {
+	res, err := env.Run(ctx, envs.Command{Args: []string{"true"}})
+	if err == nil && res.Code != 0 {
+		err = fmt.Errorf("true exited %d", res.Code)
+	}
+	return err
+}
+
+// dockerRunExec is the baseline of container creation: `docker run -d`,
+// `docker exec CONTAINER true`, then `docker rm -f`, as a user would.
+func dockerRunExec(image, run string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", benchLabel+"="+run,
+			"--entrypoint", "/bin/sh", image, "-c", "while :; do sleep 3600; done").Output()
+		if err != nil {
+			return err
+		}
+		id := strings.TrimSpace(string(out))
+		defer exec.Command("docker", "rm", "-f", id).Run()
+		return exec.CommandContext(ctx, "docker", "exec", id, "true").Run()
+	}
+}
+
+// alternate times op and base n times each, one after the other (after a
+// warm-up of each), so that the engine's load, which drifts on a shared
+// machine over the seconds a container measurement takes, weighs on both
+// alike. ready, when set, runs untimed before each op and each base, so
+// that neither is timed beside what the other left running.
+func alternate(ctx context.Context, name string, op, base, ready func(context.Context) error, n int) (measurement, error) {
+	var opT, baseT []time.Duration
+	for i := range n + 1 { // the first round is a warm-up
+		if ready != nil {
+			if err := ready(ctx); err != nil {
+				return measurement{}, err
+			}
+		}
+		start := time.Now()
+		if err := op(ctx); err != nil {
+			return measurement{}, err
+		}
+		d := time.Since(start)
+		if ready != nil {
+			if err := ready(ctx); err != nil {
+				return measurement{}, err
+			}
+		}
+		start = time.Now()
+		if err := base(ctx); err != nil {
+			return measurement{}, fmt.Errorf("baseline: %w", err)
+		}
+		if i > 0 {
+			opT, baseT = append(opT, d), append(baseT, time.Since(start))
+		}
+	}
+	return measurement{
+		Name: name, Backend: "docker", N: n,
+		P50ms: quantile(opT, 0.50), P99ms: quantile(opT, 0.99),
+		Baseline: "docker run -d + docker exec", BaselineP50ms: quantile(baseT, 0.50),
+	}, nil
+}
+
+// benchPoolSize is the warm pool of the pooled measurement: one ready
+// container, refilled before each run (untimed), so that each run
+// measures a request that finds the pool warm, as a server's does between
+// sessions.
+const benchPoolSize = 1
+
+// benchPooled measures create-to-first-command (and Close) through a warm
+// docker.Pool against the same baseline as the cold case.
+func benchPooled(ctx context.Context, a *app, image string, p benchParams) (measurement, error) {
+	pool, err := docker.NewPool(ctx, docker.PoolOptions{Size: benchPoolSize, Task: benchTask(p.run), Logger: a.log})
+	if err != nil {
+		return measurement{}, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		pool.Close(cctx)
+	}()
+	opts := docker.Options{Image: image, Task: benchTask(p.run), Logger: a.log, StopTimeout: time.Second}
+	if err := pool.Warm(opts); err != nil {
+		return measurement{}, err
+	}
+	op := func(ctx context.Context) error {
+		env, err := pool.New(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer env.Close(context.WithoutCancel(ctx))
+		return runTrue(ctx, env)
+	}
+	cli, err := docker.NewClient()
+	if err != nil {
+		return measurement{}, err
+	}
+	defer cli.Close()
+	ready := func(ctx context.Context) error { return waitPoolQuiet(ctx, cli, pool, opts) }
+	return alternate(ctx, "docker-create-to-first-command-pooled", op, dockerRunExec(image, p.run), ready, p.n)
+}
+
+// waitPoolQuiet waits (untimed) until the pool holds a ready container
+// for opts and nothing else of it is left (the container handed out last
+// is removed), within a bound that only catches a pool that never fills.
+func waitPoolQuiet(ctx context.Context, cli *client.Client, pool *docker.Pool, opts docker.Options) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	f := filters.NewArgs(filters.Arg("label", docker.LabelPool+"="+pool.ID()))
+	for {
+		if pool.Idle(opts) >= benchPoolSize {
+			list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+			if err != nil {
+				return err
+			}
+			if len(list) == benchPoolSize {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the pool was not ready and quiet within 2 minutes")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

@@ -27,6 +27,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == subreaper.Command {
 		os.Exit(subreaper.Main(os.Args[2:]))
 	}
+	if len(os.Args) == 2 && os.Args[1] == "agent" {
+		os.Exit(agentMain())
+	}
 	a := newApp(os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	// A job's supervisor is not sealed: its environment is the job's own,
 	// already built by spawn, and it must hand exactly that to the job.

@@ -51,6 +51,7 @@ type serveOptions struct {
 	kernelIdle      time.Duration
 	approvalTimeout time.Duration
 	sessionIdle     time.Duration
+	dockerPool      int // -1: the configuration's docker.pool
 }
 
 func newServeCommand(a *app) *cobra.Command {
@@ -108,6 +109,7 @@ a command that needs approval is asked of the human through the client
 	f.DurationVar(&opts.kernelIdle, "kernel-idle", kernel.DefaultIdleTimeout, "close a Python kernel that has run nothing for this long (-1s: never)")
 	f.DurationVar(&opts.approvalTimeout, "approval-timeout", server.ApprovalTimeout, "how long a question to the human waits; no answer refuses")
 	f.DurationVar(&opts.sessionIdle, "session-idle", server.DefaultSessionIdle, "close an HTTP session after this long without a request (-1s: never)")
+	f.IntVar(&opts.dockerPool, "docker-pool", -1, "ready containers kept per docker spec, so a session's first command skips the container's start (default from config: docker.pool, 0 = none)")
 	return cmd
 }
 
@@ -140,6 +142,9 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	}
 	if opts.outputLimit > 0 {
 		cfg.OutputLimit = opts.outputLimit
+	}
+	if opts.dockerPool >= 0 {
+		cfg.Docker.Pool = opts.dockerPool
 	}
 	limits, err := opts.limits.resolve(a.svc.Limits())
 	if err != nil {
@@ -178,10 +183,15 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	opts.ssh.apply(&spec)
 	svc, err := service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
-		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log,
+		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log, WarmPool: true,
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if firstNonEmpty(opts.backend, cfg.Backend) == "docker" && opts.task == "" {
+		if err := svc.WarmDocker(spec); err != nil {
+			a.log.Debug("serve: docker pool", "err", err)
+		}
 	}
 	srv, err := server.New(server.Options{
 		Service: svc, Backend: opts.backend, Spec: spec, Env: env,

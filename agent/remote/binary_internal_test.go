@@ -1,0 +1,65 @@
+package remote
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestProgram_FindTakesRunningStaticBuild: a running static build of the
+// agent's main package is taken as the agent whatever its file is called,
+// with nothing built (the source tree given here does not exist, so a
+// build would fail), and it is not taken for a program it does not serve.
+// Without this, the README's static runbox would rebuild (or copy) another
+// agent for every container.
+func TestProgram_FindTakesRunningStaticBuild(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	built, err := Agent().Find(ctx, runtime.GOARCH, "")
+	if err != nil {
+		t.Fatalf("find the agent: %v", err)
+	}
+	exe := filepath.Join(t.TempDir(), "renamed-build")
+	copyFile(t, built, exe)
+	noSource := filepath.Join(t.TempDir(), "no-such-tree")
+
+	if !Agent().Is(exe) {
+		t.Fatalf("Agent().Is(%s) = false for a runbox-agent build", exe)
+	}
+	if CLI().Is(exe) {
+		t.Fatalf("CLI().Is = true for a runbox-agent build: the CLI's job commands would run the agent")
+	}
+	got, err := Agent().find(ctx, exe, runtime.GOARCH, noSource)
+	if err != nil || got != exe {
+		t.Fatalf("Agent().find with the build running = %q, %v; want %q itself", got, err, exe)
+	}
+	if got, err := CLI().find(ctx, exe, runtime.GOARCH, noSource); err == nil {
+		t.Fatalf("CLI().find with an agent build running = %q; want an error (no CLI, no source to build one)", got)
+	}
+	if self, err := os.Executable(); err == nil && Agent().Is(self) {
+		t.Errorf("Agent().Is(the test binary) = true")
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
