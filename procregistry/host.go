@@ -3,6 +3,7 @@ package procregistry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,4 +55,20 @@ func hostRunning(state string) bool {
 		return false
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
+}
+
+// hostGonePoll is how often WaitHostGone looks.
+const hostGonePoll = 20 * time.Millisecond
+
+// WaitHostGone waits until no supervisor host serves the state directory,
+// or ctx ends. A host exits by itself a moment after its last job ended;
+// this is for whoever removes a state directory and wants nothing of it
+// left running (a benchmark's cleanup, a test's).
+func (r *Registry) WaitHostGone(ctx context.Context) error {
+	for hostRunning(r.opts.Dir) {
+		if err := pause(ctx, hostGonePoll); err != nil {
+			return fmt.Errorf("procregistry: wait for the supervisor host: %w", err)
+		}
+	}
+	return nil
 }

@@ -21,7 +21,7 @@ import (
 // it exits. A host is cheap to start again (one exec), so it need not
 // stay long; the wait only spares a restart between jobs started one
 // after the other.
-const hostLinger = 3 * time.Second
+const hostLinger = 2 * time.Second
 
 // host supervises the jobs of one state directory in one process, each
 // in goroutines of its own (see the package documentation, "The host").
