@@ -280,7 +280,7 @@ func (h *host) handle(c net.Conn) {
 		answer(jobdir.HostResponse{OK: true})
 		return
 	}
-	s.env = nil // the wrapper has it; the host keeps no copy
+	s.env, s.cmd.Env = nil, nil // the wrapper has it; the host keeps no reference
 	ln := s.listenOrWarn()
 	pr, _ := s.pidRecord()
 	if err := jobdir.WriteJSON(filepath.Join(dir, jobdir.FilePID), pr); err != nil {
