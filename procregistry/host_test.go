@@ -194,3 +194,34 @@ func TestHost_ExitsWhenIdle(t *testing.T) {
 		t.Error("the host's socket outlived it")
 	}
 }
+
+// The host starts a job with the environment and working directory the
+// backend gave its first stage, and a value of that environment shows on
+// no argv and in no environ of the host: only in the job's own.
+func TestHost_JobEnvironmentAndDirOnlyInTheJob(t *testing.T) {
+	r := newTestRegistry(t, "", nil)
+	cwd := t.TempDir()
+	value := fmt.Sprintf("value-%d-only-for-the-job", time.Now().UnixNano())
+	in := start(t, r, StartRequest{Shell: `echo "$JOB_ONLY"; pwd; exec sleep 60`, Env: map[string]string{"JOB_ONLY": value}, Dir: cwd})
+	pids := requireHost(t, r, in)
+	want := value + "\n" + cwd + "\n"
+	eventually(t, 10*time.Second, "the job's output", func() bool { return logText(t, r, in.ID) == want })
+	read := func(p termination.Proc, f string) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", p.PID, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if !strings.Contains(read(pids.Command, "environ"), "JOB_ONLY="+value) {
+		t.Error("the job's own environ lacks its variable; the test proves nothing")
+	}
+	for _, f := range []string{"environ", "cmdline"} {
+		if strings.Contains(read(pids.Supervisor, f), value) {
+			t.Errorf("the host's %s holds the job's value", f)
+		}
+	}
+	if strings.Contains(read(pids.Wrapper, "cmdline"), value) {
+		t.Errorf("the wrapper's cmdline holds the job's value")
+	}
+}
