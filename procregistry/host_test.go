@@ -225,3 +225,32 @@ func TestHost_JobEnvironmentAndDirOnlyInTheJob(t *testing.T) {
 		t.Errorf("the wrapper's cmdline holds the job's value")
 	}
 }
+
+// The wrapper of a hosted job SIGKILLed under a command that runs on:
+// the job is not over while its command runs, and when it ends its exit
+// says that the command's own status is unknown.
+func TestHost_WrapperKilledJobRunsOn(t *testing.T) {
+	r := newTestRegistry(t, "", nil)
+	in := start(t, r, StartRequest{Shell: "exec sleep 60"})
+	pids := requireHost(t, r, in)
+	if err := pids.Wrapper.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the wrapper reaped", func() bool {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pids.Wrapper.PID))
+		return err != nil
+	})
+	if got, _ := r.Get(in.ID); got.Status != StatusRunning || !pids.Command.Alive() {
+		t.Fatalf("with its command alive: %+v; want running", got)
+	}
+	if err := pids.Command.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	got := waitDone(t, r, in.ID)
+	if got.Exit == nil || !strings.Contains(got.Warning, "unknown") {
+		t.Errorf("after the command ended: %+v; want an exit that says the status is unknown", got)
+	}
+	if !pids.Supervisor.Alive() {
+		t.Error("the host died")
+	}
+}

@@ -109,17 +109,26 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 		go s.serve(ln)
 	}
 	st, w := s.wait()
-	if adopt && killedBySignal(w) {
+	var note string
+	switch {
+	case s.cmdPID == 0 || !killedBySignal(w):
+	case adopt:
 		// The wrapper itself was killed: the command, if it still runs,
 		// is now our child (we are its subreaper); its status is ours to
 		// take.
 		st = adoptedStatus(s.cmdProc, st)
+	case s.cmdProc.Alive():
+		// The wrapper was killed under a command that runs on, and is
+		// not ours to wait for (init adopted it): the job has not ended,
+		// but how it ends will not be known.
+		waitGone(s.cmdProc)
+		note = noteWrapperKilled
 	}
 	s.release(&st)
 	if err := jobdir.RemoveCommand(s.dir); err != nil {
 		s.logf("%v", err)
 	}
-	rec := &jobdir.ExitRecord{Status: st, Ended: time.Now()}
+	rec := &jobdir.ExitRecord{Status: st, Ended: time.Now(), Note: note}
 	if err := jobdir.WriteJSON(filepath.Join(s.dir, jobdir.FileExit), rec); err != nil {
 		s.logf("%v", err)
 	}
@@ -140,6 +149,9 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 	case <-t.C:
 	}
 }
+
+// noteWrapperKilled is the note of an exit whose status is the wrapper's.
+const noteWrapperKilled = "the job's wrapper was killed before its command ended; the status is the wrapper's, the command's own is unknown"
 
 // recordStartFail writes startfail.json for a command that could not
 // start.
