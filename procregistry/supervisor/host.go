@@ -23,6 +23,11 @@ import (
 // after the other.
 const hostLinger = 2 * time.Second
 
+// hostFirstWait is how long a new host waits for its first job: the
+// registry starts the host just before the job's first stage, which the
+// backend may be slow to run.
+const hostFirstWait = 10 * time.Second
+
 // host supervises the jobs of one state directory in one process, each
 // in goroutines of its own (see the package documentation, "The host").
 type host struct {
@@ -141,7 +146,7 @@ func hostMain(state string) int {
 	stopTerm := h.forwardTerm()
 	defer stopTerm()
 	h.mu.Lock()
-	h.idle = time.AfterFunc(hostLinger, h.exitIfIdle)
+	h.idle = time.AfterFunc(hostFirstWait, h.exitIfIdle)
 	h.mu.Unlock()
 	say("ok")
 	h.serve()
