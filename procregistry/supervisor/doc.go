@@ -49,12 +49,15 @@
 // One goroutine reaps all the host's children, woken by SIGCHLD
 // (hostreap.go): an idle job holds no thread. SIGTERM to the host is
 // forwarded to every job's command; the host stays to record how they
-// end. Once it holds no job it lingers a moment for the next one, then
-// exits. A flock on <state>/host/host.lock keeps one host per state
+// end. Once it holds no job it lingers a moment for the next one (two
+// seconds; ten for its first), then exits. A flock on <state>/host/host.lock keeps one host per state
 // directory.
 //
 // The host is no job's parent but its wrapper's, and no job's subreaper:
-// a tree is the job's container's. A SIGKILL of the host orphans every
+// a tree is the job's container's. A wrapper killed alone leaves its
+// command to init: the host then waits (on a pidfd) until the command has
+// ended, and its exit.json says that the status is the wrapper's, the
+// command's own being unknown. A SIGKILL of the host orphans every
 // job it held and ends none of them; each runs on, writing its log, and
 // its wrapper records its exit code; the registry adopts them all (see
 // procregistry's orphan.go). Only what went through the host is lost: the
