@@ -194,12 +194,16 @@ func benchJobIdle(ctx context.Context, a *app, p benchParams, window time.Durati
 		}
 	}
 	perJob := float64(supPSS+childPSS) / float64(max(p.scale, 1)) / 1024
+	shape := "one supervisor host for all jobs"
+	if len(distinct) > 1 {
+		shape = "no container here, so each job has a supervisor of its own (its subreaper), as the host cannot be one per job"
+	}
 	return measurement{
 		Name: "jobs.idle", Backend: "local", N: p.scale,
 		P50ms: busy, P99ms: busy, Baseline: "registry with no jobs", BaselineP50ms: base,
 		PerJobPSSKiB: perJob,
-		Note: fmt.Sprintf("p50_ms = registry CPU ms per second with %d idle jobs; per idle job %.0f KiB PSS beside its command (%d supervisor processes: %.1f MiB PSS, %.1f MiB RSS; their children, the wrappers: %.1f MiB PSS); supervisors' CPU meanwhile %d ticks in all; heap %.1f MiB, registry RSS %.1f MiB",
-			p.scale, perJob, len(distinct), float64(supPSS)/(1<<20), float64(supRSS)/(1<<20), float64(childPSS)/(1<<20),
+		Note: fmt.Sprintf("p50_ms = registry CPU ms per second with %d idle jobs; per idle job %.0f KiB PSS beside its command (%s: %d supervisor processes, %.1f MiB PSS, %.1f MiB RSS; their children, the wrappers: %.1f MiB PSS); supervisors' CPU meanwhile %d ticks in all; heap %.1f MiB, registry RSS %.1f MiB",
+			p.scale, perJob, shape, len(distinct), float64(supPSS)/(1<<20), float64(supRSS)/(1<<20), float64(childPSS)/(1<<20),
 			supCPU, float64(ms.HeapInuse)/(1<<20), float64(memOf(os.Getpid(), "status", "VmRSS:"))/(1<<20)),
 	}, nil
 }

@@ -47,7 +47,12 @@
 //     and writes exit.json.
 //
 // One goroutine reaps all the host's children, woken by SIGCHLD
-// (hostreap.go): an idle job holds no thread. SIGTERM to the host is
+// (hostreap.go): an idle job holds no thread. The host is the whole
+// runbox binary, whose start touches far more of it than waiting for
+// jobs needs: once it listens, and again a moment after each burst of job
+// starts, it drops its read-only pages of the executable and returns its
+// free heap to the system (trim_linux.go), so that an idle host holds a
+// few MiB. SIGTERM to the host is
 // forwarded to every job's command; the host stays to record how they
 // end. Once it holds no job it lingers a moment for the next one (two
 // seconds; ten for its first), then exits. A flock on <state>/host/host.lock keeps one host per state

@@ -23,6 +23,11 @@ import (
 // after the other.
 const hostLinger = 2 * time.Second
 
+// trimDelay is how long after the last job start the host gives back
+// the memory that starting jobs touched (trimStartup): long enough that a
+// burst of starts trims once.
+const trimDelay = 500 * time.Millisecond
+
 // hostFirstWait is how long a new host waits for its first job: the
 // registry starts the host just before the job's first stage, which the
 // backend may be slow to run.
@@ -39,6 +44,7 @@ type host struct {
 	closing bool
 	ln      net.Listener
 	idle    *time.Timer
+	trim    *time.Timer // trims (trimStartup) a moment after the last start
 	jobs    map[*supervisor]struct{} // running jobs, for SIGTERM
 	wg      sync.WaitGroup           // every request's and job's goroutine
 }
@@ -147,7 +153,11 @@ func hostMain(state string) int {
 	defer stopTerm()
 	h.mu.Lock()
 	h.idle = time.AfterFunc(hostFirstWait, h.exitIfIdle)
+	h.trim = time.AfterFunc(time.Hour, trimStartup)
+	h.trim.Stop()
 	h.mu.Unlock()
+	defer h.trim.Stop()
+	trimStartup()
 	say("ok")
 	h.serve()
 	h.wg.Wait()
@@ -195,6 +205,12 @@ func (h *host) serve() {
 		go func() {
 			defer h.wg.Done()
 			h.handle(c)
+			// Starting a job touches code (the container's setup, above
+			// all) that an idle job never needs again: once starts pause,
+			// give it back.
+			h.mu.Lock()
+			h.trim.Reset(trimDelay)
+			h.mu.Unlock()
 		}()
 	}
 }
