@@ -44,7 +44,7 @@ type host struct {
 	closing bool
 	ln      net.Listener
 	idle    *time.Timer
-	trim    *time.Timer // trims (trimStartup) a moment after the last start
+	trim    *time.Timer              // trims (trimStartup) a moment after the last start
 	jobs    map[*supervisor]struct{} // running jobs, for SIGTERM
 	wg      sync.WaitGroup           // every request's and job's goroutine
 }
