@@ -57,9 +57,10 @@
 // depend on the supervisor being alive either (see "Crash safety").
 //
 // What an idle job costs beside its own command is its wrapper (a /bin/sh
-// of about a hundred KiB) and its share of the host: about 160 KiB of PSS
-// each with a thousand jobs, where a supervisor of a job's own costs
-// several MiB (`runbox bench`'s jobs.idle reports per_job_pss_kib).
+// of about a hundred KiB) and its share of the host (which holds about
+// 6 MiB when idle): about 135 KiB of PSS each with a thousand jobs, 470
+// KiB with twenty, where a supervisor of a job's own costs about 5 MiB
+// (`runbox bench`'s jobs.idle reports per_job_pss_kib).
 //
 // An idle job costs no CPU: the host blocks in accept and in reads of
 // its control connections and reaps its children on SIGCHLD (a
