@@ -21,36 +21,51 @@
 //
 // The registry does not hold a job's pipes. Start creates the job's
 // directory (<state>/jobs/<id>/, 0700) with job.json and an empty
-// output.log, then starts the job's supervisor through the [Environment]
-// — the program named by [Options].Supervisor, which calls the
-// supervisor package's Main (package procregistry/supervisor; for runbox,
-// `runbox __supervise DIR`). The registry starts it by argv and never
-// imports it; the files they share are defined in an internal package
-// (procregistry/internal/jobdir) that both import. Going through the environment
-// means the supervisor, and the command after it, get the child
-// environment the backend built with package spawn (never a copy of this
-// process's), and the requested working directory.
+// output.log, then starts the job's supervision through the
+// [Environment]: the program named by [Options].Supervisor, which calls
+// the supervisor package's Main (package procregistry/supervisor; for
+// runbox, `runbox __supervise DIR`). The registry starts it by argv and
+// never imports it; the files they share are defined in an internal
+// package (procregistry/internal/jobdir) that both import. Going through
+// the environment means this first stage, and the command after it, get
+// the child environment the backend built with package spawn (never a
+// copy of this process's), and the requested working directory.
 //
-// The supervisor forks a detached copy of itself (a new session, stdio
-// away from the registry) and exits once that copy reports. The detached
-// supervisor makes the job's container (see "Containment") and starts
-// the command under a wrapper — a small /bin/sh script that runs it in
-// the foreground, writes its exit code to the job's exitcode file and
-// exits with it — in a process group of its own, with stdout and stderr
-// opened straight onto output.log with O_APPEND, so output reaches the
-// disk without passing through any other process (a PTY job's output
-// passes through one `cat`, which copies the terminal into the log). It writes pid.json
-// (its own, the wrapper's and the command's PID with their start times,
+// The first stage hands the job to the state directory's supervisor
+// host: one process (`runbox __supervise -host DIR`, which the registry
+// starts when none runs, detached, with its own environment) that
+// supervises every job of the directory, each in goroutines of its own,
+// and exits a moment after its last job ended. The first stage sends the
+// host the job's environment and working directory with the request, and
+// the host starts the job with exactly those (never on an argv, never in
+// any environ but the job's). Where the host cannot contain a job (see
+// "Containment") the first stage supervises it in a process of the job's
+// own instead, as does every job with [Options].SupervisorPerJob. Either
+// supervisor makes the job's container and starts the command under a
+// wrapper — a small /bin/sh script that runs it in the foreground,
+// writes its exit code to the job's exitcode file and exits with it — in
+// a process group of its own, with stdout and stderr opened straight onto
+// output.log with O_APPEND, so output reaches the disk without passing
+// through any other process (a PTY job's output passes through one
+// `cat`, which copies the terminal into the log). It writes pid.json
+// (its own PID, the wrapper's and the command's, with their start times,
 // from termination.Identify, and the container's
-// termination.ContainerRef); serves a control socket (ctl.sock: stdin
-// writes, EOF, resize, and "tell me when it exits"); reaps the wrapper;
-// and writes exit.json atomically. Nothing in this depends on the
-// registry being alive, and the job's output and exit code do not depend
-// on the supervisor being alive either (see "Crash safety").
+// termination.ContainerRef); serves a control socket per job (ctl.sock:
+// stdin writes, EOF, resize, and "tell me when it exits"); reaps the
+// wrapper; and writes exit.json atomically. Nothing in this depends on
+// the registry being alive, and the job's output and exit code do not
+// depend on the supervisor being alive either (see "Crash safety").
 //
-// An idle job costs no CPU: the supervisor blocks in wait4, in accept
-// and in reads of its control connections, and reaps adopted orphans on
-// SIGCHLD; the registry's monitor blocks on the control socket, and its
+// What an idle job costs beside its own command is its wrapper (a /bin/sh
+// of about a hundred KiB) and its share of the host (which holds about
+// 6 MiB when idle): about 135 KiB of PSS each with a thousand jobs, 470
+// KiB with twenty, where a supervisor of a job's own costs about 5 MiB
+// (`runbox bench`'s jobs.idle reports per_job_pss_kib).
+//
+// An idle job costs no CPU: the host blocks in accept and in reads of
+// its control connections and reaps its children on SIGCHLD (a
+// supervisor of a job's own blocks in wait4 and reaps adopted orphans on
+// SIGCHLD); the registry's monitor blocks on the control socket, and its
 // log readers on inotify. Nothing on either side runs on a timer but
 // what was asked for (heartbeats) and the registry's one sweeper.
 //
@@ -71,13 +86,15 @@
 // If no container can be made, or the command cannot be added to it
 // (the held command is then killed before it ran anything and started
 // again without one), the job runs in its process group only, and
-// pid.json and [Info].Warning say why. The supervisor is then still the
-// job's subreaper (PR_SET_CHILD_SUBREAPER, set before the command starts,
-// in a process that serves this one job): a double-forked setsid child is
-// reparented to it instead of to init, so while the supervisor lives a
-// kill finds the whole tree among its descendants; the supervisor reaps
-// those orphans itself; [Info].Containment names the
-// mechanism otherwise. A job with [StartRequest].Limits is the
+// pid.json and [Info].Warning say why. Such a job is not the host's: it
+// gets a supervisor of its own, which is the job's subreaper
+// (PR_SET_CHILD_SUBREAPER, set before the command starts, in a process
+// that serves this one job): a double-forked setsid child is reparented
+// to it instead of to init, so while the supervisor lives a kill finds
+// the whole tree among its descendants; the supervisor reaps those
+// orphans itself. A host shared by many jobs could not tell whose orphan
+// it adopted, so without a container the per-job supervisor, and its
+// memory, stay. [Info].Containment names the mechanism otherwise. A job with [StartRequest].Limits is the
 // exception: limits without a container cannot be enforced, so it fails
 // to start instead. Without Limits the container enforces none; it only
 // holds the tree together.
@@ -152,8 +169,8 @@
 // through a pidfd, so a job whose PID now belongs to another program is
 // reported lost and nothing is sent to it.
 //
-// If the supervisor itself dies (SIGKILL, the OOM killer), the job does
-// not: a pipe job's command goes on writing straight into its log, and its
+// If the supervisor itself dies (SIGKILL, the OOM killer; for the host,
+// every job it held at once), the job does not: a pipe job's command goes on writing straight into its log, and its
 // wrapper goes on waiting for it. The registry adopts the job — it stays
 // running, with [Info].Warning saying so, for as long as its wrapper or
 // command lives (or, if neither recorded the exit, anything of it is left

@@ -69,9 +69,17 @@ type Options struct {
 	// Env starts each job's supervisor. Required.
 	Env Environment
 	// Supervisor is the argv prefix that runs the job supervisor's Main
-	// (package procregistry/supervisor) with the job directory appended: for runbox, {"/path/to/runbox", "__supervise"}.
-	// Required.
+	// (package procregistry/supervisor): for runbox, {"/path/to/runbox",
+	// "__supervise"}. The registry appends a job directory to start a
+	// job's supervision (through Env), or "-host" and Dir to start the
+	// state directory's supervisor host (directly, with this process's
+	// environment; see "How a job runs"). Required.
 	Supervisor []string
+	// SupervisorPerJob gives every job a supervisor process of its own,
+	// as where no container can be made, instead of handing it to the
+	// supervisor host. A job then costs its supervisor's memory (a few
+	// MB) rather than a share of the host's.
+	SupervisorPerJob bool
 	// Clock is the source of time for heartbeats, watch rate limits, the
 	// breaker and retention. Nil means the real clock.
 	Clock Clock
@@ -179,6 +187,10 @@ type Registry struct {
 	// available (they look again every PollInterval then).
 	lw *logWatcher
 
+	// hostMu makes one Start at a time look for the supervisor host and
+	// start it.
+	hostMu sync.Mutex
+
 	mu     sync.Mutex
 	closed bool
 	jobs   map[string]*job
@@ -254,7 +266,7 @@ func Open(opts Options) (*Registry, error) {
 		return nil, err
 	}
 	o.Dir = dir
-	for _, d := range []string{filepath.Join(dir, "jobs"), filepath.Join(dir, "cursors")} {
+	for _, d := range []string{filepath.Join(dir, "jobs"), filepath.Join(dir, "cursors"), filepath.Join(dir, jobdir.HostDir)} {
 		if err := mkdirPrivate(dir, d); err != nil {
 			return nil, err
 		}
@@ -460,7 +472,13 @@ func (r *Registry) create(j *job) error {
 // settles the job as running or failed.
 func (r *Registry) launch(ctx context.Context, j *job, req StartRequest) {
 	defer close(j.started)
-	argv := append(slices.Clone(r.opts.Supervisor), j.dir)
+	argv := slices.Clone(r.opts.Supervisor)
+	if r.opts.SupervisorPerJob {
+		argv = append(argv, "-own")
+	} else {
+		r.ensureHost(ctx)
+	}
+	argv = append(argv, j.dir)
 	p, err := r.opts.Env.Start(ctx, envs.Command{Args: argv, Dir: req.Dir, Env: req.Env})
 	var why string
 	if err != nil {

@@ -90,10 +90,11 @@ func TestSupervise_IdleNoWakeups(t *testing.T) {
 	in := start(t, r, StartRequest{Shell: "sleep 30"})
 	sup := jobPIDs(t, r, in.ID).Supervisor
 	// Let the start settle (the registry's wait request is answered by a
-	// goroutine that then blocks).
-	eventually(t, 10*time.Second, "the supervisor idle", func() bool {
+	// goroutine that then blocks; a host gives back the memory the start
+	// touched half a second after it).
+	eventually(t, 20*time.Second, "the supervisor idle", func() bool {
 		_, a := procCPU(t, sup.PID)
-		<-time.After(200 * time.Millisecond) // observation window, bounded by eventually
+		<-time.After(time.Second) // observation window, bounded by eventually
 		_, b := procCPU(t, sup.PID)
 		return a == b
 	})

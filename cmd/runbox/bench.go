@@ -44,6 +44,11 @@ type measurement struct {
 	Ratio float64 `json:"ratio,omitempty"`
 	// PerSecond is set for throughput measurements (operations per second).
 	PerSecond float64 `json:"per_second,omitempty"`
+	// PerJobPSSKiB is set by jobs.idle: what one idle job adds in memory
+	// apart from its own command (its share of the supervisor host, or
+	// its own supervisor, plus its wrapper and a PTY job's copier), in KiB
+	// of PSS.
+	PerJobPSSKiB float64 `json:"per_job_pss_kib,omitempty"`
 	// Note explains a measurement that could not be taken.
 	Note string `json:"note,omitempty"`
 }

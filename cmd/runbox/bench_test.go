@@ -53,11 +53,13 @@ func processesNaming(s string) []string {
 	return found
 }
 
-// supervisorsUnder counts the live supervisors whose job directory is in dir.
+// supervisorsUnder counts the live jobs whose directory is in dir, by
+// their wrappers (which name the job's exitcode file): jobs share one
+// supervisor host.
 func supervisorsUnder(dir string) int {
 	n := 0
 	for _, p := range processesNaming(dir) {
-		if strings.Contains(p, "__supervise") {
+		if strings.Contains(p, "/exitcode ") {
 			n++
 		}
 	}
@@ -99,6 +101,11 @@ func TestBench_OnlyScaleJSON(t *testing.T) {
 	}
 	if m["name"] != "jobs.idle" || m["backend"] != "local" || m["n"] != 5.0 || m["note"] == nil {
 		t.Errorf("measurement = %s", lines[0])
+	}
+	// What an idle job costs beside its command: a share of the host
+	// and a /bin/sh wrapper, well under a supervisor of its own (MBs).
+	if kib, ok := m["per_job_pss_kib"].(float64); !ok || kib <= 0 {
+		t.Errorf("per_job_pss_kib = %v; want a positive size: %s", m["per_job_pss_kib"], lines[0])
 	}
 	if errs != "" {
 		t.Errorf("stderr is not a terminal, yet the bench wrote to it: %q", errs)

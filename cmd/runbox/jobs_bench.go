@@ -36,8 +36,13 @@ const (
 //     against `cat` of the same bytes to /dev/null;
 //   - jobs.idle: CPU milliseconds per second of the registry (this
 //     process) with --scale idle jobs (20 by default), against the same
-//     registry with none. The note gives the heap, the RSS, the
-//     supervisors' RSS and the CPU the supervisors used meanwhile.
+//     registry with none. per_job_pss_kib is what one idle job adds in
+//     memory apart from its own command: the PSS of the supervisor
+//     processes (the host, shared by all jobs, or one each where no
+//     container can be made) and of their children (each job's wrapper,
+//     a PTY job's copier), over the number of jobs. The note repeats it
+//     and gives the heap, the RSS, the supervisors' RSS and the CPU the
+//     supervisors used meanwhile.
 func benchJobCases(a *app) []benchCase {
 	return []benchCase{
 		{name: "jobs.throughput", backend: "local", baseline: "cat to /dev/null", n: 3, maxN: 10,
@@ -68,6 +73,11 @@ func benchRegistry(a *app, prog *benchProgress) (*procregistry.Registry, func(),
 		killBenchJobs(reg, prog)
 		reg.Close()
 		env.Close(context.Background())
+		// The supervisor host exits a moment after its last job: nothing
+		// of the bench is left running once it returns.
+		ctx, cancel := context.WithTimeout(context.Background(), benchCleanupTimeout)
+		reg.WaitHostGone(ctx)
+		cancel()
 		os.RemoveAll(dir)
 	}, nil
 }
@@ -165,26 +175,68 @@ func benchJobIdle(ctx context.Context, a *app, p benchParams, window time.Durati
 		sups = append(sups, in.SupervisorPID)
 		p.progress.step("started", i+1, p.scale)
 	}
-	supCPU0 := ticksOf(sups)
+	supCPU0 := ticksOf(distinctPIDs(sups))
 	busy := cpuMillisPerSecond(ctx, window)
-	supCPU := ticksOf(sups) - supCPU0
+	supCPU := ticksOf(distinctPIDs(sups)) - supCPU0
 	if err := ctx.Err(); err != nil {
 		return measurement{}, err
 	}
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
-	var supRSS, supPSS int64
-	for _, pid := range sups {
+	var supRSS, supPSS, childPSS int64
+	distinct := distinctPIDs(sups)
+	for _, pid := range distinct {
 		supRSS += memOf(pid, "status", "VmRSS:")
 		supPSS += memOf(pid, "smaps_rollup", "Pss:")
+		for _, c := range childrenOf(pid) {
+			childPSS += memOf(c, "smaps_rollup", "Pss:")
+		}
+	}
+	perJob := float64(supPSS+childPSS) / float64(max(p.scale, 1)) / 1024
+	shape := "one supervisor host for all jobs"
+	if len(distinct) > 1 {
+		shape = "no container here, so each job has a supervisor of its own (its subreaper), as the host cannot be one per job"
 	}
 	return measurement{
 		Name: "jobs.idle", Backend: "local", N: p.scale,
 		P50ms: busy, P99ms: busy, Baseline: "registry with no jobs", BaselineP50ms: base,
-		Note: fmt.Sprintf("p50_ms = registry CPU ms per second with %d idle jobs; supervisors' CPU meanwhile %d ticks in all; heap %.1f MiB, registry RSS %.1f MiB, supervisors' RSS %.1f MiB total (PSS, shared pages divided: %.1f MiB)",
-			p.scale, supCPU, float64(ms.HeapInuse)/(1<<20), float64(memOf(os.Getpid(), "status", "VmRSS:"))/(1<<20), float64(supRSS)/(1<<20), float64(supPSS)/(1<<20)),
+		PerJobPSSKiB: perJob,
+		Note: fmt.Sprintf("p50_ms = registry CPU ms per second with %d idle jobs; per idle job %.0f KiB PSS beside its command (%s: %d supervisor processes, %.1f MiB PSS, %.1f MiB RSS; their children, the wrappers: %.1f MiB PSS); supervisors' CPU meanwhile %d ticks in all; heap %.1f MiB, registry RSS %.1f MiB",
+			p.scale, perJob, shape, len(distinct), float64(supPSS)/(1<<20), float64(supRSS)/(1<<20), float64(childPSS)/(1<<20),
+			supCPU, float64(ms.HeapInuse)/(1<<20), float64(memOf(os.Getpid(), "status", "VmRSS:"))/(1<<20)),
 	}, nil
+}
+
+// distinctPIDs is pids without repeats (jobs share the supervisor host).
+func distinctPIDs(pids []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, pid := range pids {
+		if pid > 0 && !seen[pid] {
+			seen[pid] = true
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// childrenOf lists the children of pid from /proc.
+func childrenOf(pid int) []int {
+	tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "children"))
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // cpuMillisPerSecond is this process's CPU time (user+system) per second

@@ -283,11 +283,11 @@ func (a *app) openRegistry(state string) (*procregistry.Registry, envs.Environme
 
 func newSuperviseCommand(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:                "__supervise JOBDIR",
-		Short:              "Supervise one background job (started by the job daemon)",
+		Use:                "__supervise [-own] JOBDIR | -host STATEDIR",
+		Short:              "Supervise background jobs (started by the job daemon)",
 		Hidden:             true,
 		DisableFlagParsing: true,
-		// No configuration: the supervisor runs the job it was given.
+		// No configuration: the supervisor runs the jobs it was given.
 		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
 		RunE: func(_ *cobra.Command, args []string) error {
 			if code := supervisor.Main(args); code != 0 {

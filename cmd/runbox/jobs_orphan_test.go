@@ -89,7 +89,7 @@ func TestJobs_CLISupervisorKilled(t *testing.T) {
 	}
 	in := jobInfo(t, env, id)
 	sup := in.SupervisorPID
-	if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sup)); sup == 0 || !strings.Contains(string(cmdline), "__supervise") || !strings.Contains(string(cmdline), id) {
+	if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sup)); sup == 0 || !strings.Contains(string(cmdline), "__supervise") || !strings.Contains(string(cmdline), env["RUNBOX_STATE_DIR"]) {
 		t.Fatalf("supervisor_pid %d is not the job's supervisor (%q)", sup, cmdline)
 	}
 	if err := syscall.Kill(sup, syscall.SIGKILL); err != nil {

@@ -59,11 +59,10 @@ func (s *supervisor) copyInProcess(done chan<- struct{}) {
 	io.Copy(logf, s.ptmx) // ends with EIO once every slave fd is closed
 }
 
-// waitCopier gives the copy up to jobdir.CopierLinger to drain after the
-// command's end, then stops it; it returns once the copier is gone.
-func waitCopier(c *exec.Cmd) {
-	done := make(chan struct{})
-	go func() { c.Wait(); close(done) }()
+// lingerCopier gives the copy up to jobdir.CopierLinger to drain after
+// the command's end, then stops it; it returns once the copier (pid,
+// whose end done yields) is gone.
+func lingerCopier(pid int, done <-chan waited) {
 	t := time.NewTimer(jobdir.CopierLinger)
 	defer t.Stop()
 	select {
@@ -71,6 +70,7 @@ func waitCopier(c *exec.Cmd) {
 		return
 	case <-t.C:
 	}
-	c.Process.Kill()
+	// Not reaped yet, so the PID is still the copier's.
+	syscall.Kill(pid, syscall.SIGKILL)
 	<-done
 }

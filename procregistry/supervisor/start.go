@@ -20,34 +20,57 @@ import (
 // for a systemd scope).
 const containerSetup = 30 * time.Second
 
-// start launches the job's command, in a container of its own when one
-// can be made (see the package documentation, "Containment").
-func (s *supervisor) start() error {
-	var spec jobdir.Spec
-	ok, err := jobdir.ReadJSON(filepath.Join(s.dir, jobdir.FileJob), &spec)
+// prepare reads the job's spec from dir and resolves its command (the
+// shell, the program on PATH) with this process's environment, which is
+// the job's: the first stage does it before it hands the job to a host,
+// and a per-job second stage does it again.
+func prepare(dir string) (spec jobdir.Spec, path string, argv []string, err error) {
+	ok, err := jobdir.ReadJSON(filepath.Join(dir, jobdir.FileJob), &spec)
 	if err != nil {
-		return err
+		return spec, "", nil, err
 	}
 	if !ok {
-		return fmt.Errorf("supervisor: no %s in %s", jobdir.FileJob, s.dir)
+		return spec, "", nil, fmt.Errorf("supervisor: no %s in %s", jobdir.FileJob, dir)
 	}
-	argv := spec.Args
+	argv = spec.Args
 	if spec.Shell != "" || spec.Display != "" {
 		sh, err := launch.Shell("")
 		if err != nil {
-			return fmt.Errorf("supervisor: %w", err)
+			return spec, "", nil, fmt.Errorf("supervisor: %w", err)
 		}
-		if argv, err = shellArgv(sh, s.dir, spec); err != nil {
-			return err
+		if argv, err = shellArgv(sh, dir, spec); err != nil {
+			return spec, "", nil, err
 		}
 	}
 	if len(argv) == 0 {
-		return fmt.Errorf("supervisor: %w: empty command", envs.ErrBadCommand)
+		return spec, "", nil, fmt.Errorf("supervisor: %w: empty command", envs.ErrBadCommand)
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err = exec.LookPath(argv[0])
+	if err != nil {
+		return spec, "", nil, err
+	}
+	return spec, path, argv, nil
+}
+
+// start launches the job's command, in a container of its own when one
+// can be made (see the package documentation, "Containment").
+func (s *supervisor) start() error {
+	spec, path, argv, err := prepare(s.dir)
 	if err != nil {
 		return err
 	}
+	return s.startPrepared(spec, path, argv)
+}
+
+// noContainerError is a hosted job's start that would have run
+// uncontained: the host gives such a job back, and its first stage
+// supervises it in a process of its own (which can be its subreaper).
+type noContainerError struct{ why string }
+
+func (e *noContainerError) Error() string { return "supervisor: " + e.why }
+
+// startPrepared is start with the command resolved.
+func (s *supervisor) startPrepared(spec jobdir.Spec, path string, argv []string) error {
 	var limits envs.Limits
 	if spec.Limits != nil {
 		limits = *spec.Limits
@@ -59,6 +82,9 @@ func (s *supervisor) start() error {
 		if !limits.IsZero() {
 			return fmt.Errorf("supervisor: limits requested but %s", why)
 		}
+		if s.hosted {
+			return &noContainerError{why}
+		}
 		s.warn = why
 		return s.launch(spec, path, argv, nil)
 	}
@@ -66,9 +92,11 @@ func (s *supervisor) start() error {
 	switch {
 	case err != nil && !limits.IsZero():
 		return fmt.Errorf("supervisor: limits requested but no container: %w", err)
+	case err != nil && s.hosted:
+		return &noContainerError{err.Error()}
 	case err != nil:
 		s.warn = "no container, the job is held by its process group only: " + err.Error()
-		fmt.Fprintln(os.Stderr, "supervisor:", s.warn)
+		s.logf("%s", s.warn)
 	}
 	err = s.launch(spec, path, argv, cont)
 	if errors.Is(err, launch.ErrNotContained) {
@@ -76,8 +104,11 @@ func (s *supervisor) start() error {
 		if !limits.IsZero() {
 			return err
 		}
+		if s.hosted {
+			return &noContainerError{err.Error()}
+		}
 		s.warn = "no container, the job is held by its process group only: " + err.Error()
-		fmt.Fprintln(os.Stderr, "supervisor:", s.warn)
+		s.logf("%s", s.warn)
 		cont = nil
 		err = s.launch(spec, path, argv, nil)
 	}
@@ -143,8 +174,11 @@ func (s *supervisor) launch(spec jobdir.Spec, path string, argv []string, cont t
 		cmd = exec.Command(wargv[0], wargv[1:]...)
 		cmd.ExtraFiles = []*os.File{gate.File(), repW}
 	}
-	// cmd.Env stays nil: the command inherits this process's environment,
-	// which is the one the backend built with package spawn.
+	// A per-job supervisor leaves cmd.Env nil and cmd.Dir empty: the
+	// command inherits this process's environment and directory, which
+	// are the ones the backend gave the first stage. A host sets the ones
+	// the first stage sent it.
+	cmd.Env, cmd.Dir = s.env, s.cwd
 	s.cmd = cmd
 	if spec.PTY != nil {
 		ptmx, err := launch.StartPTY(cmd, spec.PTY)
@@ -215,23 +249,28 @@ func (s *supervisor) release(st *envs.ExitStatus) {
 	ctx, cancel := context.WithTimeout(context.Background(), containerSetup)
 	defer cancel()
 	if err := s.cont.Remove(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "supervisor:", err)
+		s.logf("%v", err)
 	}
 }
 
-// wait reaps the wrapper and returns the command's status. For a PTY
-// job it then lets the copy of the terminal drain (jobdir.CopierLinger at most:
-// a background child may keep the terminal open) before it closes the
-// master.
-func (s *supervisor) wait() envs.ExitStatus {
+// wait reaps the wrapper and returns the command's status, with how the
+// wrapper itself ended. For a PTY job it then lets the copy of the
+// terminal drain (jobdir.CopierLinger at most: a background child may
+// keep the terminal open) before it closes the master.
+func (s *supervisor) wait() (envs.ExitStatus, waited) {
 	var copied chan struct{}
 	if s.ptmx != nil && s.copier == nil {
 		copied = make(chan struct{})
 		go s.copyInProcess(copied)
 	}
-	err := s.cmd.Wait()
+	var copierDone <-chan waited
 	if s.copier != nil {
-		waitCopier(s.copier)
+		s.copierPID = s.copier.Process.Pid
+		copierDone = s.waitCmd(s.copier)
+	}
+	w := <-s.waitCmd(s.cmd)
+	if copierDone != nil {
+		lingerCopier(s.copierPID, copierDone)
 	}
 	if copied != nil {
 		t := time.NewTimer(jobdir.CopierLinger)
@@ -250,5 +289,5 @@ func (s *supervisor) wait() envs.ExitStatus {
 	if copied != nil {
 		<-copied
 	}
-	return waitStatus(s.cmd.ProcessState, err)
+	return waitStatus(w), w
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/procregistry/internal/jobdir"
 )
@@ -79,19 +78,4 @@ func readReportedPID(r *os.File) int {
 		return 0
 	}
 	return pid
-}
-
-// waitStatus is the status of the wrapper (or of an unwrapped command)
-// as its parent reaped it. The wrapper's own code is the one its shell
-// reported for the command, so 128+n is read as signal n.
-func waitStatus(ps *os.ProcessState, err error) envs.ExitStatus {
-	st, ok := launch.Status(ps)
-	if !ok {
-		_ = err // not reaped: nothing is known of how it ended
-		return envs.ExitStatus{Code: 1}
-	}
-	if st.Signal != 0 {
-		return st
-	}
-	return launch.ShellStatus(st.Code)
 }

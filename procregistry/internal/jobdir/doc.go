@@ -3,7 +3,7 @@
 // procregistry/supervisor), which run in different processes and never
 // import each other: the names of a job directory's files, the JSON
 // records each side writes for the other, the supervisor's control
-// socket protocol, and the safe way to open and write files in a state
+// socket protocol, the supervisor host's files and request (host.go), and the safe way to open and write files in a state
 // directory (never through a symbolic link or a hard link, never a file
 // of another user; JSON written whole to a new file and renamed).
 //

@@ -44,6 +44,11 @@ type PIDRecord struct {
 	// Subreaper is true when, without a container, the supervisor adopts
 	// the job's orphans: its live descendants are then the job's tree.
 	Subreaper bool `json:"subreaper,omitempty"`
+	// Host is true when Supervisor is the state directory's supervisor
+	// host, which supervises many jobs (procregistry/supervisor's
+	// host.go), rather than a process of this job's own. Its death
+	// orphans every job it held.
+	Host bool `json:"host,omitempty"`
 }
 
 // ExitRecord is exit.json, written by the supervisor after the command
