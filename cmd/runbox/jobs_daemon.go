@@ -90,7 +90,7 @@ func (a *app) jobsClient(ctx context.Context) (*procregistry.Client, error) {
 	if err == nil {
 		return c, nil // started by the holder of the lock
 	}
-	if err := a.spawnDaemon(state); err != nil {
+	if err := a.spawnDaemon(state, true); err != nil {
 		return nil, err
 	}
 	// Wait (bounded) for the daemon to answer.
@@ -151,7 +151,13 @@ func lockSpawn(ctx context.Context, state string) (func(), error) {
 // spawnDaemon starts `runbox __daemon` in a session of its own, so it
 // outlives this command and no terminal hangup reaches it.
 // state has been checked (checkedStateDir).
-func (a *app) spawnDaemon(state string) error {
+//
+// With detach, what it starts is a first stage (`__daemon --detach`)
+// that starts the daemon proper and exits at once, waited for here: the
+// daemon is then nobody's child but init's (or a subreaper's), so a
+// teardown that walks the tree of the command that started it (a relay
+// whose connection was cut, say) cannot reach it or its jobs.
+func (a *app) spawnDaemon(state string, detach bool) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return errorf("%v", err)
@@ -175,6 +181,9 @@ func (a *app) spawnDaemon(state string) error {
 	if a.configPath != "" {
 		cmd.Args = append(cmd.Args, "--config", a.configPath)
 	}
+	if detach {
+		cmd.Args = append(cmd.Args, "--detach")
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()
@@ -182,7 +191,14 @@ func (a *app) spawnDaemon(state string) error {
 	if err != nil {
 		return errorf("start job daemon: %v", err)
 	}
-	return cmd.Process.Release()
+	if !detach {
+		return cmd.Process.Release()
+	}
+	// The first stage only starts the second; its failure is in the log.
+	if err := cmd.Wait(); err != nil {
+		return errorf("start job daemon: %v\n%s", err, daemonLogTail(state, 2000))
+	}
+	return nil
 }
 
 // daemonLogTail is the end of the daemon's log (at most n bytes), read
@@ -202,15 +218,31 @@ func daemonLogTail(state string, n int64) string {
 }
 
 func newDaemonCommand(a *app) *cobra.Command {
-	return &cobra.Command{
+	var detach bool
+	cmd := &cobra.Command{
 		Use:    "__daemon",
 		Short:  "Serve the per-user job registry (started on demand)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if detach {
+				return detachDaemon(a)
+			}
 			return runDaemon(cmd.Context(), a)
 		},
 	}
+	cmd.Flags().BoolVar(&detach, "detach", false, "start the daemon detached from this process's tree and exit")
+	return cmd
+}
+
+// detachDaemon is the first stage of spawnDaemon: it starts the daemon
+// proper and exits, leaving it an orphan.
+func detachDaemon(a *app) error {
+	state, err := a.checkedStateDir()
+	if err != nil {
+		return err
+	}
+	return a.spawnDaemon(state, false)
 }
 
 // runDaemon serves the registry until ctx ends (SIGTERM). Jobs keep

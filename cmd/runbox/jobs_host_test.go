@@ -53,8 +53,7 @@ func TestJobs_CLIDaemonKilledHostKeepsJobs(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var ws syscall.WaitStatus
-	syscall.Wait4(pid, &ws, 0, nil) // the daemon is this process's child
+	waitGone(t, pid)
 	if syscall.Kill(host.SupervisorPID, 0) != nil {
 		t.Fatalf("the supervisor host %d died with the daemon", host.SupervisorPID)
 	}

@@ -56,8 +56,7 @@ func TestJobs_CLIReadersSurviveDaemonKill(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var ws syscall.WaitStatus
-	syscall.Wait4(pid, &ws, 0, nil) // the daemon is this process's child
+	waitGone(t, pid)
 	if err := os.WriteFile(flag, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -37,8 +37,7 @@ func jobsEnv(t *testing.T) map[string]string {
 			return
 		}
 		syscall.Kill(pid, syscall.SIGTERM)
-		var ws syscall.WaitStatus
-		syscall.Wait4(pid, &ws, 0, nil) // the daemon is this process's child
+		waitGone(t, pid)
 	})
 	return env
 }
@@ -232,5 +231,51 @@ func TestJobs_CLIMemoryLimit(t *testing.T) {
 	out, _, code = jcli(t, env, "wait", "--timeout", "30s", id)
 	if code == 0 || !strings.Contains(out, "memory limit") {
 		t.Fatalf("wait: %q, exit %d; want a kill by the memory limit", out, code)
+	}
+}
+
+// waitGone waits (bounded) until process pid has ended: gone, or a
+// zombie its parent has not reaped yet. The daemon is nobody's child
+// here (spawnDaemon detaches it), so it cannot be waited for.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		// The state follows the command name in parentheses.
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && len(b) > i+2 && b[i+2] == 'Z' {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d still runs", pid)
+}
+
+// The job daemon is not the child of the command that started it (it is
+// started through a first stage that exits), so a teardown that walks
+// the starter's tree — a relay whose connection was cut, a sandbox
+// command's end — cannot reach the daemon or its jobs.
+func TestJobs_CLIDaemonNotStartersChild(t *testing.T) {
+	env := jobsEnv(t)
+	if _, errs, code := jcli(t, env, "ps"); code != 0 {
+		t.Fatalf("ps: exit %d: %s", code, errs)
+	}
+	pid, err := (&procregistry.Client{Path: daemonSocket(env["RUNBOX_STATE_DIR"])}).Ping(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^PPid:\s+(\d+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no PPid in the daemon's status:\n%s", b)
+	}
+	if ppid, _ := strconv.Atoi(string(m[1])); ppid == os.Getpid() {
+		t.Errorf("the daemon (%d) is the child of the command that started it (%d)", pid, ppid)
 	}
 }
