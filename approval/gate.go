@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Mode says how the gate treats dangerous commands.
@@ -115,8 +117,15 @@ type Request struct {
 // Gate decides whether commands may run. It is safe for concurrent use.
 // A Gate never runs anything itself.
 type Gate struct {
-	opts    Options
-	table   []*compiledRule
+	opts  Options
+	table []*compiledRule
+	index *ruleIndex
+	// fullScan tests every command against every rule, bypassing the
+	// index; only tests set it, to hold the index to the full scan.
+	fullScan bool
+	// parsers keeps shell parsers between checks: a parser is large and
+	// costs more to make than a short command costs to parse.
+	parsers sync.Pool
 	allow   []entry // Options.Allow and the config file's approval.allow
 	deny    []entry
 	maxSize int
@@ -140,6 +149,10 @@ func New(opts Options) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
+	index, err := compiledIndex()
+	if err != nil {
+		return nil, err
+	}
 	if opts.Mode != ModeManual && opts.Mode != ModeOff {
 		return nil, fmt.Errorf("approval: invalid mode %d", int(opts.Mode))
 	}
@@ -153,6 +166,7 @@ func New(opts Options) (*Gate, error) {
 	g := &Gate{
 		opts:     opts,
 		table:    table,
+		index:    index,
 		maxSize:  opts.MaxCommandBytes,
 		protect:  protect,
 		sessions: make(map[string]map[string]bool),
@@ -219,9 +233,20 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	if len(cmd) > g.maxSize {
 		cmds = []command{{name: factTooComplex, args: []string{tooLargeDetail(len(cmd), g.maxSize)}}}
 	} else {
-		cmds = analyzeGuarded(cmd, newGuard(g.protect, req.Dir))
+		p, _ := g.parsers.Get().(*syntax.Parser)
+		if p == nil {
+			p = newParser()
+		}
+		cmds = analyzeWith(p, cmd, newGuard(g.protect, req.Dir))
+		g.parsers.Put(p)
 	}
-	return g.verdict(strings.TrimSpace(cmd), req, cmds, judge(g.table, cmds))
+	var fs []finding
+	if g.fullScan {
+		fs = judge(g.table, cmds)
+	} else {
+		fs = g.index.judge(cmds)
+	}
+	return g.verdict(strings.TrimSpace(cmd), req, cmds, fs)
 }
 
 func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Verdict {

@@ -921,8 +921,8 @@ func Rules() []Rule {
 
 type compiledRule struct {
 	*Rule
-	command, notCommand, notArgs, globals, env, via *regexp.Regexp
-	args                                            []*regexp.Regexp
+	command, notCommand, notArgs, globals, env, via *pattern
+	args                                            []*pattern
 	// names is the set of program names Command matches when it is only
 	// an anchored list of names (^(rm|srm)$), checked without the regexp.
 	names map[string]bool
@@ -946,12 +946,12 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 		}
 		cr := &compiledRule{Rule: r}
 		var err error
-		compile := func(p string) *regexp.Regexp {
+		compile := func(p string) *pattern {
 			if p == "" || err != nil {
 				return nil
 			}
-			var re *regexp.Regexp
-			re, err = regexp.Compile(p)
+			var re *pattern
+			re, err = compilePattern(p)
 			return re
 		}
 		cr.command = compile(r.Command)
@@ -988,19 +988,25 @@ func (s *subject) argLine() string {
 	return s.args
 }
 
-func (r *compiledRule) matches(s *subject) bool {
-	c := s.c
+// nameMatches reports whether the parts of r that test only the program
+// name let a command named name through; the rule index files rules by it.
+func (r *compiledRule) nameMatches(name string) bool {
 	if r.names != nil {
-		if !r.names[c.name] {
+		if !r.names[name] {
 			return false
 		}
-	} else if r.command != nil && !r.command.MatchString(c.name) {
+	} else if r.command != nil && !r.command.MatchString(name) {
 		return false
 	}
-	if r.command == nil && r.env == nil && c.name == "" {
+	if r.command == nil && r.env == nil && name == "" {
 		return false
 	}
-	if r.notCommand != nil && r.notCommand.MatchString(c.name) {
+	return r.notCommand == nil || !r.notCommand.MatchString(name)
+}
+
+func (r *compiledRule) matches(s *subject) bool {
+	c := s.c
+	if !r.nameMatches(c.name) {
 		return false
 	}
 	if r.env != nil {

@@ -67,15 +67,21 @@ type analyzer struct {
 
 // analyze returns every command and fact in src, which must be normalised.
 func analyze(src string) []command {
-	return analyzeGuarded(src, nil)
+	return analyzeWith(newParser(), src, nil)
 }
 
-// analyzeGuarded is analyze that also records changes to the protected
-// paths g follows.
-func analyzeGuarded(src string, g *guard) []command {
+// newParser returns a parser for the bash the gate reads.
+func newParser() *syntax.Parser {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}
+
+// analyzeWith is analyze with a parser of the caller's, which it may reuse
+// once this returns (a Gate keeps its parsers between checks), and that
+// also records changes to the protected paths g follows.
+func analyzeWith(p *syntax.Parser, src string, g *guard) []command {
 	a := &analyzer{
 		guard:   g,
-		parser:  syntax.NewParser(syntax.Variant(syntax.LangBash)),
+		parser:  p,
 		infos:   make(map[*syntax.Stmt]*stmtInfo),
 		kinds:   make(map[*syntax.Stmt]codeKind),
 		budget:  maxCommands,

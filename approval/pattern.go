@@ -1,0 +1,130 @@
+package approval
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// pattern is a compiled rule pattern with a cheap test in front of the
+// regular expression: most lines a rule sees cannot match it, and most of
+// those lack a piece of text every match contains ("169.254.169.254",
+// "push", "--force"). The pieces are derived from the expression itself
+// when the table is compiled, so the test can only skip the expression
+// where it could not match: the result is always the expression's.
+type pattern struct {
+	*regexp.Regexp
+	// needs lists strings of which every match contains at least one;
+	// nil when no such list is known.
+	needs []string
+}
+
+// maxNeeds bounds the strings tested before an expression: a longer list
+// costs about what the expression costs.
+const maxNeeds = 48
+
+// compilePattern compiles expr like [regexp.Compile] and derives what its
+// matches must contain.
+func compilePattern(expr string) (*pattern, error) {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	p := &pattern{Regexp: re}
+	if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
+		if needs, ok := required(parsed.Simplify()); ok {
+			p.needs = needs
+		}
+	}
+	return p, nil
+}
+
+// MatchString reports whether s holds a match of the expression.
+func (p *pattern) MatchString(s string) bool {
+	if p.needs != nil && !containsAny(s, p.needs) {
+		return false
+	}
+	return p.Regexp.MatchString(s)
+}
+
+func containsAny(s string, needs []string) bool {
+	for _, n := range needs {
+		if strings.Contains(s, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// required returns strings of which every match of re contains at least
+// one, or false when it knows none. It errs towards false: case-folded
+// text, optional parts and large classes of characters say nothing.
+func required(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 || len(re.Rune) == 0 || slices.Contains(re.Rune, utf8.RuneError) {
+			// U+FFFD also stands for any invalid byte of the input.
+			return nil, false
+		}
+		return []string{string(re.Rune)}, true
+	case syntax.OpCharClass:
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i+1]-re.Rune[i] >= 8 || re.Rune[i] <= utf8.RuneError && utf8.RuneError <= re.Rune[i+1] {
+				return nil, false
+			}
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				out = append(out, string(r))
+			}
+		}
+		return out, len(out) > 0 && len(out) <= 8
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min < 1 {
+			return nil, false
+		}
+		return required(re.Sub[0])
+	case syntax.OpConcat:
+		// Any one part's strings will do; the part whose shortest string
+		// is longest rules out the most.
+		var best []string
+		for _, sub := range re.Sub {
+			s, ok := required(sub)
+			if ok && (best == nil || shortest(s) > shortest(best) || shortest(s) == shortest(best) && len(s) < len(best)) {
+				best = s
+			}
+		}
+		return best, best != nil
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			s, ok := required(sub)
+			if !ok {
+				return nil, false
+			}
+			for _, x := range s {
+				if !slices.Contains(out, x) {
+					out = append(out, x)
+				}
+			}
+			if len(out) > maxNeeds {
+				return nil, false
+			}
+		}
+		return out, len(out) > 0
+	}
+	return nil, false
+}
+
+func shortest(ss []string) int {
+	n := -1
+	for _, s := range ss {
+		if n < 0 || len(s) < n {
+			n = len(s)
+		}
+	}
+	return n
+}
