@@ -274,9 +274,8 @@ func quantile(d []time.Duration, q float64) float64 {
 func (a *app) benchCases() []benchCase {
 	cases := []benchCase{
 		{name: "true", backend: "local", baseline: "bash -c true", n: 100, setup: a.benchLocalTrue},
-		{name: "gate.check", backend: "approval", baseline: "shell parse only", n: 200,
-			custom: func(ctx context.Context, p benchParams) (measurement, error) { return a.benchGate(ctx, p.n) }},
 	}
+	cases = append(cases, benchGateCases(a)...)
 	cases = append(cases, benchJobCases(a)...)
 	return append(cases, benchDockerCases(a)...)
 }
