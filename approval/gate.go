@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // Mode says how the gate treats dangerous commands.
@@ -123,13 +121,13 @@ type Gate struct {
 	// fullScan tests every command against every rule, bypassing the
 	// index; only tests set it, to hold the index to the full scan.
 	fullScan bool
-	// parsers keeps shell parsers between checks: a parser is large and
-	// costs more to make than a short command costs to parse.
-	parsers sync.Pool
-	allow   []entry // Options.Allow and the config file's approval.allow
-	deny    []entry
-	maxSize int
-	protect *protector // nil when nothing is protected
+	// analyzers keeps analyzers, with their parsers and buffers, between
+	// checks: they cost more to make than a short command costs to judge.
+	analyzers sync.Pool
+	allow     []entry // Options.Allow and the config file's approval.allow
+	deny      []entry
+	maxSize   int
+	protect   *protector // nil when nothing is protected
 
 	mu       sync.Mutex
 	sessions map[string]map[string]bool // session key → approved rule ids
@@ -233,12 +231,13 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	if len(cmd) > g.maxSize {
 		cmds = []command{{name: factTooComplex, args: []string{tooLargeDetail(len(cmd), g.maxSize)}}}
 	} else {
-		p, _ := g.parsers.Get().(*syntax.Parser)
-		if p == nil {
-			p = newParser()
+		a, _ := g.analyzers.Get().(*analyzer)
+		if a == nil {
+			a = newAnalyzer()
 		}
-		cmds = analyzeWith(p, cmd, newGuard(g.protect, req.Dir))
-		g.parsers.Put(p)
+		// The commands are a's until it is put back, after the verdict.
+		defer g.analyzers.Put(a)
+		cmds = a.run(cmd, newGuard(g.protect, req.Dir))
 	}
 	var fs []finding
 	if g.fullScan {

@@ -63,11 +63,18 @@ type analyzer struct {
 	parsed   int             // bytes handed to the parser so far
 	budget0  int             // parseBudget: the most bytes the parser may be handed
 	limited  map[string]bool // limit facts already reported
+	path     []step          // the nodes the walks are in, outermost first
+}
+
+// step is one node on the path a walk is in.
+type step struct {
+	node  syntax.Node
+	level bool // the node added a level of nesting
 }
 
 // analyze returns every command and fact in src, which must be normalised.
 func analyze(src string) []command {
-	return analyzeWith(newParser(), src, nil)
+	return newAnalyzer().run(src, nil)
 }
 
 // newParser returns a parser for the bash the gate reads.
@@ -75,22 +82,59 @@ func newParser() *syntax.Parser {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash))
 }
 
-// analyzeWith is analyze with a parser of the caller's, which it may reuse
-// once this returns (a Gate keeps its parsers between checks), and that
-// also records changes to the protected paths g follows.
-func analyzeWith(p *syntax.Parser, src string, g *guard) []command {
-	a := &analyzer{
-		guard:   g,
-		parser:  p,
+// newAnalyzer returns an analyzer ready to [analyzer.run].
+func newAnalyzer() *analyzer {
+	return &analyzer{
+		parser:  newParser(),
 		infos:   make(map[*syntax.Stmt]*stmtInfo),
 		kinds:   make(map[*syntax.Stmt]codeKind),
+		limited: make(map[string]bool),
+	}
+}
+
+// maxKept bounds the entries of a map or slice an analyzer keeps for its
+// next run; what one large input made it grow to is let go.
+const maxKept = 256
+
+// run returns every command and fact in src, which must be normalised,
+// and also records changes to the protected paths g follows (nil: none).
+// The commands are the analyzer's own until its next run: a Gate runs
+// one analyzer per check at a time and reuses it afterwards, keeping its
+// parser, maps and buffers, which cost more to make than a short command
+// costs to analyse.
+func (a *analyzer) run(src string, g *guard) []command {
+	// Every field starts from its zero value but for the reused
+	// buffers, emptied.
+	*a = analyzer{
+		parser:  a.parser,
+		infos:   reuseMap(a.infos),
+		kinds:   reuseMap(a.kinds),
+		limited: reuseMap(a.limited),
+		cmds:    reuseSlice(a.cmds),
+		path:    reuseSlice(a.path),
+		guard:   g,
 		budget:  maxCommands,
 		budget0: max(maxParseFactor*len(src), minParseBudget),
-		limited: make(map[string]bool),
 	}
 	a.script(src, 0, nil)
 	a.finish()
 	return a.cmds
+}
+
+func reuseMap[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) > maxKept {
+		return make(map[K]V)
+	}
+	clear(m)
+	return m
+}
+
+func reuseSlice[T any](s []T) []T {
+	if cap(s) > maxKept {
+		return nil
+	}
+	clear(s[:cap(s)])
+	return s[:0]
 }
 
 func (a *analyzer) add(c command) {
@@ -230,23 +274,22 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	a.src = src
 	defer func() { a.src = outer }()
 	a.collect(f)
-	seenPipes := make(map[*syntax.BinaryCmd]bool)
+	var seenPipes map[*syntax.BinaryCmd]bool
 	// The walk keeps the path to the current node, and how deeply
 	// statements nest on it: a statement inside a subshell, block,
 	// compound command, function or substitution is one level deeper; the
-	// stages of a pipeline or a list are not.
-	type step struct {
-		node  syntax.Node
-		level bool // the node added a level
-	}
-	var path []step
+	// stages of a pipeline or a list are not. The path of a walk nested
+	// in this one (code in a string) goes on above base and is gone when
+	// that walk ends.
+	base := len(a.path)
+	defer func() { a.path = a.path[:base] }()
 	nest := 0
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if n == nil { // the walk leaves the last node entered
-			if last := path[len(path)-1]; last.level {
+			if last := a.path[len(a.path)-1]; last.level {
 				nest--
 			}
-			path = path[:len(path)-1]
+			a.path = a.path[:len(a.path)-1]
 			return true
 		}
 		if a.full {
@@ -255,8 +298,8 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 		level := false
 		if _, ok := n.(*syntax.Stmt); ok {
 			var parent syntax.Node
-			if len(path) > 0 {
-				parent = path[len(path)-1].node
+			if len(a.path) > base {
+				parent = a.path[len(a.path)-1].node
 			}
 			switch parent.(type) {
 			case *syntax.BinaryCmd, *syntax.FuncDecl:
@@ -271,12 +314,15 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 				nest++
 			}
 		}
-		path = append(path, step{n, level})
+		a.path = append(a.path, step{n, level})
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			a.stmt(n, src, depth, via)
 		case *syntax.BinaryCmd:
 			if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !seenPipes[n] {
+				if seenPipes == nil {
+					seenPipes = make(map[*syntax.BinaryCmd]bool)
+				}
 				a.pipe(n, src, depth, via, seenPipes)
 			}
 		case *syntax.FuncDecl:
