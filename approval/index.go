@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ruleIndex finds, for a command's name, the rules that can match it, so
@@ -242,13 +243,17 @@ func language(re *syntax.Regexp) ([]piece, bool) {
 	case syntax.OpEndText:
 		return []piece{{end: true}}, true
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 {
+		// U+FFFD also stands for any invalid byte of the text.
+		if re.Flags&syntax.FoldCase != 0 || slices.Contains(re.Rune, utf8.RuneError) {
 			return nil, false
 		}
 		return []piece{{s: string(re.Rune)}}, true
 	case syntax.OpCharClass:
 		var out []piece
 		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i] <= utf8.RuneError && utf8.RuneError <= re.Rune[i+1] {
+				return nil, false
+			}
 			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
 				if len(out) >= maxIndexNames {
 					return nil, false

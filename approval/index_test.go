@@ -129,8 +129,8 @@ func TestPattern_SameAsRegexp(t *testing.T) {
 	}
 	pats = slices.DeleteFunc(pats, func(p *pattern) bool { return p == nil })
 	for _, p := range pats {
-		for _, n := range p.needs {
-			lines = append(lines, n, " "+n+" ", "-"+n, n+"/", "x"+n+"=1")
+		for _, n := range append(p.needs, slices.Collect(maps.Keys(p.whole))...) {
+			lines = append(lines, n, " "+n+" ", "-"+n, n+"/", "x"+n+"=1", strings.ToUpper(n), n+"\n", "\xff"+n, n[:len(n)/2])
 		}
 	}
 	for _, p := range pats {
@@ -189,8 +189,14 @@ func TestRuleKeys(t *testing.T) {
 			t.Errorf("ruleKeys(%q) starts = %q; want %q", tt.pattern, got, wantStarts)
 		}
 	}
+	// U+FFFD in a pattern also matches any invalid byte: such a name is
+	// filed by every byte from 0x80, never as the three bytes of U+FFFD.
+	names, starts, _ := ruleKeys(`^\x{FFFD}$`)
+	if names != nil || starts == nil || !starts[0xff] || !starts[0xef] || starts['a'] {
+		t.Errorf("ruleKeys(`^\\x{FFFD}$`) = %q, %v", names, starts)
+	}
 	// A negated class starts with every byte it does not exclude.
-	_, starts, _ := ruleKeys(`^[^@]`)
+	_, starts, _ = ruleKeys(`^[^@]`)
 	if starts == nil || starts['@'] || !starts['a'] || !starts[0xff] || !starts[0] {
 		t.Errorf("ruleKeys(`^[^@]`) starts = %v", starts)
 	}
@@ -216,6 +222,7 @@ func TestRequired(t *testing.T) {
 		{`[a-z]`, nil},
 		{`\x{FFFD}`, nil},
 		{`^$`, nil},
+		{`^(echo|printf)$`, nil}, // a set of whole strings instead
 	}
 	for _, tt := range tests {
 		p, err := compilePattern(tt.pattern)
@@ -315,4 +322,36 @@ func findingIDs(fs []finding) []string {
 		out = append(out, f.rule.ID+":"+f.cmd.name)
 	}
 	return out
+}
+
+// TestPattern_WholeStrings: a pattern that matches only whole strings
+// from a finite set is that set, and answers like its regexp.
+func TestPattern_WholeStrings(t *testing.T) {
+	tests := []struct {
+		pattern string
+		whole   []string // nil: not such a pattern
+	}{
+		{`^(echo|printf)$`, []string{"echo", "printf"}},
+		{`^git(-lfs)?$`, []string{"git", "git-lfs"}},
+		{`^(echo|printf)`, nil},
+		{`(echo|printf)$`, nil},
+		{`^x+$`, nil},
+		{`(?i)^rm$`, nil},
+		{`^\x{FFFD}$`, nil},
+	}
+	for _, tt := range tests {
+		p, err := compilePattern(tt.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Sorted(maps.Keys(p.whole))
+		if !slices.Equal(got, tt.whole) {
+			t.Errorf("whole strings of %q = %q; want %q", tt.pattern, got, tt.whole)
+		}
+		for _, s := range []string{"echo", "printf", "echox", "git", "git-lfs", "GIT", "rm", "RM", "\xff", "\uFFFD", "x", "xx", ""} {
+			if got, want := p.MatchString(s), p.Regexp.MatchString(s); got != want {
+				t.Errorf("pattern %q on %q: %v, its regexp says %v", tt.pattern, s, got, want)
+			}
+		}
+	}
 }

@@ -13,9 +13,15 @@ import (
 // those lack a piece of text every match contains ("169.254.169.254",
 // "push", "--force"). The pieces are derived from the expression itself
 // when the table is compiled, so the test can only skip the expression
-// where it could not match: the result is always the expression's.
+// where it could not match: the result is always the expression's. An
+// expression that matches only a finite set of whole strings is that
+// set.
 type pattern struct {
 	*regexp.Regexp
+	// whole is every string the expression matches, when it matches
+	// only whole strings from a finite set (^(echo|printf|grep)$): the
+	// set answers alone. Nil otherwise.
+	whole map[string]bool
 	// needs lists strings of which every match contains at least one;
 	// nil when no such list is known.
 	needs []string
@@ -33,16 +39,31 @@ func compilePattern(expr string) (*pattern, error) {
 		return nil, err
 	}
 	p := &pattern{Regexp: re}
-	if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		if needs, ok := required(parsed.Simplify()); ok {
-			p.needs = needs
+	parsed, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return p, nil
+	}
+	parsed = parsed.Simplify()
+	if rest, ok := anchoredStart(parsed); ok {
+		if names, ok := wholeNames(rest); ok {
+			p.whole = make(map[string]bool, len(names))
+			for _, n := range names {
+				p.whole[n] = true
+			}
+			return p, nil
 		}
+	}
+	if needs, ok := required(parsed); ok {
+		p.needs = needs
 	}
 	return p, nil
 }
 
 // MatchString reports whether s holds a match of the expression.
 func (p *pattern) MatchString(s string) bool {
+	if p.whole != nil {
+		return p.whole[s]
+	}
 	if p.needs != nil && !containsAny(s, p.needs) {
 		return false
 	}
