@@ -292,7 +292,7 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 			a.path = a.path[:len(a.path)-1]
 			return true
 		}
-		if a.full {
+		if a.full || leaf(n) {
 			return false
 		}
 		level := false
@@ -336,6 +336,32 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 		}
 		return true
 	})
+}
+
+// leaf reports whether n holds nothing the walk looks at (statements,
+// pipelines, functions, declarations): a name or a word of plain and
+// quoted text. The walk does not go into it.
+func leaf(n syntax.Node) bool {
+	switch n := n.(type) {
+	case *syntax.Lit, *syntax.SglQuoted:
+		return true
+	case *syntax.Word:
+		for _, p := range n.Parts {
+			switch p := p.(type) {
+			case *syntax.Lit, *syntax.SglQuoted:
+			case *syntax.DblQuoted:
+				for _, q := range p.Parts {
+					if _, ok := q.(*syntax.Lit); !ok {
+						return false
+					}
+				}
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func assignText(as *syntax.Assign) string {
