@@ -355,3 +355,24 @@ func TestPattern_WholeStrings(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGate_Mixed checks the sample of agent commands and every
+// rule's examples (what runbox bench's gate.check runs); ns/op is per
+// command.
+func BenchmarkGate_Mixed(b *testing.B) {
+	g, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmds := SampleCommands()
+	for _, r := range Rules() {
+		cmds = append(cmds, r.Match...)
+		cmds = append(cmds, r.NoMatch...)
+	}
+	ctx := b.Context()
+	i := 0
+	for b.Loop() {
+		g.Check(ctx, Request{Command: cmds[i%len(cmds)]})
+		i++
+	}
+}

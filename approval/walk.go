@@ -111,7 +111,7 @@ func (a *analyzer) run(src string, g *guard) []command {
 		kinds:   reuseMap(a.kinds),
 		limited: reuseMap(a.limited),
 		cmds:    reuseSlice(a.cmds),
-		path:    reuseSlice(a.path),
+		path:    reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
 		guard:   g,
 		budget:  maxCommands,
 		budget0: max(maxParseFactor*len(src), minParseBudget),
@@ -129,11 +129,13 @@ func reuseMap[K comparable, V any](m map[K]V) map[K]V {
 	return m
 }
 
+// reuseSlice empties s for reuse. Only its length is cleared: each run
+// clears what the run before used, so what lies beyond is zero already.
 func reuseSlice[T any](s []T) []T {
 	if cap(s) > maxKept {
 		return nil
 	}
-	clear(s[:cap(s)])
+	clear(s)
 	return s[:0]
 }
 
