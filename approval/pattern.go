@@ -149,3 +149,30 @@ func shortest(ss []string) int {
 	}
 	return n
 }
+
+// patternResults remembers what patterns answered on one command's
+// argument line: rules of one program often share a pattern (-r, the
+// system directories, rsync's --delete and --dry-run), which then runs
+// once per command. It holds a few answers, the most a command is likely
+// to need; beyond them patterns simply run again.
+type patternResults struct {
+	n    int
+	pats [8]*pattern
+	ok   [8]bool
+}
+
+// match returns p.MatchString(s), remembered for p. s must be the same
+// string for every call on one patternResults.
+func (m *patternResults) match(p *pattern, s string) bool {
+	for i := range m.n {
+		if m.pats[i] == p {
+			return m.ok[i]
+		}
+	}
+	ok := p.MatchString(s)
+	if m.n < len(m.pats) {
+		m.pats[m.n], m.ok[m.n] = p, ok
+		m.n++
+	}
+	return ok
+}

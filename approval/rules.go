@@ -935,6 +935,7 @@ var literalNames = regexp.MustCompile(`^\^\(?([a-z0-9@_-]+(\|[a-z0-9@_-]+)*)\)?\
 var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 	out := make([]*compiledRule, 0, len(rules))
 	ids := make(map[string]bool)
+	seen := make(map[string]*pattern) // one pattern for one expression, however many rules use it
 	for i := range rules {
 		r := &rules[i]
 		if r.ID == "" || ids[r.ID] {
@@ -950,8 +951,11 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 			if p == "" || err != nil {
 				return nil
 			}
-			var re *pattern
-			re, err = compilePattern(p)
+			re := seen[p]
+			if re == nil {
+				re, err = compilePattern(p)
+				seen[p] = re
+			}
 			return re
 		}
 		cr.command = compile(r.Command)
@@ -979,6 +983,7 @@ type subject struct {
 	c                             *command
 	args, globals, env, via       string
 	haveArgs, haveG, haveE, haveV bool
+	tested                        patternResults // answers of the patterns tested on args
 }
 
 func (s *subject) argLine() string {
@@ -1034,11 +1039,11 @@ func (r *compiledRule) matches(s *subject) bool {
 		}
 	}
 	for _, re := range r.args {
-		if !re.MatchString(s.argLine()) {
+		if !s.tested.match(re, s.argLine()) {
 			return false
 		}
 	}
-	if r.notArgs != nil && r.notArgs.MatchString(s.argLine()) {
+	if r.notArgs != nil && s.tested.match(r.notArgs, s.argLine()) {
 		return false
 	}
 	return true
