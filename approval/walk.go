@@ -268,6 +268,9 @@ func (a *analyzer) parse(src string, via []string) (*syntax.File, error) {
 		a.limit(factTooComplex, tooManyCommandsDetail(maxCommands), via)
 		return nil, errLimit
 	}
+	if f, ok := parsePlain(src); ok {
+		return f, nil
+	}
 	return a.parser.Parse(strings.NewReader(src), "")
 }
 
