@@ -72,9 +72,11 @@ func benchGate(ctx context.Context, rounds int) (measurement, error) {
 		check(c)
 		parse(c)
 	}
-	var opT, baseT []time.Duration
+	rounds = max(1, rounds)
+	opT := make([]time.Duration, 0, rounds*len(cmds))
+	baseT := make([]time.Duration, 0, rounds*len(cmds))
 	var total time.Duration
-	for range max(1, rounds) {
+	for range rounds {
 		if err := ctx.Err(); err != nil {
 			return measurement{}, err
 		}
@@ -96,7 +98,7 @@ func benchGate(ctx context.Context, rounds int) (measurement, error) {
 		P50ms: quantileExact(opT, 0.5), P99ms: quantileExact(opT, 0.99),
 		Baseline: "shell parse only", BaselineP50ms: quantileExact(baseT, 0.5),
 		PerSecond: float64(len(opT)) / total.Seconds(),
-		Note:      fmt.Sprintf("per command, %d commands x %d rounds; parse only p99 %.4f ms", len(cmds), max(1, rounds), quantileExact(baseT, 0.99)),
+		Note:      fmt.Sprintf("per command, %d commands x %d rounds; parse only p99 %.4f ms", len(cmds), rounds, quantileExact(baseT, 0.99)),
 	}, nil
 }
 
