@@ -86,7 +86,8 @@ func newBenchCommand(a *app) *cobra.Command {
 		Short: "Measure runbox against a plain baseline in the same run",
 		Long: `Measure runbox's overheads, each against a baseline measured in the same run:
 a command through the local backend versus a bare "bash -c"; the command gate's
-checks per second versus parsing alone; output throughput into a background
+time per command versus parsing alone, in this process and through "runbox check
+--jsonl" over thousands of commands, process start included; output throughput into a background
 job versus cat to /dev/null, and the cost of idle jobs; a command through the
 docker backend versus "docker exec", and container creation to first command
 versus "docker run -d" + "docker exec" (when an engine answers).
