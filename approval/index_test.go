@@ -33,7 +33,7 @@ func TestRuleIndex_SameVerdictsAsFullScan(t *testing.T) {
 	table, _ := compiledRules()
 	ix, _ := compiledIndex()
 
-	inputs := append(differentialInputs(t), generatedCommands(rand.New(rand.NewPCG(1, 2)), 6000)...)
+	inputs := append(differentialInputs(t), generatedCommands(rand.New(rand.NewPCG(1, 2)), 3000)...)
 	flagged := 0
 	for _, cmd := range inputs {
 		for _, dir := range []string{"", "/home/user/.config"} {
@@ -114,27 +114,59 @@ func TestRuleIndex_SkipsRules(t *testing.T) {
 // own required strings, a pattern answers as its regexp does.
 func TestPattern_SameAsRegexp(t *testing.T) {
 	table, _ := compiledRules()
-	var lines []string
-	inputs := append(differentialInputs(t), generatedCommands(rand.New(rand.NewPCG(5, 6)), 2000)...)
+	// The lines each kind of pattern is tested on: names, argument lines,
+	// global options, environments, wrappers.
+	const (
+		names = iota
+		args
+		globals
+		env
+		via
+		kinds
+	)
+	var lines [kinds][]string
+	inputs := append(differentialInputs(t), generatedCommands(rand.New(rand.NewPCG(5, 6)), 300)...)
 	for _, cmd := range inputs {
 		for _, c := range analyze(Normalize(cmd)) {
-			lines = append(lines, c.name, line(c.args, !strings.HasPrefix(c.name, "@")), line(c.globals, true),
-				strings.Join(c.env, " "), strings.Join(c.via, " "))
+			lines[names] = append(lines[names], c.name)
+			lines[args] = append(lines[args], line(c.args, !strings.HasPrefix(c.name, "@")))
+			lines[globals] = append(lines[globals], line(c.globals, true))
+			lines[env] = append(lines[env], strings.Join(c.env, " "))
+			lines[via] = append(lines[via], strings.Join(c.via, " "))
 		}
 	}
-	var pats []*pattern
+	for k := range lines {
+		slices.Sort(lines[k])
+		lines[k] = slices.Compact(lines[k])
+	}
+	uses := make(map[*pattern][]int)
+	use := func(p *pattern, kind int) {
+		if p != nil && !slices.Contains(uses[p], kind) {
+			uses[p] = append(uses[p], kind)
+		}
+	}
 	for _, r := range table {
-		pats = append(pats, r.command, r.notCommand, r.notArgs, r.globals, r.env, r.via)
-		pats = append(pats, r.args...)
-	}
-	pats = slices.DeleteFunc(pats, func(p *pattern) bool { return p == nil })
-	for _, p := range pats {
-		for _, n := range append(p.needs, slices.Collect(maps.Keys(p.whole))...) {
-			lines = append(lines, n, " "+n+" ", "-"+n, n+"/", "x"+n+"=1", strings.ToUpper(n), n+"\n", "\xff"+n, n[:len(n)/2])
+		use(r.command, names)
+		use(r.notCommand, names)
+		use(r.notArgs, args)
+		use(r.globals, globals)
+		use(r.env, env)
+		use(r.via, via)
+		for _, p := range r.args {
+			use(p, args)
 		}
 	}
-	for _, p := range pats {
-		for _, l := range lines {
+	for p, kinds := range uses {
+		var own []string
+		for _, k := range kinds {
+			own = append(own, lines[k]...)
+		}
+		// Lines that hold what p requires, or are near what it matches
+		// whole, are where a wrong list would show.
+		for _, n := range append(slices.Clone(p.needs), slices.Collect(maps.Keys(p.whole))...) {
+			own = append(own, n, " "+n+" ", "-"+n, n+"/", "x"+n+"=1", strings.ToUpper(n), n+"\n", "\xff"+n, n[:len(n)/2])
+		}
+		for _, l := range own {
 			if got, want := p.MatchString(l), p.Regexp.MatchString(l); got != want {
 				t.Errorf("pattern %q on %q: %v, its regexp says %v (needs %q)", p, l, got, want, p.needs)
 			}
