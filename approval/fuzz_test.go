@@ -124,4 +124,9 @@ func plainText(s string) bool {
 	return true
 }
 
-var reservedWords = setOf(`if then else elif fi case esac for select while until do done in function time coproc`)
+// reservedWords change what they are when quoted, for bash or for the
+// parser the gate uses: bash's reserved words, and the builtins the parser
+// reads as clauses of their own ("let" alone does not parse; "'let'" is a
+// command).
+var reservedWords = setOf(`if then else elif fi case esac for select while until do done in function time coproc
+let declare local export readonly typeset nameref`)
