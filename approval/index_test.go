@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -407,4 +408,46 @@ func BenchmarkGate_Mixed(b *testing.B) {
 		g.Check(ctx, Request{Command: cmds[i%len(cmds)]})
 		i++
 	}
+}
+
+// TestGate_ReusedAnalyzersKeepNoState: a Gate reuses its analyzers from
+// one check to the next; nothing of one command may reach the verdict on
+// another. Verdicts from one long-lived gate, checking commands in turn
+// and from several goroutines at once, equal those of a new gate for each
+// command.
+func TestGate_ReusedAnalyzersKeepNoState(t *testing.T) {
+	opts := Options{Protect: DefaultProtection(testEnv(map[string]string{"HOME": "/home/user"}))}
+	inputs := append(differentialInputs(t), generatedCommands(rand.New(rand.NewPCG(11, 12)), 500)...)
+	want := make([]Verdict, len(inputs))
+	for i, cmd := range inputs {
+		g, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = g.Check(t.Context(), Request{Command: cmd, Dir: "/home/user/p"})
+	}
+	shared, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(i int) {
+		if got := shared.Check(t.Context(), Request{Command: inputs[i], Dir: "/home/user/p"}); !reflect.DeepEqual(got, want[i]) {
+			t.Errorf("Check(%q) on a reused gate = %+v; a new gate says %+v", inputs[i], got, want[i])
+		}
+	}
+	for i := range inputs {
+		check(i)
+	}
+	for i := len(inputs) - 1; i >= 0; i-- {
+		check(i)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < len(inputs); i += 4 {
+				check(i)
+			}
+		})
+	}
+	wg.Wait()
 }
