@@ -168,7 +168,7 @@ func TestPattern_SameAsRegexp(t *testing.T) {
 			own = append(own, n, " "+n+" ", "-"+n, n+"/", "x"+n+"=1", strings.ToUpper(n), n+"\n", "\xff"+n, n[:len(n)/2])
 		}
 		for _, l := range own {
-			if got, want := p.MatchString(l), p.Regexp.MatchString(l); got != want {
+			if got, want := p.MatchString(l), p.regexp().MatchString(l); got != want {
 				t.Errorf("pattern %q on %q: %v, its regexp says %v (needs %q)", p, l, got, want, p.needs)
 			}
 		}
@@ -382,7 +382,7 @@ func TestPattern_WholeStrings(t *testing.T) {
 			t.Errorf("whole strings of %q = %q; want %q", tt.pattern, got, tt.whole)
 		}
 		for _, s := range []string{"echo", "printf", "echox", "git", "git-lfs", "GIT", "rm", "RM", "\xff", "\uFFFD", "x", "xx", ""} {
-			if got, want := p.MatchString(s), p.Regexp.MatchString(s); got != want {
+			if got, want := p.MatchString(s), p.regexp().MatchString(s); got != want {
 				t.Errorf("pattern %q on %q: %v, its regexp says %v", tt.pattern, s, got, want)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -17,7 +18,7 @@ import (
 // expression that matches only a finite set of whole strings is that
 // set.
 type pattern struct {
-	*regexp.Regexp
+	expr string
 	// whole is every string the expression matches, when it matches
 	// only whole strings from a finite set (^(echo|printf|grep)$): the
 	// set answers alone. Nil otherwise.
@@ -25,24 +26,26 @@ type pattern struct {
 	// needs lists strings of which every match contains at least one;
 	// nil when no such list is known.
 	needs []string
+	// re is the compiled expression, made the first time a line gets
+	// past the tests above: many never need it (whole sets, patterns of
+	// rules no command reaches), and compiling them all would cost every
+	// process that starts a gate milliseconds.
+	re     *regexp.Regexp
+	reOnce sync.Once
 }
 
 // maxNeeds bounds the strings tested before an expression: a longer list
 // costs about what the expression costs.
 const maxNeeds = 48
 
-// compilePattern compiles expr like [regexp.Compile] and derives what its
-// matches must contain.
+// compilePattern parses expr as [regexp.Compile] does, reporting the same
+// errors, and derives what its matches must contain.
 func compilePattern(expr string) (*pattern, error) {
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return nil, err
-	}
-	p := &pattern{Regexp: re}
 	parsed, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return p, nil
+		return nil, err // what regexp.Compile returns
 	}
+	p := &pattern{expr: expr}
 	parsed = parsed.Simplify()
 	if rest, ok := anchoredStart(parsed); ok {
 		if names, ok := wholeNames(rest); ok {
@@ -59,6 +62,16 @@ func compilePattern(expr string) (*pattern, error) {
 	return p, nil
 }
 
+// String returns the expression.
+func (p *pattern) String() string { return p.expr }
+
+// regexp returns the compiled expression, compiling it on first use.
+// The expression parsed when the pattern was made, so it compiles.
+func (p *pattern) regexp() *regexp.Regexp {
+	p.reOnce.Do(func() { p.re = regexp.MustCompile(p.expr) })
+	return p.re
+}
+
 // MatchString reports whether s holds a match of the expression.
 func (p *pattern) MatchString(s string) bool {
 	if p.whole != nil {
@@ -67,7 +80,7 @@ func (p *pattern) MatchString(s string) bool {
 	if p.needs != nil && !containsAny(s, p.needs) {
 		return false
 	}
-	return p.Regexp.MatchString(s)
+	return p.regexp().MatchString(s)
 }
 
 func containsAny(s string, needs []string) bool {
