@@ -36,10 +36,8 @@ func parsePlain(src string) (*syntax.File, bool) {
 	if n == 0 {
 		return nil, false
 	}
-	// Second pass: one allocation for each kind of node.
-	lits := make([]syntax.Lit, n)
-	words := make([]syntax.Word, n)
-	parts := make([]syntax.WordPart, n)
+	// Second pass: two allocations for the words, one for the rest.
+	nodes := make([]plainWord, n)
 	args := make([]*syntax.Word, n)
 	k := 0
 	for i := 0; i < len(src); {
@@ -53,14 +51,34 @@ func parsePlain(src string) (*syntax.File, bool) {
 		for i < len(src) && src[i] != ' ' && src[i] != '\t' {
 			i++
 		}
-		lits[k] = syntax.Lit{ValuePos: linePos(start), ValueEnd: linePos(i), Value: src[start:i]}
-		parts[k] = &lits[k]
-		words[k].Parts = parts[k : k+1 : k+1]
-		args[k] = &words[k]
+		w := &nodes[k]
+		w.lit = syntax.Lit{ValuePos: linePos(start), ValueEnd: linePos(i), Value: src[start:i]}
+		w.part[0] = &w.lit
+		w.word.Parts = w.part[:]
+		args[k] = &w.word
 		k++
 	}
-	st := &syntax.Stmt{Cmd: &syntax.CallExpr{Args: args}, Position: args[0].Pos()}
-	return &syntax.File{Stmts: []*syntax.Stmt{st}}, true
+	t := &plainTree{}
+	t.call.Args = args
+	t.stmt = syntax.Stmt{Cmd: &t.call, Position: args[0].Pos()}
+	t.stmts[0] = &t.stmt
+	t.file.Stmts = t.stmts[:]
+	return &t.file, true
+}
+
+// plainWord holds the nodes of one plain word.
+type plainWord struct {
+	word syntax.Word
+	part [1]syntax.WordPart
+	lit  syntax.Lit
+}
+
+// plainTree holds the nodes of a plain command line but its words.
+type plainTree struct {
+	file  syntax.File
+	stmts [1]*syntax.Stmt
+	stmt  syntax.Stmt
+	call  syntax.CallExpr
 }
 
 // linePos is the position of byte offset off on the first line.
