@@ -64,6 +64,7 @@ type analyzer struct {
 	budget0  int             // parseBudget: the most bytes the parser may be handed
 	limited  map[string]bool // limit facts already reported
 	path     []step          // the nodes the walks are in, outermost first
+	reader   strings.Reader  // what the parser reads
 }
 
 // step is one node on the path a walk is in.
@@ -271,7 +272,9 @@ func (a *analyzer) parse(src string, via []string) (*syntax.File, error) {
 	if f, ok := parsePlain(src); ok {
 		return f, nil
 	}
-	return a.parser.Parse(strings.NewReader(src), "")
+	// One reader serves every parse: each ends before the next begins.
+	a.reader.Reset(src)
+	return a.parser.Parse(&a.reader, "")
 }
 
 func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
@@ -279,7 +282,12 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	a.src = src
 	defer func() { a.src = outer }()
 	a.collect(f)
-	var seenPipes map[*syntax.BinaryCmd]bool
+	// The state of this walk, in one piece: the pipelines already judged
+	// with a longer one, and how deeply statements nest.
+	var w struct {
+		seenPipes map[*syntax.BinaryCmd]bool
+		nest      int
+	}
 	// The walk keeps the path to the current node, and how deeply
 	// statements nest on it: a statement inside a subshell, block,
 	// compound command, function or substitution is one level deeper; the
@@ -288,11 +296,10 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	// that walk ends.
 	base := len(a.path)
 	defer func() { a.path = a.path[:base] }()
-	nest := 0
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if n == nil { // the walk leaves the last node entered
 			if last := a.path[len(a.path)-1]; last.level {
-				nest--
+				w.nest--
 			}
 			a.path = a.path[:len(a.path)-1]
 			return true
@@ -311,12 +318,12 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 				// A stage of a pipeline or list, or a function's body,
 				// which its declaration already counted.
 			default:
-				if nest == maxNesting {
+				if w.nest == maxNesting {
 					a.limit(factTooDeep, walkNestedDetail(maxNesting), via)
 					return false
 				}
 				level = true
-				nest++
+				w.nest++
 			}
 		}
 		a.path = append(a.path, step{n, level})
@@ -324,11 +331,11 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 		case *syntax.Stmt:
 			a.stmt(n, src, depth, via)
 		case *syntax.BinaryCmd:
-			if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !seenPipes[n] {
-				if seenPipes == nil {
-					seenPipes = make(map[*syntax.BinaryCmd]bool)
+			if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !w.seenPipes[n] {
+				if w.seenPipes == nil {
+					w.seenPipes = make(map[*syntax.BinaryCmd]bool)
 				}
-				a.pipe(n, src, depth, via, seenPipes)
+				a.pipe(n, src, depth, via, w.seenPipes)
 			}
 		case *syntax.FuncDecl:
 			a.funcDecl(n, via)
