@@ -24,9 +24,9 @@ import (
 //   - otherwise under every name: the catch-all (no Command pattern, as in
 //     rules on the environment alone, or a pattern anchored nowhere).
 //
-// The index only ever adds candidates: every candidate is still tested by
-// [compiledRule.matches], so an index that files a rule too widely costs
-// time, never a verdict. Each list is in table order, which keeps the
+// The index leaves out only rules that cannot match: every candidate is
+// still tested by [compiledRule.matches], so filing a rule too widely
+// costs time, never a verdict. Each list is in table order, which keeps the
 // findings (and so the reasons of a verdict) in the order a full scan
 // gives.
 type ruleIndex struct {
@@ -81,13 +81,14 @@ func newRuleIndex(table []*compiledRule) (*ruleIndex, error) {
 			all = append(all, r)
 		}
 		// The names a rule excludes get lists of their own too, without
-		// the rules that exclude them (prose such as echo or grep).
-		if excluded, _, err := ruleKeys(r.NotCommand); err != nil {
+		// the rules that exclude them (prose such as echo or grep); a nil
+		// entry makes the key and files no rule.
+		excluded, _, err := ruleKeys(r.NotCommand)
+		if err != nil {
 			return nil, fmt.Errorf("approval: rule %s: %w", r.ID, err)
-		} else {
-			for _, n := range excluded {
-				named[n] = append(named[n], nil)
-			}
+		}
+		for _, n := range excluded {
+			named[n] = append(named[n], nil)
 		}
 	}
 	// merge joins lists in table order; with a name, it keeps only the
