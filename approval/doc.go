@@ -45,6 +45,24 @@
 // commit -m "…", grep 'shutdown') never trigger a rule; the same words fed
 // to a shell do.
 //
+// # The rule index
+//
+// A command is tested only against the rules that can match its name. The
+// index is derived from each rule's Command pattern when the table is
+// compiled, so a new rule needs nothing but its definition: a pattern
+// that matches a finite set of whole names (^(rm|srm)$) files the rule
+// under each name; a pattern anchored at the start (^mkfs(\.[a-z0-9]+)?)
+// under each byte a matching name can start with; any other rule (no
+// Command, as in rules on the environment alone, or an unanchored
+// pattern) is a catch-all, tested against every command. A name's list is
+// its own rules, its first byte's and the catch-all, in table order, less
+// the rules whose name tests (Command, NotCommand) turn the name away.
+// Each pattern is also preceded by a test of text every match must
+// contain ("--force", "169.254.169.254"), derived from the expression, or
+// is a set lookup when it matches a finite set of whole strings. The index
+// and these tests only skip rules and expressions that could not match:
+// the verdicts are those of testing every rule, which the tests check.
+//
 // # Tiers and decisions
 //
 // A [Hardline] rule (recursive delete of / or a system or home directory,
@@ -70,7 +88,7 @@
 // the parser runs, every later stage is linear in its input, and the code
 // parsed in one check (strings run as code, files written and run) is
 // bounded by a multiple of the command. A command at the size bound takes
-// milliseconds; typical commands take tens of microseconds.
+// milliseconds; typical commands take a few microseconds.
 //
 // # Protected paths
 //

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,27 +11,7 @@ import (
 // when the command is respaced or a plain word is quoted, which cannot
 // change what a shell runs.
 func FuzzGate(f *testing.F) {
-	for _, r := range Rules() {
-		for _, s := range append(r.Match, r.NoMatch...) {
-			f.Add(s)
-		}
-	}
-	for _, s := range SampleCommands() {
-		f.Add(s)
-	}
-	// Deep and long shapes, small enough for the fuzzer to mutate.
-	for _, s := range stallShapes(4000) {
-		f.Add(s.cmd)
-	}
-	for _, s := range []string{nest(maxNesting, "(", ")", "ls"), nest(maxNesting+1, "$(", ")", "ls"),
-		"cat <<EOF\n((((\nEOF\n$(ls)", "$(case x in a) ls;; esac)", "echo {a,b}{c,d}{e,f}"} {
-		f.Add(s)
-	}
-	// Protected paths make the gate resolve every path a command writes;
-	// the fuzzer drives that too.
-	for _, s := range []string{"f=~/.config/runbox/config.yaml; echo x >> $f", "cd ~/.config && cd runbox && rm config.yaml",
-		`echo x >> "${XDG_CONFIG_HOME:-$HOME/.config}/runbox/config.yaml"`, "ln -s ~/.config/runbox /tmp/r; echo > /tmp/r/x",
-		"for f in a $f ~/b; do cd $f/..; echo > ../$f; done", "tar -C ~/.config -xf x.tar --file=$X"} {
+	for _, s := range fuzzSeeds() {
 		f.Add(s)
 	}
 	g, err := New(Options{Protect: DefaultProtection(func(k string) string {
@@ -39,6 +20,12 @@ func FuzzGate(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// The same gate testing every rule, to hold the index to it.
+	full, err := New(g.opts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	full.fullScan = true
 	f.Fuzz(func(t *testing.T, cmd string) {
 		if len(cmd) > 4096 {
 			return
@@ -50,6 +37,9 @@ func FuzzGate(f *testing.F) {
 		}
 		if v.Decision < Allow || v.Decision > Deny || v.Hardline && v.Decision != Deny {
 			t.Fatalf("Check(%q) = %+v: invalid verdict", cmd, v)
+		}
+		if w := full.Check(t.Context(), Request{Command: cmd, Dir: "/home/user/project"}); !reflect.DeepEqual(v, w) {
+			t.Fatalf("Check(%q) = %+v with the rule index, %+v testing every rule", cmd, v, w)
 		}
 		// Harmless rewrites: only for inputs made of plain words, where
 		// the rewrite provably keeps the meaning.
@@ -75,6 +65,37 @@ func FuzzGate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzSeeds are FuzzGate's seed inputs: every rule's examples, the
+// sample of agent commands, shapes at the bounds of the analysis and
+// commands that write to protected paths.
+func fuzzSeeds() []string {
+	var seeds []string
+	for _, r := range Rules() {
+		for _, s := range append(r.Match, r.NoMatch...) {
+			seeds = append(seeds, s)
+		}
+	}
+	for _, s := range SampleCommands() {
+		seeds = append(seeds, s)
+	}
+	// Deep and long shapes, small enough for the fuzzer to mutate.
+	for _, s := range stallShapes(4000) {
+		seeds = append(seeds, s.cmd)
+	}
+	for _, s := range []string{nest(maxNesting, "(", ")", "ls"), nest(maxNesting+1, "$(", ")", "ls"),
+		"cat <<EOF\n((((\nEOF\n$(ls)", "$(case x in a) ls;; esac)", "echo {a,b}{c,d}{e,f}"} {
+		seeds = append(seeds, s)
+	}
+	// Protected paths make the gate resolve every path a command writes;
+	// the fuzzer drives that too.
+	for _, s := range []string{"f=~/.config/runbox/config.yaml; echo x >> $f", "cd ~/.config && cd runbox && rm config.yaml",
+		`echo x >> "${XDG_CONFIG_HOME:-$HOME/.config}/runbox/config.yaml"`, "ln -s ~/.config/runbox /tmp/r; echo > /tmp/r/x",
+		"for f in a $f ~/b; do cd $f/..; echo > ../$f; done", "tar -C ~/.config -xf x.tar --file=$X"} {
+		seeds = append(seeds, s)
+	}
+	return seeds
 }
 
 // BenchmarkGate checks the mixed sample of real agent commands; ns/op is
@@ -103,4 +124,9 @@ func plainText(s string) bool {
 	return true
 }
 
-var reservedWords = setOf(`if then else elif fi case esac for select while until do done in function time coproc`)
+// reservedWords change what they are when quoted, for bash or for the
+// parser the gate uses: bash's reserved words, and the builtins the parser
+// reads as clauses of their own ("let" alone does not parse; "'let'" is a
+// command).
+var reservedWords = setOf(`if then else elif fi case esac for select while until do done in function time coproc
+let declare local export readonly typeset nameref`)

@@ -115,12 +115,19 @@ type Request struct {
 // Gate decides whether commands may run. It is safe for concurrent use.
 // A Gate never runs anything itself.
 type Gate struct {
-	opts    Options
-	table   []*compiledRule
-	allow   []entry // Options.Allow and the config file's approval.allow
-	deny    []entry
-	maxSize int
-	protect *protector // nil when nothing is protected
+	opts  Options
+	table []*compiledRule
+	index *ruleIndex
+	// fullScan tests every command against every rule, bypassing the
+	// index; only tests set it, to hold the index to the full scan.
+	fullScan bool
+	// analyzers keeps analyzers, with their parsers and buffers, between
+	// checks: they cost more to make than a short command costs to judge.
+	analyzers sync.Pool
+	allow     []entry // Options.Allow and the config file's approval.allow
+	deny      []entry
+	maxSize   int
+	protect   *protector // nil when nothing is protected
 
 	mu       sync.Mutex
 	sessions map[string]map[string]bool // session key → approved rule ids
@@ -140,6 +147,10 @@ func New(opts Options) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
+	index, err := compiledIndex()
+	if err != nil {
+		return nil, err
+	}
 	if opts.Mode != ModeManual && opts.Mode != ModeOff {
 		return nil, fmt.Errorf("approval: invalid mode %d", int(opts.Mode))
 	}
@@ -153,6 +164,7 @@ func New(opts Options) (*Gate, error) {
 	g := &Gate{
 		opts:     opts,
 		table:    table,
+		index:    index,
 		maxSize:  opts.MaxCommandBytes,
 		protect:  protect,
 		sessions: make(map[string]map[string]bool),
@@ -219,9 +231,21 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	if len(cmd) > g.maxSize {
 		cmds = []command{{name: factTooComplex, args: []string{tooLargeDetail(len(cmd), g.maxSize)}}}
 	} else {
-		cmds = analyzeGuarded(cmd, newGuard(g.protect, req.Dir))
+		a, _ := g.analyzers.Get().(*analyzer)
+		if a == nil {
+			a = newAnalyzer()
+		}
+		// The commands are a's until it is put back, after the verdict.
+		defer g.analyzers.Put(a)
+		cmds = a.run(cmd, newGuard(g.protect, req.Dir))
 	}
-	return g.verdict(strings.TrimSpace(cmd), req, cmds, judge(g.table, cmds))
+	var fs []finding
+	if g.fullScan {
+		fs = judge(g.table, cmds)
+	} else {
+		fs = g.index.judge(cmds)
+	}
+	return g.verdict(strings.TrimSpace(cmd), req, cmds, fs)
 }
 
 func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Verdict {

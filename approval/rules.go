@@ -1006,8 +1006,8 @@ func Rules() []Rule {
 
 type compiledRule struct {
 	*Rule
-	command, notCommand, notArgs, globals, env, via *regexp.Regexp
-	args                                            []*regexp.Regexp
+	command, notCommand, notArgs, globals, env, via *pattern
+	args                                            []*pattern
 	// names is the set of program names Command matches when it is only
 	// an anchored list of names (^(rm|srm)$), checked without the regexp.
 	names map[string]bool
@@ -1020,6 +1020,7 @@ var literalNames = regexp.MustCompile(`^\^\(?([a-z0-9@_-]+(\|[a-z0-9@_-]+)*)\)?\
 var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 	out := make([]*compiledRule, 0, len(rules))
 	ids := make(map[string]bool)
+	seen := make(map[string]*pattern) // one pattern for one expression, however many rules use it
 	for i := range rules {
 		r := &rules[i]
 		if r.ID == "" || ids[r.ID] {
@@ -1031,12 +1032,15 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 		}
 		cr := &compiledRule{Rule: r}
 		var err error
-		compile := func(p string) *regexp.Regexp {
+		compile := func(p string) *pattern {
 			if p == "" || err != nil {
 				return nil
 			}
-			var re *regexp.Regexp
-			re, err = regexp.Compile(p)
+			re := seen[p]
+			if re == nil {
+				re, err = compilePattern(p)
+				seen[p] = re
+			}
 			return re
 		}
 		cr.command = compile(r.Command)
@@ -1064,6 +1068,7 @@ type subject struct {
 	c                             *command
 	args, globals, env, via       string
 	haveArgs, haveG, haveE, haveV bool
+	tested                        patternResults // answers of the patterns tested on args
 }
 
 func (s *subject) argLine() string {
@@ -1073,19 +1078,25 @@ func (s *subject) argLine() string {
 	return s.args
 }
 
-func (r *compiledRule) matches(s *subject) bool {
-	c := s.c
+// nameMatches reports whether the parts of r that test only the program
+// name let a command named name through; the rule index files rules by it.
+func (r *compiledRule) nameMatches(name string) bool {
 	if r.names != nil {
-		if !r.names[c.name] {
+		if !r.names[name] {
 			return false
 		}
-	} else if r.command != nil && !r.command.MatchString(c.name) {
+	} else if r.command != nil && !r.command.MatchString(name) {
 		return false
 	}
-	if r.command == nil && r.env == nil && c.name == "" {
+	if r.command == nil && r.env == nil && name == "" {
 		return false
 	}
-	if r.notCommand != nil && r.notCommand.MatchString(c.name) {
+	return r.notCommand == nil || !r.notCommand.MatchString(name)
+}
+
+func (r *compiledRule) matches(s *subject) bool {
+	c := s.c
+	if !r.nameMatches(c.name) {
 		return false
 	}
 	if r.env != nil {
@@ -1113,11 +1124,11 @@ func (r *compiledRule) matches(s *subject) bool {
 		}
 	}
 	for _, re := range r.args {
-		if !re.MatchString(s.argLine()) {
+		if !s.tested.match(re, s.argLine()) {
 			return false
 		}
 	}
-	if r.notArgs != nil && r.notArgs.MatchString(s.argLine()) {
+	if r.notArgs != nil && s.tested.match(r.notArgs, s.argLine()) {
 		return false
 	}
 	return true

@@ -63,28 +63,81 @@ type analyzer struct {
 	parsed   int             // bytes handed to the parser so far
 	budget0  int             // parseBudget: the most bytes the parser may be handed
 	limited  map[string]bool // limit facts already reported
+	path     []step          // the nodes the walks are in, outermost first
+	reader   strings.Reader  // what the parser reads
+}
+
+// step is one node on the path a walk is in.
+type step struct {
+	node  syntax.Node
+	level bool // the node added a level of nesting
 }
 
 // analyze returns every command and fact in src, which must be normalised.
 func analyze(src string) []command {
-	return analyzeGuarded(src, nil)
+	return newAnalyzer().run(src, nil)
 }
 
-// analyzeGuarded is analyze that also records changes to the protected
-// paths g follows.
-func analyzeGuarded(src string, g *guard) []command {
-	a := &analyzer{
-		guard:   g,
-		parser:  syntax.NewParser(syntax.Variant(syntax.LangBash)),
+// newParser returns a parser for the bash the gate reads.
+func newParser() *syntax.Parser {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}
+
+// newAnalyzer returns an analyzer ready to [analyzer.run].
+func newAnalyzer() *analyzer {
+	return &analyzer{
+		parser:  newParser(),
 		infos:   make(map[*syntax.Stmt]*stmtInfo),
 		kinds:   make(map[*syntax.Stmt]codeKind),
+		limited: make(map[string]bool),
+	}
+}
+
+// maxKept bounds the entries of a map or slice an analyzer keeps for its
+// next run; what one large input made it grow to is let go.
+const maxKept = 256
+
+// run returns every command and fact in src, which must be normalised,
+// and also records changes to the protected paths g follows (nil: none).
+// The commands are the analyzer's own until its next run: a Gate runs
+// one analyzer per check at a time and reuses it afterwards, keeping its
+// parser, maps and buffers, which cost more to make than a short command
+// costs to analyse.
+func (a *analyzer) run(src string, g *guard) []command {
+	// Every field starts from its zero value but for the reused
+	// buffers, emptied.
+	*a = analyzer{
+		parser:  a.parser,
+		infos:   reuseMap(a.infos),
+		kinds:   reuseMap(a.kinds),
+		limited: reuseMap(a.limited),
+		cmds:    reuseSlice(a.cmds),
+		path:    reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
+		guard:   g,
 		budget:  maxCommands,
 		budget0: max(maxParseFactor*len(src), minParseBudget),
-		limited: make(map[string]bool),
 	}
 	a.script(src, 0, nil)
 	a.finish()
 	return a.cmds
+}
+
+func reuseMap[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) > maxKept {
+		return make(map[K]V)
+	}
+	clear(m)
+	return m
+}
+
+// reuseSlice empties s for reuse. Only its length is cleared: each run
+// clears what the run before used, so what lies beyond is zero already.
+func reuseSlice[T any](s []T) []T {
+	if cap(s) > maxKept {
+		return nil
+	}
+	clear(s)
+	return s[:0]
 }
 
 func (a *analyzer) add(c command) {
@@ -216,7 +269,12 @@ func (a *analyzer) parse(src string, via []string) (*syntax.File, error) {
 		a.limit(factTooComplex, tooManyCommandsDetail(maxCommands), via)
 		return nil, errLimit
 	}
-	return a.parser.Parse(strings.NewReader(src), "")
+	if f, ok := parsePlain(src); ok {
+		return f, nil
+	}
+	// One reader serves every parse: each ends before the next begins.
+	a.reader.Reset(src)
+	return a.parser.Parse(&a.reader, "")
 }
 
 func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
@@ -224,54 +282,60 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	a.src = src
 	defer func() { a.src = outer }()
 	a.collect(f)
-	seenPipes := make(map[*syntax.BinaryCmd]bool)
+	// The state of this walk, in one piece: the pipelines already judged
+	// with a longer one, and how deeply statements nest.
+	var w struct {
+		seenPipes map[*syntax.BinaryCmd]bool
+		nest      int
+	}
 	// The walk keeps the path to the current node, and how deeply
 	// statements nest on it: a statement inside a subshell, block,
 	// compound command, function or substitution is one level deeper; the
-	// stages of a pipeline or a list are not.
-	type step struct {
-		node  syntax.Node
-		level bool // the node added a level
-	}
-	var path []step
-	nest := 0
+	// stages of a pipeline or a list are not. The path of a walk nested
+	// in this one (code in a string) goes on above base and is gone when
+	// that walk ends.
+	base := len(a.path)
+	defer func() { a.path = a.path[:base] }()
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if n == nil { // the walk leaves the last node entered
-			if last := path[len(path)-1]; last.level {
-				nest--
+			if last := a.path[len(a.path)-1]; last.level {
+				w.nest--
 			}
-			path = path[:len(path)-1]
+			a.path = a.path[:len(a.path)-1]
 			return true
 		}
-		if a.full {
+		if a.full || leaf(n) {
 			return false
 		}
 		level := false
 		if _, ok := n.(*syntax.Stmt); ok {
 			var parent syntax.Node
-			if len(path) > 0 {
-				parent = path[len(path)-1].node
+			if len(a.path) > base {
+				parent = a.path[len(a.path)-1].node
 			}
 			switch parent.(type) {
 			case *syntax.BinaryCmd, *syntax.FuncDecl:
 				// A stage of a pipeline or list, or a function's body,
 				// which its declaration already counted.
 			default:
-				if nest == maxNesting {
+				if w.nest == maxNesting {
 					a.limit(factTooDeep, walkNestedDetail(maxNesting), via)
 					return false
 				}
 				level = true
-				nest++
+				w.nest++
 			}
 		}
-		path = append(path, step{n, level})
+		a.path = append(a.path, step{n, level})
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			a.stmt(n, src, depth, via)
 		case *syntax.BinaryCmd:
-			if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !seenPipes[n] {
-				a.pipe(n, src, depth, via, seenPipes)
+			if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !w.seenPipes[n] {
+				if w.seenPipes == nil {
+					w.seenPipes = make(map[*syntax.BinaryCmd]bool)
+				}
+				a.pipe(n, src, depth, via, w.seenPipes)
 			}
 		case *syntax.FuncDecl:
 			a.funcDecl(n, via)
@@ -287,6 +351,32 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 		}
 		return true
 	})
+}
+
+// leaf reports whether n holds nothing the walk looks at (statements,
+// pipelines, functions, declarations): a name or a word of plain and
+// quoted text. The walk does not go into it.
+func leaf(n syntax.Node) bool {
+	switch n := n.(type) {
+	case *syntax.Lit, *syntax.SglQuoted:
+		return true
+	case *syntax.Word:
+		for _, p := range n.Parts {
+			switch p := p.(type) {
+			case *syntax.Lit, *syntax.SglQuoted:
+			case *syntax.DblQuoted:
+				for _, q := range p.Parts {
+					if _, ok := q.(*syntax.Lit); !ok {
+						return false
+					}
+				}
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func assignText(as *syntax.Assign) string {

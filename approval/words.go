@@ -92,8 +92,22 @@ func hasBrace(w *syntax.Word) bool {
 }
 
 func wordArg(w *syntax.Word) arg {
-	var b strings.Builder
 	a := arg{word: w}
+	// Most words are one piece of plain or single-quoted text, whose
+	// value is that text (or a part of it): no copy is needed.
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			a.text, a.glob = unescapeBare(p.Value), isGlob(p.Value)
+			return a
+		case *syntax.SglQuoted:
+			if !p.Dollar {
+				a.text = p.Value
+				return a
+			}
+		}
+	}
+	var b strings.Builder
 	wordParts(&b, w.Parts, false, &a)
 	a.text = b.String()
 	return a

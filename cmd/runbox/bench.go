@@ -92,7 +92,8 @@ func newBenchCommand(a *app) *cobra.Command {
 		Short: "Measure runbox against a plain baseline in the same run",
 		Long: `Measure runbox's overheads, each against a baseline measured in the same run:
 a command through the local backend versus a bare "bash -c"; the command gate's
-checks per second versus parsing alone; output throughput into a background
+time per command versus parsing alone, in this process and through "runbox check
+--jsonl" over thousands of commands, process start included; output throughput into a background
 job versus cat to /dev/null, and the cost of idle jobs; a command through the
 docker backend versus "docker exec", and container creation to first command
 versus "docker run -d" + "docker exec", cold and from a warm pool (when an
@@ -284,9 +285,8 @@ func quantile(d []time.Duration, q float64) float64 {
 func (a *app) benchCases(opts *benchOptions) []benchCase {
 	cases := []benchCase{
 		{name: "true", backend: "local", baseline: "bash -c true", n: 100, setup: a.benchLocalTrue},
-		{name: "gate.check", backend: "approval", baseline: "shell parse only", n: 200,
-			custom: func(ctx context.Context, p benchParams) (measurement, error) { return a.benchGate(ctx, p.n) }},
 	}
+	cases = append(cases, benchGateCases(a)...)
 	cases = append(cases, benchJobCases(a)...)
 	cases = append(cases, benchSSHCases(a, &opts.ssh)...)
 	return append(cases, benchDockerCases(a)...)

@@ -119,7 +119,7 @@ func TestBench_UnknownOnly(t *testing.T) {
 	if code != exitUsage {
 		t.Errorf("exit %d; want %d", code, exitUsage)
 	}
-	for _, want := range []string{"jobs.idel", "true", "gate.check", "jobs.throughput", "jobs.idle", "docker-exec-true", "docker-create-to-first-command"} {
+	for _, want := range []string{"jobs.idel", "true", "gate.check", "gate.check.jsonl", "jobs.throughput", "jobs.idle", "docker-exec-true", "docker-create-to-first-command"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("error does not mention %q: %q", want, errs)
 		}

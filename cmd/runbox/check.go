@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/envs"
@@ -23,6 +24,9 @@ const (
 
 type checkOptions struct {
 	jsonl bool
+	// parseOnly makes --jsonl parse each command and judge nothing: the
+	// baseline runbox bench measures the gate against.
+	parseOnly bool
 }
 
 func newCheckCommand(a *app) *cobra.Command {
@@ -54,6 +58,8 @@ whatever the configuration says. The exit status is 0 unless the input is bad.`,
 	// runbox check rm -rf / is the same as runbox check -- rm -rf /.
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().BoolVar(&opts.jsonl, "jsonl", false, "read JSON strings from stdin and write one JSON verdict per line (default policy)")
+	cmd.Flags().BoolVar(&opts.parseOnly, "parse-only", false, "with --jsonl, only parse each command as bash (a baseline for runbox bench)")
+	cmd.Flags().MarkHidden("parse-only")
 	return cmd
 }
 
@@ -62,11 +68,17 @@ func runCheck(ctx context.Context, a *app, opts *checkOptions, args []string) er
 		if len(args) > 0 {
 			return usageError{errorf("check: --jsonl reads commands from stdin; give no COMMAND")}
 		}
+		if opts.parseOnly {
+			return parseJSONL(a.stdin, a.stdout)
+		}
 		gate, err := approval.New(approval.Options{})
 		if err != nil {
 			return err
 		}
 		return checkJSONL(ctx, gate, a.stdin, a.stdout)
+	}
+	if opts.parseOnly {
+		return usageError{errorf("check: --parse-only goes with --jsonl")}
 	}
 	if len(args) == 0 {
 		return usageError{errorf("check: want a COMMAND (or --jsonl); see --help")}
@@ -120,9 +132,9 @@ const maxJSONLLine = 4 << 20
 // stops the run with an error naming it, after the lines before it were
 // answered.
 func checkJSONL(ctx context.Context, gate *approval.Gate, in io.Reader, out io.Writer) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
 	bw := bufio.NewWriter(out)
+	sc := bufio.NewScanner(flushingReader{in, bw})
+	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	n := 0
@@ -141,9 +153,64 @@ func checkJSONL(ctx context.Context, gate *approval.Gate, in io.Reader, out io.W
 		if err := enc.Encode(checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons}); err != nil {
 			return errorf("check: %v", err)
 		}
-		// Flush every verdict: a caller may write one line and wait for
-		// its answer before writing the next.
-		if err := bw.Flush(); err != nil {
+	}
+	if err := sc.Err(); err != nil {
+		bw.Flush()
+		return errorf("check: reading stdin: %v", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return errorf("check: %v", err)
+	}
+	return nil
+}
+
+// flushingReader flushes w before each read of r. A scanner reads only
+// when the lines it holds are all answered, so every answer is written
+// before check --jsonl waits for more input: a caller may write one line
+// and wait for its answer before writing the next, while a batch already
+// written is answered in large writes rather than one per line.
+type flushingReader struct {
+	r io.Reader
+	w *bufio.Writer
+}
+
+func (f flushingReader) Read(p []byte) (int, error) {
+	if err := f.w.Flush(); err != nil {
+		return 0, err
+	}
+	return f.r.Read(p)
+}
+
+// parsedLine is one line of check --jsonl --parse-only output.
+type parsedLine struct {
+	Command string `json:"command"`
+	Parsed  bool   `json:"parsed"`
+}
+
+// parseJSONL is checkJSONL with the gate replaced by the shell parser
+// alone, reading and writing the same way: runbox bench measures the
+// gate end to end against it.
+func parseJSONL(in io.Reader, out io.Writer) error {
+	bw := bufio.NewWriter(out)
+	sc := bufio.NewScanner(flushingReader{in, bw})
+	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var command string
+		if err := json.Unmarshal([]byte(line), &command); err != nil {
+			bw.Flush()
+			return usageError{errorf("check: stdin line %d: want a JSON string: %v", n, err)}
+		}
+		_, err := parser.Parse(strings.NewReader(command), "")
+		if err := enc.Encode(parsedLine{Command: command, Parsed: err == nil}); err != nil {
 			return errorf("check: %v", err)
 		}
 	}

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCheck_JSONLGolden protects the --jsonl contract (DESIGN.md): one
@@ -75,5 +80,41 @@ func TestCheck_HumanExitStatus(t *testing.T) {
 	}
 	if _, _, code := cli(t, "", nil, "check", "--jsonl", "ls"); code != exitUsage {
 		t.Errorf("runbox check --jsonl ls: exit %d; want %d", code, exitUsage)
+	}
+}
+
+// TestCheck_JSONLAnswersBeforeReadingOn: a caller that writes one command
+// and waits for its verdict before writing the next gets each verdict
+// while check --jsonl waits for more input (the output is buffered only
+// while input is already there to read).
+func TestCheck_JSONLAnswersBeforeReadingOn(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	a := newApp(inR, outW, io.Discard, func(string) string { return "" })
+	done := make(chan error, 1)
+	go func() {
+		done <- a.execute(context.Background(), []string{"check", "--jsonl"})
+		outW.Close()
+	}()
+	answers := bufio.NewReader(outR)
+	for _, c := range []string{"ls -la", "rm -rf /", "git push --force"} {
+		if _, err := fmt.Fprintf(inW, "%q\n", c); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 1)
+		go func() { l, _ := answers.ReadString('\n'); got <- l }()
+		select {
+		case l := <-got:
+			if !strings.Contains(l, fmt.Sprintf(`"command":%q`, c)) {
+				t.Fatalf("answer to %q = %q", c, l)
+			}
+		case <-time.After(30 * time.Second): // a hang, not a speed bound
+			inW.Close()
+			t.Fatalf("no answer to %q while check --jsonl waits for input", c)
+		}
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,11 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"golang.org/x/term"
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/envs"
@@ -102,41 +99,4 @@ func (a *app) interactive() bool {
 	in, ok1 := a.stdin.(*os.File)
 	errf, ok2 := a.stderr.(*os.File)
 	return ok1 && ok2 && term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(errf.Fd()))
-}
-
-// benchGate measures the gate's checks per second over a mixed set of real
-// agent commands, against parsing the same commands alone.
-func (a *app) benchGate(ctx context.Context, n int) (measurement, error) {
-	gate, err := approval.New(approval.Options{})
-	if err != nil {
-		return measurement{}, err
-	}
-	cmds := approval.SampleCommands()
-	check := func(ctx context.Context) error {
-		for _, c := range cmds {
-			gate.Check(ctx, approval.Request{Command: c, Backend: "local"})
-		}
-		return nil
-	}
-	parse := func(context.Context) error {
-		p := syntax.NewParser(syntax.Variant(syntax.LangBash))
-		for _, c := range cmds {
-			p.Parse(strings.NewReader(c), "")
-		}
-		return nil
-	}
-	rounds := max(1, n/10)
-	opT, _ := timeN(ctx, check, rounds)
-	baseT, _ := timeN(ctx, parse, rounds)
-	var total time.Duration
-	for _, d := range opT {
-		total += d
-	}
-	per := float64(len(cmds)) // per-command latencies below, in ms
-	return measurement{
-		Name: "gate.check", Backend: "approval", N: rounds * len(cmds),
-		P50ms: quantile(opT, 0.5) / per, P99ms: quantile(opT, 0.99) / per,
-		Baseline: "shell parse only", BaselineP50ms: quantile(baseT, 0.5) / per,
-		PerSecond: float64(rounds*len(cmds)) / total.Seconds(),
-	}, nil
 }

@@ -1,0 +1,105 @@
+package approval
+
+import "mvdan.cc/sh/v3/syntax"
+
+// parsePlain builds the syntax tree of a command line made only of plain
+// words ("git status", "go test ./...", "rm -rf node_modules"), the
+// commonest input by far, without the parser: the tree is the one
+// [syntax.Parser] builds, node for node (a test holds the two to each
+// other), at a fraction of the cost. Anything else, and anything that
+// might not be one simple command of literal words (quotes, expansions,
+// operators, globs, comments, reserved words, assignments, declarations,
+// several lines), reports false and goes to the parser.
+func parsePlain(src string) (*syntax.File, bool) {
+	// First pass: check every byte and count the words.
+	n := 0
+	for i := 0; i < len(src); {
+		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+			i++
+		}
+		if i == len(src) {
+			break
+		}
+		start := i
+		for i < len(src) && src[i] != ' ' && src[i] != '\t' {
+			c := src[i]
+			if !plainByte(c) && (c != '=' || n == 0) {
+				return nil, false
+			}
+			i++
+		}
+		if n == 0 && plainKeywords[src[start:i]] {
+			return nil, false
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, false
+	}
+	// Second pass: two allocations for the words, one for the rest.
+	nodes := make([]plainWord, n)
+	args := make([]*syntax.Word, n)
+	k := 0
+	for i := 0; i < len(src); {
+		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+			i++
+		}
+		if i == len(src) {
+			break
+		}
+		start := i
+		for i < len(src) && src[i] != ' ' && src[i] != '\t' {
+			i++
+		}
+		w := &nodes[k]
+		w.lit = syntax.Lit{ValuePos: linePos(start), ValueEnd: linePos(i), Value: src[start:i]}
+		w.part[0] = &w.lit
+		w.word.Parts = w.part[:]
+		args[k] = &w.word
+		k++
+	}
+	t := &plainTree{}
+	t.call.Args = args
+	t.stmt = syntax.Stmt{Cmd: &t.call, Position: args[0].Pos()}
+	t.stmts[0] = &t.stmt
+	t.file.Stmts = t.stmts[:]
+	return &t.file, true
+}
+
+// plainWord holds the nodes of one plain word.
+type plainWord struct {
+	word syntax.Word
+	part [1]syntax.WordPart
+	lit  syntax.Lit
+}
+
+// plainTree holds the nodes of a plain command line but its words.
+type plainTree struct {
+	file  syntax.File
+	stmts [1]*syntax.Stmt
+	stmt  syntax.Stmt
+	call  syntax.CallExpr
+}
+
+// linePos is the position of byte offset off on the first line.
+func linePos(off int) syntax.Pos { return syntax.NewPos(uint(off), 1, uint(off)+1) }
+
+// plainByte reports whether c can be part of a plain word anywhere; "=",
+// which makes a first word an assignment, is plain only after it.
+func plainByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	switch c {
+	case '_', '.', '/', ':', '@', '%', '+', ',', '-':
+		return true
+	}
+	return false
+}
+
+// plainKeywords are the words that, first on a line, the parser reads as
+// something other than a program name: bash's reserved words and the
+// builtins it parses as clauses of their own.
+var plainKeywords = setOf(`if then else elif fi case esac for select while until do done in function time coproc
+let declare local export readonly typeset nameref`)
