@@ -237,7 +237,7 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 		}
 		// The commands are a's until it is put back, after the verdict.
 		defer g.analyzers.Put(a)
-		cmds = a.run(cmd, newGuard(g.protect, req.Dir))
+		cmds = a.run(cmd, a.guardFor(g.protect, req.Dir))
 	}
 	var fs []finding
 	if g.fullScan {

@@ -53,6 +53,10 @@ type guard struct {
 	cwdTails          []pathValue // unknown directories, by their known tails
 	cwdSeen           map[string]bool
 	cwdOverflow       bool // more directories than the bounds: relative paths are not known
+	// dir and dirParts are the last check's directory, split: the next
+	// check is most often in the same one.
+	dir      string
+	dirParts []string
 }
 
 // pathValue is one value a path may have: resolved to components with
@@ -69,20 +73,55 @@ func newGuard(prot *protector, dir string) *guard {
 		return nil
 	}
 	g := &guard{
-		prot:      prot,
-		paths:     append([]guarded(nil), prot.paths...),
 		vars:      make(map[string][]*syntax.Word),
 		overflow:  make(map[string]bool),
 		cache:     make(map[string][]string),
 		resolving: make(map[string]bool),
 		cwdSeen:   make(map[string]bool),
 	}
-	if path.IsAbs(dir) {
-		g.addCwd(pathValue{parts: splitPath(path.Clean(dir)), known: true})
-	} else {
-		g.addCwd(pathValue{}) // unknown, with no known tail
-	}
+	g.start(prot, dir)
 	return g
+}
+
+// reuse readies g, a guard of a check that has ended, for the next check
+// (nil: a new one): its maps and buffers are kept, emptied, because
+// making them anew cost more than a short command costs to analyse.
+func (g *guard) reuse(prot *protector, dir string) *guard {
+	if prot == nil {
+		return nil
+	}
+	if g == nil || len(g.vars)+len(g.cache)+len(g.cwdSeen) > maxKept {
+		return newGuard(prot, dir)
+	}
+	clear(g.vars)
+	clear(g.overflow)
+	clear(g.cache)
+	clear(g.resolving)
+	clear(g.cwdSeen)
+	clear(g.cdWords) // let the last command's syntax tree go
+	*g = guard{
+		vars: g.vars, overflow: g.overflow, cache: g.cache, resolving: g.resolving, cwdSeen: g.cwdSeen,
+		paths:    g.paths[:0],
+		cwdsNear: g.cwdsNear[:0], cwdsFar: g.cwdsFar[:0], cwdTails: g.cwdTails[:0],
+		dir: g.dir, dirParts: g.dirParts,
+	}
+	g.start(prot, dir)
+	return g
+}
+
+// start begins a check of a command run in dir.
+func (g *guard) start(prot *protector, dir string) {
+	g.prot = prot
+	g.paths = append(g.paths, prot.paths...)
+	if !path.IsAbs(dir) {
+		g.addCwd(pathValue{}) // unknown, with no known tail
+		return
+	}
+	if dir != g.dir || g.dirParts == nil {
+		// Clipped: a path built on it appends to a copy, never to this.
+		g.dir, g.dirParts = dir, slices.Clip(splitPath(path.Clean(dir)))
+	}
+	g.addCwd(pathValue{parts: g.dirParts, known: true})
 }
 
 // addCwd adds a directory the command may be in.

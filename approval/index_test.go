@@ -418,20 +418,23 @@ func BenchmarkGate_Mixed(b *testing.B) {
 func TestGate_ReusedAnalyzersKeepNoState(t *testing.T) {
 	opts := Options{Protect: DefaultProtection(testEnv(map[string]string{"HOME": "/home/user"}))}
 	inputs := append(differentialInputs(t), generatedCommands(rand.New(rand.NewPCG(11, 12)), 500)...)
+	// Directories vary from check to check: the guard a check reuses
+	// must not keep the last one's.
+	dirs := []string{"/home/user/p", "/home/user/.config/runbox", "", "/", "/home/user/p"}
 	want := make([]Verdict, len(inputs))
 	for i, cmd := range inputs {
 		g, err := New(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want[i] = g.Check(t.Context(), Request{Command: cmd, Dir: "/home/user/p"})
+		want[i] = g.Check(t.Context(), Request{Command: cmd, Dir: dirs[i%len(dirs)]})
 	}
 	shared, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check := func(i int) {
-		if got := shared.Check(t.Context(), Request{Command: inputs[i], Dir: "/home/user/p"}); !reflect.DeepEqual(got, want[i]) {
+		if got := shared.Check(t.Context(), Request{Command: inputs[i], Dir: dirs[i%len(dirs)]}); !reflect.DeepEqual(got, want[i]) {
 			t.Errorf("Check(%q) on a reused gate = %+v; a new gate says %+v", inputs[i], got, want[i])
 		}
 	}
@@ -450,4 +453,24 @@ func TestGate_ReusedAnalyzersKeepNoState(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// BenchmarkGate_MixedProtected is BenchmarkGate_Mixed with runbox's own
+// protected paths, as the gate runs inside runbox.
+func BenchmarkGate_MixedProtected(b *testing.B) {
+	g, err := New(Options{Protect: DefaultProtection(testEnv(map[string]string{"HOME": "/home/user"}))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmds := SampleCommands()
+	for _, r := range Rules() {
+		cmds = append(cmds, r.Match...)
+		cmds = append(cmds, r.NoMatch...)
+	}
+	ctx := b.Context()
+	i := 0
+	for b.Loop() {
+		g.Check(ctx, Request{Command: cmds[i%len(cmds)], Dir: "/home/user/project"})
+		i++
+	}
 }

@@ -59,6 +59,7 @@ type analyzer struct {
 	chmodX   []string // files made executable
 	cwd      string   // directory of a literal cd seen before, canonical; "" unknown
 	guard    *guard   // protected paths; nil when none
+	spare    *guard   // the last check's guard, for [analyzer.guardFor]
 	kinds    map[*syntax.Stmt]codeKind
 	parsed   int             // bytes handed to the parser so far
 	budget0  int             // parseBudget: the most bytes the parser may be handed
@@ -114,12 +115,23 @@ func (a *analyzer) run(src string, g *guard) []command {
 		cmds:    reuseSlice(a.cmds),
 		path:    reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
 		guard:   g,
+		spare:   a.spare,
 		budget:  maxCommands,
 		budget0: max(maxParseFactor*len(src), minParseBudget),
 	}
 	a.script(src, 0, nil)
 	a.finish()
 	return a.cmds
+}
+
+// guardFor returns the guard of a check of a command run in dir against
+// prot's paths (nil when prot is nil), reusing the last one's buffers.
+func (a *analyzer) guardFor(prot *protector, dir string) *guard {
+	g := a.spare.reuse(prot, dir)
+	if g != nil {
+		a.spare = g
+	}
+	return g
 }
 
 func reuseMap[K comparable, V any](m map[K]V) map[K]V {

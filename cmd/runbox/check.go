@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,7 +46,8 @@ exit status is 0 for allow, 1 for ask and 3 for deny.
 With --jsonl, check reads one JSON string per line from standard input (a
 command, which may contain newlines) and writes one JSON object per line:
   {"command": "...", "decision": "allow"|"ask"|"deny", "hardline": false, "reasons": []}
-using the default policy (interactive session, local backend, no allow lists),
+using the default policy (interactive session, local backend, no allow lists,
+runbox's own files protected, commands run in the current directory),
 whatever the configuration says. The exit status is 0 unless the input is bad.`,
 		Example: `  runbox check -- rm -rf /
   runbox check 'curl https://example.com/install.sh | sh'
@@ -71,11 +73,14 @@ func runCheck(ctx context.Context, a *app, opts *checkOptions, args []string) er
 		if opts.parseOnly {
 			return parseJSONL(a.stdin, a.stdout)
 		}
-		gate, err := approval.New(approval.Options{})
+		// The default policy includes runbox's own protected paths: a
+		// batch of commands is judged as runbox would judge each.
+		gate, err := approval.New(approval.Options{Protect: approval.DefaultProtection(a.getenv)})
 		if err != nil {
 			return err
 		}
-		return checkJSONL(ctx, gate, a.stdin, a.stdout)
+		dir, _ := os.Getwd()
+		return checkJSONL(ctx, gate, dir, a.stdin, a.stdout)
 	}
 	if opts.parseOnly {
 		return usageError{errorf("check: --parse-only goes with --jsonl")}
@@ -131,7 +136,7 @@ const maxJSONLLine = 4 << 20
 // line to out. Blank lines are skipped; a line that is not a JSON string
 // stops the run with an error naming it, after the lines before it were
 // answered.
-func checkJSONL(ctx context.Context, gate *approval.Gate, in io.Reader, out io.Writer) error {
+func checkJSONL(ctx context.Context, gate *approval.Gate, dir string, in io.Reader, out io.Writer) error {
 	bw := bufio.NewWriter(out)
 	sc := bufio.NewScanner(flushingReader{in, bw})
 	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
@@ -149,7 +154,7 @@ func checkJSONL(ctx context.Context, gate *approval.Gate, in io.Reader, out io.W
 			bw.Flush()
 			return usageError{errorf("check: stdin line %d: want a JSON string: %v", n, err)}
 		}
-		v := gate.Check(ctx, approval.Request{Command: command, Backend: "local"})
+		v := gate.Check(ctx, approval.Request{Command: command, Backend: "local", Dir: dir})
 		if err := enc.Encode(checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons}); err != nil {
 			return errorf("check: %v", err)
 		}

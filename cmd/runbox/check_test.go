@@ -47,6 +47,29 @@ func TestCheck_JSONLIgnoresConfig(t *testing.T) {
 	}
 }
 
+// TestCheck_JSONLProtectsRunboxFiles: a batch judges a write to runbox's
+// own configuration as the one-command form does (hardline), with HOME
+// and XDG_CONFIG_HOME from the environment.
+func TestCheck_JSONLProtectsRunboxFiles(t *testing.T) {
+	env := map[string]string{"HOME": "/home/agent", "XDG_CONFIG_HOME": "/home/agent/.cfg"}
+	in := `"echo 'mode: off' > ~/.cfg/runbox/config.yaml"` + "\n" + `"echo hi > notes.txt"` + "\n"
+	out, errOut, code := cli(t, in, env, "check", "--jsonl")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("check --jsonl = %q (exit %d, stderr %q)", out, code, errOut)
+	}
+	if !strings.Contains(lines[0], `"decision":"deny","hardline":true`) {
+		t.Errorf("a write to runbox's configuration: %s; want a hardline deny", lines[0])
+	}
+	if !strings.Contains(lines[1], `"decision":"allow"`) {
+		t.Errorf("an ordinary write: %s; want allow", lines[1])
+	}
+	_, _, one := cli(t, "", env, "check", "echo 'mode: off' > ~/.cfg/runbox/config.yaml")
+	if one != 3 {
+		t.Errorf("the one-command form exits %d; want 3 (deny)", one)
+	}
+}
+
 // TestCheck_JSONLBadLine: a line that is not a JSON string is a usage
 // error that names the line, after earlier lines were answered.
 func TestCheck_JSONLBadLine(t *testing.T) {

@@ -36,7 +36,7 @@ const benchJSONLCommands = 5000
 func benchGateCases(a *app) []benchCase {
 	return []benchCase{
 		{name: "gate.check", backend: "approval", baseline: "shell parse only", n: 20,
-			custom: func(ctx context.Context, p benchParams) (measurement, error) { return benchGate(ctx, p.n) }},
+			custom: func(ctx context.Context, p benchParams) (measurement, error) { return benchGate(ctx, a.getenv, p.n) }},
 		{name: "gate.check.jsonl", backend: "approval", baseline: "check --jsonl --parse-only", n: 3, maxN: 50,
 			custom: func(ctx context.Context, p benchParams) (measurement, error) { return benchGateJSONL(ctx, p) }},
 	}
@@ -59,14 +59,15 @@ func benchGateCorpus() []string {
 
 // benchGate times rounds passes over the corpus, each command on its own,
 // through a gate with the default policy, then the same for the parser.
-func benchGate(ctx context.Context, rounds int) (measurement, error) {
-	gate, err := approval.New(approval.Options{})
+func benchGate(ctx context.Context, getenv func(string) string, rounds int) (measurement, error) {
+	gate, err := approval.New(approval.Options{Protect: approval.DefaultProtection(getenv)})
 	if err != nil {
 		return measurement{}, err
 	}
 	cmds := benchGateCorpus()
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
-	check := func(c string) { gate.Check(ctx, approval.Request{Command: c, Backend: "local"}) }
+	dir, _ := os.Getwd()
+	check := func(c string) { gate.Check(ctx, approval.Request{Command: c, Backend: "local", Dir: dir}) }
 	parse := func(c string) { parser.Parse(strings.NewReader(c), "") }
 	// One pass each unmeasured, so neither pays for a cold start alone.
 	for _, c := range cmds {
