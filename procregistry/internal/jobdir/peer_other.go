@@ -3,12 +3,14 @@
 package jobdir
 
 import (
-	"errors"
+	"fmt"
 	"net"
+
+	"github.com/runbox/runbox/envs"
 )
 
-// CheckPeer refuses every connection where the peer's credentials
-// cannot be read.
+// CheckPeer refuses every connection: without SO_PEERCRED the peer's uid
+// cannot be checked, and an unchecked socket would serve anyone.
 func CheckPeer(net.Conn) error {
-	return errors.New("procregistry: peer credentials are not available on this platform")
+	return fmt.Errorf("procregistry: peer credentials on this OS: %w", envs.ErrUnsupported)
 }
