@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -58,51 +57,25 @@ func hostLaunch(state string) int {
 		fmt.Printf("supervisor host: %v\n", err)
 		return 1
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fail(err)
-	}
 	hdir := filepath.Join(state, jobdir.HostDir)
 	if err := jobdir.CheckPrivateDir(hdir); err != nil {
 		return fail(err)
 	}
 	argv := append(append([]string{}, os.Args[:len(os.Args)-2]...), hostFlag+"-detached", state)
-	devnull, err := os.Open(os.DevNull)
+	// The host gets this process's environment, the registry's own (never
+	// a job's: a job's environment reaches the host only in its request,
+	// and only that job's wrapper gets it).
+	msg, err := startDetached(argv, filepath.Join(hdir, jobdir.HostLog))
 	if err != nil {
 		return fail(err)
 	}
-	defer devnull.Close()
-	logf, err := jobdir.OpenPrivateFile(filepath.Join(hdir, jobdir.HostLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fail(err)
-	}
-	defer logf.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fail(err)
-	}
-	// Env nil: the host gets this process's environment, the registry's
-	// own (never a job's: a job's environment reaches the host only in
-	// its request, and only that job's wrapper gets it).
-	p, err := os.StartProcess(self, argv, &os.ProcAttr{
-		Files: []*os.File{devnull, devnull, logf, w},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
-	})
-	w.Close()
-	if err != nil {
-		r.Close()
-		return fail(err)
-	}
-	p.Release()
-	msg, _ := io.ReadAll(io.LimitReader(r, 64<<10))
-	r.Close()
-	switch s := strings.TrimSpace(string(msg)); s {
+	switch msg {
 	case "ok", "busy": // busy: another host serves the directory
 		return 0
 	case "":
 		return fail(errors.New("exited before reporting"))
 	default:
-		fmt.Println(s)
+		fmt.Println(msg)
 		return 1
 	}
 }

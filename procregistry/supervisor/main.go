@@ -65,48 +65,22 @@ func superviseLaunch(dir string, useHost bool) int {
 		fmt.Printf("supervisor: %v\n", err)
 		return 1
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fail(err)
-	}
 	// The argv that ran this stage, minus its arguments.
 	argv := append(append([]string{}, os.Args[:len(os.Args)-1]...), stage2Flag, dir)
 	if !useHost {
 		argv = append(append([]string{}, os.Args[:len(os.Args)-2]...), stage2Flag, dir)
 	}
-	devnull, err := os.Open(os.DevNull)
+	// The second stage inherits this process's environment, which is the
+	// child environment the backend built with spawn.
+	msg, err := startDetached(argv, filepath.Join(dir, jobdir.FileSupLog))
 	if err != nil {
 		return fail(err)
 	}
-	defer devnull.Close()
-	supLog, err := jobdir.OpenPrivateFile(filepath.Join(dir, jobdir.FileSupLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fail(err)
-	}
-	defer supLog.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fail(err)
-	}
-	// Env nil: the second stage inherits this process's environment,
-	// which is the child environment the backend built with spawn.
-	p, err := os.StartProcess(self, argv, &os.ProcAttr{
-		Files: []*os.File{devnull, devnull, supLog, w},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
-	})
-	w.Close()
-	if err != nil {
-		r.Close()
-		return fail(err)
-	}
-	p.Release()
-	msg, _ := io.ReadAll(io.LimitReader(r, 64<<10))
-	r.Close()
-	if s := strings.TrimSpace(string(msg)); s != "ok" {
-		if s == "" {
-			s = "detached supervisor exited before reporting"
+	if msg != "ok" {
+		if msg == "" {
+			msg = "detached supervisor exited before reporting"
 		}
-		fmt.Println(s)
+		fmt.Println(msg)
 		return 1
 	}
 	return 0
@@ -175,4 +149,41 @@ func recorded(dir string) bool {
 		}
 	}
 	return false
+}
+
+// startDetached starts this executable with argv in a session of its own,
+// stdin and stdout on /dev/null and stderr appended to logPath, and
+// returns what it reports (trimmed) on its fd 3 before closing it: "ok",
+// or why it could not start. The process inherits this one's environment.
+func startDetached(argv []string, logPath string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return "", err
+	}
+	defer devnull.Close()
+	logf, err := jobdir.OpenPrivateFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer logf.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	p, err := os.StartProcess(self, argv, &os.ProcAttr{
+		Files: []*os.File{devnull, devnull, logf, w},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	w.Close()
+	if err != nil {
+		return "", err
+	}
+	p.Release()
+	msg, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+	return strings.TrimSpace(string(msg)), nil
 }
