@@ -137,6 +137,15 @@ const maxJSONLLine = 4 << 20
 // stops the run with an error naming it, after the lines before it were
 // answered.
 func checkJSONL(ctx context.Context, gate *approval.Gate, dir string, in io.Reader, out io.Writer) error {
+	return answerJSONL(in, out, func(command string) any {
+		v := gate.Check(ctx, approval.Request{Command: command, Backend: "local", Dir: dir})
+		return checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons}
+	})
+}
+
+// answerJSONL reads one JSON string per line from in and writes
+// answer's value for each as one line of JSON to out (see checkJSONL).
+func answerJSONL(in io.Reader, out io.Writer, answer func(command string) any) error {
 	bw := bufio.NewWriter(out)
 	sc := bufio.NewScanner(flushingReader{in, bw})
 	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
@@ -154,8 +163,7 @@ func checkJSONL(ctx context.Context, gate *approval.Gate, dir string, in io.Read
 			bw.Flush()
 			return usageError{errorf("check: stdin line %d: want a JSON string: %v", n, err)}
 		}
-		v := gate.Check(ctx, approval.Request{Command: command, Backend: "local", Dir: dir})
-		if err := enc.Encode(checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons}); err != nil {
+		if err := enc.Encode(answer(command)); err != nil {
 			return errorf("check: %v", err)
 		}
 	}
@@ -196,35 +204,9 @@ type parsedLine struct {
 // alone, reading and writing the same way: runbox bench measures the
 // gate end to end against it.
 func parseJSONL(in io.Reader, out io.Writer) error {
-	bw := bufio.NewWriter(out)
-	sc := bufio.NewScanner(flushingReader{in, bw})
-	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var command string
-		if err := json.Unmarshal([]byte(line), &command); err != nil {
-			bw.Flush()
-			return usageError{errorf("check: stdin line %d: want a JSON string: %v", n, err)}
-		}
+	return answerJSONL(in, out, func(command string) any {
 		_, err := parser.Parse(strings.NewReader(command), "")
-		if err := enc.Encode(parsedLine{Command: command, Parsed: err == nil}); err != nil {
-			return errorf("check: %v", err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		bw.Flush()
-		return errorf("check: reading stdin: %v", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return errorf("check: %v", err)
-	}
-	return nil
+		return parsedLine{Command: command, Parsed: err == nil}
+	})
 }
