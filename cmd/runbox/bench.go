@@ -270,7 +270,8 @@ func timeN(ctx context.Context, f func(context.Context) error, n int) ([]time.Du
 	return d, nil
 }
 
-// quantile returns the q-quantile in milliseconds (nearest rank).
+// quantile returns the q-quantile in milliseconds (nearest rank), not
+// rounded: the gate's times are a few microseconds.
 func quantile(d []time.Duration, q float64) float64 {
 	if len(d) == 0 {
 		return 0
@@ -279,7 +280,7 @@ func quantile(d []time.Duration, q float64) float64 {
 	slices.Sort(s)
 	i := int(q*float64(len(s))+0.5) - 1
 	i = max(0, min(i, len(s)-1))
-	return float64(s[i].Microseconds()) / 1000
+	return float64(s[i]) / float64(time.Millisecond)
 }
 
 func (a *app) benchCases(opts *benchOptions) []benchCase {

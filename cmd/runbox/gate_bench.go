@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"time"
 
@@ -97,8 +96,8 @@ func benchGate(ctx context.Context, getenv func(string) string, rounds int) (mea
 	}
 	return measurement{
 		Name: "gate.check", Backend: "approval", N: len(opT),
-		P50ms: quantileExact(opT, 0.5), P99ms: quantileExact(opT, 0.99),
-		Baseline: "shell parse only", BaselineP50ms: quantileExact(baseT, 0.5),
+		P50ms: quantile(opT, 0.5), P99ms: quantile(opT, 0.99),
+		Baseline: "shell parse only", BaselineP50ms: quantile(baseT, 0.5),
 		PerSecond: float64(len(opT)) / total.Seconds(),
 	}, nil
 }
@@ -157,9 +156,9 @@ func benchGateJSONL(ctx context.Context, p benchParams) (measurement, error) {
 	}
 	return measurement{
 		Name: "gate.check.jsonl", Backend: "approval", N: p.n * benchJSONLCommands,
-		P50ms: quantileExact(opT, 0.5), P99ms: quantileExact(opT, 0.99),
-		Baseline: "check --jsonl --parse-only", BaselineP50ms: quantileExact(baseT, 0.5),
-		PerSecond: 1 / (quantileExact(opT, 0.5) / 1000),
+		P50ms: quantile(opT, 0.5), P99ms: quantile(opT, 0.99),
+		Baseline: "check --jsonl --parse-only", BaselineP50ms: quantile(baseT, 0.5),
+		PerSecond: 1 / (quantile(opT, 0.5) / 1000),
 	}, nil
 }
 
@@ -179,17 +178,4 @@ func countVerdicts(out *bytes.Buffer) (int, error) {
 		n++
 	}
 	return n, sc.Err()
-}
-
-// quantileExact is quantile (nearest rank, in milliseconds) without
-// rounding to the microsecond: the gate's times are a few microseconds.
-func quantileExact(d []time.Duration, q float64) float64 {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	i := int(q*float64(len(s))+0.5) - 1
-	i = max(0, min(i, len(s)-1))
-	return float64(s[i]) / float64(time.Millisecond)
 }
