@@ -311,15 +311,7 @@ func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error)
 // overlay lays Options.Env under the command's own. It is applied here,
 // not by the agent host, so that an environment made ahead of its user (a
 // pool's) takes the Env of the user it is handed to.
-func (e *Env) overlay(cmd envs.Command) envs.Command {
-	if len(e.opts.Env) == 0 {
-		return cmd
-	}
-	m := maps.Clone(e.opts.Env)
-	maps.Copy(m, cmd.Env)
-	cmd.Env = m
-	return cmd
-}
+func (e *Env) overlay(cmd envs.Command) envs.Command { return remote.Overlay(e.opts.Env, cmd) }
 
 // Capabilities reports what this environment enforces: the agent's
 // guarantees inside the container (the exec API's, in the fallback), plus

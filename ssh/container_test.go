@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/ssh"
 	"github.com/runbox/runbox/ssh/sshtest"
 )
@@ -25,17 +23,7 @@ func containerOptions(t *testing.T, d *sshtest.Server) ssh.Options {
 // a filesystem and processes of its own.
 func TestEnvContainer_Conformance(t *testing.T) {
 	d := sshtest.StartContainer(t)
-	o := containerOptions(t, d)
-	envtest.Run(t, func(t *testing.T) envs.Environment {
-		env, err := ssh.New(ctx(t), o)
-		if err != nil {
-			t.Fatalf("ssh.New: %v", err)
-		}
-		if fb := env.Fallback(); fb != "" {
-			t.Fatalf("agent not in use: %s", fb)
-		}
-		return env
-	})
+	conformance(t, containerOptions(t, d))
 }
 
 // Commands run on the other host: its hostname, its files; the agent is

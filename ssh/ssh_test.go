@@ -69,7 +69,12 @@ func run(t *testing.T, env envs.Environment, shell string) *envs.Result {
 // for local holds over ssh.
 func TestEnv_Conformance(t *testing.T) {
 	d := sshtest.Start(t)
-	o := options(t, d)
+	conformance(t, options(t, d))
+}
+
+// conformance runs the conformance suite on environments opened with o,
+// each through the agent.
+func conformance(t *testing.T, o ssh.Options) {
 	envtest.Run(t, func(t *testing.T) envs.Environment {
 		env, err := ssh.New(ctx(t), o)
 		if err != nil {

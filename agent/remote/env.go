@@ -234,11 +234,15 @@ func isLost(err error) bool {
 }
 
 // overlay lays Options.Env under the command's own.
-func (e *Env) overlay(cmd envs.Command) envs.Command {
-	if len(e.opts.Env) == 0 {
+func (e *Env) overlay(cmd envs.Command) envs.Command { return Overlay(e.opts.Env, cmd) }
+
+// Overlay returns cmd with base laid under its own variables: a variable
+// the command sets wins over base's.
+func Overlay(base map[string]string, cmd envs.Command) envs.Command {
+	if len(base) == 0 {
 		return cmd
 	}
-	m := maps.Clone(e.opts.Env)
+	m := maps.Clone(base)
 	maps.Copy(m, cmd.Env)
 	cmd.Env = m
 	return cmd
