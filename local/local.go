@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -119,6 +120,9 @@ type Env struct {
 	warming      chan struct{}
 	warmFailures int
 	bg           sync.WaitGroup
+	// noCloneInto: the kernel refused to start a child inside its cgroup
+	// (see startInto); children are moved in after they start.
+	noCloneInto atomic.Bool
 
 	// reaper keeps containers that could not be removed and retries them;
 	// Close retries once more and reports what is still pending.

@@ -240,7 +240,8 @@ func (e *Env) startWarm() (w *warmShell, err error) {
 		xc.Path = e.opts.Subreaper[0]
 		xc.ExtraFiles = append([]*os.File{rw}, xc.ExtraFiles...)
 	}
-	if err := xc.Start(); err != nil {
+	xc, placed, err := e.startInto(xc, w.cont)
+	if err != nil {
 		return nil, fmt.Errorf("local: warm shell: %w", err)
 	}
 	w.cmd = xc
@@ -248,7 +249,7 @@ func (e *Env) startWarm() (w *warmShell, err error) {
 	if w.proc.PID == 0 {
 		w.proc = termination.Proc{PID: xc.Process.Pid}
 	}
-	if w.cont != nil {
+	if w.cont != nil && !placed {
 		if err := launch.Place(ctx, w.cont, xc.Process.Pid); err != nil {
 			if !w.limits.IsZero() {
 				return nil, fmt.Errorf("local: %w", err)

@@ -1,0 +1,52 @@
+package local
+
+import (
+	"os"
+	"os/exec"
+
+	"github.com/runbox/runbox/termination"
+)
+
+// startInto starts xc directly inside cont's cgroup when cont is a cgroup2
+// group alone (no v1 limit groups beside it): the kernel forks the child
+// there (clone3 with CLONE_INTO_CGROUP), instead of moving it in after it
+// started, a migration that costs more than the shell's start itself on
+// many kernels. placed is false when xc was started the ordinary way (the
+// caller then adds it to cont): the container is of another kind, or the
+// kernel lacks the flag, which is then not tried again.
+func (e *Env) startInto(xc *exec.Cmd, cont termination.Container) (started *exec.Cmd, placed bool, err error) {
+	dir := cgroup2Only(cont)
+	if dir == "" || e.noCloneInto.Load() {
+		return xc, false, xc.Start()
+	}
+	fd, err := os.Open(dir)
+	if err != nil {
+		return xc, false, xc.Start()
+	}
+	defer fd.Close()
+	attr := *xc.SysProcAttr
+	attr.UseCgroupFD, attr.CgroupFD = true, int(fd.Fd())
+	into := *xc
+	into.SysProcAttr = &attr
+	if err := into.Start(); err == nil {
+		return &into, true, nil
+	}
+	e.noCloneInto.Store(true)
+	return xc, false, xc.Start()
+}
+
+// cgroup2Only returns the cgroup2 directory of cont when that directory
+// alone is the container, and "" otherwise.
+func cgroup2Only(cont termination.Container) string {
+	if cont == nil {
+		return ""
+	}
+	if m := cont.Mechanism(); m != termination.CgroupV2 && m != termination.Hybrid {
+		return ""
+	}
+	ref := cont.Ref()
+	if len(ref.V1Dirs) > 0 {
+		return ""
+	}
+	return ref.V2Dir
+}
