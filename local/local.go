@@ -112,12 +112,15 @@ type Env struct {
 	stateNames map[string]bool // variables exported in the adopted state
 	spills     []string        // spill files Close removes (RemoveSpillsOnClose)
 
-	// The warm shell: warm is ready for the next command that fits it;
-	// warming is closed when the one being started is ready (nil when
-	// none is); warmFailures counts failures in a row; bg owns the
-	// goroutines that start and dispose of warm shells.
-	warm         *warmShell
-	warming      chan struct{}
+	// The warm shells (see warm.go): warm wait for the next commands
+	// that fit them; warmStarting are being started; warmWant is how
+	// many the pool keeps (0 means 1); warmed, when not nil, is closed
+	// when a start ends; warmFailures counts failures in a row; bg owns
+	// the goroutines that start and dispose of warm shells.
+	warm         []*warmShell
+	warmStarting int
+	warmWant     int
+	warmed       chan struct{}
 	warmFailures int
 	bg           sync.WaitGroup
 	// noCloneInto: the kernel refused to start a child inside its cgroup

@@ -27,6 +27,7 @@ import (
 // launch.ExitGateClosed having run nothing.
 const warmPrologue = `builtin unset BASH_ENV
 ` + warmTouch + `
+builtin printf . >&4; builtin exec 4>&-
 builtin . /dev/fd/3 2>/dev/null
 builtin exec 3<&-
 if [ -z "${__rb_dir+set}" ]; then builtin exit 125; fi
@@ -89,73 +90,97 @@ func (e *Env) warmFits(c envs.Command, out, errc *envs.Capture, limits envs.Limi
 		limits == e.opts.Limits && len(c.Shell) <= maxWarmScript && !strings.ContainsRune(c.Shell, 0)
 }
 
-// prewarm starts the next warm shell in the background, unless one is
-// ready or on its way. The goroutine belongs to the environment: Close
-// waits for it.
+// warmPoolMax is how many shells may wait at once. One is enough for
+// commands that come with pauses between them (an agent thinking); while
+// they come back to back — a command found none ready and had to wait for
+// the one starting — a second one starts while the first runs, so that
+// the two starts overlap the commands instead of following them. The pool
+// shrinks back to one when a command finds both ready.
+const warmPoolMax = 2
+
+// prewarm tops the pool of warm shells up, in the background. The
+// goroutines belong to the environment: Close waits for them.
 func (e *Env) prewarm() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.opts.NoPrestart || !e.bash || e.closed || e.warm != nil || e.warming != nil || e.warmFailures >= warmRetries {
+	if e.opts.NoPrestart || !e.bash || e.closed || e.warmFailures >= warmRetries {
 		return
 	}
-	done := make(chan struct{})
-	e.warming = done
-	e.bg.Add(1) // under mu, before Close can see closed and wait
-	go func() {
-		defer e.bg.Done()
-		w, err := e.startWarm()
-		e.mu.Lock()
-		e.warming = nil
-		close(done)
-		if err != nil {
-			e.warmFailures++
-		} else if !e.closed {
-			e.warm, w = w, nil
-		}
-		e.mu.Unlock()
-		if err != nil {
-			e.log.Debug("local: pre-starting a shell", "err", err)
-		}
-		if w != nil {
-			w.dispose(e)
-		}
-	}()
+	for len(e.warm)+e.warmStarting < max(e.warmWant, 1) {
+		e.warmStarting++
+		e.bg.Add(1) // under mu, before Close can see closed and wait
+		go e.warmOne()
+	}
 }
 
-// takeWarm hands out the warm shell for a command whose child environment
+// warmOne starts one warm shell and puts it in the pool.
+func (e *Env) warmOne() {
+	defer e.bg.Done()
+	w, err := e.startWarm()
+	e.mu.Lock()
+	e.warmStarting--
+	if e.warmed != nil {
+		close(e.warmed) // wake those waiting for it
+		e.warmed = nil
+	}
+	if err != nil {
+		e.warmFailures++
+	} else if !e.closed {
+		e.warm, w = append(e.warm, w), nil
+	}
+	e.mu.Unlock()
+	if err != nil {
+		e.log.Debug("local: pre-starting a shell", "err", err)
+	}
+	if w != nil {
+		w.dispose(e)
+	}
+}
+
+// takeWarm hands out a warm shell for a command whose child environment
 // is env, waiting (up to ctx) for one that is being started, since that
 // never takes longer than a cold start would. It returns nil when there is
 // none to take. Taking one starts its replacement at once, so that the
 // next command finds it ready.
 func (e *Env) takeWarm(ctx context.Context, env []string, overlay bool) *warmShell {
 	e.mu.Lock()
-	if e.warm == nil && e.warming != nil {
-		ch := e.warming
+	switch {
+	case len(e.warm) == 0 && e.warmStarting > 0:
+		e.warmWant = warmPoolMax
+		if e.warmed == nil {
+			e.warmed = make(chan struct{})
+		}
+		ch := e.warmed
 		e.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
 		}
 		e.mu.Lock()
+	case len(e.warm) >= 2:
+		e.warmWant = 1
 	}
-	w := e.warm
-	var stale *warmShell
-	switch {
-	case w == nil:
-	case !slices.Equal(w.env, env):
-		// A command's own variables leave the shell for commands
-		// without; without any, the base has changed (an environment
-		// file was edited) and the shell is out of date.
-		if !overlay {
-			stale, e.warm = w, nil
+	var w *warmShell
+	var stale []*warmShell
+	kept := e.warm[:0]
+	for _, x := range e.warm {
+		switch {
+		case w == nil && slices.Equal(x.env, env):
+			w = x
+		case !overlay && !slices.Equal(x.env, env):
+			// Without a command's own variables a different environment
+			// means the base has changed (an environment file was
+			// edited): the shell is out of date.
+			stale = append(stale, x)
+		default:
+			kept = append(kept, x)
 		}
-		w = nil
-	default:
-		e.warm = nil
 	}
+	clear(e.warm[len(kept):])
+	e.warm = kept
 	e.mu.Unlock()
-	if stale != nil {
-		e.background(func() { stale.dispose(e) })
+	for _, x := range stale {
+		e.background(func() { x.dispose(e) })
 	}
 	e.prewarm()
 	return w
@@ -180,13 +205,13 @@ func (e *Env) background(f func()) {
 
 // startWarm starts a warm shell: container, pipes, bash (under the
 // subreaper where that is what holds the tree), placement.
-func (e *Env) startWarm() (w *warmShell, err error) {
+func (e *Env) startWarm() (_ *warmShell, err error) {
 	ctx := context.Background()
 	env, _, err := e.childEnv(nil)
 	if err != nil {
 		return nil, err
 	}
-	w = &warmShell{env: env, unchanged: unchangedLines(env), limits: e.opts.Limits}
+	w := &warmShell{env: env, unchanged: unchangedLines(env), limits: e.opts.Limits}
 	var closers []*os.File
 	defer func() {
 		closeAll(closers...)
@@ -217,6 +242,12 @@ func (e *Env) startWarm() (w *warmShell, err error) {
 	}
 	w.out = or
 	closers = append(closers, ow)
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("local: warm shell pipe: %w", err)
+	}
+	defer readyR.Close()
+	closers = append(closers, readyW)
 
 	xc := exec.Command(e.shell, "-c", warmCommand)
 	xc.Args[0] = "bash"
@@ -226,7 +257,7 @@ func (e *Env) startWarm() (w *warmShell, err error) {
 	// moves it to its own directory before running anything.
 	xc.Dir = "/"
 	xc.Stdout, xc.Stderr = ow, ow
-	xc.ExtraFiles = []*os.File{sr}
+	xc.ExtraFiles = []*os.File{sr, readyW}
 	xc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	xc.WaitDelay = e.opts.DrainDelay
 	if e.opts.Subreaper != nil && (w.cont == nil || w.cont.Mechanism() == termination.ProcessGroup) {
@@ -249,6 +280,7 @@ func (e *Env) startWarm() (w *warmShell, err error) {
 	if w.proc.PID == 0 {
 		w.proc = termination.Proc{PID: xc.Process.Pid}
 	}
+	readyW.Close()
 	if w.cont != nil && !placed {
 		if err := launch.Place(ctx, w.cont, xc.Process.Pid); err != nil {
 			if !w.limits.IsZero() {
@@ -257,8 +289,18 @@ func (e *Env) startWarm() (w *warmShell, err error) {
 			w.warnings = append(w.warnings, "containment failed: "+err.Error())
 		}
 	}
+	// Ready means waiting on its pipe, its own start done: a command that
+	// takes a shell still starting would wait for that start.
+	readyR.SetReadDeadline(time.Now().Add(warmReadyTimeout))
+	if _, err := readyR.Read(make([]byte, 1)); err != nil {
+		return nil, fmt.Errorf("local: warm shell did not get ready: %w", err)
+	}
 	return w, nil
 }
+
+// warmReadyTimeout bounds the wait for a warm shell's start, which on a
+// loaded host can take long, but never this long.
+const warmReadyTimeout = 30 * time.Second
 
 // exited reports whether the warm shell's process has exited (it was
 // killed while it waited), without reaping it.
@@ -391,15 +433,15 @@ func (e *Env) warmWorked() {
 	e.mu.Unlock()
 }
 
-// closeWarm disposes of the idle warm shell and waits for every shell
+// closeWarm disposes of the idle warm shells and waits for every shell
 // being started or disposed of; Close calls it after marking the
 // environment closed, so no new one starts.
 func (e *Env) closeWarm() {
 	e.mu.Lock()
-	w := e.warm
+	idle := e.warm
 	e.warm = nil
 	e.mu.Unlock()
-	if w != nil {
+	for _, w := range idle {
 		w.dispose(e)
 	}
 	e.bg.Wait()

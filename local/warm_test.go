@@ -229,16 +229,21 @@ func TestWarm_CloseEndsIdleShell(t *testing.T) {
 			}
 			t.Cleanup(func() { env.Close(context.Background()) })
 			run(t, env, envs.Command{Shell: "true"})
-			waitFor(t, "the next shell to be started", func() bool { return len(warmShells(t)) == 1 })
-			pid := warmShells(t)[0]
-			cg := ownCgroupDirs(t, pid)
+			waitFor(t, "the next shell to be started", func() bool { return len(warmShells(t)) >= 1 })
+			pids := warmShells(t)
+			var cgs []string
+			for _, pid := range pids {
+				cgs = append(cgs, ownCgroupDirs(t, pid)...)
+			}
 			if err := env.Close(t.Context()); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-				t.Errorf("warm shell %d still exists after Close", pid)
+			for _, pid := range pids {
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+					t.Errorf("warm shell %d still exists after Close", pid)
+				}
 			}
-			for _, d := range cg {
+			for _, d := range cgs {
 				if _, err := os.Stat(d); err == nil {
 					t.Errorf("warm shell's cgroup %s still exists after Close", d)
 				}
@@ -289,7 +294,11 @@ func TestWarm_KilledShellReplaced(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := open(t, opts)
 			for i := range 6 {
-				waitFor(t, "a warm shell", func() bool { return len(warmShells(t)) >= 1 || i >= 4 })
+				// Killed again and again, the environment stops
+				// pre-starting shells: the later commands start cold.
+				if i < 2 {
+					waitFor(t, "a warm shell", func() bool { return len(warmShells(t)) >= 1 })
+				}
 				for _, pid := range warmShells(t) {
 					syscall.Kill(pid, syscall.SIGKILL)
 					waitFor(t, "the killed shell to die", func() bool { return zombie(pid) })
@@ -352,11 +361,14 @@ func TestWarm_CommandRunsOnPrestartedShell(t *testing.T) {
 	for name, opts := range warmModes(t) {
 		t.Run(name, func(t *testing.T) {
 			env := open(t, opts)
+			// The environment starts one shell when it opens; no command
+			// has come back to back yet, so there is no second.
 			waitFor(t, "a warm shell", func() bool { return len(warmShells(t)) == 1 })
 			pid := warmShells(t)[0]
 			contained := name == "Contained" && env.Capabilities()[envs.CapContainment].State == envs.Active
-			if contained {
-				// It is placed right after it starts, before it can be taken.
+			if contained && len(ownCgroupDirs(t, pid)) == 0 {
+				// It may be seen a moment before it is placed; it is
+				// placed before it can be taken.
 				waitFor(t, "the idle shell in a container of its own", func() bool { return len(ownCgroupDirs(t, pid)) > 0 })
 			}
 			res := run(t, env, envs.Command{Shell: "echo $$; cat /proc/self/cgroup"})
