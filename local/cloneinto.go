@@ -50,3 +50,40 @@ func cgroup2Only(cont termination.Container) string {
 	}
 	return ref.V2Dir
 }
+
+// recycle keeps the empty container of a command that ran on a warm shell
+// for the next warm shell, instead of removing it and making another: a
+// cgroup2 group that the kernel forks children into holds nothing of the
+// command that used it once it is empty, except its event counters, so
+// one that saw a limit event (or could have) is not kept. It reports
+// whether it kept cont; the environment owns it then, and Close removes
+// it.
+func (e *Env) recycle(cont termination.Container) bool {
+	if cgroup2Only(cont) == "" || e.noCloneInto.Load() || cont.LimitEvent() != "" {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || len(e.spares) >= warmPoolMax {
+		return false
+	}
+	e.spares = append(e.spares, cont)
+	return true
+}
+
+// spareContainer hands out a kept container, or nil.
+func (e *Env) spareContainer() termination.Container {
+	if e.noCloneInto.Load() {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := len(e.spares)
+	if n == 0 {
+		return nil
+	}
+	c := e.spares[n-1]
+	e.spares[n-1] = nil
+	e.spares = e.spares[:n-1]
+	return c
+}

@@ -123,6 +123,9 @@ type Env struct {
 	warmed       chan struct{}
 	warmFailures int
 	bg           sync.WaitGroup
+	// spares are empty containers kept for the next warm shells (see
+	// recycle).
+	spares []termination.Container
 	// noCloneInto: the kernel refused to start a child inside its cgroup
 	// (see startInto); children are moved in after they start.
 	noCloneInto atomic.Bool

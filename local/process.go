@@ -57,6 +57,7 @@ type process struct {
 	exitedOK   atomic.Bool // the command exited before a timeout or interrupt fired
 	leftovers  int         // processes the subreaper killed after the command exited
 	contEmpty  bool        // the container was found empty after the command exited
+	onWarm     bool        // it ran on a warm shell, in the container made for that shell
 
 	started   time.Time
 	ctx       context.Context // the command's own context (timeout)
@@ -626,6 +627,10 @@ func (p *process) finish(ended bool) {
 		empty := p.contEmpty
 		if !empty {
 			empty, _ = p.cont.Empty()
+		}
+		if empty && p.onWarm && !ended && e.recycle(p.cont) {
+			e.untrack(p)
+			return
 		}
 		if empty {
 			// Removing the empty container changes nothing the caller

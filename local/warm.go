@@ -219,7 +219,9 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 			w.dispose(e)
 		}
 	}()
-	if !e.opts.NoContainment || !w.limits.IsZero() {
+	if cont := e.spareContainer(); cont != nil {
+		w.cont = cont
+	} else if !e.opts.NoContainment || !w.limits.IsZero() {
 		cont, cerr := launch.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), w.limits, termination.WithDetection(e.detection()))
 		if cerr != nil {
 			if !w.limits.IsZero() {
@@ -370,7 +372,7 @@ func (e *Env) runWarm(ctx context.Context, p *process, c envs.Command, w *warmSh
 		e.warmDied(w)
 		return false, nil
 	}
-	p.cmd, p.proc, p.cont, p.report = w.cmd, w.proc, w.cont, w.report
+	p.cmd, p.proc, p.cont, p.report, p.onWarm = w.cmd, w.proc, w.cont, w.report, true
 	p.warnings = append(p.warnings, w.warnings...)
 	p.readEnds = []*os.File{w.out}
 	p.output = p.sink(w.out, out)
@@ -387,7 +389,7 @@ func (e *Env) runWarm(ctx context.Context, p *process, c envs.Command, w *warmSh
 			c.Close()
 		}
 		p.cancel(nil)
-		p.cmd, p.proc, p.cont, p.report = nil, termination.Proc{}, nil, nil
+		p.cmd, p.proc, p.cont, p.report, p.onWarm = nil, termination.Proc{}, nil, nil, false
 		p.readEnds, p.pending, p.output, p.closers = nil, nil, nil, nil
 		p.warnings = p.warnings[:len(p.warnings)-len(w.warnings)]
 	}
@@ -445,4 +447,13 @@ func (e *Env) closeWarm() {
 		w.dispose(e)
 	}
 	e.bg.Wait()
+	e.mu.Lock()
+	spares := e.spares
+	e.spares = nil
+	e.mu.Unlock()
+	for _, c := range spares {
+		if err := c.Remove(context.Background()); err != nil {
+			e.reaper.Add(c)
+		}
+	}
 }
