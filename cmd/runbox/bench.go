@@ -277,6 +277,7 @@ func (a *app) benchCases() []benchCase {
 		{name: "gate.check", backend: "approval", baseline: "shell parse only", n: 200,
 			custom: func(ctx context.Context, p benchParams) (measurement, error) { return a.benchGate(ctx, p.n) }},
 	}
+	cases = append(cases, benchLocalCases(a)...)
 	cases = append(cases, benchJobCases(a)...)
 	return append(cases, benchDockerCases(a)...)
 }
