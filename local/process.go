@@ -117,7 +117,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	if !c.Limits.IsZero() {
 		limits = *c.Limits
 	}
-	if e.warmFits(c, out, errc, limits) {
+	if e.warmFits(c, out, errc, limits) && e.warmEnv(childEnv, c.Env) {
 		if w := e.takeWarm(ctx, childEnv, len(c.Env) > 0); w != nil {
 			started, err := e.runWarm(ctx, p, c, w, out, dir)
 			if err != nil {

@@ -18,13 +18,17 @@ import (
 	"github.com/runbox/runbox/termination/subreaper"
 )
 
-// warmPrologue is the BASH_ENV file of a warm shell. It blocks reading
-// fd 3 until its command arrives there as a few assignments (the same
-// inputs a cold shell gets in __RB_* variables, plus the command's text in
-// __rb_cmd). The parent writes them once the shell is in its container,
-// so the pipe is also the shell's start gate: when it closes with nothing
-// written (the environment closed, or this process died) the shell exits
-// launch.ExitGateClosed having run nothing.
+// warmPrologue is the BASH_ENV file of a warm shell. Its start done, it
+// says so with a byte on fd 4 and blocks reading fd 3 until its command
+// arrives there as a few assignments: the inputs a cold shell gets in
+// __RB_* variables (the state as text in __rb_state, or as a file in
+// __rb_in), and the command's text in __rb_cmd. The parent writes them
+// once the shell is in its container, so the pipe is also the shell's
+// start gate: when it closes with nothing written (the environment
+// closed, or this process died) the shell exits launch.ExitGateClosed
+// having run nothing. It then enters the command's directory without
+// following symlinks before the session's own cd, as a cold shell starts
+// there: OLDPWD ends up what a cold shell's would be.
 const warmPrologue = `builtin unset BASH_ENV
 ` + warmTouch + `
 builtin printf . >&4; builtin exec 4>&-
@@ -88,6 +92,18 @@ func (e *Env) warmFits(c envs.Command, out, errc *envs.Capture, limits envs.Limi
 	return e.bash && !e.opts.NoPrestart && c.Shell != "" && out != nil && errc == nil &&
 		c.PTY == nil && c.Stdin == nil && !c.SeparateStreams &&
 		limits == e.opts.Limits && len(c.Shell) <= maxWarmScript && !strings.ContainsRune(c.Shell, 0)
+}
+
+// warmEnv reports whether env, a command's child environment built with
+// its own variables overlay, is the one warm shells are built with: a
+// command whose variables change it starts cold, without waiting for a
+// warm shell it could not use.
+func (e *Env) warmEnv(env []string, overlay map[string]string) bool {
+	if len(overlay) == 0 {
+		return true // the warm shells' own; takeWarm finds out if it changed
+	}
+	base, _, err := e.childEnv(nil)
+	return err == nil && slices.Equal(base, env)
 }
 
 // warmPoolMax is how many shells may wait at once. One is enough for
@@ -329,9 +345,9 @@ func (w *warmShell) deliver(f sessionFiles, dir, text string) error {
 	} {
 		b.WriteString(kv[0] + "=" + shellQuote(kv[1]) + "\n")
 	}
-	// The text fits the pipe (maxWarmScript), so the write does not wait
-	// on the reader; the deadline only guards against a shell stopped
-	// with a pipe shrunk by the per-user pipe quota.
+	// The shell is blocked reading, so the write does not wait long
+	// even when it is over what the pipe holds; the deadline guards
+	// against a shell stopped (SIGSTOP) while it waited.
 	w.script.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	_, err := w.script.WriteString(b.String())
 	if cerr := w.script.Close(); err == nil {
