@@ -29,7 +29,7 @@ if [ "$__rb_gate" = gate ]; then IFS= builtin read -r __rb_gate <&3 || exit 125;
 // warm.go) share, run once they have their inputs in __rb_* variables:
 // bashUnset drops what the session has unset, bashRestoreFile sources the
 // saved state, and bashEnter enters the directory and arms the saving of
-// the next state.
+// the next state (bashSave, which a warm shell arms before it waits).
 const (
 	bashUnset = `shopt -s expand_aliases
 if [ -n "$__rb_unset" ]; then builtin unset $__rb_unset 2>/dev/null; fi
@@ -38,7 +38,9 @@ if [ -n "$__rb_unset" ]; then builtin unset $__rb_unset 2>/dev/null; fi
 `
 	bashEnter = `builtin unset __rb_in __rb_unset __rb_gate __rb_state
 builtin cd -- "$__rb_dir" 2>/dev/null || { builtin printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; }
-__rb_save() {
+` + bashSave
+	// bashSave saves the state from the EXIT trap.
+	bashSave = `__rb_save() {
 	{ builtin export -p; builtin declare -f; builtin alias -p; } >"$__rb_out" 2>/dev/null
 	builtin compgen -e >"$__rb_out.names" 2>/dev/null
 	builtin printf '%s' "$PWD" >"$__rb_cwdf" 2>/dev/null

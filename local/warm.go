@@ -28,16 +28,22 @@ import (
 // closed, or this process died) the shell exits launch.ExitGateClosed
 // having run nothing. It then enters the command's directory without
 // following symlinks before the session's own cd, as a cold shell starts
-// there: OLDPWD ends up what a cold shell's would be.
+// there: OLDPWD ends up what a cold shell's would be. The EXIT trap that
+// saves the state is armed before the wait, so that setting it up is not
+// on the command's time; the two ways out before the command (no command,
+// a directory it cannot enter) disarm it, as a cold shell has not armed
+// it yet there.
 const warmPrologue = `builtin unset BASH_ENV
 ` + warmTouch + `
-builtin printf . >&4; builtin exec 4>&-
+` + bashSave + `builtin printf . >&4; builtin exec 4>&-
 builtin . /dev/fd/3 2>/dev/null
 builtin exec 3<&-
-if [ -z "${__rb_dir+set}" ]; then builtin exit 125; fi
+if [ -z "${__rb_dir+set}" ]; then builtin trap - EXIT; builtin exit 125; fi
 builtin cd -P -- "$__rb_dir" 2>/dev/null
 ` + bashUnset + bashRestoreFile + `if [ -n "$__rb_state" ]; then builtin eval "$__rb_state" 2>/dev/null; fi
-` + bashEnter
+builtin unset __rb_in __rb_unset __rb_gate __rb_state
+builtin cd -- "$__rb_dir" 2>/dev/null || { builtin trap - EXIT; builtin printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; }
+`
 
 // warmTouch runs, while the shell waits, the builtins that restoring and
 // saving the session use, writing nowhere: the first run of each in a
