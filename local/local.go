@@ -121,6 +121,8 @@ type Env struct {
 	warmStarting int
 	warmWant     int
 	warmed       chan struct{}
+	warmTaken    bool              // a command has taken a warm shell
+	warmReady    map[*os.File]bool // ready pipes of the shells being started
 	warmFailures int
 	bg           sync.WaitGroup
 	// spares are empty containers kept for the next warm shells (see

@@ -168,7 +168,11 @@ func (e *Env) takeWarm(ctx context.Context, env []string, overlay bool) *warmShe
 	e.mu.Lock()
 	switch {
 	case len(e.warm) == 0 && e.warmStarting > 0:
-		e.warmWant = warmPoolMax
+		if e.warmTaken {
+			// Not the first command, which may well come before the
+			// shell started with the environment is ready.
+			e.warmWant = warmPoolMax
+		}
 		if e.warmed == nil {
 			e.warmed = make(chan struct{})
 		}
@@ -200,6 +204,7 @@ func (e *Env) takeWarm(ctx context.Context, env []string, overlay bool) *warmShe
 	}
 	clear(e.warm[len(kept):])
 	e.warm = kept
+	e.warmTaken = true
 	e.mu.Unlock()
 	for _, x := range stale {
 		e.background(func() { x.dispose(e) })
@@ -271,6 +276,10 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 		return nil, fmt.Errorf("local: warm shell pipe: %w", err)
 	}
 	defer readyR.Close()
+	if !e.startingWarm(readyR) {
+		return nil, fmt.Errorf("local: warm shell: %w", errClosed)
+	}
+	defer e.startedWarm(readyR)
 	closers = append(closers, readyW)
 
 	xc := exec.Command(e.shell, "-c", warmCommand)
@@ -322,6 +331,31 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	return w, nil
 }
 
+// startingWarm notes the ready pipe of a shell being started, so that
+// Close can stop the wait for it; false when the environment is closed.
+func (e *Env) startingWarm(ready *os.File) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false
+	}
+	if e.warmReady == nil {
+		e.warmReady = map[*os.File]bool{}
+	}
+	e.warmReady[ready] = true
+	return true
+}
+
+func (e *Env) startedWarm(ready *os.File) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.warmReady, ready)
+}
+
+// warmExitWait is how long an idle shell whose pipe closed has to exit
+// by itself before it is killed.
+const warmExitWait = 2 * time.Second
+
 // warmReadyTimeout bounds the wait for a warm shell's start, which on a
 // loaded host can take long, but never this long.
 const warmReadyTimeout = 30 * time.Second
@@ -370,14 +404,35 @@ func (w *warmShell) deliver(f sessionFiles, dir, text string) error {
 // have carried its command closes (it would exit by itself), its tree is
 // killed, reaped and its container removed.
 func (w *warmShell) dispose(e *Env) {
+	underSubreaper := w.report != nil
 	closeAll(w.script, w.out, w.report)
 	w.script, w.out, w.report = nil, nil, nil
 	if w.cmd != nil && w.cmd.Process != nil {
-		err := termination.KillTree(context.Background(), w.proc, termination.Options{Container: w.cont, Reaper: e.reaper, Logger: e.log})
-		if err != nil {
-			e.log.Debug("local: ending a warm shell", "err", err)
+		// An idle shell has run nothing of anyone's: its process group
+		// is all there is of it, and its PID, not reaped yet, cannot have
+		// been reused. A direct child is killed at once. Under the
+		// subreaper (which would die first and leave the shell to init)
+		// the shell exits by itself instead, its pipe closed unwritten
+		// (ExitGateClosed), as soon as it gets there, and the subreaper
+		// reaps it and exits too; one that does not (stopped, say) is
+		// killed.
+		if !underSubreaper {
+			syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
 		}
-		w.cmd.Wait()
+		exited := make(chan struct{})
+		go func() {
+			w.cmd.Wait()
+			close(exited)
+		}()
+		select {
+		case <-exited:
+		case <-time.After(warmExitWait):
+			err := termination.KillTree(context.Background(), w.proc, termination.Options{Container: w.cont, Reaper: e.reaper, Logger: e.log})
+			if err != nil {
+				e.log.Debug("local: ending a warm shell", "err", err)
+			}
+			<-exited
+		}
 	}
 	if w.cont != nil {
 		if err := w.cont.Remove(context.Background()); err != nil {
@@ -464,6 +519,9 @@ func (e *Env) closeWarm() {
 	e.mu.Lock()
 	idle := e.warm
 	e.warm = nil
+	for ready := range e.warmReady {
+		ready.SetReadDeadline(time.Now()) // the shells being started give up at once
+	}
 	e.mu.Unlock()
 	for _, w := range idle {
 		w.dispose(e)

@@ -239,8 +239,8 @@ func TestWarm_CloseEndsIdleShell(t *testing.T) {
 				t.Fatalf("Close: %v", err)
 			}
 			for _, pid := range pids {
-				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-					t.Errorf("warm shell %d still exists after Close", pid)
+				if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+					t.Errorf("warm shell %d still exists after Close: %s", pid, st)
 				}
 			}
 			for _, d := range cgs {
