@@ -42,9 +42,9 @@
 // process dying).
 //
 // What it costs: one idle bash per environment, in a container of its own
-// that no command's teardown counts; a second one while commands come back
-// to back (a command found the next shell still starting), until a command
-// finds both ready. An empty container a command leaves is kept for the
+// that no command's teardown counts; up to three while commands come back
+// to back (a command found the next shell still starting), until a
+// command finds two ready. An empty container a command leaves is kept for the
 // next shell instead of being removed and made anew. Close kills and reaps
 // the idle shells and removes their containers.
 //

@@ -115,10 +115,12 @@ func (e *Env) warmEnv(env []string, overlay map[string]string) bool {
 // warmPoolMax is how many shells may wait at once. One is enough for
 // commands that come with pauses between them (an agent thinking); while
 // they come back to back — a command found none ready and had to wait for
-// the one starting — a second one starts while the first runs, so that
-// the two starts overlap the commands instead of following them. The pool
-// shrinks back to one when a command finds both ready.
-const warmPoolMax = 2
+// one starting — up to three start side by side, so that their starts
+// overlap the commands instead of following them (a start takes longer
+// than a command that finds its shell ready, and with two the next
+// command still often waits). The pool shrinks back to one when a command
+// finds two ready.
+const warmPoolMax = 3
 
 // prewarm tops the pool of warm shells up, in the background. The
 // goroutines belong to the environment: Close waits for them.
