@@ -10,9 +10,15 @@ import (
 )
 
 // BenchmarkRun measures `true` through the local backend (session state,
-// spawn, containment) against a bare `bash -c true` spawned directly.
+// spawn, containment) against a bare `bash -c true` spawned directly:
+// on a pre-started shell (the default), and started cold (NoPrestart).
+// Back to back, as here, each command also waits for whatever of its
+// shell's start the previous command's run did not cover.
 func BenchmarkRun(b *testing.B) {
-	for name, opts := range map[string]local.Options{"contained": {}, "pgroup": {NoContainment: true}} {
+	for name, opts := range map[string]local.Options{
+		"contained": {}, "pgroup": {NoContainment: true},
+		"contained-cold": {NoPrestart: true}, "pgroup-cold": {NoContainment: true, NoPrestart: true},
+	} {
 		b.Run(name, func(b *testing.B) {
 			env, err := local.New(opts)
 			if err != nil {

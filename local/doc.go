@@ -24,6 +24,41 @@
 // Argv commands ([envs.Command.Args]) run without a shell and without
 // session state, in the session's directory.
 //
+// # Pre-started shells
+//
+// Starting a shell is most of what a short command costs: fork and exec of
+// bash, bash's own start, a container made and the child placed in it.
+// With bash, an [Env] therefore keeps the next command's shell started
+// ahead of it: built with the session's child environment, already in a
+// container of its own (started inside its cgroup where the container is
+// a cgroup2 group, or under the subreaper), its own start done, and
+// blocked reading a pipe. A command that fits it takes it and writes its
+// inputs and text into the pipe (the session's state goes in the same
+// write, less the variables that already have their value in the shell's
+// environment); what it pays is that write and the wait for its exit. The
+// replacement starts at once, in the background. The pipe is also the
+// shell's start gate: it runs nothing before its command arrives, and
+// exits having run nothing when the pipe closes unwritten (Close, or this
+// process dying).
+//
+// What it costs: one idle bash per environment, in a container of its own
+// that no command's teardown counts; up to three while commands come back
+// to back (a command found the next shell still starting), until a
+// command finds two ready. An empty container a command leaves is kept for the
+// next shell instead of being removed and made anew. Close kills and reaps
+// the idle shells and removes their containers.
+//
+// It serves commands run to completion ([Env.Run]) with bash, merged
+// output, no input, no terminal, the environment's own limits and the
+// environment's child environment (a command with variables of its own
+// starts cold, as does a command text over 16 KiB). Everything else —
+// [Env.Start], a PTY, Stdin, SeparateStreams, per-command limits, sh —
+// starts cold, as before. A waiting shell found dead (killed by someone)
+// is replaced and the command starts cold; a host where shells keep
+// failing that way stops pre-starting them. The one visible difference:
+// the command runs through eval, so a syntax error names "eval" where a
+// cold shell's names "-c". [Options.NoPrestart] turns it off.
+//
 // # What it refuses to do
 //
 // It never copies os.Environ() into a child: the base environment goes

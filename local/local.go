@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -80,6 +81,12 @@ type Options struct {
 	// result this environment returned. False leaves them for the caller
 	// (see envs.Result.RemoveSpills).
 	RemoveSpillsOnClose bool
+	// NoPrestart turns off the warm shell. By default, with bash, the
+	// environment keeps the next command's shell started ahead of it,
+	// already in its container and waiting for its command (see the
+	// package documentation), which takes the shell's start off each
+	// command's time at the cost of one idle bash per environment.
+	NoPrestart bool
 	// Logger receives debug logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -91,7 +98,9 @@ type Env struct {
 	bash     bool
 	stateDir string
 	prologue string // bash's BASH_ENV file
-	log      *slog.Logger
+	// warmPrologue is a warm shell's BASH_ENV file (see warm.go).
+	warmPrologue string
+	log          *slog.Logger
 
 	mu         sync.Mutex
 	closed     bool
@@ -103,12 +112,39 @@ type Env struct {
 	stateNames map[string]bool // variables exported in the adopted state
 	spills     []string        // spill files Close removes (RemoveSpillsOnClose)
 
+	// The warm shells (see warm.go): warm wait for the next commands
+	// that fit them; warmStarting are being started; warmWant is how
+	// many the pool keeps (0 means 1); warmed, when not nil, is closed
+	// when a start ends; warmFailures counts failures in a row; bg owns
+	// the goroutines that start and dispose of warm shells.
+	warm         []*warmShell
+	warmStarting int
+	warmWant     int
+	warmed       chan struct{}
+	warmTaken    bool              // a command has taken a warm shell
+	warmReady    map[*os.File]bool // ready pipes of the shells being started
+	warmFailures int
+	bg           sync.WaitGroup
+	// spares are empty containers kept for the next warm shells (see
+	// recycle).
+	spares []termination.Container
+	// noCloneInto: the kernel refused to start a child inside its cgroup
+	// (see startInto); children are moved in after they start.
+	noCloneInto atomic.Bool
+
 	// reaper keeps containers that could not be removed and retries them;
 	// Close retries once more and reports what is still pending.
 	reaper *termination.Reaper
 
 	detectOnce sync.Once
 	detected   termination.Detection
+
+	// The child environment of commands without variables of their own,
+	// built once when it cannot change (see childEnv).
+	baseOnce sync.Once
+	baseEnv  []string
+	baseRes  *spawn.Result
+	baseErr  error
 }
 
 // detection probes the host's containment mechanisms once; every command's
@@ -170,18 +206,26 @@ func New(opts Options) (*Env, error) {
 		os.RemoveAll(stateDir)
 		return nil, fmt.Errorf("local: session prologue: %w", err)
 	}
-	return &Env{
-		prologue:  prologue,
-		reaper:    termination.NewReaper(0, log),
-		opts:      o,
-		shell:     shell,
-		bash:      filepath.Base(shell) == "bash",
-		stateDir:  stateDir,
-		log:       log,
-		cwd:       dir,
-		running:   map[*process]struct{}{},
-		stateRefs: map[string]int{},
-	}, nil
+	warmPro := filepath.Join(stateDir, "warm.bash")
+	if err := os.WriteFile(warmPro, []byte(warmPrologue), 0o600); err != nil {
+		os.RemoveAll(stateDir)
+		return nil, fmt.Errorf("local: session prologue: %w", err)
+	}
+	e := &Env{
+		prologue:     prologue,
+		warmPrologue: warmPro,
+		reaper:       termination.NewReaper(0, log),
+		opts:         o,
+		shell:        shell,
+		bash:         filepath.Base(shell) == "bash",
+		stateDir:     stateDir,
+		log:          log,
+		cwd:          dir,
+		running:      map[*process]struct{}{},
+		stateRefs:    map[string]int{},
+	}
+	e.prewarm()
+	return e, nil
 }
 
 // stateParent is where session state lives: memory-backed /dev/shm when
@@ -350,6 +394,7 @@ func (e *Env) Close(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	e.closeWarm()
 	if err := e.reaper.Close(ctx); err != nil {
 		errs = append(errs, err)
 	}

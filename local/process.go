@@ -56,6 +56,8 @@ type process struct {
 	reportDone chan subreaper.Report
 	exitedOK   atomic.Bool // the command exited before a timeout or interrupt fired
 	leftovers  int         // processes the subreaper killed after the command exited
+	contEmpty  bool        // the container was found empty after the command exited
+	onWarm     bool        // it ran on a warm shell, in the container made for that shell
 
 	started   time.Time
 	ctx       context.Context // the command's own context (timeout)
@@ -114,6 +116,18 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	limits := e.opts.Limits
 	if !c.Limits.IsZero() {
 		limits = *c.Limits
+	}
+	if e.warmFits(c, out, errc, limits) && e.warmEnv(childEnv, c.Env) {
+		if w := e.takeWarm(ctx, childEnv, len(c.Env) > 0); w != nil {
+			started, err := e.runWarm(ctx, p, c, w, out, dir)
+			if err != nil {
+				return nil, nil, err
+			}
+			if started {
+				ok = true
+				return p, nil, nil
+			}
+		}
 	}
 	var gate *launch.Gate
 	if !e.opts.NoContainment || !limits.IsZero() {
@@ -242,6 +256,18 @@ func (e *Env) track(p *process) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.running[p] = struct{}{}
+}
+
+// trackOpen tracks p unless the environment is closed, so that Close
+// either kills p or p never starts.
+func (e *Env) trackOpen(p *process) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.running[p] = struct{}{}
+	return true
 }
 
 func (e *Env) untrack(p *process) {
@@ -528,6 +554,9 @@ func (p *process) wait() {
 func (p *process) clearLeftovers() int {
 	procs, err := p.cont.Procs()
 	if err != nil || len(procs) == 0 {
+		// Nothing can enter a container that holds no process: it is
+		// empty for good, and finish need not look again.
+		p.contEmpty = err == nil
 		return 0
 	}
 	err = termination.KillTree(context.Background(), p.proc, termination.Options{
@@ -595,10 +624,24 @@ func (p *process) finish(ended bool) {
 		p.warnings = append(p.warnings, "teardown: "+p.killErr.Error())
 	}
 	if p.cont != nil {
-		if empty, err := p.cont.Empty(); err == nil && empty {
-			if err := p.cont.Remove(context.Background()); err != nil {
-				e.reaper.Add(p.cont) // retried, and reported by Close if it never goes
-			}
+		empty := p.contEmpty
+		if !empty {
+			empty, _ = p.cont.Empty()
+		}
+		if empty && p.onWarm && !ended && e.recycle(p.cont) {
+			e.untrack(p)
+			return
+		}
+		if empty {
+			// Removing the empty container changes nothing the caller
+			// sees, so it happens after the result is handed back (Close
+			// waits for it).
+			cont := p.cont
+			e.background(func() {
+				if err := cont.Remove(context.Background()); err != nil {
+					e.reaper.Add(cont) // retried, and reported by Close if it never goes
+				}
+			})
 			e.untrack(p)
 			return
 		}

@@ -23,18 +23,31 @@ import (
 const bashPrologue = `__rb_in=$__RB_IN __rb_out=$__RB_OUT __rb_cwdf=$__RB_CWDF __rb_dir=$__RB_DIR __rb_unset=$__RB_UNSET __rb_gate=$__RB_GATE
 builtin unset BASH_ENV __RB_IN __RB_OUT __RB_CWDF __RB_DIR __RB_UNSET __RB_GATE
 if [ "$__rb_gate" = gate ]; then IFS= builtin read -r __rb_gate <&3 || exit 125; exec 3<&-; fi
-shopt -s expand_aliases
+` + bashUnset + bashRestoreFile + bashEnter
+
+// The parts of the prologue that a cold shell and a warm one (see
+// warm.go) share, run once they have their inputs in __rb_* variables:
+// bashUnset drops what the session has unset, bashRestoreFile sources the
+// saved state, and bashEnter enters the directory and arms the saving of
+// the next state (bashSave, which a warm shell arms before it waits).
+const (
+	bashUnset = `shopt -s expand_aliases
 if [ -n "$__rb_unset" ]; then builtin unset $__rb_unset 2>/dev/null; fi
-if [ -n "$__rb_in" ]; then builtin . "$__rb_in" 2>/dev/null; fi
-builtin unset __rb_in __rb_unset __rb_gate
+`
+	bashRestoreFile = `if [ -n "$__rb_in" ]; then builtin . "$__rb_in" 2>/dev/null; fi
+`
+	bashEnter = `builtin unset __rb_in __rb_unset __rb_gate __rb_state
 builtin cd -- "$__rb_dir" 2>/dev/null || { builtin printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; }
-__rb_save() {
+` + bashSave
+	// bashSave saves the state from the EXIT trap.
+	bashSave = `__rb_save() {
 	{ builtin export -p; builtin declare -f; builtin alias -p; } >"$__rb_out" 2>/dev/null
 	builtin compgen -e >"$__rb_out.names" 2>/dev/null
 	builtin printf '%s' "$PWD" >"$__rb_cwdf" 2>/dev/null
 }
 trap __rb_save EXIT
 `
+)
 
 // With sh (which reads no startup file for -c), the prologue leads the -c
 // string and the inputs are its positional parameters, cleared before the

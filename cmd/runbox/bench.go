@@ -287,6 +287,7 @@ func (a *app) benchCases(opts *benchOptions) []benchCase {
 	cases := []benchCase{
 		{name: "true", backend: "local", baseline: "bash -c true", n: 100, setup: a.benchLocalTrue},
 	}
+	cases = append(cases, benchLocalCases(a)...)
 	cases = append(cases, benchGateCases(a)...)
 	cases = append(cases, benchJobCases(a)...)
 	cases = append(cases, benchSSHCases(a, &opts.ssh)...)
