@@ -58,6 +58,7 @@ func (s *Service) LocalOptions(spec envs.Spec) local.Options {
 	}
 	o.Subreaper = s.opts.Subreaper
 	o.KeepLeftovers = false // on this machine a command's leftovers die with it
+	o.NoPrestart = o.NoPrestart || s.opts.OneCommand
 	return o
 }
 

@@ -38,6 +38,10 @@ type Options struct {
 	// commands that get no cgroup (see termination/subreaper). Nil means
 	// none: tree kill is then degraded there.
 	Subreaper []string
+	// OneCommand says each environment serves a single command (runbox
+	// run): the local backend then keeps no pre-started shell, which
+	// would cost a bash start that no command uses.
+	OneCommand bool
 	// WarmPool says the Service lives across many environments (the MCP
 	// server): with the configuration's docker.pool above zero it then
 	// keeps that many docker containers ready per spec (a docker.Pool,

@@ -129,3 +129,19 @@ func TestService_PolicyFixedAtStart(t *testing.T) {
 		t.Errorf("after the file was rewritten, an ask-tier command unattended: err = %v; want refused", err)
 	}
 }
+
+// A Service whose environments each serve one command (runbox run) opens
+// local environments without a pre-started shell; a long-lived one keeps
+// it.
+func TestService_OneCommandNoPrestart(t *testing.T) {
+	for _, one := range []bool{false, true} {
+		s, err := service.New(service.Options{Config: config.Default(), Getenv: func(string) string { return "" }, OneCommand: one})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.LocalOptions(envs.Spec{}).NoPrestart; got != one {
+			t.Errorf("OneCommand %v: NoPrestart = %v", one, got)
+		}
+		s.Close(t.Context())
+	}
+}

@@ -30,6 +30,9 @@ type app struct {
 	// direct runs local commands without the subreaper: the job daemon's
 	// environment starts supervisors that must outlive their first stage.
 	direct bool
+	// oneCommand: the command being run serves one command per
+	// environment (annotateOneCommand).
+	oneCommand bool
 
 	configPath string
 	verbose    bool
@@ -87,6 +90,7 @@ commands first.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			a.oneCommand = cmd.Annotations[annotateOneCommand] != ""
 			return a.loadConfig(cmd.Annotations[annotateConfig] == configReported)
 		},
 	}
@@ -119,6 +123,10 @@ const (
 	configReported = "reported"
 )
 
+// annotateOneCommand marks a command whose environments each serve one
+// command and close (run): they start no spare shell (service.Options.OneCommand).
+const annotateOneCommand = "runbox.one-command"
+
 // load sets up logging, the configuration and the provider table; a broken
 // configuration is an error.
 func (a *app) load() error { return a.loadConfig(false) }
@@ -142,6 +150,7 @@ func (a *app) loadConfig(tolerate bool) error {
 	a.svc, err = service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
 		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log,
+		OneCommand: a.oneCommand,
 	})
 	if err != nil {
 		return err
@@ -163,7 +172,9 @@ func (a *app) environ() []string {
 func (a *app) openLocal(spec envs.Spec) (envs.Environment, error) {
 	o := a.svc.LocalOptions(spec)
 	if a.direct {
-		o.Subreaper, o.KeepLeftovers = nil, true
+		// The job daemon's environment starts supervisors by argv: a
+		// spare shell would sit idle for the daemon's whole life.
+		o.Subreaper, o.KeepLeftovers, o.NoPrestart = nil, true, true
 	}
 	return local.New(o)
 }

@@ -45,8 +45,9 @@ type runOptions struct {
 func newRunCommand(a *app) *cobra.Command {
 	var opts runOptions
 	cmd := &cobra.Command{
-		Use:   "run [flags] -- COMMAND [ARG...]",
-		Short: "Run a command and exit with its exit code",
+		Use:         "run [flags] -- COMMAND [ARG...]",
+		Annotations: map[string]string{annotateOneCommand: "yes"},
+		Short:       "Run a command and exit with its exit code",
 		Long: `Run a command through the command gate and a backend, and exit with its status.
 
 One argument is a shell string (run by the session's shell: "cd x && make");
