@@ -16,7 +16,9 @@ import (
 // [programs]; programs without one are judged by the classes below
 // (shells, interpreters, programs with subcommands, SQL) or as themselves.
 func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source string) {
-	r := &resolution{a: a, in: in, args: args, env: env, via: via, source: source}
+	r := a.newResolution()
+	defer a.freeResolution(r)
+	*r = resolution{a: a, in: in, args: args, env: env, via: via, source: source}
 	for _, code := range envCode(env) {
 		r.addCode(code, nil)
 	}
@@ -49,6 +51,24 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 		}
 	}
 	r.fact(factTooDeep, tooManyWrappersDetail(maxWrappers))
+}
+
+// newResolution returns a resolution from the analyzer's free list (a
+// new one when it is empty): resolve runs for every simple command, and
+// a resolution is too large to make for each.
+func (a *analyzer) newResolution() *resolution {
+	if n := len(a.freeRes); n > 0 {
+		r := a.freeRes[n-1]
+		a.freeRes = a.freeRes[:n-1]
+		return r
+	}
+	return new(resolution)
+}
+
+// freeResolution puts r back, holding nothing of the command it resolved.
+func (a *analyzer) freeResolution(r *resolution) {
+	*r = resolution{}
+	a.freeRes = append(a.freeRes, r)
 }
 
 // resolution is the state of one resolve: what is left of the command

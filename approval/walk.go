@@ -55,11 +55,12 @@ type analyzer struct {
 	budget   int
 	full     bool // budget exhausted: stop adding
 	writes   []scriptWrite
-	executed []string // files run as scripts or programs by path
-	chmodX   []string // files made executable
-	cwd      string   // directory of a literal cd seen before, canonical; "" unknown
-	guard    *guard   // protected paths; nil when none
-	spare    *guard   // the last check's guard, for [analyzer.guardFor]
+	executed []string      // files run as scripts or programs by path
+	chmodX   []string      // files made executable
+	cwd      string        // directory of a literal cd seen before, canonical; "" unknown
+	guard    *guard        // protected paths; nil when none
+	spare    *guard        // the last check's guard, for [analyzer.guardFor]
+	freeRes  []*resolution // resolutions to reuse (newResolution)
 	kinds    map[*syntax.Stmt]codeKind
 	parsed   int             // bytes handed to the parser so far
 	budget0  int             // parseBudget: the most bytes the parser may be handed
@@ -116,6 +117,7 @@ func (a *analyzer) run(src string, g *guard) []command {
 		path:    reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
 		guard:   g,
 		spare:   a.spare,
+		freeRes: a.freeRes,
 		budget:  maxCommands,
 		budget0: max(maxParseFactor*len(src), minParseBudget),
 	}
