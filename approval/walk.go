@@ -34,6 +34,37 @@ type stmtInfo struct {
 	scripts []string
 }
 
+// infoSlab hands out the stmtInfos of one run from blocks it keeps for
+// the next run, with their slices emptied but not freed: a statement's
+// info and its commands are made for every statement of every check.
+// Blocks never move, so a *stmtInfo stays valid for the whole run.
+type infoSlab struct {
+	blocks []*[infoBlock]stmtInfo
+	used   int
+}
+
+const infoBlock = 16
+
+func (s *infoSlab) get() *stmtInfo {
+	b, i := s.used/infoBlock, s.used%infoBlock
+	if b == len(s.blocks) {
+		s.blocks = append(s.blocks, new([infoBlock]stmtInfo))
+	}
+	s.used++
+	in := &s.blocks[b][i]
+	*in = stmtInfo{cmds: in.cmds[:0], codes: in.codes[:0], scripts: in.scripts[:0]}
+	return in
+}
+
+// reuse empties the slab for the next run; one that a large input made
+// grow past maxKept infos is let go.
+func (s infoSlab) reuse() infoSlab {
+	if len(s.blocks)*infoBlock > maxKept {
+		return infoSlab{}
+	}
+	return infoSlab{blocks: s.blocks}
+}
+
 type code struct {
 	text string
 	via  []string
@@ -61,6 +92,7 @@ type analyzer struct {
 	guard    *guard        // protected paths; nil when none
 	spare    *guard        // the last check's guard, for [analyzer.guardFor]
 	freeRes  []*resolution // resolutions to reuse (newResolution)
+	slab     infoSlab      // the stmtInfos of this run, kept for the next
 	kinds    map[*syntax.Stmt]codeKind
 	parsed   int             // bytes handed to the parser so far
 	budget0  int             // parseBudget: the most bytes the parser may be handed
@@ -118,6 +150,7 @@ func (a *analyzer) run(src string, g *guard) []command {
 		guard:   g,
 		spare:   a.spare,
 		freeRes: a.freeRes,
+		slab:    a.slab.reuse(),
 		budget:  maxCommands,
 		budget0: max(maxParseFactor*len(src), minParseBudget),
 	}
@@ -412,7 +445,7 @@ func (a *analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
 	if in, ok := a.infos[st]; ok {
 		return in
 	}
-	in := &stmtInfo{}
+	in := a.slab.get()
 	a.infos[st] = in
 	ce, ok := st.Cmd.(*syntax.CallExpr)
 	if !ok {
