@@ -56,7 +56,12 @@ type guard struct {
 	// dir and dirParts are the last check's directory, split: the next
 	// check is most often in the same one.
 	dir      string
+	dirProt  *protector
 	dirParts []string
+	dirKey   string // dir as a cwdSeen key
+	dirNear  bool   // dir is, holds or is under one of dirProt's paths
+	// collectFn is collectNode bound to this guard, kept with it.
+	collectFn func(syntax.Node) bool
 }
 
 // pathValue is one value a path may have: resolved to components with
@@ -103,7 +108,8 @@ func (g *guard) reuse(prot *protector, dir string) *guard {
 		vars: g.vars, overflow: g.overflow, cache: g.cache, resolving: g.resolving, cwdSeen: g.cwdSeen,
 		paths:    g.paths[:0],
 		cwdsNear: g.cwdsNear[:0], cwdsFar: g.cwdsFar[:0], cwdTails: g.cwdTails[:0],
-		dir: g.dir, dirParts: g.dirParts,
+		dir: g.dir, dirProt: g.dirProt, dirParts: g.dirParts, dirKey: g.dirKey, dirNear: g.dirNear,
+		collectFn: g.collectFn,
 	}
 	g.start(prot, dir)
 	return g
@@ -117,11 +123,21 @@ func (g *guard) start(prot *protector, dir string) {
 		g.addCwd(pathValue{}) // unknown, with no known tail
 		return
 	}
-	if dir != g.dir || g.dirParts == nil {
+	if dir != g.dir || prot != g.dirProt || g.dirParts == nil {
 		// Clipped: a path built on it appends to a copy, never to this.
-		g.dir, g.dirParts = dir, slices.Clip(splitPath(path.Clean(dir)))
+		g.dir, g.dirProt, g.dirParts = dir, prot, slices.Clip(splitPath(path.Clean(dir)))
+		d := pathValue{parts: g.dirParts, known: true}
+		g.dirKey, g.dirNear = d.String(), g.near(d.parts)
 	}
-	g.addCwd(pathValue{parts: g.dirParts, known: true})
+	// What addCwd does with the first directory, known from the last
+	// check in the same one.
+	d := pathValue{parts: g.dirParts, known: true}
+	g.cwdSeen[g.dirKey] = true
+	if g.dirNear {
+		g.cwdsNear = append(g.cwdsNear, d)
+	} else {
+		g.cwdsFar = append(g.cwdsFar, d)
+	}
 }
 
 // addCwd adds a directory the command may be in.
@@ -174,56 +190,64 @@ func (a *analyzer) collect(f *syntax.File) {
 	if g == nil {
 		return
 	}
-	setVar := func(name string, w *syntax.Word) {
-		if w == nil {
-			return
-		}
-		if len(g.vars[name]) >= maxVarValues {
-			g.overflow[name] = true
-		} else {
-			g.vars[name] = append(g.vars[name], w)
-		}
-		clear(g.cache)
+	if g.collectFn == nil {
+		g.collectFn = g.collectNode // made once: a method value is an allocation
 	}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.Assign:
-			if n.Name == nil {
-				return true
-			}
-			setVar(n.Name.Value, n.Value)
-			if n.Array != nil {
-				for _, e := range n.Array.Elems {
-					setVar(n.Name.Value, e.Value)
-				}
-			}
-		case *syntax.WordIter:
-			if n.Name != nil {
-				for _, w := range n.Items {
-					setVar(n.Name.Value, w)
-				}
-			}
-		case *syntax.CallExpr:
-			if len(n.Args) == 0 {
-				return true
-			}
-			if name := n.Args[0].Lit(); name == "cd" || name == "pushd" {
-				var target *syntax.Word
-				for _, w := range n.Args[1:] {
-					if t := w.Lit(); t == "" || !strings.HasPrefix(t, "-") || t == "-" {
-						target = w
-						break
-					}
-				}
-				if len(g.cdWords) < maxCdWords {
-					g.cdWords = append(g.cdWords, target)
-				} else {
-					g.addCwd(pathValue{})
-				}
+	syntax.Walk(f, g.collectFn)
+}
+
+// collectNode is collect's visit of one node.
+func (g *guard) collectNode(n syntax.Node) bool {
+	switch n := n.(type) {
+	case *syntax.Assign:
+		if n.Name == nil {
+			return true
+		}
+		g.setVar(n.Name.Value, n.Value)
+		if n.Array != nil {
+			for _, e := range n.Array.Elems {
+				g.setVar(n.Name.Value, e.Value)
 			}
 		}
-		return true
-	})
+	case *syntax.WordIter:
+		if n.Name != nil {
+			for _, w := range n.Items {
+				g.setVar(n.Name.Value, w)
+			}
+		}
+	case *syntax.CallExpr:
+		if len(n.Args) == 0 {
+			return true
+		}
+		if name := n.Args[0].Lit(); name == "cd" || name == "pushd" {
+			var target *syntax.Word
+			for _, w := range n.Args[1:] {
+				if t := w.Lit(); t == "" || !strings.HasPrefix(t, "-") || t == "-" {
+					target = w
+					break
+				}
+			}
+			if len(g.cdWords) < maxCdWords {
+				g.cdWords = append(g.cdWords, target)
+			} else {
+				g.addCwd(pathValue{})
+			}
+		}
+	}
+	return true
+}
+
+// setVar records a value variable name may hold.
+func (g *guard) setVar(name string, w *syntax.Word) {
+	if w == nil {
+		return
+	}
+	if len(g.vars[name]) >= maxVarValues {
+		g.overflow[name] = true
+	} else {
+		g.vars[name] = append(g.vars[name], w)
+	}
+	clear(g.cache)
 }
 
 // resolveCwds resolves the cd targets collected so far into the
