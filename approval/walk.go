@@ -79,26 +79,27 @@ type scriptWrite struct {
 // analyzer walks one input, with everything nested in it, and collects
 // the commands and facts that rules then judge.
 type analyzer struct {
-	parser   *syntax.Parser
-	src      string // source of the script being walked
-	cmds     []command
-	infos    map[*syntax.Stmt]*stmtInfo
-	budget   int
-	full     bool // budget exhausted: stop adding
-	writes   []scriptWrite
-	executed []string      // files run as scripts or programs by path
-	chmodX   []string      // files made executable
-	cwd      string        // directory of a literal cd seen before, canonical; "" unknown
-	guard    *guard        // protected paths; nil when none
-	spare    *guard        // the last check's guard, for [analyzer.guardFor]
-	freeRes  []*resolution // resolutions to reuse (newResolution)
-	slab     infoSlab      // the stmtInfos of this run, kept for the next
-	kinds    map[*syntax.Stmt]codeKind
-	parsed   int             // bytes handed to the parser so far
-	budget0  int             // parseBudget: the most bytes the parser may be handed
-	limited  map[string]bool // limit facts already reported
-	path     []step          // the nodes the walks are in, outermost first
-	reader   strings.Reader  // what the parser reads
+	parser    *syntax.Parser
+	src       string // source of the script being walked
+	cmds      []command
+	infos     map[*syntax.Stmt]*stmtInfo
+	budget    int
+	full      bool // budget exhausted: stop adding
+	writes    []scriptWrite
+	executed  []string      // files run as scripts or programs by path
+	chmodX    []string      // files made executable
+	cwd       string        // directory of a literal cd seen before, canonical; "" unknown
+	guard     *guard        // protected paths; nil when none
+	spare     *guard        // the last check's guard, for [analyzer.guardFor]
+	freeRes   []*resolution // resolutions to reuse (newResolution)
+	freeWalks []*fileWalk   // walks to reuse (newFileWalk)
+	slab      infoSlab      // the stmtInfos of this run, kept for the next
+	kinds     map[*syntax.Stmt]codeKind
+	parsed    int             // bytes handed to the parser so far
+	budget0   int             // parseBudget: the most bytes the parser may be handed
+	limited   map[string]bool // limit facts already reported
+	path      []step          // the nodes the walks are in, outermost first
+	reader    strings.Reader  // what the parser reads
 }
 
 // step is one node on the path a walk is in.
@@ -141,18 +142,19 @@ func (a *analyzer) run(src string, g *guard) []command {
 	// Every field starts from its zero value but for the reused
 	// buffers, emptied.
 	*a = analyzer{
-		parser:  a.parser,
-		infos:   reuseMap(a.infos),
-		kinds:   reuseMap(a.kinds),
-		limited: reuseMap(a.limited),
-		cmds:    reuseSlice(a.cmds),
-		path:    reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
-		guard:   g,
-		spare:   a.spare,
-		freeRes: a.freeRes,
-		slab:    a.slab.reuse(),
-		budget:  maxCommands,
-		budget0: max(maxParseFactor*len(src), minParseBudget),
+		parser:    a.parser,
+		infos:     reuseMap(a.infos),
+		kinds:     reuseMap(a.kinds),
+		limited:   reuseMap(a.limited),
+		cmds:      reuseSlice(a.cmds),
+		path:      reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
+		guard:     g,
+		spare:     a.spare,
+		freeRes:   a.freeRes,
+		freeWalks: a.freeWalks,
+		slab:      a.slab.reuse(),
+		budget:    maxCommands,
+		budget0:   max(maxParseFactor*len(src), minParseBudget),
 	}
 	a.script(src, 0, nil)
 	a.finish()
@@ -329,12 +331,6 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	a.src = src
 	defer func() { a.src = outer }()
 	a.collect(f)
-	// The state of this walk, in one piece: the pipelines already judged
-	// with a longer one, and how deeply statements nest.
-	var w struct {
-		seenPipes map[*syntax.BinaryCmd]bool
-		nest      int
-	}
 	// The walk keeps the path to the current node, and how deeply
 	// statements nest on it: a statement inside a subshell, block,
 	// compound command, function or substitution is one level deeper; the
@@ -343,61 +339,101 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	// that walk ends.
 	base := len(a.path)
 	defer func() { a.path = a.path[:base] }()
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if n == nil { // the walk leaves the last node entered
-			if last := a.path[len(a.path)-1]; last.level {
-				w.nest--
-			}
-			a.path = a.path[:len(a.path)-1]
-			return true
+	w := a.newFileWalk()
+	defer a.freeFileWalk(w)
+	w.src, w.depth, w.via, w.base = src, depth, via, base
+	syntax.Walk(f, w.visitFn)
+}
+
+// fileWalk is the state of one walk of a file: the pipelines already
+// judged with a longer one, and how deeply statements nest. Walks nest
+// (code in a string is walked inside the walk that found it), so each
+// has its own, from the analyzer's free list.
+type fileWalk struct {
+	a         *analyzer
+	src       string
+	depth     int
+	via       []string
+	base      int
+	seenPipes map[*syntax.BinaryCmd]bool
+	nest      int
+	visitFn   func(syntax.Node) bool // visit bound to this walk, made once
+}
+
+func (a *analyzer) newFileWalk() *fileWalk {
+	if n := len(a.freeWalks); n > 0 {
+		w := a.freeWalks[n-1]
+		a.freeWalks = a.freeWalks[:n-1]
+		return w
+	}
+	w := &fileWalk{a: a}
+	w.visitFn = w.visit
+	return w
+}
+
+// freeFileWalk puts w back, holding nothing of the walk it served.
+func (a *analyzer) freeFileWalk(w *fileWalk) {
+	*w = fileWalk{a: a, visitFn: w.visitFn}
+	a.freeWalks = append(a.freeWalks, w)
+}
+
+// visit is the walk's visit of one node (nil: the walk leaves the last
+// node entered).
+func (w *fileWalk) visit(n syntax.Node) bool {
+	a, src, depth, via, base := w.a, w.src, w.depth, w.via, w.base
+	if n == nil {
+		if last := a.path[len(a.path)-1]; last.level {
+			w.nest--
 		}
-		if a.full || leaf(n) {
-			return false
-		}
-		level := false
-		if _, ok := n.(*syntax.Stmt); ok {
-			var parent syntax.Node
-			if len(a.path) > base {
-				parent = a.path[len(a.path)-1].node
-			}
-			switch parent.(type) {
-			case *syntax.BinaryCmd, *syntax.FuncDecl:
-				// A stage of a pipeline or list, or a function's body,
-				// which its declaration already counted.
-			default:
-				if w.nest == maxNesting {
-					a.limit(factTooDeep, walkNestedDetail(maxNesting), via)
-					return false
-				}
-				level = true
-				w.nest++
-			}
-		}
-		a.path = append(a.path, step{n, level})
-		switch n := n.(type) {
-		case *syntax.Stmt:
-			a.stmt(n, src, depth, via)
-		case *syntax.BinaryCmd:
-			if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !w.seenPipes[n] {
-				if w.seenPipes == nil {
-					w.seenPipes = make(map[*syntax.BinaryCmd]bool)
-				}
-				a.pipe(n, src, depth, via, w.seenPipes)
-			}
-		case *syntax.FuncDecl:
-			a.funcDecl(n, via)
-		case *syntax.DeclClause:
-			var env []string
-			for _, as := range n.Args {
-				env = append(env, assignText(as))
-			}
-			a.add(command{name: n.Variant.Value, env: env, via: via})
-			for _, code := range envCode(env) { // export PAGER=…: the command it names
-				a.script(code, depth+1, via)
-			}
-		}
+		a.path = a.path[:len(a.path)-1]
 		return true
-	})
+	}
+	if a.full || leaf(n) {
+		return false
+	}
+	level := false
+	if _, ok := n.(*syntax.Stmt); ok {
+		var parent syntax.Node
+		if len(a.path) > base {
+			parent = a.path[len(a.path)-1].node
+		}
+		switch parent.(type) {
+		case *syntax.BinaryCmd, *syntax.FuncDecl:
+			// A stage of a pipeline or list, or a function's body,
+			// which its declaration already counted.
+		default:
+			if w.nest == maxNesting {
+				a.limit(factTooDeep, walkNestedDetail(maxNesting), via)
+				return false
+			}
+			level = true
+			w.nest++
+		}
+	}
+	a.path = append(a.path, step{n, level})
+	switch n := n.(type) {
+	case *syntax.Stmt:
+		a.stmt(n, src, depth, via)
+	case *syntax.BinaryCmd:
+		if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !w.seenPipes[n] {
+			if w.seenPipes == nil {
+				w.seenPipes = make(map[*syntax.BinaryCmd]bool)
+			}
+			a.pipe(n, src, depth, via, w.seenPipes)
+		}
+	case *syntax.FuncDecl:
+		a.funcDecl(n, via)
+	case *syntax.DeclClause:
+		var env []string
+		for _, as := range n.Args {
+			env = append(env, assignText(as))
+		}
+		a.add(command{name: n.Variant.Value, env: env, via: via})
+		for _, code := range envCode(env) { // export PAGER=…: the command it names
+			a.script(code, depth+1, via)
+		}
+	}
+	return true
 }
 
 // leaf reports whether n holds nothing the walk looks at (statements,
