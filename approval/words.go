@@ -43,29 +43,40 @@ func words(ws []*syntax.Word) (out []arg, braces int) {
 	out = make([]arg, 0, len(ws))
 	for _, w := range ws {
 		if hasBrace(w) {
-			cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
-			if syntax.SplitBraces(cp) {
-				if n := countBraces(cp.Parts); n > maxBraceExprs {
-					braces = max(braces, n)
-					out = append(out, wordArg(w))
-					continue
-				}
-				n := 0
-				for ew, err := range expand.BracesSeq(nil, cp) {
-					if err != nil || n >= maxBraceWords {
-						break
-					}
-					out = append(out, wordArg(ew))
-					n++
-				}
-				if n > 0 {
-					continue
-				}
-			}
+			var n int
+			out, n = appendBraces(out, w)
+			braces = max(braces, n)
+			continue
 		}
 		out = append(out, wordArg(w))
 	}
 	return out, braces
+}
+
+// appendBraces appends the words brace expression w expands to (w itself
+// when it expands to none, or has too many expressions: their count is
+// returned then, 0 otherwise). Apart from words, so that the common word
+// without braces pays nothing for the expansion's iterator.
+func appendBraces(out []arg, w *syntax.Word) ([]arg, int) {
+	cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
+	if !syntax.SplitBraces(cp) {
+		return append(out, wordArg(w)), 0
+	}
+	if n := countBraces(cp.Parts); n > maxBraceExprs {
+		return append(out, wordArg(w)), n
+	}
+	n := 0
+	for ew, err := range expand.BracesSeq(nil, cp) {
+		if err != nil || n >= maxBraceWords {
+			break
+		}
+		out = append(out, wordArg(ew))
+		n++
+	}
+	if n == 0 {
+		out = append(out, wordArg(w))
+	}
+	return out, 0
 }
 
 // countBraces counts the brace expressions in parts, nested ones included.
