@@ -391,22 +391,33 @@ func TestPattern_WholeStrings(t *testing.T) {
 
 // BenchmarkGate_Mixed checks the sample of agent commands and every
 // rule's examples (what runbox bench's gate.check runs); ns/op is per
-// command.
+// command. "protected" has runbox's own protected paths, as the gate runs
+// inside runbox.
 func BenchmarkGate_Mixed(b *testing.B) {
-	g, err := New(Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	cmds := SampleCommands()
 	for _, r := range Rules() {
 		cmds = append(cmds, r.Match...)
 		cmds = append(cmds, r.NoMatch...)
 	}
-	ctx := b.Context()
-	i := 0
-	for b.Loop() {
-		g.Check(ctx, Request{Command: cmds[i%len(cmds)]})
-		i++
+	for _, bc := range []struct {
+		name string
+		opts Options
+	}{
+		{"plain", Options{}},
+		{"protected", Options{Protect: DefaultProtection(testEnv(map[string]string{"HOME": "/home/user"}))}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			g, err := New(bc.opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := b.Context()
+			i := 0
+			for b.Loop() {
+				g.Check(ctx, Request{Command: cmds[i%len(cmds)], Dir: "/home/user/project"})
+				i++
+			}
+		})
 	}
 }
 
@@ -453,24 +464,4 @@ func TestGate_ReusedAnalyzersKeepNoState(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-// BenchmarkGate_MixedProtected is BenchmarkGate_Mixed with runbox's own
-// protected paths, as the gate runs inside runbox.
-func BenchmarkGate_MixedProtected(b *testing.B) {
-	g, err := New(Options{Protect: DefaultProtection(testEnv(map[string]string{"HOME": "/home/user"}))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmds := SampleCommands()
-	for _, r := range Rules() {
-		cmds = append(cmds, r.Match...)
-		cmds = append(cmds, r.NoMatch...)
-	}
-	ctx := b.Context()
-	i := 0
-	for b.Loop() {
-		g.Check(ctx, Request{Command: cmds[i%len(cmds)], Dir: "/home/user/project"})
-		i++
-	}
 }

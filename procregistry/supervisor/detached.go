@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -24,14 +23,7 @@ func superviseDetached(dir string) int {
 	// held it would keep the first stage (and the registry's Start)
 	// waiting until it exits.
 	syscall.CloseOnExec(3)
-	report := os.NewFile(3, "report")
-	say := func(s string) {
-		if report != nil {
-			fmt.Fprintln(report, s)
-			report.Close()
-			report = nil
-		}
-	}
+	say := reporter(os.NewFile(3, "report"))
 	// Hangups and interrupts are caught (and dropped), not ignored: a
 	// signal ignored here would stay ignored in the command, while a
 	// caught one is reset to its default when the command execs. This

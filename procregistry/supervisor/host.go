@@ -83,14 +83,7 @@ func hostLaunch(state string) int {
 // hostMain is the host itself. fd 3 is the report pipe to hostLaunch.
 func hostMain(state string) int {
 	syscall.CloseOnExec(3)
-	report := os.NewFile(3, "report")
-	say := func(s string) {
-		if report != nil {
-			fmt.Fprintln(report, s)
-			report.Close()
-			report = nil
-		}
-	}
+	say := reporter(os.NewFile(3, "report"))
 	fail := func(err error) int {
 		say("supervisor host: " + err.Error())
 		return 1

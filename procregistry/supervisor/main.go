@@ -187,3 +187,16 @@ func startDetached(argv []string, logPath string) (string, error) {
 	msg, _ := io.ReadAll(io.LimitReader(r, 64<<10))
 	return strings.TrimSpace(string(msg)), nil
 }
+
+// reporter returns the function a detached stage says its one report
+// line with (what startDetached returns): the first call writes it and
+// closes report, later ones do nothing.
+func reporter(report *os.File) func(string) {
+	return func(s string) {
+		if report != nil {
+			fmt.Fprintln(report, s)
+			report.Close()
+			report = nil
+		}
+	}
+}
