@@ -13,6 +13,7 @@ import (
 
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
 )
 
@@ -131,11 +132,7 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		if xi.Running {
 			return nil, x.gone(fmt.Errorf("exec output ended while it still runs"))
 		}
-		res.Code = xi.ExitCode
-		if res.Code > envs.ExitSignalBase && res.Code < envs.ExitSignalBase+65 {
-			// sh reports a command killed by signal n as 128+n.
-			res.ExitStatus = envs.ExitStatus{Code: res.Code, KilledBy: "signal"}
-		}
+		res.ExitStatus = launch.ShellStatus(xi.ExitCode) // sh reports death by signal n as 128+n
 	}
 	x.cleanup(pidFile)
 	res.TakeOutput(out, errc)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
 )
 
@@ -175,11 +176,10 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		if !errors.As(err, &ee) {
 			return nil, x.gone(err)
 		}
-		res.Code = ee.ExitStatus()
 		if n := signalNumber(ee.Signal()); n > 0 {
 			res.ExitStatus = envs.SignalStatus(syscall.Signal(n))
-		} else if res.Code > envs.ExitSignalBase && res.Code < envs.ExitSignalBase+65 {
-			res.KilledBy = "signal" // sh reports a command killed by signal n as 128+n
+		} else {
+			res.ExitStatus = launch.ShellStatus(ee.ExitStatus()) // sh reports death by signal n as 128+n
 		}
 	}
 	res.TakeOutput(out, errc)
