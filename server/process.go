@@ -31,16 +31,6 @@ var processActions = map[string]processAction{
 	"handoff": (*Server).handoffJob,
 }
 
-func (s *Server) process(ctx context.Context, req *mcp.CallToolRequest, in ProcessArgs) (*mcp.CallToolResult, any, error) {
-	sess, err := s.session(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	ctx, cancel := s.callContext(ctx)
-	defer cancel()
-	return s.runProcess(ctx, sess, in), nil, nil
-}
-
 // runProcess is the process tool for one session, for the MCP client and
 // for code in the session's kernel alike.
 func (s *Server) runProcess(ctx context.Context, sess *session, in ProcessArgs) *mcp.CallToolResult {

@@ -16,17 +16,6 @@ import (
 // ptySize is the terminal a pty command gets: the client has no window.
 var ptySize = envs.WindowSize{Rows: 24, Cols: 80}
 
-// terminal runs a command in the foreground or starts it as a job.
-func (s *Server) terminal(ctx context.Context, req *mcp.CallToolRequest, in TerminalArgs) (*mcp.CallToolResult, any, error) {
-	sess, err := s.session(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	ctx, cancel := s.callContext(ctx)
-	defer cancel()
-	return s.runTerminal(ctx, sess, in), nil, nil
-}
-
 // runTerminal is the terminal tool for one session, for the MCP client
 // and for code in the session's kernel alike.
 func (s *Server) runTerminal(ctx context.Context, sess *session, in TerminalArgs) *mcp.CallToolResult {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -88,7 +89,7 @@ func (s *Server) addTools() error {
 			"Every command passes runbox's command gate first: dangerous ones may need a human's approval, hardline ones are refused.",
 		InputSchema: term,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.terminal)
+	}, sessionTool(s, (*Server).runTerminal))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  "process",
 		Title: "Manage background jobs",
@@ -96,7 +97,7 @@ func (s *Server) addTools() error {
 			"wait (up to timeout seconds); kill (the whole tree); write / submit (text to its stdin, gated like a command); close (end of input); " +
 			"handoff (give it to another owner so it outlives this session).",
 		InputSchema: proc,
-	}, s.process)
+	}, sessionTool(s, (*Server).runProcess))
 	if s.opts.Sync != nil {
 		sync, err := schemaFor[SyncArgs](func(p map[string]*jsonschema.Schema) {
 			p["action"].Enum = []any{"push", "diff"}
@@ -153,4 +154,19 @@ func anySlice(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// sessionTool is the MCP handler of a tool that run serves for one
+// session, for the MCP client and for code in the session's kernel alike:
+// the call's session, and the call's time bound.
+func sessionTool[In any](s *Server, run func(*Server, context.Context, *session, In) *mcp.CallToolResult) mcp.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		sess, err := s.session(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		ctx, cancel := s.callContext(ctx)
+		defer cancel()
+		return run(s, ctx, sess, in), nil, nil
+	}
 }
