@@ -52,11 +52,7 @@ traceback goes to stderr); sys.exit's code; 124 when --timeout expired;
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.args = args
-			err := runCode(cmd.Context(), a, &opts)
-			if opts.json && err != nil && !isQuiet(err) {
-				writeJSONError(a.stdout, err)
-			}
-			return err
+			return a.reportJSON(opts.json, runCode(cmd.Context(), a, &opts))
 		},
 	}
 	f := cmd.Flags()

@@ -80,11 +80,7 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.args = args
 			opts.outputLimitSet = cmd.Flags().Changed("output-limit")
-			err := runRun(cmd.Context(), a, &opts)
-			if opts.json && err != nil && !isQuiet(err) {
-				writeJSONError(a.stdout, err)
-			}
-			return err
+			return a.reportJSON(opts.json, runRun(cmd.Context(), a, &opts))
 		},
 	}
 	f := cmd.Flags()
@@ -196,6 +192,16 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		so.errLimit = limit
 	}
 	return runStreamingWith(ctx, a, environment, c, so)
+}
+
+// reportJSON returns err, first printed as one JSON object on stdout when
+// the command was asked for --json (and err is not one already reported):
+// a caller that reads that stdout would otherwise get nothing at all.
+func (a *app) reportJSON(asJSON bool, err error) error {
+	if asJSON && err != nil && !isQuiet(err) {
+		writeJSONError(a.stdout, err)
+	}
+	return err
 }
 
 // writeJSONError prints err for a caller that reads run --json's stdout,
