@@ -55,31 +55,18 @@ func rebase(w io.Writer, r io.Reader, root string) error {
 			}
 		}
 	}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return tw.Close()
-		}
-		if err != nil {
-			return err
-		}
+	return copyTar(tw, r, func(h *tar.Header) (bool, error) {
 		name, err := safeName(h.Name)
 		if err != nil {
-			return err
+			return false, err
 		}
 		name = path.Join(root, strings.ReplaceAll(name, "\\", "/"))
 		if h.Typeflag == tar.TypeDir {
 			name += "/"
 		}
 		h.Name = name
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if _, err := io.Copy(tw, tr); err != nil {
-			return err
-		}
-	}
+		return true, nil
+	})
 }
 
 // GetTree returns the tree at dir in the container as a tar stream with
@@ -105,7 +92,26 @@ func (e *Env) GetTree(ctx context.Context, dir string) (io.ReadCloser, error) {
 // unbase copies the tar stream r to w without the first element of each
 // name; the entry for that element itself is dropped.
 func unbase(w io.Writer, r io.Reader) error {
-	tw := tar.NewWriter(w)
+	return copyTar(tar.NewWriter(w), r, func(h *tar.Header) (bool, error) {
+		name := strings.TrimPrefix(h.Name, "./")
+		i := strings.IndexByte(name, '/')
+		if i < 0 || strings.Trim(name[i:], "/") == "" {
+			return false, nil // the directory itself
+		}
+		h.Name = name[i+1:]
+		if h.Typeflag == tar.TypeLink {
+			if j := strings.IndexByte(strings.TrimPrefix(h.Linkname, "./"), '/'); j >= 0 {
+				h.Linkname = strings.TrimPrefix(h.Linkname, "./")[j+1:]
+			}
+		}
+		return true, nil
+	})
+}
+
+// copyTar copies the tar stream r into tw, each entry after rename has
+// changed its header (an entry it does not keep is left out; its error
+// stops the copy), and closes tw at the end of r.
+func copyTar(tw *tar.Writer, r io.Reader, rename func(*tar.Header) (keep bool, err error)) error {
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -115,16 +121,12 @@ func unbase(w io.Writer, r io.Reader) error {
 		if err != nil {
 			return err
 		}
-		name := strings.TrimPrefix(h.Name, "./")
-		i := strings.IndexByte(name, '/')
-		if i < 0 || strings.Trim(name[i:], "/") == "" {
-			continue // the directory itself
+		keep, err := rename(h)
+		if err != nil {
+			return err
 		}
-		h.Name = name[i+1:]
-		if h.Typeflag == tar.TypeLink {
-			if j := strings.IndexByte(strings.TrimPrefix(h.Linkname, "./"), '/'); j >= 0 {
-				h.Linkname = strings.TrimPrefix(h.Linkname, "./")[j+1:]
-			}
+		if !keep {
+			continue
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return err
