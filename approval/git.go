@@ -67,30 +67,7 @@ func gitRuns(globals, args []string) []gitRun {
 		return out
 	}
 	sub, rest := args[0], args[1:]
-	// Options that name a program, by subcommand.
-	var opts map[string]bool
-	switch sub {
-	case "fetch", "pull":
-		opts = setOf("--upload-pack")
-	case "fetch-pack":
-		opts = setOf("--upload-pack --exec")
-	case "clone", "ls-remote":
-		opts = setOf("--upload-pack -u")
-	case "send-email":
-		opts = setOf("--to-cmd --cc-cmd --header-cmd --sendmail-cmd")
-	case "instaweb":
-		opts = setOf("--httpd")
-	case "push", "send-pack":
-		opts = setOf("--receive-pack --exec")
-	case "archive":
-		opts = setOf("--exec")
-	case "rebase":
-		opts = setOf("--exec -x")
-	case "difftool":
-		opts = setOf("--extcmd -x")
-	case "filter-branch":
-		opts = setOf("--env-filter --tree-filter --index-filter --msg-filter --commit-filter --parent-filter --tag-name-filter --setup")
-	}
+	opts := gitProgramOptions[sub]
 	for i := 0; i < len(rest); i++ {
 		t := rest[i]
 		if t == "--" {
@@ -130,7 +107,7 @@ func gitRuns(globals, args []string) []gitRun {
 			config(k, v)
 		}
 	case "submodule":
-		if cmd, ok := afterWord(rest, "foreach", setOf("--recursive -q --quiet")); ok {
+		if cmd, ok := afterWord(rest, "foreach", gitForeachFlags); ok {
 			out = append(out, gitRun{text: strings.Join(cmd, " ")})
 		}
 	case "bisect":
@@ -243,7 +220,7 @@ var gitParam = regexp.MustCompile(`'([^']*)'='([^']*)'`)
 // value` and `git config set [options] key value`; reading, listing and
 // unsetting set nothing.
 func gitConfigSet(args []string) (key, value string, ok bool) {
-	valued := setOf("-f --file --blob --type --default --comment --value")
+	valued := gitConfigValued
 	var words []string
 	for i := 0; i < len(args); i++ {
 		t := args[i]
@@ -322,3 +299,26 @@ func shellJoin(words []string) string {
 	}
 	return strings.Join(q, " ")
 }
+
+// gitProgramOptions are the options that name a program, by subcommand.
+var gitProgramOptions = map[string]map[string]bool{
+	"fetch":         setOf("--upload-pack"),
+	"pull":          setOf("--upload-pack"),
+	"fetch-pack":    setOf("--upload-pack --exec"),
+	"clone":         setOf("--upload-pack -u"),
+	"ls-remote":     setOf("--upload-pack -u"),
+	"send-email":    setOf("--to-cmd --cc-cmd --header-cmd --sendmail-cmd"),
+	"instaweb":      setOf("--httpd"),
+	"push":          setOf("--receive-pack --exec"),
+	"send-pack":     setOf("--receive-pack --exec"),
+	"archive":       setOf("--exec"),
+	"rebase":        setOf("--exec -x"),
+	"difftool":      setOf("--extcmd -x"),
+	"filter-branch": setOf("--env-filter --tree-filter --index-filter --msg-filter --commit-filter --parent-filter --tag-name-filter --setup"),
+}
+
+// gitForeachFlags are submodule foreach's flags before its command.
+var gitForeachFlags = setOf("--recursive -q --quiet")
+
+// gitConfigValued are git config's options that take a value.
+var gitConfigValued = setOf("-f --file --blob --type --default --comment --value")
