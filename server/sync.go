@@ -51,14 +51,7 @@ type SyncArgs struct {
 }
 
 // SyncChange is one change in the sync tool's diff result.
-type SyncChange struct {
-	Path      string         `json:"path,omitempty"`
-	PathB64   string         `json:"path_b64,omitempty"`
-	Kind      workspace.Kind `json:"kind"`
-	Binary    bool           `json:"binary"`
-	Protected bool           `json:"protected,omitempty"`
-	Diff      string         `json:"diff"`
-}
+type SyncChange = workspace.ChangeReport
 
 // SyncResult is the sync tool's structured result.
 type SyncResult struct {
@@ -105,11 +98,8 @@ func (s *Server) sync(ctx context.Context, req *mcp.CallToolRequest, in SyncArgs
 			return s.failure(ctx, sess, "", err), nil, nil
 		}
 		var b strings.Builder
-		out.Changes = []SyncChange{}
-		for _, ch := range c.Changes {
-			sc := SyncChange{Kind: ch.Kind, Binary: ch.Binary(), Protected: ch.Protected, Diff: ch.Diff()}
-			sc.Path, sc.PathB64 = workspace.EncodePath(ch.Path)
-			out.Changes = append(out.Changes, sc)
+		out.Changes = c.Reports()
+		for _, sc := range out.Changes {
 			b.WriteString(sc.Diff)
 		}
 		if len(c.Changes) == 0 {

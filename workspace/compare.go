@@ -151,3 +151,27 @@ func selected(p string, paths []string) bool {
 	}
 	return false
 }
+
+// ChangeReport is a change as the CLI's --json and the server's sync tool
+// show it: the path as a JSON string (or base64 when it is not UTF-8),
+// and the unified diff.
+type ChangeReport struct {
+	Path      string `json:"path,omitempty"`
+	PathB64   string `json:"path_b64,omitempty"`
+	Kind      Kind   `json:"kind"`
+	Binary    bool   `json:"binary"`
+	Protected bool   `json:"protected,omitempty"`
+	Diff      string `json:"diff"`
+}
+
+// Reports returns every change as a ChangeReport, in order (an empty
+// slice, never nil, when there is none).
+func (c *Comparison) Reports() []ChangeReport {
+	out := make([]ChangeReport, 0, len(c.Changes))
+	for _, ch := range c.Changes {
+		r := ChangeReport{Kind: ch.Kind, Binary: ch.Binary(), Protected: ch.Protected, Diff: ch.Diff()}
+		r.Path, r.PathB64 = EncodePath(ch.Path)
+		out = append(out, r)
+	}
+	return out
+}

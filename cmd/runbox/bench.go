@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -302,14 +301,7 @@ func (a *app) benchLocalTrue(ctx context.Context, _ benchParams) (op, base func(
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	op = func(ctx context.Context) error {
-		res, err := env.Run(ctx, envs.Command{Shell: "true"})
-		if err == nil {
-			err = res.Err()
-		}
-		return err
-	}
-	base = func(ctx context.Context) error { return exec.CommandContext(ctx, "bash", "-c", "true").Run() }
+	op, base = benchLocalTrueOn(env)
 	return op, base, func() { env.Close(context.Background()) }, nil
 }
 

@@ -159,27 +159,12 @@ func runSyncDiff(ctx context.Context, a *app, t *syncTarget) error {
 	return nil
 }
 
-// syncChangeJSON is one change for --json.
-type syncChangeJSON struct {
-	Path      string         `json:"path,omitempty"`
-	PathB64   string         `json:"path_b64,omitempty"`
-	Kind      workspace.Kind `json:"kind"`
-	Binary    bool           `json:"binary"`
-	Protected bool           `json:"protected,omitempty"`
-	Diff      string         `json:"diff"`
-}
-
 func writeSyncJSON(w io.Writer, task string, c *workspace.Comparison) error {
 	out := struct {
-		Task    string           `json:"task"`
-		Changes []syncChangeJSON `json:"changes"`
-		Unsafe  []string         `json:"unsafe,omitempty"`
-	}{Task: task, Changes: []syncChangeJSON{}, Unsafe: c.Unsafe}
-	for _, ch := range c.Changes {
-		j := syncChangeJSON{Kind: ch.Kind, Binary: ch.Binary(), Protected: ch.Protected, Diff: ch.Diff()}
-		j.Path, j.PathB64 = workspace.EncodePath(ch.Path)
-		out.Changes = append(out.Changes, j)
-	}
+		Task    string                   `json:"task"`
+		Changes []workspace.ChangeReport `json:"changes"`
+		Unsafe  []string                 `json:"unsafe,omitempty"`
+	}{Task: task, Changes: c.Reports(), Unsafe: c.Unsafe}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
