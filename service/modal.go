@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -20,12 +21,12 @@ func (s *Service) ModalOptions(spec envs.Spec) modal.Options {
 	o := modal.Options{
 		Getenv:        s.opts.Getenv,
 		App:           c.App,
-		Image:         firstOf(spec.Image, c.Image),
+		Image:         cmp.Or(spec.Image, c.Image),
 		CPU:           c.CPU,
 		MemoryMiB:     int(int64(c.Memory) >> 20),
 		Timeout:       time.Duration(c.Timeout).Truncate(time.Second),
 		IdleTimeout:   time.Duration(c.IdleTimeout).Truncate(time.Second),
-		Workdir:       firstOf(c.Workdir, spec.Dir),
+		Workdir:       cmp.Or(c.Workdir, spec.Dir),
 		BlockNetwork:  c.BlockNetwork || spec.Network == "none",
 		CIDRAllowlist: c.CIDRAllowlist,
 		Owner:         s.modalOwner(),
@@ -76,15 +77,6 @@ func (s *Service) stateDir() string {
 	}
 	if h := s.opts.Getenv("HOME"); h != "" {
 		return filepath.Join(h, ".local", "state", "runbox")
-	}
-	return ""
-}
-
-func firstOf(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"strconv"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 func (s *Service) SSHOptions(spec envs.Spec) ssh.Options {
 	c := s.opts.Config.SSH
 	o := ssh.Options{
-		Host:              c.Host,
+		Host:              cmp.Or(spec.Host, c.Host),
 		User:              c.User,
 		Port:              c.Port,
 		KnownHosts:        c.KnownHosts,
@@ -29,14 +30,7 @@ func (s *Service) SSHOptions(spec envs.Spec) ssh.Options {
 		Getenv:            s.Getenv,
 		Logger:            s.log,
 	}
-	if spec.Host != "" {
-		o.Host = spec.Host
-	}
-	id := c.IdentityFile
-	if v := spec.Settings["identity"]; v != "" {
-		id = v
-	}
-	if id != "" {
+	if id := cmp.Or(spec.Settings["identity"], c.IdentityFile); id != "" {
 		o.Identity = []string{id}
 	}
 	if v, err := strconv.ParseBool(spec.Settings["accept_new_host_key"]); err == nil && v {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -134,7 +135,7 @@ func runBench(ctx context.Context, a *app, opts *benchOptions) error {
 	defer benchSweepDocker(cases, run, prog)
 	var out []measurement
 	for i, c := range cases {
-		p := benchParams{n: cmpOr(opts.n, c.n), scale: cmpOr(opts.scale, c.scale), run: run, progress: prog}
+		p := benchParams{n: cmp.Or(opts.n, c.n), scale: cmp.Or(opts.scale, c.scale), run: run, progress: prog}
 		if c.maxN > 0 {
 			p.n = min(p.n, c.maxN)
 		}
@@ -206,13 +207,6 @@ func selectBenchCases(all []benchCase, only []string) ([]benchCase, error) {
 		}
 	}
 	return slices.DeleteFunc(slices.Clone(all), func(c benchCase) bool { return !slices.Contains(only, c.name) }), nil
-}
-
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 func benchRunID() string {

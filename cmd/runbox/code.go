@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -96,7 +97,7 @@ func runCode(ctx context.Context, a *app, opts *codeOptions) error {
 	if opts.timeout < 0 {
 		return usageError{errorf("--timeout %v: want a duration >= 0", opts.timeout)}
 	}
-	spec := envs.Spec{Dir: opts.cwd, Image: firstNonEmpty(opts.image, a.cfg.Docker.Image)}
+	spec := envs.Spec{Dir: opts.cwd, Image: cmp.Or(opts.image, a.cfg.Docker.Image)}
 	var reply *kernel.Reply
 	err = a.withAsker(func(asker approval.Asker) error {
 		ss, err := a.svc.NewSession(service.SessionOptions{Backend: opts.backend, Spec: spec, Asker: asker})

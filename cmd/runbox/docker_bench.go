@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os/exec"
@@ -29,7 +30,7 @@ func benchTask(run string) string { return "runbox-bench-" + run }
 // true` on the same container, and container create-to-first-command
 // versus `docker run -d` + `docker exec`, without and with a warm pool.
 func benchDockerCases(a *app) []benchCase {
-	image := firstNonEmpty(a.cfg.Docker.Image, "runbox-test-debian:bookworm")
+	image := cmp.Or(a.cfg.Docker.Image, "runbox-test-debian:bookworm")
 	return []benchCase{
 		{
 			name: "docker-exec-true", backend: "docker", baseline: "docker exec CONTAINER true", n: 20,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -23,7 +24,7 @@ func newJobCommands(a *app) []*cobra.Command {
 }
 
 // defaultOwner is who CLI jobs belong to: $RUNBOX_OWNER, else "user".
-func (a *app) defaultOwner() string { return firstNonEmpty(a.getenv("RUNBOX_OWNER"), "user") }
+func (a *app) defaultOwner() string { return cmp.Or(a.getenv("RUNBOX_OWNER"), "user") }
 
 func oneLine(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", "⏎")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 
@@ -37,7 +38,7 @@ func runEvents(ctx context.Context, a *app, opts *eventsOptions) error {
 	if err != nil {
 		return err
 	}
-	owner := firstNonEmpty(opts.owner, a.defaultOwner())
+	owner := cmp.Or(opts.owner, a.defaultOwner())
 	enc := json.NewEncoder(a.stdout)
 	// printed is the seq of the last event printed: an event whose
 	// acknowledgement was lost with the daemon comes again, and is then

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,7 +39,7 @@ func runPs(ctx context.Context, a *app, opts *psOptions) error {
 	if err != nil {
 		return err
 	}
-	owner := firstNonEmpty(opts.owner, a.defaultOwner())
+	owner := cmp.Or(opts.owner, a.defaultOwner())
 	if opts.all {
 		owner = ""
 	}

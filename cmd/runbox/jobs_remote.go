@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/spf13/cobra"
@@ -80,11 +81,11 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 }
 
 func (a *app) dockerJobs(t *jobTarget) (*remoteJobs, error) {
-	task := firstNonEmpty(t.task, a.cfg.Docker.Task)
+	task := cmp.Or(t.task, a.cfg.Docker.Task)
 	if task == "" {
 		return nil, usageError{errorf("--backend docker: name the container that keeps the jobs with --task (or docker.task)")}
 	}
-	spec := envs.Spec{Image: firstNonEmpty(t.image, a.cfg.Docker.Image)}
+	spec := envs.Spec{Image: cmp.Or(t.image, a.cfg.Docker.Image)}
 	opts := a.dockerOptions(spec)
 	opts.Task, opts.Persistent, opts.KeepRunning = task, true, true
 	open := func(ctx context.Context) (envs.Environment, []string, error) {

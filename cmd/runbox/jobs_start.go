@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -81,7 +82,7 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 		return err
 	}
 	req := procregistry.StartRequest{
-		Shell: shell, Dir: cwd, Env: env, Owner: firstNonEmpty(opts.owner, a.defaultOwner()),
+		Shell: shell, Dir: cwd, Env: env, Owner: cmp.Or(opts.owner, a.defaultOwner()),
 		Notify: opts.notify, Watch: opts.watch, Heartbeat: opts.heartbeat, Key: opts.key,
 		Lifetime: procregistry.LifetimeDetached,
 	}

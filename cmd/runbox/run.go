@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,7 +114,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if opts.outputLimit < 0 {
 		return usageError{errorf("--output-limit %d: want a number of bytes > 0", opts.outputLimit)}
 	}
-	backend := firstNonEmpty(opts.backend, a.cfg.Backend)
+	backend := cmp.Or(opts.backend, a.cfg.Backend)
 	limits, err := opts.limits.resolve(a.svc.Limits())
 	if err != nil {
 		return err
@@ -414,15 +415,6 @@ func runCollected(ctx context.Context, a *app, env envs.Environment, c envs.Comm
 		return quietError{err}
 	}
 	return nil
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func firstPositive(n ...int) int {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -165,7 +166,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	var sync *server.SyncOptions
 	if opts.sync != "" || opts.task != "" {
 		ro := runOptions{task: opts.task, sync: opts.sync, syncExclude: opts.syncExclude, workspace: opts.workspace}
-		if err := checkTaskFlags(&ro, firstNonEmpty(opts.backend, cfg.Backend)); err != nil {
+		if err := checkTaskFlags(&ro, cmp.Or(opts.backend, cfg.Backend)); err != nil {
 			return nil, nil, err
 		}
 		if spec.Settings == nil {
@@ -188,7 +189,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	if err != nil {
 		return nil, nil, err
 	}
-	if firstNonEmpty(opts.backend, cfg.Backend) == "docker" && opts.task == "" {
+	if cmp.Or(opts.backend, cfg.Backend) == "docker" && opts.task == "" {
 		if err := svc.WarmDocker(spec); err != nil {
 			a.log.Debug("serve: docker pool", "err", err)
 		}
@@ -196,7 +197,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	srv, err := server.New(server.Options{
 		Service: svc, Backend: opts.backend, Spec: spec, Env: env,
 		Jobs:        func(ctx context.Context) (service.SessionJobs, error) { return a.jobsClient(ctx) },
-		JobDir:      firstNonEmpty(opts.cwd, wd),
+		JobDir:      cmp.Or(opts.cwd, wd),
 		MaxSessions: opts.maxSessions, MaxJobs: opts.maxJobs, MaxKernels: opts.maxKernels, KernelIdle: opts.kernelIdle,
 		ApprovalTimeout: opts.approvalTimeout, Logger: a.log, Sync: sync,
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,7 +103,7 @@ symbolic link, no link leading out of it is made, and protected paths (.git/,
 // syncEnv opens the task's container (kept running afterwards) and
 // returns the state directory that holds its manifest.
 func (a *app) syncEnv(ctx context.Context, t *syncTarget) (*docker.Env, string, error) {
-	task := firstNonEmpty(t.task, a.cfg.Docker.Task)
+	task := cmp.Or(t.task, a.cfg.Docker.Task)
 	if task == "" {
 		return nil, "", usageError{errorf("sync: name the task with --task (or docker.task)")}
 	}
@@ -114,7 +115,7 @@ func (a *app) syncEnv(ctx context.Context, t *syncTarget) (*docker.Env, string, 
 	if _, err := workspace.Load(state, task); err != nil {
 		return nil, "", err // before a container is made for nothing
 	}
-	spec := envs.Spec{Image: firstNonEmpty(t.image, a.cfg.Docker.Image), Settings: map[string]string{service.SettingTask: task}}
+	spec := envs.Spec{Image: cmp.Or(t.image, a.cfg.Docker.Image), Settings: map[string]string{service.SettingTask: task}}
 	env, err := docker.New(ctx, a.dockerOptions(spec))
 	if err != nil {
 		return nil, "", err
