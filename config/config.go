@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ type Config struct {
 	SSH         SSHConf     `yaml:"ssh"`
 	Jobs        JobsConf    `yaml:"jobs"`
 	Sync        SyncConf    `yaml:"sync"`
+	Sandbox     SandboxConf `yaml:"sandbox"`
 
 	// Path is the file the configuration was read from ("" if none).
 	Path string `yaml:"-"`
@@ -108,6 +110,40 @@ type SyncConf struct {
 	IncludeGit bool `yaml:"include_git"`
 	// NoGitignore pushes .gitignore'd paths too.
 	NoGitignore bool `yaml:"no_gitignore"`
+}
+
+// SandboxConf confines the commands runbox starts on this machine (the
+// local backend, background jobs, kernels): see docs/sandbox.md.
+type SandboxConf struct {
+	// Profile is workspace, read-only or off. Empty means workspace where
+	// the kernel can give it, off (said in every result) where it cannot.
+	// A profile named here that the kernel cannot give refuses commands.
+	Profile string `yaml:"profile"`
+	// Writable are more directories commands may write (beside the
+	// workspace, the session's TMPDIR and the built-in caches).
+	Writable []string `yaml:"writable"`
+	// DenyRead are more paths commands may neither read nor write (beside
+	// the built-in credentials and runbox's own files).
+	DenyRead []string `yaml:"deny_read"`
+	// GitWritable lets commands write .git/hooks and .git/config of a
+	// repository that existed when the session started.
+	GitWritable bool `yaml:"git_writable"`
+	// Network is the network policy of confined commands.
+	Network SandboxNetwork `yaml:"network"`
+}
+
+// SandboxNetwork is the network part of the sandbox.
+type SandboxNetwork struct {
+	// Mode is off, allowlist or open. Empty means allowlist under the
+	// workspace and read-only profiles.
+	Mode string `yaml:"mode"`
+	// Allow are the hosts reachable through the session's proxy
+	// ("pypi.org", "*.npmjs.org", "127.0.0.1:8080"); any other host asks.
+	Allow []string `yaml:"allow"`
+	// Deny are hosts never reachable (they win over Allow).
+	Deny []string `yaml:"deny"`
+	// Ports are loopback TCP ports commands may connect to directly.
+	Ports []int `yaml:"ports"`
 }
 
 // SSHConf configures the ssh backend.
@@ -228,6 +264,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s: sync.max_size must be >= 0", where)
 	case c.SSH.Port < 0 || c.SSH.Port > 65535 || c.SSH.Keepalive < 0:
 		return fmt.Errorf("config: %s: ssh.port must be 0..65535 and ssh.keepalive >= 0", where)
+	case !slices.Contains([]string{"", "workspace", "read-only", "off"}, c.Sandbox.Profile):
+		return fmt.Errorf("config: %s: sandbox.profile must be workspace, read-only or off, got %q", where, c.Sandbox.Profile)
+	case !slices.Contains([]string{"", "off", "allowlist", "open"}, c.Sandbox.Network.Mode):
+		return fmt.Errorf("config: %s: sandbox.network.mode must be off, allowlist or open, got %q", where, c.Sandbox.Network.Mode)
 	case c.Docker.Pool < 0:
 		return fmt.Errorf("config: %s: docker.pool must be >= 0", where)
 	case c.Jobs.Retention < 0 || c.Jobs.MaxFinished < 0:
@@ -264,6 +304,7 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		set("RUNBOX_TIMEOUT", c.Timeout.Set),
 		set("RUNBOX_GRACE", c.Grace.Set),
 		set("RUNBOX_OUTPUT_LIMIT", func(v string) (err error) { c.OutputLimit, err = strconv.Atoi(v); return err }),
+		set("RUNBOX_SANDBOX", str(&c.Sandbox.Profile)),
 		set("RUNBOX_CONTAIN", func(v string) (err error) { c.Contain, err = strconv.ParseBool(v); return err }),
 	)
 }

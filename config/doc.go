@@ -29,6 +29,16 @@
 //	  allow: []               # globs on the command, or rule ids, that never ask
 //	  deny: []                # globs or rule ids that are always refused
 //	  relax_without_host_access: false  # backends without host access skip the ask tier
+//	sandbox:                  # confinement of commands on this machine (docs/sandbox.md)
+//	  profile: ""             # workspace | read-only | off ("" = workspace where the kernel can, else off)
+//	  writable: []            # more directories commands may write
+//	  deny_read: []           # more paths commands may neither read nor write
+//	  git_writable: false     # let commands write .git/hooks and .git/config of an existing repository
+//	  network:
+//	    mode: ""              # off | allowlist | open ("" = allowlist)
+//	    allow: []             # hosts reachable through the session's proxy: pypi.org, *.npmjs.org, 127.0.0.1:8080
+//	    deny: []              # hosts never reachable (win over allow)
+//	    ports: []             # loopback TCP ports commands may connect to directly
 //	jobs:
 //	  retention: 24h          # how long finished background jobs are kept
 //	  max_finished: 200       # how many finished jobs are kept at most
@@ -86,5 +96,5 @@
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,
 // RUNBOX_IMAGE, RUNBOX_DOCKER_POOL, RUNBOX_MODAL_APP, RUNBOX_MODAL_IMAGE, RUNBOX_SSH_HOST,
-// RUNBOX_SSH_IDENTITY, RUNBOX_DAYTONA_TASK.
+// RUNBOX_SSH_IDENTITY, RUNBOX_DAYTONA_TASK, RUNBOX_SANDBOX.
 package config
