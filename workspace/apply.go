@@ -26,20 +26,26 @@ type ApplyReport struct {
 	// Written are the files and links written, Deleted the ones removed.
 	Written []string `json:"written"`
 	Deleted []string `json:"deleted"`
-	// Skipped are selected changes left alone, with the reason
-	// (protected paths).
+	// Skipped are selected changes left alone, with the reason:
+	// "PATH (protected)", or "PATH (refused: WHY)" for a path git or a
+	// shell here would act on ([ErrRefused]).
 	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Apply writes the selected changes into the local directory and records
 // them in the manifest (so they are not changes any more). Every change is
 // checked before the first write: a conflict (unless o.Theirs), a name
-// that would leave the directory, a link that leads out, a parent that is
-// a symbolic link or a file, or a local file that changed since the
-// comparison refuses the whole apply. Protected paths are skipped and
-// reported. Each file is written to a temporary name and renamed into
-// place, through an [os.Root] of the directory, so nothing is written
-// outside it whatever links the tree holds.
+// that would leave the directory, a link that leads out or into a refused
+// path once every link on its way is followed (those already here and
+// those the changes make), a change that makes a link already here lead
+// out, a parent that is a symbolic link or a file (here or in the
+// changes), or a local file that changed since the comparison refuses
+// the whole apply. Protected paths and paths git or a shell would act on
+// ([Change.Refused]) are skipped and reported. Each file is written to a
+// temporary name and renamed into place, through an [os.Root] of the
+// directory, so nothing is written outside it whatever links the tree
+// holds; its mode keeps the permission bits without set-id, sticky or
+// world-write.
 func (c *Comparison) Apply(ctx context.Context, o ApplyOptions) (*ApplyReport, error) {
 	rep := &ApplyReport{}
 	var todo []*Change
@@ -49,6 +55,16 @@ func (c *Comparison) Apply(ctx context.Context, o ApplyOptions) (*ApplyReport, e
 		}
 		if ch.Protected {
 			rep.Skipped = append(rep.Skipped, ch.Path+" (protected)")
+			continue
+		}
+		// Compare marked these; the names are judged again here so that
+		// no path that skipped the comparison's marks is written.
+		why := hostRefusal(ch.Path)
+		if errors.Is(ch.refusal, ErrRefused) {
+			why = ch.Refused
+		}
+		if why != "" {
+			rep.Skipped = append(rep.Skipped, ch.Path+" (refused: "+why+")")
 			continue
 		}
 		todo = append(todo, ch)
@@ -77,6 +93,7 @@ func (c *Comparison) Apply(ctx context.Context, o ApplyOptions) (*ApplyReport, e
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, c.checkLinks(root, todo)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -97,6 +114,7 @@ func (c *Comparison) Apply(ctx context.Context, o ApplyOptions) (*ApplyReport, e
 			return rep, c.commit(base, fmt.Errorf("workspace: write %s: %w", ch.Path, err))
 		}
 		e := *ch.Theirs
+		e.Mode = safeMode(e.Mode)
 		if fi, err := root.Lstat(ch.Path); err == nil && e.Type == TypeFile {
 			e.Size, e.MTime = fi.Size(), fi.ModTime().UnixNano()
 		}
@@ -193,7 +211,7 @@ func write(root *os.Root, ch *Change) error {
 			err = cerr
 		}
 		if err == nil {
-			err = root.Chmod(tmp, t.Mode.Perm())
+			err = root.Chmod(tmp, safeMode(t.Mode))
 		}
 		if err != nil {
 			root.Remove(tmp)
@@ -205,4 +223,61 @@ func write(root *os.Root, ch *Change) error {
 		return err
 	}
 	return nil
+}
+
+// safeMode is the mode a file from the sandbox gets here: its permission
+// bits without set-user-ID, set-group-ID and sticky (fs.FileMode.Perm
+// drops them) and without write for others, so the sandbox can make
+// neither a program that runs with another's rights nor a file anyone
+// may change.
+func safeMode(m fs.FileMode) fs.FileMode {
+	return m.Perm() &^ 0o002
+}
+
+// checkLinks refuses, in the directory as it will be once todo is
+// applied: a link todo makes that resolves out of the directory or to a
+// refused path; a change under a path that todo makes a link or a file
+// (it would be written through that link); and a local link, fine
+// before, that todo makes lead out.
+func (c *Comparison) checkLinks(root *os.Root, todo []*Change) []error {
+	over := make(map[string]*Entry, len(todo))
+	for _, ch := range todo {
+		over[ch.Path] = ch.Theirs
+	}
+	v, before := newView(root, over), newView(root, nil)
+	var errs []error
+	for _, ch := range todo {
+		for d := path.Dir(ch.Path); d != "."; d = path.Dir(d) {
+			if e := over[d]; e != nil {
+				errs = append(errs, &PathError{Path: ch.Path, Err: fmt.Errorf("%w (the changes make %s a %s)", ErrUnsafePath, d, e.Type)})
+				break
+			}
+		}
+		if t := ch.Theirs; t != nil && t.Type == TypeSymlink {
+			why, err := v.linkRefusal(ch.Path, t.Link)
+			if err != nil {
+				return append(errs, err)
+			}
+			if why != "" {
+				errs = append(errs, linkError(ch.Path, t.Link, why))
+			}
+		}
+	}
+	for p := range c.localLinks {
+		if _, changed := over[p]; changed {
+			continue
+		}
+		n, err := before.lookup(p)
+		if err != nil || n.typ != TypeSymlink {
+			continue // gone since the comparison
+		}
+		why, err := v.linkRefusal(p, n.link)
+		if err != nil || why == "" {
+			continue
+		}
+		if was, err := before.linkRefusal(p, n.link); err == nil && was == "" {
+			errs = append(errs, linkError(p, n.link, why+" with the changes applied"))
+		}
+	}
+	return errs
 }

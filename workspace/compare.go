@@ -34,9 +34,16 @@ type Change struct {
 	// Protected is set when the path is on the protected list: it is
 	// shown but never applied.
 	Protected bool
+	// Refused says why the change is never applied, "" when it may be:
+	// a path git, a hook manager or a shell here would act on (Apply
+	// skips it, see [ErrRefused]), or a link that resolves out of the
+	// directory or into such a path (Apply refuses to run while it is
+	// selected, see [ErrUnsafePath]).
+	Refused string
 
-	theirs []byte // the sandbox's content of a file
-	ours   []byte // the local content, read by Compare
+	refusal error  // ErrRefused or ErrUnsafePath when Refused is set
+	theirs  []byte // the sandbox's content of a file
+	ours    []byte // the local content, read by Compare
 }
 
 // Comparison is the result of [Compare]: the sandbox's changes, ready to
@@ -51,6 +58,9 @@ type Comparison struct {
 	Unsafe []string
 
 	opts Options
+	// localLinks are the local tree's links when compared: an apply
+	// checks that none of them comes to lead out through a new link.
+	localLinks Tree
 }
 
 // Compare loads the task's manifest from stateDir and compares it with
@@ -75,7 +85,12 @@ func Compare(ctx context.Context, env envs.Environment, stateDir, task string) (
 		return nil, err
 	}
 	protect := newMatcher(o.Protected)
-	c := &Comparison{Manifest: m, Unsafe: theirs.unsafe, opts: o}
+	c := &Comparison{Manifest: m, Unsafe: theirs.unsafe, opts: o, localLinks: Tree{}}
+	for p, e := range ours {
+		if e.Type == TypeSymlink {
+			c.localLinks[p] = e
+		}
+	}
 	paths := map[string]bool{}
 	for _, t := range []Tree{base, ours, theirs.entries} {
 		for p, e := range t {
@@ -114,7 +129,68 @@ func Compare(ctx context.Context, env envs.Environment, stateDir, task string) (
 		c.Changes = append(c.Changes, ch)
 	}
 	sort.Slice(c.Changes, func(i, j int) bool { return c.Changes[i].Path < c.Changes[j].Path })
+	if err := c.refuse(root, theirs.entries); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// refuse marks the changes that must never be applied: by name (see
+// hostRefusal), under a directory git would take for a repository (in
+// the sandbox's tree or here), and links that, with every other change
+// applied, resolve out of the directory or to a refused path.
+func (c *Comparison) refuse(root *os.Root, theirs Tree) error {
+	gitDirs := map[string]bool{}
+	has := func(p string) bool {
+		if theirs[p] != nil {
+			return true
+		}
+		_, err := root.Lstat(p)
+		return err == nil
+	}
+	underGitDir := func(p string) bool {
+		for d := path.Dir(p); ; d = path.Dir(d) {
+			is, ok := gitDirs[d]
+			if !ok {
+				is = gitDirLike(d, has)
+				gitDirs[d] = is
+			}
+			if is {
+				return true
+			}
+			if d == "." {
+				return false
+			}
+		}
+	}
+	hooks := hooksPath(root, c.opts.Dir)
+	over := map[string]*Entry{}
+	for _, ch := range c.Changes {
+		switch why := hostRefusal(ch.Path); {
+		case why != "":
+			ch.Refused, ch.refusal = why, ErrRefused
+		case under(ch.Path, hooks):
+			ch.Refused, ch.refusal = reasonHooks, ErrRefused
+		case underGitDir(ch.Path):
+			ch.Refused, ch.refusal = reasonGitDir, ErrRefused
+		default:
+			over[ch.Path] = ch.Theirs
+		}
+	}
+	v := newView(root, over)
+	for _, ch := range c.Changes {
+		if ch.Refused != "" || ch.Theirs == nil || ch.Theirs.Type != TypeSymlink {
+			continue
+		}
+		why, err := v.linkRefusal(ch.Path, ch.Theirs.Link)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			ch.Refused, ch.refusal = why, ErrUnsafePath
+		}
+	}
+	return nil
 }
 
 // Protect adds gitignore-style patterns to the protected list for this
@@ -161,7 +237,9 @@ type ChangeReport struct {
 	Kind      Kind   `json:"kind"`
 	Binary    bool   `json:"binary"`
 	Protected bool   `json:"protected,omitempty"`
-	Diff      string `json:"diff"`
+	// Refused is [Change.Refused]: why apply never writes it.
+	Refused string `json:"refused,omitempty"`
+	Diff    string `json:"diff"`
 }
 
 // Reports returns every change as a ChangeReport, in order (an empty
@@ -169,7 +247,7 @@ type ChangeReport struct {
 func (c *Comparison) Reports() []ChangeReport {
 	out := make([]ChangeReport, 0, len(c.Changes))
 	for _, ch := range c.Changes {
-		r := ChangeReport{Kind: ch.Kind, Binary: ch.Binary(), Protected: ch.Protected, Diff: ch.Diff()}
+		r := ChangeReport{Kind: ch.Kind, Binary: ch.Binary(), Protected: ch.Protected, Refused: ch.Refused, Diff: ch.Diff()}
 		r.Path, r.PathB64 = EncodePath(ch.Path)
 		out = append(out, r)
 	}

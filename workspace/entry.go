@@ -31,9 +31,9 @@ type Entry struct {
 	// Size is the file's length (0 for links and directories).
 	Size int64
 	// MTime is the local modification time (Unix nanoseconds) when the
-	// hash was taken: a later scan that sees the same size and time
-	// trusts the hash instead of reading the file again. Zero for the
-	// sandbox's side.
+	// entry was scanned: a push gives the sandbox's copy the same time,
+	// and a later scan that sees a file's size and time unchanged trusts
+	// its hash instead of reading it again. Zero for the sandbox's side.
 	MTime int64
 	// Hash is the hex SHA-256 of a file's content or a link's target.
 	Hash string

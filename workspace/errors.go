@@ -7,8 +7,13 @@ import (
 
 var (
 	// ErrUnsafePath is a path that would be written outside the local
-	// directory, through a symbolic link, or a link that leads out.
+	// directory or through a symbolic link, or a link that, once the
+	// links on its way are followed, leads out or into a refused path.
 	ErrUnsafePath = errors.New("workspace: path escapes the directory")
+	// ErrRefused is a path that git, a hook manager or a shell here would
+	// act on (.git in any form, .gitmodules, hooks, shell start-up
+	// files, a crafted git directory): Apply never writes it.
+	ErrRefused = errors.New("workspace: path git or a shell would act on")
 	// ErrProtected is a path on the protected list.
 	ErrProtected = errors.New("workspace: path is protected")
 	// ErrConflict is a path changed on both sides.

@@ -251,7 +251,10 @@ func writeTar(w io.Writer, root string, entries []*Entry) (int64, error) {
 	tw := tar.NewWriter(w)
 	var sent int64
 	for _, e := range entries {
-		h := &tar.Header{Name: e.Path, Mode: int64(e.Mode.Perm()), Format: tar.FormatPAX}
+		// The local modification time goes with each entry (to the
+		// nanosecond, in a PAX record), so that make and the like in the
+		// sandbox see which files are newer than what they built.
+		h := &tar.Header{Name: e.Path, Mode: int64(e.Mode.Perm()), ModTime: time.Unix(0, e.MTime), Format: tar.FormatPAX}
 		switch e.Type {
 		case TypeDir:
 			h.Typeflag, h.Name = tar.TypeDir, e.Path+"/"

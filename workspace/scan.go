@@ -65,7 +65,7 @@ func (s *scanner) scan() (Tree, error) {
 		if err != nil {
 			return err
 		}
-		e := &Entry{Path: rel, Mode: fi.Mode().Perm()}
+		e := &Entry{Path: rel, Mode: fi.Mode().Perm(), MTime: fi.ModTime().UnixNano()}
 		switch {
 		case fi.IsDir():
 			e.Type = TypeDir
@@ -83,7 +83,7 @@ func (s *scanner) scan() (Tree, error) {
 			}
 			e.Type, e.Link, e.Hash = TypeSymlink, link, hashBytes([]byte(link))
 		case fi.Mode().IsRegular():
-			e.Type, e.Size, e.MTime = TypeFile, fi.Size(), fi.ModTime().UnixNano()
+			e.Type, e.Size = TypeFile, fi.Size()
 			if total += e.Size; s.maxBytes > 0 && total > s.maxBytes {
 				return fmt.Errorf("%w: %s holds more than %d bytes", ErrTooLarge, s.root, s.maxBytes)
 			}

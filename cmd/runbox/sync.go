@@ -56,11 +56,13 @@ func newSyncDiffCommand(a *app) *cobra.Command {
 		Short: "Show what the task's container changed, as a unified diff",
 		Long: `Show what the task's container changed since the last push, as a git-style
 unified diff (a/ is your directory, b/ the container's) that patch -p1 and git
-apply accept; colored on a terminal. Binary files get a one-line note. Conflicts
-and protected paths are listed on stderr.
+apply accept; colored on a terminal. Binary files get a one-line note.
+Conflicts, protected paths and refused paths (with the reason apply will not
+write them) are listed on stderr.
 
 With --json: {"task", "changes": [{"path", "kind", "binary", "protected",
-"diff"}], "unsafe": [...]}, kind being added, modified, deleted or conflict.`,
+"refused", "diff"}], "unsafe": [...]}, kind being added, modified, deleted or
+conflict, refused the reason when apply will never write the change.`,
 		Example: `  runbox sync diff --task fix-42
   runbox sync diff --task fix-42 | patch -p1 --dry-run`,
 		Args: noArgs,
@@ -85,8 +87,14 @@ func newSyncApplyCommand(a *app) *cobra.Command {
 under each PATH) into the local directory, each file through a temporary file
 renamed into place. A conflict refuses the whole apply unless --theirs takes
 the container's side. Nothing is written outside the directory or through a
-symbolic link, no link leading out of it is made, and protected paths (.git/,
-.env*, runbox's configuration) are skipped.`,
+symbolic link, and no link is made that leads out of it (or into .git) once
+the links on its way are followed: such a change refuses the whole apply.
+Paths git or a shell here would act on (.git in any form and at any depth,
+.gitmodules, .gitattributes, hook managers' files, the core.hooksPath
+directory, .envrc, shell start-up files, anything in a directory git would
+take for a repository) and protected
+paths (.env*, runbox's configuration) are skipped with the reason. Files keep
+their permission bits without set-id, sticky or world-write.`,
 		Example: `  runbox sync apply --task fix-42
   runbox sync apply --task fix-42 src/ README.md
   runbox sync apply --task fix-42 --theirs go.sum`,
@@ -140,6 +148,8 @@ func runSyncDiff(ctx context.Context, a *app, t *syncTarget) error {
 	color := isTerminal(a.stdout)
 	for _, ch := range c.Changes {
 		switch {
+		case ch.Refused != "":
+			fmt.Fprintf(a.stderr, "runbox: %s: refused: %s; apply will not write it\n", ch.Path, ch.Refused)
 		case ch.Protected:
 			fmt.Fprintf(a.stderr, "runbox: %s: protected; apply will not write it\n", ch.Path)
 		case ch.Kind == workspace.Conflict:

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSyncDocker_RunDiffApply: run --task --sync pushes the directory
@@ -145,4 +146,103 @@ func TestSyncDocker_ConfigProtects(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "skip.txt")); err == nil {
 		t.Errorf("an excluded path was brought back")
 	}
+}
+
+// TestSyncDocker_ApplyWritesNothingThatRunsHere: a command in the
+// container plants a .git file pointing at a git directory it crafted
+// (core.fsmonitor set to a command), a chain of links that leads out of
+// the directory and a set-uid, world-writable file. sync diff names each
+// refusal; sync apply refuses the whole apply for the link chain, and
+// with the links left out writes the ordinary files only: no .git, mode
+// 0775 for the 4777 file, and git status here runs nothing. The file the
+// push sent kept its modification time in the container.
+func TestSyncDocker_ApplyWritesNothingThatRunsHere(t *testing.T) {
+	const image = "runbox-test-debian:bookworm"
+	needDocker(t, image)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	task := fmt.Sprintf("sync-attack-test-%d", os.Getpid())
+	t.Cleanup(func() {
+		exec.Command("sh", "-c", "docker rm -f $(docker ps -aq --filter label=io.runbox.task="+task+")").Run()
+	})
+	dir := filepath.Join(t.TempDir(), "proj")
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "inner.txt"), []byte("inner\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644)
+	mtime := time.Date(2021, 3, 4, 5, 6, 7, 123456789, time.UTC)
+	os.Chtimes(filepath.Join(dir, "a.txt"), mtime, mtime)
+	canary := filepath.Join(t.TempDir(), "ran")
+	conf := filepath.Join(t.TempDir(), "rb.yaml") // lets the command make the 4777 file
+	os.WriteFile(conf, []byte("approval:\n  allow: [chmod-world-writable]\n"), 0o644)
+	env := map[string]string{"RUNBOX_STATE_DIR": filepath.Join(t.TempDir(), "state"), "RUNBOX_CONFIG": conf}
+	base := []string{"--image", image, "--task", task}
+
+	plant := `stat -c %.9Y a.txt &&
+		printf 'gitdir: evilgit\n' > .git && mkdir -p evilgit/objects evilgit/refs &&
+		echo 'ref: refs/heads/main' > evilgit/HEAD &&
+		printf '[core]\n\tfsmonitor = "touch ` + canary + `; false"\n' > evilgit/config &&
+		touch evilgit/objects/.keep evilgit/refs/.keep &&
+		echo s > setuid.sh && chmod 4777 setuid.sh &&
+		ln -s .. sub/lnk && ln -s lnk/.. sub/esc && echo ALPHA > a.txt`
+	out, stderr, code := cli(t, "", env, append([]string{"run", "--backend", "docker", "--sync", dir}, append(base, "--", plant)...)...)
+	if code != 0 {
+		t.Fatalf("run --sync: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	if want := fmt.Sprintf("%d.%09d\n", mtime.Unix(), mtime.Nanosecond()); out != want {
+		t.Errorf("a.txt's modification time in the container = %q; want %q", out, want)
+	}
+
+	// Control: the container's tree copied here as it is makes git run
+	// the container's command.
+	naive := filepath.Join(t.TempDir(), "naive")
+	cp := exec.Command("sh", "-c", `docker cp "$(docker ps -q --filter label=io.runbox.task=$1)":/workspace "$2"`, "sh", task, naive)
+	if b, err := cp.CombinedOutput(); err != nil {
+		t.Fatalf("docker cp: %v: %s", err, b)
+	}
+	gitStatusIn(naive)
+	if _, err := os.Stat(canary); err != nil {
+		t.Fatal("control: git status in a plain copy of the container's tree did not run its core.fsmonitor")
+	}
+	os.Remove(canary)
+
+	_, stderr, code = cli(t, "", env, append([]string{"sync", "diff"}, base...)...)
+	for _, want := range []string{"runbox: .git: refused: .git in any form", "runbox: evilgit/config: refused: ", "runbox: sub/esc: refused: symbolic link that leads out"} {
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Errorf("sync diff: exit %d, stderr lacks %q:\n%s", code, want, stderr)
+		}
+	}
+
+	_, stderr, code = cli(t, "", env, append([]string{"sync", "apply"}, base...)...)
+	if code == 0 || !strings.Contains(stderr, "sub/esc -> lnk/..") {
+		t.Fatalf("sync apply with a link chain: exit %d, stderr %q; want a refusal naming sub/esc", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "alpha\n" {
+		t.Fatalf("a refused apply wrote a.txt: %q", b)
+	}
+
+	out, stderr, code = cli(t, "", env, append([]string{"sync", "apply", "a.txt", "setuid.sh", ".git", "evilgit"}, base...)...)
+	if code != 0 || !strings.Contains(out, "wrote a.txt\nwrote setuid.sh\n") || !strings.Contains(out, "skipped .git (refused: ") {
+		t.Fatalf("sync apply: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	for _, p := range []string{".git", "evilgit", "sub/esc", "sub/lnk"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s written", p)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "setuid.sh")); err != nil || fi.Mode() != 0o775 {
+		t.Errorf("setuid.sh (4777 in the container) arrived %v, %v; want -rwxrwxr-x", fi.Mode(), err)
+	}
+	gitStatusIn(dir)
+	if _, err := os.Stat(canary); err == nil {
+		t.Fatal("git status here ran the container's core.fsmonitor")
+	}
+}
+
+// gitStatusIn runs the real git status in dir, never looking above it.
+func gitStatusIn(dir string) {
+	git := exec.Command("git", "status")
+	git.Dir = dir
+	git.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+	git.Run()
 }
