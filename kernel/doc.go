@@ -12,7 +12,50 @@
 // /dev/null and fds 1 and 2 at pipes it reads itself. Everything a cell
 // writes, at any level (print, os.write, a subprocess, C code), is
 // forwarded as the cell's output; user code has no way to write a
-// protocol frame by printing one. Frames are JSON objects, one a line.
+// protocol frame by printing one.
+//
+// # The channel: authenticated, bounded, and not trusted with time
+//
+// Frames are JSON objects, one a line, each preceded by an HMAC-SHA256
+// under a key made per interpreter from crypto/rand and handed to the
+// driver as the first line of its stdin, before any code runs (never in
+// argv or the environment, so neither ps nor /proc/PID/environ shows
+// it). Each direction has its own label in the MAC and its own sequence
+// numbers; a line that does not verify or repeats a number is dropped,
+// in both directions, and the host takes a frame only for the cell it is
+// running. So code that writes frames into any descriptor it can reach
+// (its own, or a pipe reopened through /proc/self/fd, including the
+// driver's stdin), with any id it can guess, changes nothing: no early
+// reply, no forged output, no tool call, no injected cell.
+//
+// Every line the host reads is bounded by [Options.MaxFrame]
+// ([DefaultMaxFrame], 4 MiB): a longer one fails the running cell and
+// kills the kernel ([ErrFrameTooLarge] in the reply's notice). The host
+// holds at most one such line, whatever the kernel writes. The driver
+// keeps its own frames well under the bound (output in 64 KiB pieces; a
+// reply's result, exception text and traceback cut to fit; a tool call
+// whose arguments would not fit raises runbox.ToolError of kind
+// "too_large" in the code), so only a cell writing into the channel
+// itself can trip it. At most 64 tool calls run at once; more are
+// refused.
+//
+// The cell's timeout is kept by the host's own timer, never by a frame:
+// when it expires the host sends an interrupt and, if no authentic reply
+// follows within [Options.InterruptGrace], kills the kernel's whole tree.
+//
+// What the MAC cannot do: the driver and the cell's code are one Python
+// interpreter, so nothing the driver holds is secret from that code. Code
+// that reaches into the driver's objects (runbox.call.__globals__, gc,
+// ctypes, /proc/self/mem) can take the key, or simply call the driver's
+// own send, and make frames the host accepts. A second process holding
+// the key would not change that: it would have to take the cell's end on
+// the word of the process the code runs in. Such code gains nothing
+// beyond what any cell already has, though: it can end its cell early
+// with the reply it likes, and it can leave code running after its
+// reply, exactly as a cell that returns a value and starts a thread can.
+// What holds even then is the host's side: its memory stays bounded, no
+// call waits past its timeout plus the grace and the kill, and no frame
+// reaches another kernel (each has its own key).
 //
 // Each cell's stdout and stderr are bounded like a command's output
 // ([envs.Capture]: head and tail kept, the whole stream spilled to a
@@ -35,8 +78,8 @@
 //
 // # Interrupts and lifetime
 //
-// A cell's timeout, or its context's end, interrupts it: the driver
-// raises KeyboardInterrupt in the cell itself (pthread_kill of its own
+// A cell's timeout, or its context's end, interrupts it: the host asks
+// and the driver raises KeyboardInterrupt in the cell itself (pthread_kill of its own
 // main thread), so this needs no signal support from the environment and
 // the namespace survives. A cell that does not stop within
 // [Options.InterruptGrace] has its kernel killed, whole tree; the reply

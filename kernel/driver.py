@@ -6,9 +6,70 @@
 # before any user code runs. fd 0 then reads /dev/null, and fds 1 and 2 are
 # pipes this driver reads and forwards as "out" frames, so output written at
 # any level (print, os.write, a subprocess, C code) belongs to the running
-# cell and can never be mistaken for a frame. Frames are JSON objects, one a
-# line, in both directions.
-import ast, base64, json, linecache, os, queue, select, signal, sys, threading, time, traceback, types
+# cell and can never be mistaken for a frame.
+#
+# Frames are JSON objects, one a line, each preceded by an HMAC-SHA256 under
+# a per-kernel key: "\n" + hex(mac) + " " + json + "\n". The key is the
+# first line on stdin, read before anything else runs; it is never in argv
+# or the environment. A line without a valid MAC (someone else wrote to the
+# descriptor) is dropped by either side. What this does and does not stop is
+# in the Go package's documentation.
+import ast, base64, hashlib, hmac, json, linecache, os, queue, select, signal, sys, threading, time, traceback, types
+
+
+def _handshake():
+    """Reads the host's first line, byte by byte so nothing after it is
+    consumed: {"key": hex, "max_frame": n}."""
+    line = b""
+    while not line.endswith(b"\n"):
+        b = os.read(0, 1)
+        if not b or len(line) > 4096:
+            os._exit(0)
+        line += b
+    return json.loads(line)
+
+
+class FrameTooLarge(Exception):
+    pass
+
+
+class Channel:
+    """Seals this driver's frames and opens the host's."""
+
+    def __init__(self, hello):
+        self.key = bytes.fromhex(hello["key"])
+        self.max_frame = int(hello["max_frame"])
+        self.out_seq = 0
+        self.in_seq = 0
+
+    def _mac(self, label, body):
+        return hmac.new(self.key, label + body, hashlib.sha256).hexdigest().encode()
+
+    def seal(self, msg):
+        self.out_seq += 1
+        msg["seq"] = self.out_seq
+        body = json.dumps(msg, separators=(",", ":")).encode()
+        if len(body) + 70 > self.max_frame:
+            self.out_seq -= 1
+            raise FrameTooLarge("%s frame of %d bytes (limit %d)" % (msg.get("op"), len(body), self.max_frame))
+        return b"\n" + self._mac(b"runbox-kernel driver\n", body) + b" " + body + b"\n"
+
+    def open(self, line):
+        """The host's frame in line, or None when line is not one."""
+        mac, _, body = line.partition(b" ")
+        if not hmac.compare_digest(mac, self._mac(b"runbox-kernel host\n", body)):
+            return None
+        try:
+            msg = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(msg, dict) or not isinstance(msg.get("seq"), int) or msg["seq"] <= self.in_seq:
+            return None
+        self.in_seq = msg["seq"]
+        return msg
+
+
+CHANNEL = Channel(_handshake())
 
 PROTO_IN = os.dup(0)
 PROTO_OUT = os.dup(1)
@@ -24,9 +85,10 @@ _send_lock = threading.Lock()
 
 
 def send(msg):
-    data = (json.dumps(msg, separators=(",", ":")) + "\n").encode()
+    """Writes one sealed frame; FrameTooLarge when it would pass the host's
+    limit (nothing is written then)."""
     with _send_lock:
-        view = memoryview(data)
+        view = memoryview(CHANNEL.seal(msg))
         while view:
             n = os.write(PROTO_OUT, view)
             view = view[n:]
@@ -110,7 +172,10 @@ def call(tool, **args):
         slot = {"event": threading.Event()}
         Calls.pending[cid] = slot
     try:
-        send({"op": "call", "id": State.cell, "call": cid, "tool": tool, "args": args})
+        try:
+            send({"op": "call", "id": State.cell, "call": cid, "tool": tool, "args": args})
+        except FrameTooLarge as e:
+            raise ToolError("runbox.%s: arguments too large: %s" % (tool, e), "too_large") from None
         slot["event"].wait()
     finally:
         with Calls.lock:
@@ -177,7 +242,9 @@ def reader(main_ident, cells):
             line, buf = buf.split(b"\n", 1)
             if not line.strip():
                 continue
-            msg = json.loads(line)
+            msg = CHANNEL.open(line.strip())
+            if msg is None:
+                continue  # not the host's: someone wrote into our stdin
             op = msg.get("op")
             if op == "exec":
                 cells.put(msg)
@@ -286,7 +353,26 @@ def run_one(msg, ns, out, err):
         State.cell = None
         reply["interrupted"] = State.interrupted
     reply["duration"] = time.monotonic() - start
-    send(reply)
+    send_done(reply)
+
+
+MAX_FIELD = 64 * 1024
+
+
+def send_done(reply):
+    """Sends the cell's reply, cutting its longest text fields until the
+    frame fits the host's limit."""
+    for limit in (MAX_FIELD, 4096, 0):
+        for k in ("result", "evalue", "traceback"):
+            v = reply.get(k)
+            if isinstance(v, str) and len(v) > limit:
+                reply[k] = v[:limit] + "... [cut: %d characters]" % len(v)
+        try:
+            send(reply)
+            return
+        except FrameTooLarge:
+            continue
+    send({"op": "done", "id": reply["id"], "status": reply["status"], "execution_count": reply["execution_count"]})
 
 
 try:

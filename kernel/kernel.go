@@ -49,6 +49,12 @@ type Options struct {
 	// StartTimeout bounds the interpreter's start. Zero means
 	// [DefaultStartTimeout].
 	StartTimeout time.Duration
+	// MaxFrame bounds, in bytes, each protocol line the host reads from
+	// the kernel: a longer one fails the running cell and kills the
+	// kernel ([ErrFrameTooLarge] in the reply's notice), so host memory
+	// stays bounded whatever the kernel writes. Zero means
+	// [DefaultMaxFrame]; smaller values are raised to [MinMaxFrame].
+	MaxFrame int
 }
 
 // ExecOptions tune one cell.
@@ -93,6 +99,10 @@ func New(opts Options) (*Kernel, error) {
 	if o.OutputLimit == 0 {
 		o.OutputLimit = envs.DefaultOutputLimit
 	}
+	if o.MaxFrame == 0 {
+		o.MaxFrame = DefaultMaxFrame
+	}
+	o.MaxFrame = max(o.MaxFrame, MinMaxFrame)
 	return &Kernel{opts: o, sem: make(chan struct{}, 1)}, nil
 }
 
@@ -153,7 +163,7 @@ func (k *Kernel) start(ctx context.Context) (*proc, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, k.opts.StartTimeout)
 	defer cancel()
-	kp, err := startProc(sctx, k.opts.Env, cmd, k.opts.Tools)
+	kp, err := startProc(sctx, k.opts.Env, cmd, k.opts.Tools, k.opts.MaxFrame)
 	if err != nil {
 		if errors.Is(err, envs.ErrNotFound) {
 			return nil, fmt.Errorf("kernel: %s: %w: %w", k.opts.Python, ErrNoInterpreter, err)
@@ -257,7 +267,7 @@ func (k *Kernel) await(ctx context.Context, kp *proc, c *cell, code string, opts
 	case f := <-c.done:
 		return doneReply(f)
 	case <-kp.dead:
-		return k.lostReply(ctx, kp, "the kernel exited during the cell")
+		return k.lostReply(ctx, kp, "the kernel ended during the cell")
 	case <-timeout:
 		timedOut = true
 	case <-ctx.Done():
@@ -295,10 +305,23 @@ func (k *Kernel) discard(kp *proc) {
 	k.mu.Unlock()
 }
 
-// lostReply is the reply of a cell whose interpreter ended under it.
+// lostReply is the reply of a cell whose interpreter ended under it, or
+// broke the protocol (then it may still be running: it is killed at once,
+// its word no longer trusted).
 func (k *Kernel) lostReply(ctx context.Context, kp *proc, what string) *Reply {
 	k.discard(kp)
 	r := &Reply{Status: StatusExit, StateLost: true}
+	if kp.violated() {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		kp.kill(kctx)
+		cancel()
+		hint := ""
+		if errors.Is(kp.readErr, ErrFrameTooLarge) {
+			hint = " (Options.MaxFrame)"
+		}
+		r.Notice = fmt.Sprintf("%s: %v%s; the kernel and its processes were killed, its state is lost and the next cell starts in a fresh kernel", what, kp.readErr, hint)
+		return r
+	}
 	st, ok := kp.exitCode(ctx)
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	kp.kill(kctx)

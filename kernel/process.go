@@ -2,11 +2,11 @@ package kernel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/runbox/runbox/envs"
@@ -21,8 +21,12 @@ type proc struct {
 	tools Tools
 	pid   int
 
-	inMu sync.Mutex // one frame at a time on stdin
+	inMu sync.Mutex // one frame at a time on stdin; guards ch.outSeq
 	in   io.WriteCloser
+	ch   *channel // authenticates frames; ch.inSeq is the reader's
+
+	maxFrame int          // the longest line read from the driver
+	inflight atomic.Int32 // tool calls running
 
 	mu   sync.Mutex
 	cell *cell // the running cell; nil between cells
@@ -44,12 +48,22 @@ type cell struct {
 	calls          sync.WaitGroup
 }
 
-func startProc(ctx context.Context, env envs.Environment, cmd envs.Command, tools Tools) (*proc, error) {
+// maxInflightCalls bounds the tool calls one kernel runs at once; more
+// are refused at once rather than each holding a goroutine and its
+// arguments.
+const maxInflightCalls = 64
+
+func startProc(ctx context.Context, env envs.Environment, cmd envs.Command, tools Tools, maxFrame int) (*proc, error) {
+	ch, err := newChannel()
+	if err != nil {
+		return nil, err
+	}
 	p, err := env.Start(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
-	kp := &proc{p: p, tools: tools, in: p.Stdin(), ready: make(chan frame, 1), dead: make(chan struct{}), stderr: envs.NewTail(8 << 10)}
+	kp := &proc{p: p, tools: tools, in: p.Stdin(), ch: ch, maxFrame: maxFrame,
+		ready: make(chan frame, 1), dead: make(chan struct{}), stderr: envs.NewTail(8 << 10)}
 	if kp.in == nil {
 		p.Kill(ctx)
 		p.Wait(ctx)
@@ -59,15 +73,23 @@ func startProc(ctx context.Context, env envs.Environment, cmd envs.Command, tool
 	if e := p.Stderr(); e != nil {
 		kp.wg.Go(func() { io.Copy(kp.stderr, e) })
 	}
+	// The key goes first, before the driver runs any code; a failed
+	// write shows up as the driver exiting before it is ready.
+	kp.inMu.Lock()
+	kp.in.Write(ch.handshake(maxFrame))
+	kp.inMu.Unlock()
 	return kp, nil
 }
 
-// read decodes frames until the stream ends.
+// read takes authenticated frames off the driver's stream until it ends.
+// A line without a valid MAC is dropped: code in the kernel wrote it. A
+// line over maxFrame ends the stream (the kernel is then killed): the
+// host never holds more than one bounded line.
 func (kp *proc) read() {
-	dec := json.NewDecoder(kp.p.Output())
+	lr := newLineReader(kp.p.Output(), kp.maxFrame)
 	for {
-		var f frame
-		if err := dec.Decode(&f); err != nil {
+		line, err := lr.next()
+		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
 			} else {
@@ -77,11 +99,23 @@ func (kp *proc) read() {
 			close(kp.dead)
 			// Drain what is left so the process is never blocked on a
 			// full pipe while it is being killed.
-			io.Copy(io.Discard, dec.Buffered())
 			io.Copy(io.Discard, kp.p.Output())
 			return
 		}
-		kp.dispatch(f)
+		if f, ok := kp.ch.open(line); ok {
+			kp.dispatch(f)
+		}
+	}
+}
+
+// violated reports whether the stream ended because the kernel broke the
+// protocol (rather than exiting).
+func (kp *proc) violated() bool {
+	select {
+	case <-kp.dead:
+		return kp.readErr != nil
+	default:
+		return false
 	}
 }
 
@@ -112,10 +146,18 @@ func (kp *proc) dispatch(f frame) {
 			kp.send(frame{Op: "result", Call: f.Call, Error: encodeToolError(fmt.Errorf("%w: call %s after its cell finished", ErrCellFinished, f.Tool))})
 			return
 		}
+		if kp.inflight.Add(1) > maxInflightCalls {
+			kp.inflight.Add(-1)
+			kp.mu.Unlock()
+			kp.send(frame{Op: "result", Call: f.Call, Error: &toolErrorJSON{Kind: "busy",
+				Message: fmt.Sprintf("kernel: more than %d tool calls at once", maxInflightCalls)}})
+			return
+		}
 		c.calls.Add(1) // under mu: finish clears cell before it waits
 		kp.mu.Unlock()
 		go func() {
 			defer c.calls.Done()
+			defer kp.inflight.Add(-1)
 			kp.send(kp.tools.call(c.ctx, f.Tool, f.Call, f.Args))
 		}()
 	case "done":
@@ -134,13 +176,13 @@ func (kp *proc) dispatch(f frame) {
 // send writes one frame to the driver. A failure means the kernel is
 // going away; the reader sees that.
 func (kp *proc) send(f frame) error {
-	b, err := json.Marshal(f)
-	if err != nil {
-		return fmt.Errorf("kernel: encode %s frame: %w", f.Op, err)
-	}
 	kp.inMu.Lock()
 	defer kp.inMu.Unlock()
-	if _, err := kp.in.Write(append(b, '\n')); err != nil {
+	b, err := kp.ch.seal(f)
+	if err != nil {
+		return err
+	}
+	if _, err := kp.in.Write(b); err != nil {
 		return fmt.Errorf("kernel: write to the interpreter: %w", err)
 	}
 	return nil
