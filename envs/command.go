@@ -115,4 +115,20 @@ type Result struct {
 	// EnvironmentRecreated is true when the backend had to recreate the
 	// environment (a vanished container) before running this command.
 	EnvironmentRecreated bool `json:"environment_recreated,omitempty"`
+	// Sandbox is the sandbox profile the command ran under (workspace,
+	// read-only, off); empty when the backend does not confine commands.
+	Sandbox string `json:"sandbox,omitempty"`
+	// SandboxViolations are the accesses the sandbox denied the command,
+	// as far as its output shows them.
+	SandboxViolations []Violation `json:"sandbox_violations,omitempty"`
+}
+
+// Violation is one access a sandbox denied a command.
+type Violation struct {
+	// Op is read, write, exec, connect, domain, signal or ptrace.
+	Op string `json:"op"`
+	// Target is the path, host:port or process.
+	Target string `json:"target"`
+	// Rule is the part of the sandbox's policy that denied it.
+	Rule string `json:"rule"`
 }

@@ -25,6 +25,11 @@ type Spec struct {
 	Network string
 	// Settings holds backend-specific options by name.
 	Settings map[string]string
+	// Sandbox is the confinement profile of commands run on this machine
+	// ("workspace", "read-only", "off"; "" = the configured one). Backends
+	// whose commands run elsewhere ignore it: their sandbox is the
+	// container or the remote host.
+	Sandbox string
 }
 
 // Provider is one row of the provider table.

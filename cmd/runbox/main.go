@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/spawn/seal"
@@ -26,6 +27,9 @@ const (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == subreaper.Command {
 		os.Exit(subreaper.Main(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == confine.Command {
+		os.Exit(confine.Main(os.Args[2:]))
 	}
 	if len(os.Args) == 2 && os.Args[1] == "agent" {
 		os.Exit(agentMain())

@@ -1,0 +1,12 @@
+//go:build linux
+
+package confine
+
+import "golang.org/x/sys/unix"
+
+// auditArch is the architecture the seccomp filter accepts; x32Base is
+// the first x32 system-call number, refused.
+const (
+	auditArch uint32 = unix.AUDIT_ARCH_X86_64
+	x32Base   uint32 = 0x40000000
+)

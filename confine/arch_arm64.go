@@ -1,0 +1,12 @@
+//go:build linux
+
+package confine
+
+import "golang.org/x/sys/unix"
+
+// auditArch is the architecture the seccomp filter accepts; arm64 has no
+// second system-call range (x32Base 0).
+const (
+	auditArch uint32 = unix.AUDIT_ARCH_AARCH64
+	x32Base   uint32 = 0
+)

@@ -1,0 +1,199 @@
+//go:build linux
+
+package confine_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/confine"
+)
+
+// A user the attacks run as: root, or nobody (started by root with
+// SysProcAttr.Credential).
+type user struct {
+	name string
+	cred *syscall.Credential
+}
+
+var users = []user{
+	{name: "root"},
+	{name: "nobody", cred: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}},
+}
+
+// forUsers runs f once per user (root only when the test runs as root,
+// which it must to switch users).
+func forUsers(t *testing.T, f func(t *testing.T, u user)) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run commands as root and as nobody")
+	}
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) { f(t, u) })
+	}
+}
+
+// fixture is a temporary HOME full of canaries, a workspace inside it, a
+// victim file outside it, a private TMPDIR, and a copy of the test binary
+// that the user can execute (the go test build directory is root's only).
+type fixture struct {
+	u                   user
+	base, home, ws, tmp string
+	outside, victim     string
+	secret              string // path of the ssh key canary
+	exe                 string
+}
+
+const (
+	victimText = "VICTIM-ORIGINAL\n"
+	secretText = "SECRET-KEY-CANARY"
+)
+
+func newFixture(t *testing.T, u user) *fixture {
+	t.Helper()
+	base, err := os.MkdirTemp("", "confine-test-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base, _ = filepath.EvalSymlinks(base)
+	f := &fixture{u: u, base: base, home: filepath.Join(base, "home"), outside: filepath.Join(base, "outside")}
+	f.ws = filepath.Join(f.home, "project")
+	f.tmp = filepath.Join(base, "tmp")
+	f.victim = filepath.Join(f.outside, "victim.txt")
+	f.secret = filepath.Join(f.home, ".ssh", "id_ed25519")
+	files := map[string]string{
+		f.victim: victimText,
+		f.secret: secretText,
+		filepath.Join(f.home, ".aws", "credentials"):    "AWS-CANARY",
+		filepath.Join(f.home, ".bash_history"):          "HISTORY-CANARY",
+		filepath.Join(f.home, ".netrc"):                 "NETRC-CANARY",
+		filepath.Join(f.home, ".cache", "CACHEDIR.TAG"): "Signature: 8a477f597d28d172789f06886806bc55\n",
+		filepath.Join(f.home, ".bashrc"):                "# rc\n",
+		filepath.Join(f.ws, "README"):                   "project\n",
+	}
+	for p, text := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(f.tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.exe = filepath.Join(base, "bin", "trampoline")
+	copyExe(t, f.exe)
+	if u.cred != nil {
+		for _, d := range []string{f.home, f.outside, f.tmp} {
+			chownTree(t, d, int(u.cred.Uid), int(u.cred.Gid))
+		}
+	}
+	return f
+}
+
+func copyExe(t *testing.T, dst string) {
+	t.Helper()
+	src, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func chownTree(t *testing.T, root string, uid, gid int) {
+	t.Helper()
+	err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// policy is the documented policy of profile for the fixture, with its
+// TMPDIR writable.
+func (f *fixture) policy(profile string) confine.Policy {
+	p := confine.DefaultPolicy(profile, f.ws, f.home)
+	if profile != confine.ProfileOff {
+		p.Writable = append(p.Writable, f.tmp)
+	}
+	return p
+}
+
+// run runs script with bash under p, as the fixture's user, in the
+// workspace, and returns its combined output and exit code.
+func (f *fixture) run(t *testing.T, p confine.Policy, script string, env ...string) (string, int) {
+	t.Helper()
+	return f.runArgv(t, p, "/bin/bash", []string{"bash", "-c", script}, env...)
+}
+
+func (f *fixture) runArgv(t *testing.T, p confine.Policy, path string, args []string, env ...string) (string, int) {
+	t.Helper()
+	argv, err := confine.Argv([]string{f.exe, confine.Command}, p, path, args)
+	if err != nil {
+		t.Fatalf("Argv: %v", err)
+	}
+	// The bound only catches a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	if p.Profile == confine.ProfileOff {
+		cmd.Args = args // Argv has nothing to wrap: keep argv[0]
+	}
+	cmd.Dir = f.ws
+	cmd.Env = append([]string{"HOME=" + f.home, "TMPDIR=" + f.tmp, "PATH=" + os.Getenv("PATH"), "LC_ALL=C"}, env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: f.u.cred, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running %q: %v", args, err)
+	}
+	return string(out), code
+}
+
+func (f *fixture) victimChanged() bool {
+	b, err := os.ReadFile(f.victim)
+	return err != nil || string(b) != victimText
+}
+
+func hasViolation(vs []confine.Violation, op, target string) bool {
+	for _, v := range vs {
+		if v.Op == op && (v.Target == target || strings.HasPrefix(v.Target, target)) {
+			return true
+		}
+	}
+	return false
+}

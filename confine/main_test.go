@@ -1,0 +1,28 @@
+//go:build linux
+
+package confine_test
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/runbox/runbox/confine"
+)
+
+// helperSockets is the argv[0] under which the test binary tries the
+// system calls the seccomp filter decides on (see syscallProbe).
+const helperSockets = "confine-helper-sockets"
+
+func TestMain(m *testing.M) {
+	// The test binary plays the trampoline, as the runbox binary does,
+	// and the helper programs that tests run confined.
+	if len(os.Args) > 1 && os.Args[1] == confine.Command {
+		os.Exit(confine.Main(os.Args[2:]))
+	}
+	if os.Args[0] == helperSockets {
+		os.Exit(syscallProbe())
+	}
+	goleak.VerifyTestMain(m)
+}

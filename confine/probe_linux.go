@@ -1,0 +1,73 @@
+package confine
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// Probe reports which layers the kernel gives to commands this process
+// would start. It makes no change to this process.
+func Probe() Report {
+	abi, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		abi = 0
+	}
+	r := Report{LandlockABI: abi}
+	add := func(name string, s State, reason string) {
+		r.Layers = append(r.Layers, Layer{Name: name, State: s, Reason: reason})
+	}
+	switch {
+	case abi < 1:
+		add(LayerFiles, Unsupported, fmt.Sprintf("no Landlock (%v)", err))
+	case abi < 2:
+		add(LayerFiles, Degraded, "Landlock ABI 1: files cannot be moved or linked between directories, even in the workspace")
+	case abi < 3:
+		add(LayerFiles, Degraded, "Landlock ABI 2: truncating a file outside the workspace is not stopped")
+	default:
+		add(LayerFiles, Active, fmt.Sprintf("Landlock ABI %d", abi))
+	}
+	if abi < 1 {
+		add(LayerPtrace, Unsupported, "no Landlock to scope ptrace and /proc/PID/mem")
+	} else {
+		add(LayerPtrace, Active, "Landlock: no ptrace or /proc/PID/mem of processes outside the sandbox")
+	}
+	if _, err := lastCap(); err != nil {
+		add(LayerProcesses, Unsupported, err.Error())
+	} else {
+		add(LayerProcesses, Active, "no_new_privs, empty capability bounding set")
+	}
+	if abi < 6 {
+		add(LayerSignals, Degraded, fmt.Sprintf("Landlock ABI %d has no signal scoping (6 needed): signals follow the usual uid rules", abi))
+	} else {
+		add(LayerSignals, Active, "Landlock scopes: no signals or abstract sockets outside the sandbox")
+	}
+	switch {
+	case !seccompAvailable():
+		add(LayerNetwork, Unsupported, "no seccomp filter support")
+	case auditArch == 0:
+		add(LayerNetwork, Unsupported, "no seccomp filter for this architecture")
+	case abi < 4:
+		add(LayerNetwork, Degraded, fmt.Sprintf("Landlock ABI %d has no TCP port rules (4 needed): only network off and open", abi))
+	default:
+		add(LayerNetwork, Active, "seccomp: no UDP or raw sockets, no io_uring; Landlock: TCP connect to allowed ports only")
+	}
+	if hasCap(unix.CAP_SYS_ADMIN) {
+		add(LayerMountNS, Active, "private mount namespace: .git/hooks and .git/config read-only")
+	} else {
+		add(LayerMountNS, Degraded, "needs root: .git/hooks and .git/config of the workspace stay writable")
+	}
+	return r
+}
+
+// seccompAvailable reports whether the kernel has seccomp filters.
+func seccompAvailable() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	return strings.Contains(string(b), "\nSeccomp_filters:") || strings.Contains(string(b), "\nSeccomp:")
+}

@@ -1,0 +1,160 @@
+package confine
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter is written by hand: it is short, and every jump in it
+// is a security decision worth reading. It checks, in order:
+//
+//  1. the architecture: a system call made through another ABI (i386 on
+//     amd64, whose socketcall would hide the socket family) fails;
+//  2. on amd64, the x32 system-call range fails for the same reason;
+//  3. io_uring_setup, io_uring_enter and io_uring_register fail: io_uring
+//     performs socket and file operations that seccomp never sees;
+//  4. socket(2): AF_UNIX and AF_NETLINK are allowed; AF_INET and AF_INET6
+//     are refused under NetworkOff, and under NetworkAllowlist allowed only
+//     as plain TCP streams (the type masked with 0xf, because
+//     SOCK_CLOEXEC and SOCK_NONBLOCK are or'ed into it; the protocol 0 or
+//     IPPROTO_TCP, since Landlock does not see Multipath TCP, which fails
+//     with EPROTONOSUPPORT so that programs fall back to TCP); every other
+//     family (packet, raw, vsock...) fails.
+//
+// Refusals return EPERM, which programs report as "Operation not
+// permitted".
+
+// seccomp_data offsets (linux/seccomp.h); arguments are read as their low
+// 32 bits, which is the first word on the little-endian architectures this
+// filter is built for.
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16
+	offArg1 = 24
+	offArg2 = 32
+)
+
+// insn is one BPF instruction whose jump targets are labels, resolved by
+// assemble.
+type insn struct {
+	code   uint16
+	k      uint32
+	jt, jf string // labels; "" means the next instruction
+	label  string // this instruction's label
+}
+
+func load(off uint32) insn { return insn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: off} }
+func jeq(k uint32, jt, jf string) insn {
+	return insn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: k, jt: jt, jf: jf}
+}
+func jge(k uint32, jt, jf string) insn {
+	return insn{code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, k: k, jt: jt, jf: jf}
+}
+func and(k uint32) insn           { return insn{code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, k: k} }
+func ret(k uint32, l string) insn { return insn{code: unix.BPF_RET | unix.BPF_K, k: k, label: l} }
+func errno(e unix.Errno) uint32   { return unix.SECCOMP_RET_ERRNO | uint32(e)&unix.SECCOMP_RET_DATA }
+
+// filter builds the program for the network mode.
+func filter(network string) []insn {
+	p := []insn{
+		load(offArch),
+		jeq(auditArch, "", "eperm"),
+		load(offNr),
+	}
+	if x32Base != 0 {
+		p = append(p, jge(x32Base, "eperm", ""))
+	}
+	p = append(p,
+		jeq(uint32(unix.SYS_IO_URING_SETUP), "eperm", ""),
+		jeq(uint32(unix.SYS_IO_URING_ENTER), "eperm", ""),
+		jeq(uint32(unix.SYS_IO_URING_REGISTER), "eperm", ""),
+	)
+	if network == NetworkOpen {
+		return append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"), ret(errno(unix.EPERM), "eperm"))
+	}
+	p = append(p,
+		jeq(uint32(unix.SYS_SOCKET), "", "allow"),
+		load(offArg0),
+		jeq(unix.AF_UNIX, "allow", ""),
+		jeq(unix.AF_NETLINK, "allow", ""),
+		jeq(unix.AF_INET, "inet", ""),
+		jeq(unix.AF_INET6, "inet", "eperm"),
+	)
+	if network == NetworkOff {
+		p = append(p, insn{code: unix.BPF_JMP | unix.BPF_JA, jt: "eperm", label: "inet"})
+	} else {
+		p = append(p,
+			insn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offArg1, label: "inet"},
+			and(0xf),
+			jeq(unix.SOCK_STREAM, "", "eperm"),
+			load(offArg2),
+			jeq(0, "allow", ""),
+			jeq(unix.IPPROTO_TCP, "allow", ""),
+			jeq(unix.IPPROTO_MPTCP, "noproto", "eperm"),
+		)
+	}
+	return append(p,
+		ret(unix.SECCOMP_RET_ALLOW, "allow"),
+		ret(errno(unix.EPERM), "eperm"),
+		ret(errno(unix.EPROTONOSUPPORT), "noproto"),
+	)
+}
+
+// assemble resolves labels into relative jumps.
+func assemble(p []insn) ([]unix.SockFilter, error) {
+	at := map[string]int{}
+	for i, in := range p {
+		if in.label != "" {
+			at[in.label] = i
+		}
+	}
+	rel := func(i int, l string) (uint8, error) {
+		if l == "" {
+			return 0, nil
+		}
+		t, ok := at[l]
+		if !ok || t <= i || t-i-1 > 255 {
+			return 0, fmt.Errorf("confine: seccomp: bad jump to %q at %d", l, i)
+		}
+		return uint8(t - i - 1), nil
+	}
+	out := make([]unix.SockFilter, len(p))
+	for i, in := range p {
+		f := unix.SockFilter{Code: in.code, K: in.k}
+		var err error
+		if in.code == unix.BPF_JMP|unix.BPF_JA {
+			var k uint8
+			k, err = rel(i, in.jt)
+			f.K = uint32(k)
+		} else if in.code&0x07 == unix.BPF_JMP {
+			if f.Jt, err = rel(i, in.jt); err == nil {
+				f.Jf, err = rel(i, in.jf)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// installSeccomp loads the filter into the calling thread, which must
+// already have no_new_privs; it survives execve.
+func installSeccomp(network string) error {
+	if auditArch == 0 {
+		return fmt.Errorf("confine: seccomp: no filter for this architecture")
+	}
+	prog, err := assemble(filter(network))
+	if err != nil {
+		return err
+	}
+	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fp)), 0, 0); err != nil {
+		return fmt.Errorf("confine: installing the seccomp filter: %w", err)
+	}
+	return nil
+}

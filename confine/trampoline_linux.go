@@ -1,0 +1,128 @@
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// Exit statuses of the trampoline when it cannot run the program: the
+// shell's conventions for "cannot execute" and "not found".
+const (
+	exitCannot   = 126
+	exitNotFound = 127
+)
+
+// Main is the trampoline: it runs with the arguments after [Command]
+// (the policy as JSON, the program's path and its argv), applies every
+// layer of the policy to its own thread and executes the program in its
+// place. On any failure it prints the reason to stderr and exits 126 (127
+// when the program does not exist) without running the program: a
+// command never runs less confined than it asked.
+func Main(args []string) int {
+	err := trampoline(args)
+	fmt.Fprintf(os.Stderr, "runbox: sandbox: %v\n", err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return exitNotFound
+	}
+	return exitCannot
+}
+
+// trampoline returns only on failure.
+func trampoline(args []string) error {
+	if len(args) < 3 {
+		return fmt.Errorf("usage: %s POLICY PATH ARGV0 [ARG...]", Command)
+	}
+	var p Policy
+	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
+		return fmt.Errorf("confine: decoding the policy: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	path, argv := args[1], args[2:]
+	// Every layer below is a property of the calling thread, and execve
+	// keeps the thread that calls it: the goroutine must stay on this one
+	// thread from the first layer to the exec (and is never unlocked).
+	runtime.LockOSThread()
+	if p.Profile != ProfileOff {
+		if err := apply(p); err != nil {
+			return err
+		}
+	}
+	err := syscall.Exec(path, argv, os.Environ())
+	return fmt.Errorf("confine: executing %s: %w", path, err)
+}
+
+// apply confines the calling thread: first what needs privileges (the
+// mount namespace), then the capabilities go, then no_new_privs, Landlock
+// and seccomp.
+func apply(p Policy) error {
+	abi, err := ll.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return fmt.Errorf("confine: the kernel has no Landlock (%v): choose `sandbox: off` to run unconfined", err)
+	}
+	if p.network() == NetworkAllowlist && abi < 4 {
+		return fmt.Errorf("confine: network allowlist needs Landlock ABI 4 (the kernel has %d): choose `network: open` or `sandbox: off`", abi)
+	}
+	if fi, err := os.Stat(p.Workspace); err != nil || !fi.IsDir() {
+		return fmt.Errorf("confine: workspace %s is not a directory (%v)", p.Workspace, err)
+	}
+	cfg := landlockConfig(abi, p.network() == NetworkAllowlist)
+	grants, err := fileGrants(p)
+	if err != nil {
+		return err
+	}
+	ruleset := rules(grants, cfg.HandledAccessFS)
+	if p.network() == NetworkAllowlist {
+		for _, port := range append(append([]int{}, p.ProxyPorts...), p.AllowPorts...) {
+			ruleset = append(ruleset, landlock.ConnectTCP(uint16(port)))
+		}
+	}
+	fd, flags, err := cfg.NewRulesetFD(ruleset...)
+	if err != nil {
+		return fmt.Errorf("confine: building the Landlock ruleset: %w", err)
+	}
+	if fd < 0 {
+		return fmt.Errorf("confine: Landlock refused the ruleset: choose `sandbox: off` to run unconfined")
+	}
+	defer unix.Close(fd)
+	if p.ProtectGit && p.Profile == ProfileWorkspace {
+		if err := protectGit(p.Workspace); err != nil {
+			return err
+		}
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("confine: no_new_privs: %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("confine: enforcing Landlock: %w", err)
+	}
+	return installSeccomp(p.network())
+}
+
+// landlockConfig is the strongest configuration the kernel's ABI gives:
+// every file right it knows, TCP connect when the network is an
+// allowlist (bind stays free, so a command can serve on loopback), the
+// signal and abstract-socket scopes from ABI 6, and audit records of the
+// executed program's denials from ABI 7.
+func landlockConfig(abi int, net bool) landlock.Config {
+	presets := []landlock.Config{landlock.V1, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
+	cfg := presets[min(abi, len(presets)-1)]
+	c := landlock.Config{HandledAccessFS: cfg.HandledAccessFS, Scoped: cfg.Scoped}
+	if net {
+		c.HandledAccessNet = ll.AccessNetConnectTCP
+	}
+	return c.EnableLoggingForSubprocesses().BestEffort()
+}
