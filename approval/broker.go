@@ -272,8 +272,8 @@ func (b *Broker) Close() error {
 	return nil
 }
 
-// TerminalPrompter asks on a terminal: it writes the prompt to Out and
-// reads one line from In. "y" allows once, "s" for the session, "a"
+// TerminalPrompter asks on a terminal: it writes the prompt ([Question])
+// to Out and reads one line from In. "y" allows once, "s" for the session, "a"
 // always; anything else, or the end of input, denies ("n because …" gives
 // a reason). Prompts are asked one at a time.
 //
@@ -314,13 +314,10 @@ func (t *TerminalPrompter) Prompt(ctx context.Context, p Pending) (Answer, error
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.start.Do(func() { go t.read() })
-	var b strings.Builder
-	fmt.Fprintf(&b, "runbox: approval needed to run:\n  %s\n", p.Prompt.Command)
-	for _, r := range p.Prompt.Reasons {
-		fmt.Fprintf(&b, "  - %s\n", r)
-	}
-	b.WriteString("Allow? [y] once, [s] this session, [a] always, [N] no: ")
-	if _, err := io.WriteString(t.out, b.String()); err != nil {
+	// The command is shown through Question, escaped: it must not be
+	// able to write on the terminal or pass for runbox's words.
+	q := Question(p.Prompt) + "Allow? [y] once, [s] this session, [a] always, [N] no: "
+	if _, err := io.WriteString(t.out, q); err != nil {
 		return Answer{}, fmt.Errorf("approval: writing prompt: %w", err)
 	}
 	select {

@@ -34,7 +34,11 @@
 //     name, and tools with subcommands split (git -C dir push, docker -H
 //     host stop); the subcommand is the first known one, so a run of
 //     options the gate does not know cannot hide it. A program is matched
-//     by its whole name: mkfs_helper is not mkfs.
+//     by its whole name: mkfs_helper is not mkfs. Every program that runs
+//     a command counts toward one bound on nesting, whichever way it runs
+//     it: a wrapper, find -exec, -execdir, -ok, fd -x, or a shell, eval or
+//     ssh given code. The gate reads through 32 of them; what lies past
+//     that asks.
 //  4. A table of rules ([Rules]) is matched against the resolved commands
 //     and against facts the walker derives from the script's shape: writes
 //     to files (>, tee, cp, sed -i, dd of=), SQL statements, pipes into a
@@ -80,15 +84,23 @@
 // $(…) args) ask rather than allow. Input beyond the bounds asks in every
 // mode, yolo and relaxed sandboxes included: what the gate could not read
 // through is never let through unread, and the reason says which bound
-// ("command too deeply nested to analyse (depth 12001 > limit 100)").
+// ("command too deeply nested to analyse (depth 12001 > limit 100)",
+// "command wrapped too deeply to analyse …"). What it read before the
+// bound still counts: a hardline command there is denied.
 //
 // A check does a bounded amount of work: the size bound
 // ([Options.MaxCommandBytes]) is checked first, nesting and the length of
 // pipelines and lists are measured by one cheap pass over the text before
 // the parser runs, every later stage is linear in its input, and the code
 // parsed in one check (strings run as code, files written and run) is
-// bounded by a multiple of the command. A command at the size bound takes
-// milliseconds; typical commands take a few microseconds.
+// bounded by a multiple of the command. Chains of programs that run
+// commands do not go over the rest of the line once per level: when the
+// command a find -exec runs runs another in turn (find . -exec sudo rm …,
+// -exec find …), find keeps only its name among its own arguments, and
+// eval, watch, sg and ssh HOST given words the shell reads back as
+// themselves run them as a wrapper would, without parsing them again. A
+// command at the size bound takes milliseconds; typical commands take a
+// few microseconds.
 //
 // # Protected paths
 //
@@ -112,12 +124,28 @@
 // Options.RelaxSandboxed relax the ask tier for backends without host
 // access. Session approvals are remembered per [Request.SessionKey].
 //
+// # Sandbox profiles
+//
+// [Request.Sandbox] tells the gate the kernel confinement a local command
+// will run under ([Sandbox]). Under the workspace and read-only profiles a
+// command that writes where the kernel will not let it, or reads what it
+// hides, is denied with the sandbox named in the reason; under workspace
+// a delete or overwrite whose every target resolves inside the writable
+// roots (rm -rf build, git clean -fdx, find . -name '*.o' -delete) is
+// allowed without asking. What the gate cannot resolve is not relaxed;
+// hardline, forbidden and deny rules and the limits hold in every profile.
+//
 // # Approvals
 //
 // A [Broker] holds pending requests with ids until they are answered —
 // once, for the session, always, or denied with a reason — through a
 // [Prompter] (the [TerminalPrompter] for the CLI) or through
-// [Broker.Answer] and [Broker.ApproveAllPending] (for a server). Identical
+// [Broker.Answer] and [Broker.ApproveAllPending] (for a server). Every
+// front end words the question with [Question]: runbox's words (rule ids,
+// reasons) first, then the command on one line of its own with control,
+// bidirectional and invisible characters escaped (\n, \x1b, \u202e) and
+// its length bounded, the cut said, so a command cannot pass for
+// runbox's words or hide what it runs. Identical
 // concurrent requests share one prompt. An unanswered request is denied
 // after [DefaultTimeout]. A Broker owns the goroutines it starts and
 // [Broker.Close] stops them.

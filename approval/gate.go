@@ -110,6 +110,9 @@ type Request struct {
 	// path is then judged by its tail alone, so "config.yaml" is not
 	// known to be a protected file while "runbox/config.yaml" asks.
 	Dir string
+	// Sandbox is the kernel confinement the command will run under; see
+	// [Sandbox]. The zero value is none: the verdict ignores it.
+	Sandbox Sandbox
 }
 
 // Gate decides whether commands may run. It is safe for concurrent use.
@@ -277,13 +280,19 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 		v.Reasons = append(v.Reasons, "denied by the deny list")
 		return v
 	}
+	sb := g.judgeSandbox(req, cmds, fs)
+	if sb.denial != "" {
+		v.Decision = Deny
+		v.Reasons = append(v.Reasons, sb.denial)
+		return v
+	}
 	// Every finding must be let through, each by its own means.
 	g.mu.Lock()
 	session := g.sessions[req.SessionKey]
 	saved := slices.Clone(g.saved)
 	g.mu.Unlock()
-	pending := false
-	for _, f := range fs {
+	pending, relaxed := false, false
+	for i, f := range fs {
 		if g.allowed(cmd, f, g.allow) || g.allowed(cmd, f, saved) {
 			continue
 		}
@@ -295,9 +304,16 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 			req.Sandboxed && g.opts.RelaxSandboxed) {
 			continue
 		}
+		if !f.rule.AlwaysAsk && sb.relaxes(i) {
+			relaxed = true
+			continue
+		}
 		pending = true
 	}
 	if !pending {
+		if relaxed {
+			v.Reasons = append(v.Reasons, sb.note())
+		}
 		return v
 	}
 	if req.Unattended {

@@ -18,7 +18,13 @@ const (
 	maxNesting    = 100  // brackets and compound commands nested in one script
 	maxCommands   = 4096 // simple commands and facts per check
 	maxBraceWords = 64   // words one brace expression may expand to
-	maxWrappers   = 32   // wrappers around one program: sudo env nice …
+	// maxWrappers bounds the programs that run a command passed on the
+	// way to one program, however each runs the next: as a wrapper (sudo
+	// env nice timeout xargs …), through find -exec, -execdir, -ok, or
+	// as code in a string (bash -c, eval, ssh host CMD, watch …). One
+	// bound over all of them keeps every chain short, however it mixes
+	// them; each level of a chain does work linear in the rest of it.
+	maxWrappers = 32
 	// maxBraceExprs bounds the brace expressions in one word: expanding
 	// {a,b}{a,b}… costs the square of their number.
 	maxBraceExprs = 16
@@ -53,7 +59,7 @@ func tooDeepCodeDetail(limit int) string {
 }
 
 func tooManyWrappersDetail(limit int) string {
-	return fmt.Sprintf("command wrapped too deeply to analyse (more than %d wrappers)", limit)
+	return fmt.Sprintf("command wrapped too deeply to analyse (more than %d programs that run a command: sudo, env, find -exec, bash -c …)", limit)
 }
 
 func tooMuchCodeDetail(limit int) string {

@@ -2,6 +2,8 @@ package approval
 
 import (
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // The program table: what each wrapper, code runner and special program
@@ -123,10 +125,11 @@ func resolveXargs(r *resolution) bool {
 	return r.next(opts, rest)
 }
 
-// resolveWatch: watch runs its arguments through sh -c unless -x.
+// resolveWatch: watch runs its arguments through sh -c unless -x;
+// plain words ([analyzer.plainWords]) are resolved in place.
 func resolveWatch(r *resolution) bool {
 	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
-	if hasOpt(opts, "-x", "--exec") {
+	if hasOpt(opts, "-x", "--exec") || r.a.plainWords(rest) {
 		return r.next(opts, rest)
 	}
 	r.done(opts)
@@ -150,34 +153,51 @@ func resolveFlock(r *resolution) bool {
 }
 
 // resolveSu: user switchers, whose code comes with -c (or, for sg, as
-// the arguments; runuser -u USER runs a command).
+// the arguments; runuser -u USER runs a command, as a wrapper does: its
+// record holds its options, so a chain of them is not copied per level).
 func resolveSu(r *resolution) bool {
 	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	if r.name == "sg" && len(rest) > 1 && !hasOpt(opts, "-c") && rest[1].text != "-c" && r.a.plainWords(rest[1:]) {
+		// sg GROUP CMD …: the shell sg starts reads the words back.
+		return r.next(append(opts, rest[0].text), rest[1:])
+	}
+	code, w, ok := suCode(r.name, opts, rest)
+	if !ok && r.name == "runuser" && hasOpt(opts, "-u", "--user") && len(rest) > 0 {
+		return r.next(opts, rest)
+	}
 	r.done(texts(r.rest))
-	if s, ok := optValue(opts, "-c", "--command"); ok {
-		r.addCode(s, nil)
-		return false
-	}
-	for i := 0; i+1 < len(rest); i++ {
-		if rest[i].text == "-c" || rest[i].text == "--command" {
-			r.addCode(rest[i+1].text, rest[i+1].word)
-			return false
-		}
-	}
-	if r.name == "sg" && len(rest) > 1 {
-		r.addCode(strings.Join(texts(rest[1:]), " "), nil)
-		return false
-	}
-	if r.name == "runuser" && hasOpt(opts, "-u", "--user") && len(rest) > 0 {
-		r.args = rest
-		r.via = append(r.via[:len(r.via):len(r.via)], r.name)
-		return true
+	if ok {
+		r.addCode(code, w)
 	}
 	return false
 }
 
-// resolveEval: its arguments are shell code.
+// suCode returns the code a user switcher runs, and the word that holds
+// it when it is one word.
+func suCode(name string, opts []string, rest []arg) (string, *syntax.Word, bool) {
+	if s, ok := optValue(opts, "-c", "--command"); ok {
+		return s, nil, true
+	}
+	for i := 0; i+1 < len(rest); i++ {
+		if rest[i].text == "-c" || rest[i].text == "--command" {
+			return rest[i+1].text, rest[i+1].word, true
+		}
+	}
+	if name == "sg" && len(rest) > 1 {
+		return strings.Join(texts(rest[1:]), " "), nil, true
+	}
+	return "", nil, false
+}
+
+// resolveEval: its arguments are shell code; plain words
+// ([analyzer.plainWords]) are resolved in place.
 func resolveEval(r *resolution) bool {
+	if len(r.rest) > 0 && r.rest[0].text == "--" {
+		r.rest = r.rest[1:] // eval -- CODE: the end of (no) options
+	}
+	if r.a.plainWords(r.rest) {
+		return r.next(nil, r.rest)
+	}
 	r.done(texts(r.rest))
 	if text := strings.Join(texts(r.rest), " "); !onlySubst(text) {
 		r.addCode(text, nil)
@@ -189,6 +209,49 @@ func resolveEval(r *resolution) bool {
 	}
 	return false
 }
+
+// plainWords reports whether the shell, given args joined by spaces as
+// code, reads back the same words as a simple command: each is a known,
+// non-empty word of letters, digits and punctuation the shell gives no
+// meaning to ("=" too, but in the first word, where it would make an
+// assignment), and none is read as syntax ([syntaxWords]). eval, watch,
+// sg and ssh HOST then run args as a wrapper runs its command line, and
+// the gate resolves them as one instead of parsing them again: a chain
+// of them (eval eval …, find -exec watch find …) would otherwise be
+// parsed once per level.
+//
+// Each word is tested once per check: the args of every level of a chain
+// end where the line ends, so args that end where a list already found
+// plain ends are part of it.
+func (a *analyzer) plainWords(args []arg) bool {
+	if len(args) == 0 {
+		return false
+	}
+	if p := a.plainTail; len(p) >= len(args) && &p[len(p)-1] == &args[len(args)-1] {
+		// Part of a plain list: plain too, unless its first word was
+		// one of the list's later ones and holds "=".
+		return !strings.Contains(args[0].text, "=")
+	}
+	for k, w := range args {
+		if w.dyn || w.glob || w.text == "" || syntaxWords[w.text] {
+			return false
+		}
+		for i := 0; i < len(w.text); i++ {
+			c := w.text[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_./:,+@%^", c) >= 0 || c == '=' && k > 0) {
+				return false
+			}
+		}
+	}
+	a.plainTail = args
+	return true
+}
+
+// syntaxWords are the words read as syntax at the start of a command:
+// bash's reserved words, and the builtins the parser reads as clauses of
+// their own.
+var syntaxWords = setOf(`if then else elif fi case esac for select while until do done in function time coproc
+	let declare local export readonly typeset nameref`)
 
 // resolveSource: runs a file in this shell.
 func resolveSource(r *resolution) bool {
@@ -223,6 +286,10 @@ func resolveAlias(r *resolution) bool {
 // is a shell reading its input.
 func resolveSSH(r *resolution) bool {
 	opts, rest := splitOpts(r.rest, wrapperSpecs["ssh"])
+	if len(rest) > 1 && !hasOpt(opts, "-N", "-W") && r.a.plainWords(rest[1:]) {
+		// ssh HOST CMD …: the remote shell reads the words back.
+		return r.next(append(opts, rest[0].text), rest[1:])
+	}
 	f := r.done(texts(r.rest))
 	if len(rest) == 0 || hasOpt(opts, "-N", "-W") {
 		return false
@@ -236,12 +303,15 @@ func resolveSSH(r *resolution) bool {
 }
 
 // resolveFind: find's targets are guarded, and -exec runs commands.
+// find's record comes before those of the commands it runs; its
+// arguments are known once they are resolved (see findExec).
 func resolveFind(r *resolution) bool {
-	r.done(texts(r.rest))
+	at := len(r.in.cmds)
+	r.done(nil)
 	if r.name == "find" {
 		r.a.guardCommand(r.in, &r.c, r.rest)
 	}
-	r.a.findExec(r.in, r.name, r.rest, r.env, r.via, r.source)
+	r.in.cmds[at].args = r.findExec()
 	return false
 }
 

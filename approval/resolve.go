@@ -15,14 +15,20 @@ import (
 // walker to analyse in turn. What each program means is a handler in
 // [programs]; programs without one are judged by the classes below
 // (shells, interpreters, programs with subcommands, SQL) or as themselves.
-func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source string) {
+//
+// nested is how many programs that run a command were passed to reach
+// args (find -exec, bash -c … around this command line); each wrapper
+// passed here adds one, and past [maxWrappers] the rest of the line is
+// not looked at but reported, which asks.
+func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source string, nested int) {
 	r := a.newResolution()
 	defer a.freeResolution(r)
-	*r = resolution{a: a, in: in, args: args, env: env, via: via, source: source}
+	*r = resolution{a: a, in: in, args: args, env: env, via: via, source: source, nested: nested}
+	defer func() { in.nested = r.nested }()
 	for _, code := range envCode(env) {
 		r.addCode(code, nil)
 	}
-	for range maxWrappers { // wrappers nest; a bound keeps a pathological chain finite
+	for ; r.nested <= maxWrappers; r.nested++ {
 		if len(r.args) == 0 {
 			if len(r.env) > 0 {
 				r.emit(command{env: r.env, via: r.via, source: r.source})
@@ -80,6 +86,10 @@ type resolution struct {
 	env    []string // assignments seen so far (FOO=1 sudo BAR=2 …)
 	via    []string // the wrappers passed so far
 	source string
+	// nested counts the programs that run a command passed to reach the
+	// one being looked at, from the top of the check: wrappers, find
+	// -exec, bash -c … (see [maxWrappers]).
+	nested int
 
 	w    arg     // the program word
 	name string  // its canonical name
@@ -119,7 +129,7 @@ func (r *resolution) substFact(w *syntax.Word) {
 // not by its placeholder.
 func (r *resolution) addCode(text string, w *syntax.Word) {
 	if w == nil || !onlySubst(text) {
-		r.in.codes = append(r.in.codes, code{text: text, via: r.via})
+		r.in.codes = append(r.in.codes, code{text: text, via: r.via, nested: r.nested + 1})
 	}
 	if w != nil {
 		r.substFact(w)
@@ -213,13 +223,25 @@ func printfText(format string, args []string) string {
 	return b.String()
 }
 
-// findExec resolves the commands find -exec (and fd -x) runs.
-func (a *analyzer) findExec(in *stmtInfo, name string, rest []arg, env, via []string, source string) {
-	via = append(via[:len(via):len(via)], "find")
+// findExec resolves the commands find -exec (and fd -x) runs and
+// returns find's own arguments. Each command is one program deeper than
+// find: a chain of finds, each running the next, meets the bound on
+// wrappers like any other chain.
+//
+// A command that runs another in turn (find . -exec sudo rm …, -exec
+// find …) leaves only its program's name in find's arguments: the words
+// after it are in the records of the programs it runs. So each word of
+// a line of nested finds is copied and judged once, not once per level,
+// and the rules on find still see which program each -exec runs.
+func (r *resolution) findExec() []string {
+	via := append(r.via[:len(r.via):len(r.via)], "find")
+	in, rest := r.in, r.rest
+	var own []string
 	for i := 0; i < len(rest); i++ {
 		t := rest[i].text
+		own = append(own, t)
 		isExec := t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir"
-		if name != "find" {
+		if r.name != "find" {
 			isExec = t == "-x" || t == "--exec" || t == "-X" || t == "--exec-batch"
 		}
 		if !isExec {
@@ -229,10 +251,35 @@ func (a *analyzer) findExec(in *stmtInfo, name string, rest []arg, env, via []st
 		for j < len(rest) && rest[j].text != ";" && rest[j].text != "+" {
 			j++
 		}
-		a.resolve(in, rest[i+1:j], env, via, source)
+		from := len(in.cmds)
+		r.a.resolve(in, rest[i+1:j], r.env, via, r.source, r.nested+1)
 		in.final, in.role, in.printsOK = nil, roleNone, false
+		words := rest[i+1 : min(j+1, len(rest))]
+		if j > i+1 && runsOthers(in.cmds[from:], len(via)) {
+			words = words[:1] // the program; the terminator follows
+			if j < len(rest) {
+				words = append(words[:1:1], rest[j])
+			}
+		}
+		for _, w := range words {
+			own = append(own, w.text)
+		}
 		i = j
 	}
+	return own
+}
+
+// runsOthers reports whether cmds, the records of a command reached
+// through via of length depth, show that it ran another command (a
+// record reached through more wrappers) or that the analysis stopped at
+// the bound on them.
+func runsOthers(cmds []command, depth int) bool {
+	for _, c := range cmds {
+		if len(c.via) > depth || c.name == factTooDeep {
+			return true
+		}
+	}
+	return false
 }
 
 // chmodTargets records files made executable.

@@ -32,6 +32,9 @@ type stmtInfo struct {
 	printsOK bool
 	// scripts are files the command runs as code.
 	scripts []string
+	// nested counts the programs that run a command passed to reach
+	// final (see [resolution.nested]).
+	nested int
 }
 
 // infoSlab hands out the stmtInfos of one run from blocks it keeps for
@@ -68,12 +71,16 @@ func (s infoSlab) reuse() infoSlab {
 type code struct {
 	text string
 	via  []string
+	// nested counts the programs that run a command passed to reach
+	// this code, the one that runs it included.
+	nested int
 }
 
 // scriptWrite is literal text written to a file by the script.
 type scriptWrite struct {
 	target, text string
 	via          []string
+	nested       int // programs passed to reach the write
 }
 
 // analyzer walks one input, with everything nested in it, and collects
@@ -100,6 +107,12 @@ type analyzer struct {
 	limited   map[string]bool // limit facts already reported
 	path      []step          // the nodes the walks are in, outermost first
 	reader    strings.Reader  // what the parser reads
+	// outer counts the programs that run a command passed to reach the
+	// code being walked (bash -c, eval, find -exec sh -c …): resolving
+	// a command there goes on counting from it.
+	outer int
+	// plainTail is the last list of args found plain ([analyzer.plainWords]).
+	plainTail []arg
 }
 
 // step is one node on the path a walk is in.
@@ -156,7 +169,7 @@ func (a *analyzer) run(src string, g *guard) []command {
 		budget:    maxCommands,
 		budget0:   max(maxParseFactor*len(src), minParseBudget),
 	}
-	a.script(src, 0, nil)
+	a.script(src, 0, 0, nil)
 	a.finish()
 	return a.cmds
 }
@@ -253,7 +266,9 @@ func (a *analyzer) limit(name, detail string, via []string) {
 // stray quote cannot hide the command before it. Input beyond the bounds
 // of the analysis is a fact too, and its lines within them are still
 // walked, so a command on a line of its own cannot hide behind a deep one.
-func (a *analyzer) script(src string, depth int, via []string) {
+// depth counts the strings src is nested in, outer the programs that run
+// a command passed to reach it.
+func (a *analyzer) script(src string, depth, outer int, via []string) {
 	if a.full {
 		return
 	}
@@ -261,6 +276,12 @@ func (a *analyzer) script(src string, depth int, via []string) {
 		a.limit(factTooDeep, tooDeepCodeDetail(maxDepth), via)
 		return
 	}
+	if outer > maxWrappers {
+		a.limit(factTooDeep, tooManyWrappersDetail(maxWrappers), via)
+		return
+	}
+	defer func(saved int) { a.outer = saved }(a.outer)
+	a.outer = outer
 	f, err := a.parse(src, via)
 	if err == nil {
 		a.file(f, src, depth, via)
@@ -430,7 +451,7 @@ func (w *fileWalk) visit(n syntax.Node) bool {
 		}
 		a.add(command{name: n.Variant.Value, env: env, via: via})
 		for _, code := range envCode(env) { // export PAGER=…: the command it names
-			a.script(code, depth+1, via)
+			a.script(code, depth+1, a.outer+1, via)
 		}
 	}
 	return true
@@ -499,7 +520,7 @@ func (a *analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
 	if braces > 0 {
 		in.cmds = append(in.cmds, command{name: factTooComplex, args: []string{tooManyBracesDetail(braces, maxBraceExprs)}, via: via, source: source})
 	}
-	a.resolve(in, args, env, via, source)
+	a.resolve(in, args, env, via, source, a.outer)
 	return in
 }
 
@@ -509,7 +530,7 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 		a.add(c)
 	}
 	for _, cd := range in.codes {
-		a.script(cd.text, depth+1, cd.via)
+		a.script(cd.text, depth+1, cd.nested, cd.via)
 	}
 	a.executed = append(a.executed, in.scripts...)
 	for _, r := range st.Redirs {
@@ -531,7 +552,7 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				}
 			}
 			if text, ok := a.stmtText(st, in); ok {
-				a.writes = append(a.writes, scriptWrite{target: target, text: text, via: via})
+				a.writes = append(a.writes, scriptWrite{target: target, text: text, via: via, nested: in.nested})
 			}
 		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 			w := r.Hdoc
@@ -546,7 +567,7 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 			if in.final != nil && in.final.name == "tee" {
 				for _, t := range in.final.args {
 					if !strings.HasPrefix(t, "-") {
-						a.writes = append(a.writes, scriptWrite{target: t, text: wa.text, via: via})
+						a.writes = append(a.writes, scriptWrite{target: t, text: wa.text, via: via, nested: in.nested})
 					}
 				}
 			}
@@ -585,7 +606,7 @@ func (a *analyzer) stdin(in *stmtInfo, text string, depth int, via []string, int
 	}
 	switch in.role {
 	case roleShell:
-		a.script(text, depth+1, append(via, in.final.name))
+		a.script(text, depth+1, in.nested+1, append(via, in.final.name))
 	case roleInterp:
 		a.fact(interpFact, via, in.final.name)
 	case roleSQL:
@@ -812,7 +833,7 @@ func (a *analyzer) finish() {
 		t := cleanRel(w.target)
 		if (run[t] || isScriptPath(t) || madeExec[t]) && !analysed[w.text] {
 			analysed[w.text] = true
-			a.script(w.text, 1, append(w.via, "write:"+w.target))
+			a.script(w.text, 1, w.nested+1, append(w.via, "write:"+w.target))
 		}
 	}
 	fetched := make(map[string]bool)

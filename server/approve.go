@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -109,18 +107,10 @@ func answerKind(v any) approval.AnswerKind {
 	return approval.AnswerOnce
 }
 
-// questionText is the question, with the rules' descriptions.
+// questionText is the question: [approval.Question], which shows the
+// command escaped after runbox's own words, then how to answer.
 func questionText(p approval.Prompt) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "runbox: approval needed to run on %s:\n\n    %s\n\n", p.Backend, p.Command)
-	for _, r := range p.Reasons {
-		fmt.Fprintf(&b, "- %s\n", r)
-	}
-	if len(p.Rules) > 0 {
-		fmt.Fprintf(&b, "(rules: %s)\n", strings.Join(p.Rules, ", "))
-	}
-	b.WriteString("\nAllow it? Decline to refuse.")
-	return b.String()
+	return approval.Question(p) + "\nAllow it? Decline to refuse."
 }
 
 // valuesOf is a context with the deadline and cancellation of one and

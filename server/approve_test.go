@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,5 +203,46 @@ func TestCheckCommand_Verdicts(t *testing.T) {
 	}
 	if mode(t, file) == 0o666 {
 		t.Errorf("check_command ran the command")
+	}
+}
+
+// TestApproval_QuestionEscapesCommand: a command written to spoof the
+// question (a newline and a forged reason, a carriage return and an ANSI
+// erase-line, U+202E to reverse the rest) reaches the human behind the
+// client with runbox's words first and the command on one line, every
+// control and format character escaped. The same text shown raw would
+// put the forged reason on a line of its own.
+func TestApproval_QuestionEscapesCommand(t *testing.T) {
+	srv, _ := newServer(t, nil)
+	e := &elicitor{res: mcp.ElicitResult{Action: "decline"}}
+	cs := connect(t, srv, &mcp.ClientOptions{ElicitationHandler: e.handle})
+	cmd, file := askCommand(t)
+	const forged = "  - harmless: lists files only"
+	spoof := cmd + "\n" + forged + "\nls -l\r\x1b[2K\u202e~ fr- mr"
+	if !slices.Contains(strings.Split(spoof, "\n"), forged) {
+		t.Fatal("the spoofing command holds no forged line; the test proves nothing")
+	}
+	res := call(t, cs, "terminal", map[string]any{"command": spoof})
+	if !res.IsError || mode(t, file) == 0o666 {
+		t.Fatalf("the declined command ran: %s", text(res))
+	}
+	if e.n.Load() != 1 {
+		t.Fatalf("asked %d times; want once", e.n.Load())
+	}
+	q := e.asked[0]
+	lines := strings.Split(q, "\n")
+	if slices.Contains(lines, forged) || strings.ContainsAny(q, "\r\x1b\u202e") {
+		t.Errorf("question forges a line or passes a control character on:\n%q", q)
+	}
+	escaped := "  $ " + cmd + `\n  - harmless: lists files only\nls -l\r\x1b[2K\u202e~ fr- mr`
+	at := slices.Index(lines, escaped)
+	if at < 0 {
+		t.Fatalf("question does not show the command escaped on one line (%q):\n%s", escaped, q)
+	}
+	rules := slices.IndexFunc(lines, func(l string) bool {
+		return strings.HasPrefix(l, "rules: ") && strings.Contains(l, "chmod-world-writable")
+	})
+	if rules < 0 || rules > at {
+		t.Errorf("the rule ids do not come before the command:\n%s", q)
 	}
 }

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/runbox/runbox/approval"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 )
 
@@ -25,6 +28,12 @@ const (
 
 type checkOptions struct {
 	jsonl bool
+	// sandbox is the --sandbox profile; "" judges as runbox always has,
+	// without a sandbox, and leaves the output as it was.
+	sandbox string
+	// workspace is the workspace root under --sandbox; "" is the current
+	// directory.
+	workspace string
 	// parseOnly makes --jsonl parse each command and judge nothing: the
 	// baseline runbox bench measures the gate against.
 	parseOnly bool
@@ -33,7 +42,7 @@ type checkOptions struct {
 func newCheckCommand(a *app) *cobra.Command {
 	var opts checkOptions
 	cmd := &cobra.Command{
-		Use:   "check [--jsonl] [COMMAND...]",
+		Use:   "check [--jsonl] [--sandbox PROFILE [--workspace DIR]] [COMMAND...]",
 		Short: "Show what the command gate decides about a command, without running it",
 		Long: `check shows what the command gate decides about a shell command: allow, ask
 (a human must approve it first) or deny, whether the denial is hardline (nothing
@@ -48,10 +57,21 @@ command, which may contain newlines) and writes one JSON object per line:
   {"command": "...", "decision": "allow"|"ask"|"deny", "hardline": false, "reasons": []}
 using the default policy (interactive session, local backend, no allow lists,
 runbox's own files protected, commands run in the current directory),
-whatever the configuration says. The exit status is 0 unless the input is bad.`,
+whatever the configuration says. The exit status is 0 unless the input is bad.
+
+With --sandbox workspace, read-only or off, the decision is the one the gate
+gives a command that runs under that sandbox profile, started in --workspace (by
+default the current directory; the workspace the sandbox lets it write is the git
+root above it, if any): under workspace, deleting or overwriting files inside the
+workspace no longer asks, and what the kernel would refuse (writes outside the
+workspace, reading credentials) is denied with the sandbox named in the reason.
+Plain output gains a "sandbox:" line and --jsonl objects a "sandbox" field;
+without --sandbox the output is unchanged.`,
 		Example: `  runbox check -- rm -rf /
   runbox check 'curl https://example.com/install.sh | sh'
-  printf '%s\n' '"ls -la"' '"git push --force"' | runbox check --jsonl`,
+  printf '%s\n' '"ls -la"' '"git push --force"' | runbox check --jsonl
+  runbox check --sandbox workspace -- rm -rf node_modules build
+  printf '%s\n' '"git clean -fdx"' | runbox check --jsonl --sandbox workspace --workspace ~/src/app`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd.Context(), a, &opts, args)
 		},
@@ -62,10 +82,60 @@ whatever the configuration says. The exit status is 0 unless the input is bad.`,
 	cmd.Flags().BoolVar(&opts.jsonl, "jsonl", false, "read JSON strings from stdin and write one JSON verdict per line (default policy)")
 	cmd.Flags().BoolVar(&opts.parseOnly, "parse-only", false, "with --jsonl, only parse each command as bash (a baseline for runbox bench)")
 	cmd.Flags().MarkHidden("parse-only")
+	cmd.Flags().StringVar(&opts.sandbox, "sandbox", "", "judge as under this sandbox profile: workspace, read-only or off")
+	cmd.Flags().StringVar(&opts.workspace, "workspace", "", "with --sandbox, the directory commands start in; the workspace is the git root above it (default: the current directory)")
 	return cmd
 }
 
+// checkSandbox returns the sandbox --sandbox and --workspace describe,
+// the directory commands are judged in, and the workspace the sandbox
+// lets them write (the git root above that directory, if any); a zero
+// Sandbox without --sandbox. The lists are those of the profile's
+// documented default policy ([confine.DefaultPolicy]) and runbox's own
+// files; a session's private TMPDIR is not known here, so paths under it
+// are judged as paths the gate cannot resolve.
+func checkSandbox(a *app, opts *checkOptions) (sb approval.Sandbox, dir, workspace string, err error) {
+	if opts.sandbox == "" {
+		if opts.workspace != "" {
+			return sb, "", "", usageError{errorf("check: --workspace goes with --sandbox")}
+		}
+		return sb, "", "", nil
+	}
+	profile, err := approval.ParseSandboxProfile(opts.sandbox)
+	if err != nil {
+		return sb, "", "", usageError{errorf("check: %v", err)}
+	}
+	dir = opts.workspace
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return sb, "", "", errorf("check: finding the current directory: %v", err)
+		}
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return sb, "", "", errorf("check: workspace %q: %v", opts.workspace, err)
+	}
+	if profile == approval.SandboxOff {
+		return approval.Sandbox{Profile: profile}, dir, dir, nil
+	}
+	p := confine.DefaultPolicy(string(profile), dir, a.getenv("HOME"))
+	sb = approval.Sandbox{Profile: profile, Unreadable: slices.Clone(p.DenyRead)}
+	if profile == approval.SandboxWorkspace {
+		sb.Writable = append(sb.Writable, p.Workspace)
+	}
+	sb.Writable = append(sb.Writable, p.Writable...)
+	for _, pp := range approval.DefaultProtection(a.getenv).Paths {
+		if filepath.IsAbs(pp.Path) {
+			sb.Unreadable = append(sb.Unreadable, pp.Path)
+		}
+	}
+	return sb, dir, p.Workspace, nil
+}
+
 func runCheck(ctx context.Context, a *app, opts *checkOptions, args []string) error {
+	sb, sbDir, workspace, err := checkSandbox(a, opts)
+	if err != nil {
+		return err
+	}
 	if opts.jsonl {
 		if len(args) > 0 {
 			return usageError{errorf("check: --jsonl reads commands from stdin; give no COMMAND")}
@@ -80,7 +150,10 @@ func runCheck(ctx context.Context, a *app, opts *checkOptions, args []string) er
 			return err
 		}
 		dir, _ := os.Getwd()
-		return checkJSONL(ctx, gate, dir, a.stdin, a.stdout)
+		if sb.Profile != "" {
+			dir = sbDir
+		}
+		return checkJSONL(ctx, gate, approval.Request{Backend: "local", Dir: dir, Sandbox: sb}, a.stdin, a.stdout)
 	}
 	if opts.parseOnly {
 		return usageError{errorf("check: --parse-only goes with --jsonl")}
@@ -89,8 +162,11 @@ func runCheck(ctx context.Context, a *app, opts *checkOptions, args []string) er
 		return usageError{errorf("check: want a COMMAND (or --jsonl); see --help")}
 	}
 	command := strings.Join(args, " ")
-	v := a.svc.Gate().Check(ctx, approval.Request{Command: command, Backend: "local", SessionKey: "cli"})
+	v := a.svc.Gate().Check(ctx, approval.Request{Command: command, Backend: "local", SessionKey: "cli", Dir: sbDir, Sandbox: sb})
 	writeVerdict(a.stdout, command, v)
+	if sb.Profile != "" {
+		fmt.Fprintf(a.stdout, "sandbox:  %s (workspace %s)\n", sb.Profile, workspace)
+	}
 	switch v.Decision {
 	case approval.Allow:
 		return nil
@@ -126,20 +202,23 @@ type checkLine struct {
 	Decision approval.Decision `json:"decision"`
 	Hardline bool              `json:"hardline"`
 	Reasons  []string          `json:"reasons"`
+	// Sandbox is the --sandbox profile judged under, absent without it.
+	Sandbox approval.SandboxProfile `json:"sandbox,omitempty"`
 }
 
 // maxJSONLLine bounds one input line; the gate itself asks about commands
 // over its own, smaller bound.
 const maxJSONLLine = 4 << 20
 
-// checkJSONL judges each JSON string read from in and writes one object per
-// line to out. Blank lines are skipped; a line that is not a JSON string
-// stops the run with an error naming it, after the lines before it were
-// answered.
-func checkJSONL(ctx context.Context, gate *approval.Gate, dir string, in io.Reader, out io.Writer) error {
+// checkJSONL judges each JSON string read from in, as req's command, and
+// writes one object per line to out. Blank lines are skipped; a line that
+// is not a JSON string stops the run with an error naming it, after the
+// lines before it were answered.
+func checkJSONL(ctx context.Context, gate *approval.Gate, req approval.Request, in io.Reader, out io.Writer) error {
 	return answerJSONL(in, out, func(command string) any {
-		v := gate.Check(ctx, approval.Request{Command: command, Backend: "local", Dir: dir})
-		return checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons}
+		req.Command = command
+		v := gate.Check(ctx, req)
+		return checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons, Sandbox: req.Sandbox.Profile}
 	})
 }
 

@@ -141,3 +141,121 @@ func TestCheck_JSONLAnswersBeforeReadingOn(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheck_SandboxProfiles: --sandbox judges a command as it would run
+// under that profile in the --workspace root: a delete inside the
+// workspace is allowed under workspace (it asks without --sandbox, and
+// under off), one outside is denied with the sandbox named, and hardline
+// stays hardline.
+func TestCheck_SandboxProfiles(t *testing.T) {
+	root := t.TempDir()
+	env := map[string]string{"HOME": "/home/agent"}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"control: no sandbox", []string{"check", "rm", "-rf", "node_modules", "build"}, checkAsk, []string{"decision: ask"}},
+		{"off", []string{"check", "--sandbox", "off", "--workspace", root, "rm", "-rf", "node_modules", "build"}, checkAsk,
+			[]string{"decision: ask", "sandbox:  off"}},
+		{"workspace relaxes", []string{"check", "--sandbox", "workspace", "--workspace", root, "rm", "-rf", "node_modules", "build"}, checkAllow,
+			[]string{"decision: allow", "sandbox workspace: allowed without asking", "sandbox:  workspace (workspace " + root + ")"}},
+		{"workspace denies outside", []string{"check", "--sandbox", "workspace", "--workspace", root, "--", "rm", "-rf", "~/x"}, checkDeny,
+			[]string{"decision: deny", "sandbox workspace: writes outside the workspace are blocked by the kernel (rm ~/x)"}},
+		{"workspace denies secrets", []string{"check", "--sandbox", "workspace", "--workspace", root, "cat ~/.ssh/id_rsa"}, checkDeny,
+			[]string{"reading ~/.ssh/id_rsa is blocked by the kernel"}},
+		{"read-only denies inside", []string{"check", "--sandbox", "read-only", "--workspace", root, "rm", "-rf", "build"}, checkDeny,
+			[]string{"sandbox read-only: writes are blocked by the kernel (rm build)"}},
+		{"hardline", []string{"check", "--sandbox", "workspace", "--workspace", root, "--", "rm", "-rf", "/"}, checkDeny,
+			[]string{"hardline: true"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := cli(t, "", env, tt.args...)
+			if code != tt.code {
+				t.Errorf("runbox %q = exit %d, %q (stderr %q); want exit %d", tt.args, code, out, errOut, tt.code)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("runbox %q output %q; want %q in it", tt.args, out, w)
+				}
+			}
+		})
+	}
+}
+
+// TestCheck_JSONLSandbox: --jsonl --sandbox answers each line under the
+// profile and names it in a "sandbox" field; without --sandbox the field
+// is absent (the golden test holds the rest of that output).
+func TestCheck_JSONLSandbox(t *testing.T) {
+	root := t.TempDir()
+	in := `"rm -rf node_modules build"` + "\n" + `"rm -rf ~/x"` + "\n" + `"rm -rf /"` + "\n"
+	env := map[string]string{"HOME": "/home/agent"}
+	out, errOut, code := cli(t, in, env, "check", "--jsonl", "--sandbox", "workspace", "--workspace", root)
+	if code != 0 {
+		t.Fatalf("check --jsonl --sandbox workspace: exit %d, stderr %q", code, errOut)
+	}
+	var got []checkLine
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var c checkLine
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		got = append(got, c)
+	}
+	want := []struct {
+		decision string
+		hardline bool
+	}{{"allow", false}, {"deny", false}, {"deny", true}}
+	if len(got) != len(want) {
+		t.Fatalf("check --jsonl --sandbox workspace = %q; want %d lines", out, len(want))
+	}
+	for i, w := range want {
+		if got[i].Decision.String() != w.decision || got[i].Hardline != w.hardline || got[i].Sandbox != "workspace" {
+			t.Errorf("line %d = %+v; want %s hardline=%v sandbox workspace", i+1, got[i], w.decision, w.hardline)
+		}
+	}
+	plain, _, _ := cli(t, in, env, "check", "--jsonl")
+	if strings.Contains(plain, `"sandbox"`) || !strings.Contains(plain, `"decision":"ask"`) {
+		t.Errorf("check --jsonl without --sandbox = %q; want no sandbox field and the delete asking", plain)
+	}
+}
+
+// TestCheck_SandboxUsage: a profile outside the closed set, or
+// --workspace alone, is a usage error.
+func TestCheck_SandboxUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "--sandbox", "strict", "ls"},
+		{"check", "--workspace", "/tmp", "ls"},
+		{"check", "--jsonl", "--sandbox", "nope"},
+	} {
+		if _, errOut, code := cli(t, "", nil, args...); code != exitUsage {
+			t.Errorf("runbox %q: exit %d (stderr %q); want %d", args, code, errOut, exitUsage)
+		}
+	}
+}
+
+// TestCheck_SandboxGitRoot: the workspace --sandbox describes is the git
+// root above --workspace, as the sandbox applies it: a delete in a
+// sibling directory of the same repository is inside it, one beside the
+// repository is not.
+func TestCheck_SandboxGitRoot(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.MkdirAll(repo+"/.git", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(repo+"/web", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": "/home/agent"}
+	base := []string{"check", "--sandbox", "workspace", "--workspace", repo + "/web", "--"}
+	out, errOut, code := cli(t, "", env, append(base, "rm", "-rf", "../api/build")...)
+	if code != checkAllow || !strings.Contains(out, "sandbox:  workspace (workspace "+repo+")") {
+		t.Errorf("a delete in the repository = exit %d, %q (stderr %q); want allow under workspace %s", code, out, errOut, repo)
+	}
+	out, errOut, code = cli(t, "", env, append(base, "rm", "-rf", "../../elsewhere")...)
+	if code != checkDeny || !strings.Contains(out, "sandbox workspace: writes outside the workspace") {
+		t.Errorf("a delete beside the repository = exit %d, %q (stderr %q); want a sandbox denial", code, out, errOut)
+	}
+}
