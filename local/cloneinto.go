@@ -1,9 +1,13 @@
 package local
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -71,11 +75,24 @@ func (e *Env) recycle(cont termination.Container) bool {
 	return true
 }
 
-// spareContainer hands out a kept container, or nil.
+// spareContainer hands out a kept container, or nil. A kept group that
+// is gone (removed behind runbox's back: an empty cgroup can be) is
+// dropped, so the shell gets a new container instead of running outside
+// any.
 func (e *Env) spareContainer() termination.Container {
 	if e.noCloneInto.Load() {
 		return nil
 	}
+	for {
+		c := e.popSpare()
+		if c == nil || exists(cgroup2Only(c)) {
+			return c
+		}
+		c.Remove(context.Background()) // releases what it holds; a gone group is no error
+	}
+}
+
+func (e *Env) popSpare() termination.Container {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n := len(e.spares)
@@ -86,4 +103,29 @@ func (e *Env) spareContainer() termination.Container {
 	e.spares[n-1] = nil
 	e.spares = e.spares[:n-1]
 	return c
+}
+
+func exists(dir string) bool {
+	_, err := os.Stat(dir)
+	return err == nil
+}
+
+// placeWarm adds the warm shell pid, blocked before its command, to
+// w.cont. When that container has vanished since it was made or kept (an
+// empty cgroup removed by someone else), a new one is made and the shell
+// placed there: it has run nothing yet, so it is still whole.
+func (e *Env) placeWarm(ctx context.Context, w *warmShell, pid int) error {
+	err := launch.Place(ctx, w.cont, pid)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	e.log.Debug("local: a warm shell's container vanished; making a new one", "err", err)
+	w.cont.Remove(ctx)
+	w.cont = nil
+	cont, cerr := launch.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), w.limits, termination.WithDetection(e.detection()))
+	if cerr != nil {
+		return fmt.Errorf("local: %w", cerr)
+	}
+	w.cont = cont
+	return launch.Place(ctx, cont, pid)
 }

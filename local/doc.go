@@ -59,11 +59,56 @@
 // the command runs through eval, so a syntax error names "eval" where a
 // cold shell's names "-c". [Options.NoPrestart] turns it off.
 //
+// # Sandbox
+//
+// With [Options.Confine], every command — shell, argv, PTY, pre-started
+// shell — starts through the runbox binary's trampoline (package
+// confine), under the subreaper where there is one, so the program and
+// all it starts are held by the kernel: writes only to the workspace,
+// the environment's own state directory, a private TMPDIR (exported,
+// removed at Close; other sessions' are denied) and the policy's
+// writable paths; no reads of the deny list; no capabilities, no ptrace
+// or signals outside, TCP only to the allowed ports. A pre-started shell
+// is confined when it starts, so the trampoline's cost is paid ahead of
+// the command. Every result of Run names the profile ([envs.Result]
+// Sandbox) and the violations its output shows (SandboxViolations).
+//
+// # Concurrency and output
+//
+// An [Env] is safe for concurrent use: any number of goroutines may call
+// Run and Start on one Env at once. Each command has its own pipes,
+// container and state files; they share only the session state, where
+// each command starts from the last adopted state and the one that
+// finishes last wins (see above).
+//
+// Output is never dropped silently. When a command exits, its output is
+// read to the end of the pipe: everything the command wrote is in the
+// result however late the reader gets to run on a loaded host. The one
+// exception is a process the command left running (a background child, a
+// daemon) that still holds the output pipe open: [Options.DrainDelay]
+// after the command's exit the output is cut, what the pipe holds at that
+// moment is still read, and the result carries [OutputCutWarning] in
+// Warnings, because what that process writes later is not included. The
+// call never waits on such a process. A leftover that sends its output
+// elsewhere (>/dev/null, a file) cuts nothing.
+//
+// # Containers
+//
+// Every command runs in a container of its own where the host has one.
+// A command's leftovers are killed when it exits (unless
+// [Options.KeepLeftovers]), which removes its container; an empty
+// container kept for the next pre-started shell is checked before use,
+// and one that is gone (an empty cgroup can be removed by anyone) is
+// replaced by a new one: a shell never runs outside a container because
+// the one made for it vanished.
+//
 // # What it refuses to do
 //
 // It never copies os.Environ() into a child: the base environment goes
 // through spawn, which strips secrets. A per-command Dir that cannot be
 // entered yields exit 126 rather than running elsewhere; only the session
 // directory, when it was deleted, falls back to its nearest existing
-// ancestor (with a warning in the result).
+// ancestor (with a warning in the result). A sandbox it was asked for and
+// cannot give (no trampoline, a kernel without Landlock) refuses every
+// command instead of running it unconfined.
 package local

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
@@ -54,9 +55,11 @@ type Options struct {
 	// host allows it (see termination.Detect), which also catches children
 	// that double-fork and setsid away from the process group.
 	NoContainment bool
-	// DrainDelay bounds how long output is still read after the command's
-	// direct child exited, when a grandchild holds the pipe open. Zero
-	// means 250ms.
+	// DrainDelay bounds how long output is still awaited after the
+	// command's direct child exited, when a process it left running holds
+	// the pipe open. Then the output is cut: what the pipe holds is still
+	// read, and the result carries OutputCutWarning. Output written
+	// before the exit is never lost to the cut. Zero means 250ms.
 	DrainDelay time.Duration
 	// KeepLeftovers leaves what a command started and did not wait for
 	// running until Close, instead of killing it when the command exits.
@@ -73,6 +76,20 @@ type Options struct {
 	// command runs directly, and tree kill is reported degraded: a
 	// double-forked setsid child escapes it.
 	Subreaper []string
+	// Confine is the sandbox every command starts under (see package
+	// confine): shells, argv commands, PTYs and pre-started shells alike.
+	// The environment adds its state directory and a private TMPDIR
+	// (made 0700, exported to commands, removed at Close) to the policy's
+	// Writable. Nil means commands are not confined and results name no
+	// profile; a policy with the off profile runs them unconfined and says
+	// so in every result.
+	Confine *confine.Policy
+	// Confiner is the argv prefix that runs the runbox binary's
+	// trampoline (for example {"/usr/bin/runbox", confine.Command}). When
+	// Confine asks for a sandbox and Confiner is nil, or the kernel cannot
+	// give the sandbox (confine.Probe), every command is refused with an
+	// error that says what is missing: never run unconfined.
+	Confiner []string
 	// SpillDir is where oversized output is spilled. Empty means
 	// envs.DefaultSpillDir(), where spills older than envs.SpillRetention
 	// are removed whenever a new one is made.
@@ -131,6 +148,9 @@ type Env struct {
 	// noCloneInto: the kernel refused to start a child inside its cgroup
 	// (see startInto); children are moved in after they start.
 	noCloneInto atomic.Bool
+
+	// sandbox is the confinement of every command (see confine.go).
+	sandbox sandbox
 
 	// reaper keeps containers that could not be removed and retries them;
 	// Close retries once more and reports what is still pending.
@@ -211,6 +231,11 @@ func New(opts Options) (*Env, error) {
 		os.RemoveAll(stateDir)
 		return nil, fmt.Errorf("local: session prologue: %w", err)
 	}
+	sb, err := newSandbox(&o, stateDir)
+	if err != nil {
+		os.RemoveAll(stateDir)
+		return nil, err
+	}
 	e := &Env{
 		prologue:     prologue,
 		warmPrologue: warmPro,
@@ -223,6 +248,7 @@ func New(opts Options) (*Env, error) {
 		cwd:          dir,
 		running:      map[*process]struct{}{},
 		stateRefs:    map[string]int{},
+		sandbox:      sb,
 	}
 	e.prewarm()
 	return e, nil
@@ -272,6 +298,9 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 		errc = envs.NewCapture(cmd.Limit(), e.opts.SpillDir)
 	}
 	p, res, err := e.start(ctx, cmd, out, errc)
+	if res != nil {
+		e.noteSandbox(res)
+	}
 	if err != nil || res != nil {
 		return res, err
 	}
@@ -281,6 +310,7 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 	}
 	res = &envs.Result{ExitStatus: st, Cwd: p.cwdAfter, Duration: p.duration, Warnings: p.warnings}
 	fillOutput(res, out, errc)
+	e.noteSandbox(res)
 	e.noteSpills(res)
 	return res, nil
 }
@@ -400,6 +430,11 @@ func (e *Env) Close(ctx context.Context) error {
 	}
 	if err := os.RemoveAll(e.stateDir); err != nil {
 		errs = append(errs, err)
+	}
+	if e.sandbox.tmpDir != "" {
+		if err := os.RemoveAll(e.sandbox.tmpDir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	e.mu.Lock()
 	spills := e.spills

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/local"
@@ -22,6 +23,10 @@ func TestMain(m *testing.M) {
 	// The test binary plays runbox's subreaper for the Subreaper runs.
 	if len(os.Args) > 1 && os.Args[1] == subreaper.Command {
 		os.Exit(subreaper.Main(os.Args[2:]))
+	}
+	// And the sandbox's trampoline for the confined runs.
+	if len(os.Args) > 1 && os.Args[1] == confine.Command {
+		os.Exit(confine.Main(os.Args[2:]))
 	}
 	goleak.VerifyTestMain(m)
 }

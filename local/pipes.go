@@ -69,12 +69,15 @@ func (p *process) sink(r *os.File, capture *envs.Capture) io.Reader {
 	return pr
 }
 
-func (p *process) copyFrom(r io.Reader, w io.Writer, pw *io.PipeWriter) {
+func (p *process) copyFrom(r *os.File, w io.Writer, pw *io.PipeWriter) {
 	p.pending = append(p.pending, func() {
 		p.copiers.Go(func() {
-			_, err := io.Copy(w, r)
+			held, err := copyOut(w, r)
+			if held {
+				p.outputCut.Store(true)
+			}
 			if pw != nil {
-				if errors.Is(err, os.ErrClosed) || isEIO(err) {
+				if errors.Is(err, os.ErrClosed) {
 					err = nil
 				}
 				pw.CloseWithError(err)

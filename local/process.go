@@ -47,7 +47,7 @@ type process struct {
 
 	parentEnds []*os.File // child's ends, closed in the parent after start
 	readMu     sync.Mutex
-	readEnds   []*os.File       // parent's read ends, closed to cut off a held pipe
+	readEnds   []*os.File       // parent's read ends, cut (see drain) and closed at release
 	pending    []func()         // copiers to start once the process runs
 	ptySize    *envs.WindowSize // set in PTY mode
 	ptyIn      io.Reader        // Command.Stdin in PTY mode
@@ -57,6 +57,7 @@ type process struct {
 	exitedOK   atomic.Bool // the command exited before a timeout or interrupt fired
 	leftovers  int         // processes the subreaper killed after the command exited
 	contEmpty  bool        // the container was found empty after the command exited
+	contGone   bool        // clearLeftovers emptied the container and removed it (or gave it to the reaper)
 	onWarm     bool        // it ran on a warm shell, in the container made for that shell
 
 	started   time.Time
@@ -69,10 +70,11 @@ type process struct {
 	killDone chan struct{}
 	killed   atomic.Bool // Kill was called (not a timeout/interrupt)
 
-	copiers sync.WaitGroup
-	done    chan struct{}
-	status  envs.ExitStatus
-	waitErr error
+	copiers   sync.WaitGroup
+	outputCut atomic.Bool // a copier stopped while a writer still held its pipe (see drain)
+	done      chan struct{}
+	status    envs.ExitStatus
+	waitErr   error
 
 	// Set by the waiter before done is closed.
 	cwdAfter string
@@ -360,6 +362,9 @@ func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, 
 	if xc.Env == nil {
 		xc.Env = env
 	}
+	if err := e.confineCmd(xc); err != nil {
+		return nil, nil, err
+	}
 	return xc, nil, nil
 }
 
@@ -559,27 +564,19 @@ func (p *process) clearLeftovers() int {
 		p.contEmpty = err == nil
 		return 0
 	}
+	// KillTree removes the container once it is empty; one it cannot
+	// empty or remove goes to the reaper, which retries and reports it at
+	// Close. Either way it is not this command's to keep or to recycle:
+	// a removed group handed to the next shell would leave that shell
+	// uncontained.
 	err = termination.KillTree(context.Background(), p.proc, termination.Options{
-		Grace: p.env.opts.Grace, Container: p.cont, Logger: p.env.log,
+		Grace: p.env.opts.Grace, Container: p.cont, Reaper: p.env.reaper, Logger: p.env.log,
 	})
+	p.contGone = true
 	if err != nil {
 		p.warnings = append(p.warnings, "clearing what the command left running: "+err.Error())
 	}
 	return len(procs)
-}
-
-// drain waits for the output copiers; a grandchild that holds the pipe
-// open gets DrainDelay, then the read ends are closed under it.
-func (p *process) drain() {
-	copied := make(chan struct{})
-	go func() { p.copiers.Wait(); close(copied) }()
-	select {
-	case <-copied:
-		return
-	case <-time.After(p.env.opts.DrainDelay):
-	}
-	p.closeReadEnds()
-	<-copied
 }
 
 func (p *process) exitStatus(err error, ended bool, rep *subreaper.Report) envs.ExitStatus {
@@ -622,6 +619,10 @@ func (p *process) finish(ended bool) {
 	os.Remove(p.files.script())
 	if p.killErr != nil {
 		p.warnings = append(p.warnings, "teardown: "+p.killErr.Error())
+	}
+	if p.cont != nil && p.contGone {
+		e.untrack(p)
+		return
 	}
 	if p.cont != nil {
 		empty := p.contEmpty

@@ -40,7 +40,11 @@ if [ -n "$__rb_unset" ]; then builtin unset $__rb_unset 2>/dev/null; fi
 builtin cd -- "$__rb_dir" 2>/dev/null || { builtin printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; }
 ` + bashSave
 	// bashSave saves the state from the EXIT trap.
+	// A shell that exits before its command arrived (a warm shell closed
+	// unwritten) has no state file: it must not write ".names" into its
+	// working directory.
 	bashSave = `__rb_save() {
+	[ -n "$__rb_out" ] || return 0
 	{ builtin export -p; builtin declare -f; builtin alias -p; } >"$__rb_out" 2>/dev/null
 	builtin compgen -e >"$__rb_out.names" 2>/dev/null
 	builtin printf '%s' "$PWD" >"$__rb_cwdf" 2>/dev/null
@@ -60,6 +64,7 @@ if [ -n "$__rb_in" ]; then . "$__rb_in" 2>/dev/null; fi
 unset __rb_in __rb_unset
 cd -- "$__rb_dir" 2>/dev/null || { printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; }
 __rb_save() {
+	[ -n "$__rb_out" ] || return 0
 	export -p >"$__rb_out" 2>/dev/null
 	export -p | sed -n 's/^export \([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' >"$__rb_out.names" 2>/dev/null
 	printf '%s' "$PWD" >"$__rb_cwdf" 2>/dev/null

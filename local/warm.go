@@ -295,6 +295,9 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	xc.ExtraFiles = []*os.File{sr, readyW}
 	xc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	xc.WaitDelay = e.opts.DrainDelay
+	if err := e.confineCmd(xc); err != nil {
+		return nil, fmt.Errorf("local: warm shell: %w", err)
+	}
 	if e.opts.Subreaper != nil && (w.cont == nil || w.cont.Mechanism() == termination.ProcessGroup) {
 		rr, rw, err := os.Pipe()
 		if err != nil {
@@ -317,7 +320,7 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	}
 	readyW.Close()
 	if w.cont != nil && !placed {
-		if err := launch.Place(ctx, w.cont, xc.Process.Pid); err != nil {
+		if err := e.placeWarm(ctx, w, xc.Process.Pid); err != nil {
 			if !w.limits.IsZero() {
 				return nil, fmt.Errorf("local: %w", err)
 			}

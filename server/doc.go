@@ -28,7 +28,12 @@
 // registered in the per-user job registry under the session's name; the
 // ones it started are killed when it ends, unless they were started with
 // detach or handed to another owner. Two sessions never see each other's
-// shell state or jobs.
+// shell state or jobs. Over HTTP the teardown starts as soon as the
+// client's DELETE arrives, before the SDK's own close (which waits for
+// the calls in progress): a foreground command still running is killed
+// with its tree, and the DELETE returns once nothing of the session is
+// left. One session serves parallel tool calls; each gets its own output
+// whole.
 //
 // # The gate
 //

@@ -59,8 +59,24 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		Logger:         s.log,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(Path, guard(opts, h))
+	mux.Handle(Path, guard(opts, s.endOnDelete(h)))
 	return mux
+}
+
+// endOnDelete tears the client's runbox session down as soon as its
+// DELETE arrives, before the SDK handles it. The SDK closes a session
+// only once the calls it is running have returned, and a foreground
+// command can run for hours: without this, the DELETE would wait for
+// them and everything the session started would keep running meanwhile.
+// Its environment closed, a running command is killed with its tree and
+// its call returns; then the SDK ends the session.
+func (s *Server) endOnDelete(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			s.endByID(id)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // guard refuses requests from foreign hosts and origins (403) and

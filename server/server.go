@@ -246,6 +246,28 @@ func (s *Server) end(sess *session) {
 	s.mu.Unlock()
 }
 
+// endByID tears down the runbox session of the client session named id
+// (its Mcp-Session-Id), if there is one, without forgetting it: the
+// watcher forgets it once the client session has ended.
+func (s *Server) endByID(id string) {
+	s.mu.Lock()
+	var sess *session
+	for ss, x := range s.sessions {
+		if ss.ID() == id {
+			sess = x
+		}
+	}
+	s.mu.Unlock()
+	if sess == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := sess.close(ctx); err != nil {
+		s.log.Warn("server: session teardown", "session", sess.id, "err", err)
+	}
+}
+
 // Sessions is the number of open client sessions.
 func (s *Server) Sessions() int {
 	s.mu.Lock()

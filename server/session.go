@@ -38,6 +38,9 @@ type session struct {
 	pumpCtx  context.Context
 	stopPump context.CancelFunc
 	wg       sync.WaitGroup
+
+	closeOnce sync.Once // close tears down once (a DELETE, then the watcher)
+	closeErr  error
 }
 
 func newSession(s *Server, ss *mcp.ServerSession) *session {
@@ -191,8 +194,14 @@ func (s *session) jobDir() string {
 
 // close ends the session: its event pump stops, its session-lifetime jobs
 // are killed, pending questions are refused, and its environment is torn
-// down with its whole process tree.
+// down with its whole process tree. Later calls wait for the first one
+// and return its error.
 func (s *session) close(ctx context.Context) error {
+	s.closeOnce.Do(func() { s.closeErr = s.teardown(ctx) })
+	return s.closeErr
+}
+
+func (s *session) teardown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	svc, asker := s.svc, s.asker

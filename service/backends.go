@@ -3,8 +3,10 @@ package service
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/runbox/runbox/agent/agentd"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/daytona"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
@@ -39,7 +41,7 @@ func (s *Service) localProvider() envs.Provider {
 			if err := localHonours(spec); err != nil {
 				return nil, err
 			}
-			return local.New(s.LocalOptions(spec))
+			return s.openLocal(ctx, spec)
 		},
 		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
 			return local.Capabilities(ctx, s.LocalOptions(spec))
@@ -62,11 +64,47 @@ func (s *Service) LocalOptions(spec envs.Spec) local.Options {
 	return o
 }
 
+// openLocal opens a local environment whose commands run under the
+// sandbox the configuration and spec ask for, with the session's egress
+// proxy when its network is an allow-list.
+func (s *Service) openLocal(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
+	o := s.LocalOptions(spec)
+	pol, err := s.SandboxPolicy(spec)
+	if err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if spec.Network == "none" && pol.Profile == confine.ProfileOff {
+		return nil, fmt.Errorf("local: network policy none needs the sandbox (workspace or read-only profile) on this machine: %w", envs.ErrUnsupported)
+	}
+	sb := &sandbox{policy: pol}
+	if err := s.egressFor(ctx, &pol, sb); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	sb.policy = pol
+	if sb.proxy != nil {
+		env := maps.Clone(o.Env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		maps.Copy(env, sb.proxy.Env())
+		o.Env = env
+	}
+	o.Confine, o.Confiner = &pol, s.opts.Confiner
+	e, err := local.New(o)
+	if err != nil {
+		if sb.proxy != nil {
+			sb.proxy.Close()
+		}
+		return nil, err
+	}
+	return &sandboxedEnv{Environment: e, sb: sb}, nil
+}
+
 // localHonours refuses what the local backend cannot enforce, rather than
 // run the command without it.
 func localHonours(spec envs.Spec) error {
-	if spec.Network != "" {
-		return fmt.Errorf("local: network policy %q cannot be enforced on this machine (commands use the host's network; use a container backend): %w", spec.Network, envs.ErrUnsupported)
+	if spec.Network != "" && spec.Network != "none" {
+		return fmt.Errorf("local: network policy %q cannot be enforced on this machine (the sandbox gives none, or an allow-list through sandbox.network; use a container backend): %w", spec.Network, envs.ErrUnsupported)
 	}
 	if spec.Image != "" {
 		return fmt.Errorf("local: an image (%s) needs a container backend: %w", spec.Image, envs.ErrUnsupported)

@@ -61,6 +61,10 @@ type Authorization struct {
 	// Asker answers an "ask" verdict. Nil means nobody can: such a
 	// command is refused with a hint on how to allow it.
 	Asker approval.Asker
+	// Sandbox is the confinement the command will run under (the zero
+	// value: none), so the gate neither asks about what the kernel holds
+	// nor lets through what the kernel would stop.
+	Sandbox approval.Sandbox
 }
 
 // Authorize passes a command through the gate. It returns nil when the
@@ -70,6 +74,7 @@ func (s *Service) Authorize(ctx context.Context, a Authorization) error {
 	req := approval.Request{
 		Command: a.Command, Backend: a.Backend, Sandboxed: !a.HostAccess,
 		SessionKey: a.SessionKey, Unattended: a.Asker == nil, Dir: a.Dir,
+		Sandbox: a.Sandbox,
 	}
 	if err := s.gate.Decide(ctx, req, a.Asker); err != nil {
 		return deniedError(err)

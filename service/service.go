@@ -38,6 +38,10 @@ type Options struct {
 	// commands that get no cgroup (see termination/subreaper). Nil means
 	// none: tree kill is then degraded there.
 	Subreaper []string
+	// Confiner is the argv prefix of runbox's confinement trampoline
+	// (see package confine). Nil means local commands cannot be confined:
+	// the sandbox is then off, and a profile named by the user refuses.
+	Confiner []string
 	// OneCommand says each environment serves a single command (runbox
 	// run): the local backend then keeps no pre-started shell, which
 	// would cost a bash start that no command uses.

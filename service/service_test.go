@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"github.com/runbox/runbox/confine"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,7 +18,13 @@ import (
 	"github.com/runbox/runbox/service"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The test binary plays runbox's confinement trampoline.
+	if len(os.Args) > 1 && os.Args[1] == confine.Command {
+		os.Exit(confine.Main(os.Args[2:]))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func newService(t *testing.T, cfg config.Config) *service.Service {
 	t.Helper()

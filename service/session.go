@@ -91,6 +91,9 @@ func (ss *Session) Env(ctx context.Context) (envs.Environment, error) {
 		if err != nil {
 			return nil, err
 		}
+		if sb := sandboxOf(env); sb != nil {
+			sb.setAsker(ss.ask, ss.ID)
+		}
 		ss.env = env
 	}
 	return ss.env, nil
@@ -101,7 +104,20 @@ func (ss *Session) Env(ctx context.Context) (envs.Environment, error) {
 // access; after, the environment's own.
 func (ss *Session) authorize(ctx context.Context, text string) error {
 	host, dir := ss.hostAccess(ctx)
-	return ss.svc.Authorize(ctx, Authorization{Command: text, Backend: ss.Backend, HostAccess: host, SessionKey: ss.ID, Asker: ss.ask, Dir: dir})
+	return ss.svc.Authorize(ctx, Authorization{Command: text, Backend: ss.Backend, HostAccess: host, SessionKey: ss.ID, Asker: ss.ask, Dir: dir, Sandbox: ss.sandbox()})
+}
+
+// sandbox is the confinement the session's next command runs under, as
+// the gate is told of it: the open environment's, else the one a local
+// environment would get (none for other backends).
+func (ss *Session) sandbox() approval.Sandbox {
+	ss.mu.Lock()
+	env := ss.env
+	ss.mu.Unlock()
+	if env != nil {
+		return gateSandbox(policyOf(env))
+	}
+	return ss.svc.GateSandbox(ss.Backend, ss.spec)
 }
 
 // hostAccess reports whether the session's commands can touch this

@@ -6,11 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/service"
@@ -36,7 +38,8 @@ type app struct {
 
 	configPath string
 	verbose    bool
-	yolo       bool // --yolo: fixed when runbox starts; no command can set it
+	yolo       bool   // --yolo: fixed when runbox starts; no command can set it
+	sandbox    string // --sandbox: the profile of local commands ("" = configured)
 	cfg        config.Config
 	cfgErr     error // why the configuration could not be loaded (doctor only; others stop)
 	log        *slog.Logger
@@ -101,6 +104,7 @@ commands first.`,
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "configuration file (default $RUNBOX_CONFIG or $XDG_CONFIG_HOME/runbox/config.yaml)")
 	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "log debug messages to stderr")
 	root.PersistentFlags().BoolVar(&a.yolo, "yolo", false, "run dangerous commands without asking (hardline commands and deny rules still hold)")
+	root.PersistentFlags().StringVar(&a.sandbox, "sandbox", "", "confinement of commands on this machine: workspace, read-only or off (default: sandbox.profile, else workspace where the kernel can)")
 	root.AddCommand(
 		newRunCommand(a),
 		newDoctorCommand(a),
@@ -146,10 +150,16 @@ func (a *app) loadConfig(tolerate bool) error {
 		}
 		a.cfgErr, cfg = err, config.Default()
 	}
+	if a.sandbox != "" {
+		cfg.Sandbox.Profile = a.sandbox
+		if err := cfg.Validate(); err != nil {
+			return usageError{fmt.Errorf("--sandbox: %w", err)}
+		}
+	}
 	a.cfg = cfg
 	a.svc, err = service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
-		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log,
+		Subreaper: a.subreaper(), Confiner: a.confiner(), Progress: a.stderr, Logger: a.log,
 		OneCommand: a.oneCommand,
 	})
 	if err != nil {
@@ -177,6 +187,24 @@ func (a *app) openLocal(spec envs.Spec) (envs.Environment, error) {
 		o.Subreaper, o.KeepLeftovers, o.NoPrestart = nil, true, true
 	}
 	return local.New(o)
+}
+
+// confiner is the argv prefix of the confinement trampoline of a local
+// command: runbox-confine next to this executable when it is there (it
+// starts in a fraction of runbox's time, and every confined command starts
+// through it), else this binary's own `__confine`. Nil when neither can be
+// found: the sandbox is then off, and a profile asked for by name refuses.
+func (a *app) confiner() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		a.log.Warn("runbox: no sandbox: cannot find this executable", "err", err)
+		return nil
+	}
+	small := filepath.Join(filepath.Dir(exe), "runbox-confine")
+	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return []string{small, confine.Command}
+	}
+	return []string{exe, confine.Command}
 }
 
 // subreaper is the argv prefix that runs this binary as the subreaper of

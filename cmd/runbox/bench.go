@@ -291,7 +291,7 @@ func (a *app) benchCases(opts *benchOptions) []benchCase {
 }
 
 func (a *app) benchLocalTrue(ctx context.Context, _ benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-	env, err := a.providers.Open(ctx, "local", envs.Spec{})
+	env, err := a.providers.Open(ctx, "local", envs.Spec{Sandbox: "off"})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/spawn"
@@ -24,6 +25,7 @@ type doctorReport struct {
 	Config      string           `json:"config"`
 	ConfigError string           `json:"config_error,omitempty"` // the file is broken; the report uses the defaults
 	Containment string           `json:"containment"`
+	Sandbox     sandboxReport    `json:"sandbox"`
 	Providers   []providerReport `json:"providers"`
 	Spawn       spawnReport      `json:"spawn"`
 }
@@ -34,6 +36,17 @@ type providerReport struct {
 	Ready        bool              `json:"ready"`
 	Problem      string            `json:"problem,omitempty"`
 	Capabilities envs.Capabilities `json:"capabilities,omitempty"`
+}
+
+// sandboxReport is the confinement local commands get: the profile in
+// force, what it could not be (when the kernel refuses a profile named
+// by the user), and each kernel layer's state.
+type sandboxReport struct {
+	Profile     string          `json:"profile"`
+	Policy      string          `json:"policy"`
+	Problem     string          `json:"problem,omitempty"`
+	LandlockABI int             `json:"landlock_abi"`
+	Layers      []confine.Layer `json:"layers"`
 }
 
 type spawnReport struct {
@@ -70,6 +83,7 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 		rep.Config = "broken"
 		rep.ConfigError = strings.TrimPrefix(strings.TrimPrefix(service.Message(a.cfgErr), "runbox: "), "config: ")
 	}
+	rep.Sandbox = sandboxStatus(a)
 	for _, name := range a.providers.Names() {
 		p, _ := a.providers.Lookup(name)
 		pr := providerReport{Name: name, Description: p.Description, Ready: true}
@@ -102,6 +116,20 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 	return nil
 }
 
+// sandboxStatus probes the kernel and says which profile local commands
+// started here would get.
+func sandboxStatus(a *app) sandboxReport {
+	probe := confine.Probe()
+	rep := sandboxReport{LandlockABI: probe.LandlockABI, Layers: probe.Layers}
+	pol, err := a.svc.SandboxPolicy(envs.Spec{})
+	if err != nil {
+		rep.Profile, rep.Problem = "refused", service.StripInternal(err.Error())
+		return rep
+	}
+	rep.Profile, rep.Policy = pol.Profile, service.DescribePolicy(pol)
+	return rep
+}
+
 // userAdvice rewrites the Go package names that backends' capability
 // details may point to into what a user of the CLI would reach for.
 var userAdvice = strings.NewReplacer(
@@ -125,7 +153,8 @@ func printDoctor(w io.Writer, rep doctorReport) {
 	} else {
 		fmt.Fprintf(w, "config:      %s\n", rep.Config)
 	}
-	fmt.Fprintf(w, "containment: %s\n\n", rep.Containment)
+	fmt.Fprintf(w, "containment: %s\n", rep.Containment)
+	printSandbox(w, rep.Sandbox)
 	for _, p := range rep.Providers {
 		status := "ready"
 		if !p.Ready {
@@ -154,4 +183,22 @@ func printDoctor(w io.Writer, rep doctorReport) {
 	for _, warn := range rep.Spawn.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
+}
+
+func printSandbox(w io.Writer, s sandboxReport) {
+	switch {
+	case s.Problem != "":
+		fmt.Fprintf(w, "sandbox:     refused: %s\n", s.Problem)
+	default:
+		fmt.Fprintf(w, "sandbox:     %s\n", s.Policy)
+	}
+	fmt.Fprintf(w, "  landlock ABI %d\n", s.LandlockABI)
+	for _, l := range s.Layers {
+		line := fmt.Sprintf("  %-16s %s", l.Name, l.State)
+		if l.Reason != "" {
+			line += " (" + l.Reason + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w)
 }

@@ -17,10 +17,12 @@ import (
 // authorize passes command through the gate before any backend sees it.
 // On a terminal a command that needs approval is put to the user; without
 // one it is denied, with a hint on how to allow it.
-// dir is where the command starts ("" if unknown), for relative paths.
-func (a *app) authorize(ctx context.Context, command, backend, dir string, hostAccess bool) error {
+// dir is where the command starts ("" if unknown), for relative paths;
+// spec is what the environment will be opened with (its sandbox).
+func (a *app) authorize(ctx context.Context, command, backend, dir string, hostAccess bool, spec envs.Spec) error {
+	sb := a.svc.GateSandbox(backend, spec)
 	return a.withAsker(func(asker approval.Asker) error {
-		return a.svc.Authorize(ctx, service.Authorization{Command: command, Backend: backend, HostAccess: hostAccess, SessionKey: "cli", Asker: asker, Dir: dir})
+		return a.svc.Authorize(ctx, service.Authorization{Command: command, Backend: backend, HostAccess: hostAccess, SessionKey: "cli", Asker: asker, Dir: dir, Sandbox: sb})
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/internal/testproc"
 	"go.uber.org/goleak"
 )
@@ -23,7 +24,8 @@ const runMainEnv = "RUNBOX_TEST_RUN_MAIN"
 func TestMain(m *testing.M) {
 	// The job tests need this binary to play the job daemon and the
 	// supervisor, as `runbox __daemon` and `runbox __supervise` do.
-	if len(os.Args) > 1 && (os.Args[1] == "__daemon" || os.Args[1] == "__supervise" || os.Args[1] == "__reap") || os.Getenv(runMainEnv) == "1" {
+	// It confines local commands too, as `runbox __confine` does.
+	if len(os.Args) > 1 && (os.Args[1] == "__daemon" || os.Args[1] == "__supervise" || os.Args[1] == "__reap" || os.Args[1] == confine.Command) || os.Getenv(runMainEnv) == "1" {
 		main()
 	}
 	code := m.Run()

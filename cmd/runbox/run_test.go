@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,7 +90,7 @@ func pgrep(t *testing.T, cmdline string) []string {
 func TestRun_SecretsStripped(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-runbox-test-secret")
 	t.Setenv("MODAL_TOKEN_SECRET", "modal-runbox-test-secret")
-	t.Setenv("RUNBOX_TEST_HARMLESS", "visible")
+	t.Setenv("HARMLESS_TEST_VAR", "visible")
 	out, _, code := cli(t, "", nil, "run", "--", "env")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -96,7 +98,7 @@ func TestRun_SecretsStripped(t *testing.T) {
 	if strings.Contains(out, "runbox-test-secret") || strings.Contains(out, "OPENAI_API_KEY") {
 		t.Fatalf("secret reached the command:\n%s", out)
 	}
-	if !strings.Contains(out, "RUNBOX_TEST_HARMLESS=visible") {
+	if !strings.Contains(out, "HARMLESS_TEST_VAR=visible") {
 		t.Errorf("harmless variable missing")
 	}
 }
@@ -236,7 +238,8 @@ func TestHelp_Golden(t *testing.T) {
 // dropped: a user asking for no network must not get the host's.
 func TestRun_LocalRefusesWhatItCannotEnforce(t *testing.T) {
 	for _, args := range [][]string{
-		{"run", "--network", "none", "--", "true"},
+		{"--sandbox", "off", "run", "--network", "none", "--", "true"},
+		{"run", "--network", "bridge", "--", "true"},
 		{"run", "--image", "debian", "--", "true"},
 		{"run", "--workspace", "--", "true"},
 	} {
@@ -244,5 +247,35 @@ func TestRun_LocalRefusesWhatItCannotEnforce(t *testing.T) {
 		if code != exitRunbox || !strings.Contains(stderr, "local") {
 			t.Errorf("%q: exit %d, %q; want 125 and a message naming the local backend", args, code, stderr)
 		}
+	}
+}
+
+// TestRun_NetworkNoneUnderTheSandbox: on this machine --network none is
+// the sandbox's network mode off: no IPv4 or IPv6 socket at all, loopback
+// included (a control run shows the same connection works without it).
+func TestRun_NetworkNoneUnderTheSandbox(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	dial := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", ln.Addr().(*net.TCPAddr).Port)
+	dir := t.TempDir()
+	out, stderr, code := cli(t, "", nil, "--yolo", "run", "--cwd", dir, "--network", "none", "--", dial)
+	if code == 0 || strings.Contains(out, "connected") {
+		t.Errorf("--network none: exit %d, %q %q; want the connection refused", code, out, stderr)
+	}
+	out, stderr, code = cli(t, "", nil, "--yolo", "--sandbox", "off", "run", "--cwd", dir, "--", dial)
+	if code != 0 || !strings.Contains(out, "connected") {
+		t.Errorf("control: exit %d, %q %q; want connected", code, out, stderr)
 	}
 }

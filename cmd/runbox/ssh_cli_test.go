@@ -218,9 +218,15 @@ func TestJobsSSH_SurvivesCutConnection(t *testing.T) {
 		t.Fatalf("logs --offset %d: %d bytes (stderr %q); want the last 501 lines", off, len(out), stderr)
 	}
 	out, _, _ = cli(t, "", h.env, h.args("ps", "-a")...)
-	row := out[strings.Index(out, "\n")+1:] // under the header
-	if f := strings.Fields(row); len(f) < 3 || f[0] != id || f[1] != "exited" || f[2] != "3" {
-		t.Fatalf("ps -a over ssh: %q", out)
+	// Other tests' jobs on the same host may be listed too: find ours.
+	found := false
+	for _, row := range strings.Split(out, "\n")[1:] {
+		if f := strings.Fields(row); len(f) >= 3 && f[0] == id {
+			found = f[1] == "exited" && f[2] == "3"
+		}
+	}
+	if !found {
+		t.Fatalf("ps -a over ssh: %q; want %s exited 3", out, id)
 	}
 }
 

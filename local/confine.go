@@ -1,0 +1,124 @@
+package local
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+
+	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/envs"
+)
+
+// sandbox is an environment's confinement: the policy every command starts
+// under (nil when commands run unconfined), the private TMPDIR made for it,
+// and, when the sandbox cannot be given, the error every command gets
+// instead of running unconfined.
+type sandbox struct {
+	profile string // "" when Options.Confine is nil
+	policy  *confine.Policy
+	tmpDir  string
+	refusal error
+}
+
+// newSandbox prepares the sandbox of Options.Confine: the policy made
+// complete with the session's own directories (its state directory, which
+// its shells write, and a private TMPDIR, which it exports through o.Env;
+// the other sessions' TMPDIRs are denied).
+// An invalid policy is an error; a sandbox this host cannot give is not:
+// it becomes the refusal of every command.
+func newSandbox(o *Options, stateDir string) (sandbox, error) {
+	if o.Confine == nil {
+		return sandbox{}, nil
+	}
+	p := *o.Confine
+	if err := p.Validate(); err != nil {
+		return sandbox{}, fmt.Errorf("local: %w", err)
+	}
+	sb := sandbox{profile: p.Profile}
+	if p.Profile == confine.ProfileOff {
+		return sb, nil
+	}
+	// Every session's TMPDIR lies in one private directory of the user,
+	// which is denied: a command reads and writes its own TMPDIR only,
+	// never another session's.
+	parent := filepath.Join(os.TempDir(), fmt.Sprintf("runbox-tmp-%d", os.Getuid()))
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return sandbox{}, fmt.Errorf("local: sandbox TMPDIR: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "session-*")
+	if err != nil {
+		return sandbox{}, fmt.Errorf("local: sandbox TMPDIR: %w", err)
+	}
+	sb.tmpDir = tmp
+	p.Writable = append(slices.Clone(p.Writable), stateDir, tmp)
+	p.DenyRead = append(slices.Clone(p.DenyRead), parent)
+	sb.policy = &p
+	o.Env = maps.Clone(o.Env)
+	if o.Env == nil {
+		o.Env = map[string]string{}
+	}
+	o.Env["TMPDIR"] = tmp
+	switch {
+	case len(o.Confiner) == 0:
+		sb.refusal = fmt.Errorf("local: the %s sandbox needs the runbox binary to start commands confined (Options.Confiner is not set); choose `sandbox: off` to run commands unconfined: %w", p.Profile, envs.ErrUnsupported)
+	default:
+		if err := confine.Probe().Check(p); err != nil {
+			sb.refusal = fmt.Errorf("local: %w", err)
+		}
+	}
+	return sb, nil
+}
+
+// confineCmd makes xc start its program through the trampoline, or
+// refuses it when the sandbox cannot be given.
+func (e *Env) confineCmd(xc *exec.Cmd) error {
+	if e.sandbox.refusal != nil {
+		return e.sandbox.refusal
+	}
+	if e.sandbox.policy == nil {
+		return nil
+	}
+	argv, err := confine.Argv(e.opts.Confiner, *e.sandbox.policy, xc.Path, xc.Args)
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	xc.Path, xc.Args = argv[0], argv
+	return nil
+}
+
+// noteSandbox records in res the profile the command ran under and the
+// violations its output shows.
+func (e *Env) noteSandbox(res *envs.Result) {
+	res.Sandbox = e.sandbox.profile
+	if e.sandbox.policy == nil {
+		return
+	}
+	res.SandboxViolations = append(res.SandboxViolations, e.ExplainDenials(res.Output+"\n"+res.Stderr)...)
+}
+
+// ExplainDenials lists what the sandbox denied a command whose output
+// (stdout and stderr, or their tail) is text: for front ends that stream
+// a started command's output and want to say why it failed.
+func (e *Env) ExplainDenials(text string) []envs.Violation {
+	if e.sandbox.policy == nil {
+		return nil
+	}
+	var out []envs.Violation
+	for _, v := range confine.Explain(*e.sandbox.policy, text) {
+		out = append(out, envs.Violation{Op: v.Op, Target: v.Target, Rule: v.Rule})
+	}
+	return out
+}
+
+// SandboxPolicy is the policy the environment's commands start under, its
+// private TMPDIR included (nil when they run unconfined).
+func (e *Env) SandboxPolicy() *confine.Policy {
+	if e.sandbox.policy == nil {
+		return nil
+	}
+	p := *e.sandbox.policy
+	return &p
+}

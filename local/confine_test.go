@@ -1,0 +1,268 @@
+package local_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/local"
+)
+
+// sandboxFixture is a HOME with an ssh key canary, a workspace in it and a
+// victim file outside it.
+type sandboxFixture struct {
+	home, ws, victim, key string
+}
+
+func newSandboxFixture(t *testing.T) sandboxFixture {
+	t.Helper()
+	base := t.TempDir()
+	f := sandboxFixture{home: filepath.Join(base, "home"), victim: filepath.Join(base, "outside", "victim")}
+	f.ws = filepath.Join(f.home, "ws")
+	f.key = filepath.Join(f.home, ".ssh", "id_ed25519")
+	for p, text := range map[string]string{f.victim: "ORIGINAL", f.key: "KEY-CANARY", filepath.Join(f.ws, "README"): "r"} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func confinerArgv(t *testing.T) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{exe, confine.Command}
+}
+
+// TestConfine_EveryStartPath: under the workspace profile a write outside
+// the workspace and a read of an ssh key fail on every way a command
+// starts (pre-started shell, cold shell, argv, under the subreaper), and
+// the result names the profile and the violations; under off (the
+// control) the same commands succeed.
+func TestConfine_EveryStartPath(t *testing.T) {
+	paths := []struct {
+		name string
+		opts func(t *testing.T) local.Options
+		argv bool
+	}{
+		{name: "warm", opts: func(*testing.T) local.Options { return local.Options{} }},
+		{name: "cold", opts: func(*testing.T) local.Options { return local.Options{NoPrestart: true} }},
+		{name: "argv", opts: func(*testing.T) local.Options { return local.Options{NoPrestart: true} }, argv: true},
+		{name: "subreaper", opts: func(t *testing.T) local.Options {
+			return local.Options{NoContainment: true, Subreaper: subreaperArgv(t)}
+		}},
+	}
+	for _, sp := range paths {
+		for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {
+			t.Run(sp.name+"/"+profile, func(t *testing.T) {
+				f := newSandboxFixture(t)
+				p := confine.DefaultPolicy(profile, f.ws, f.home)
+				opts := sp.opts(t)
+				opts.Dir, opts.Confine, opts.Confiner = f.ws, &p, confinerArgv(t)
+				env := open(t, opts)
+				cmd := envs.Command{Shell: "echo PWNED > " + f.victim + "; cat " + f.key}
+				if sp.argv {
+					cmd = envs.Command{Args: []string{"/bin/sh", "-c", "echo PWNED > " + f.victim + "; cat " + f.key}}
+				}
+				res, err := env.Run(context.Background(), cmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := os.ReadFile(f.victim)
+				wrote, read := string(b) != "ORIGINAL", strings.Contains(res.Output, "KEY-CANARY")
+				if res.Sandbox != profile {
+					t.Errorf("Sandbox = %q; want %q", res.Sandbox, profile)
+				}
+				if profile == confine.ProfileOff {
+					if !wrote || !read || len(res.SandboxViolations) != 0 {
+						t.Fatalf("control under off: wrote %v read %v violations %v\n%s", wrote, read, res.SandboxViolations, res.Output)
+					}
+					return
+				}
+				if wrote || read {
+					t.Fatalf("under workspace: wrote %v read %v\n%s", wrote, read, res.Output)
+				}
+				want := []envs.Violation{
+					{Op: "write", Target: f.victim, Rule: "outside the workspace"},
+					{Op: "read", Target: f.key, Rule: "deny list"},
+				}
+				for _, w := range want {
+					if !slices.Contains(res.SandboxViolations, w) {
+						t.Errorf("SandboxViolations = %v; want %v among them\n%s", res.SandboxViolations, w, res.Output)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestConfine_SessionAndTmpdir: confined shells keep the session's state
+// (they write it to the environment's state directory), get a private
+// TMPDIR they can write, and Close removes it.
+func TestConfine_SessionAndTmpdir(t *testing.T) {
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	env, err := local.New(local.Options{Dir: f.ws, Confine: &p, Confiner: confinerArgv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	ctx := context.Background()
+	res, err := env.Run(ctx, envs.Command{Shell: `mkdir -p sub && cd sub && export KEPT=yes && echo t > "$TMPDIR/f" && cat "$TMPDIR/f" && echo "$TMPDIR"`})
+	if err != nil || res.Code != 0 {
+		t.Fatalf("first: %v %+v", err, res)
+	}
+	tmp := strings.TrimSpace(res.Output[strings.LastIndex(strings.TrimSpace(res.Output), "\n")+1:])
+	fi, err := os.Stat(tmp)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("TMPDIR %q: %v %v; want a 0700 directory", tmp, fi, err)
+	}
+	res, err = env.Run(ctx, envs.Command{Shell: `pwd; echo "$KEPT"`})
+	if err != nil || res.Output != filepath.Join(f.ws, "sub")+"\nyes\n" {
+		t.Fatalf("second: %v %q; want the directory and variable kept", err, res.Output)
+	}
+	if err := env.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("TMPDIR after Close: %v; want it removed", err)
+	}
+}
+
+// TestConfine_RefusedWithoutTrampoline: a sandbox asked for without the
+// means to give it refuses commands (with a message naming sandbox: off)
+// instead of running them unconfined.
+func TestConfine_RefusedWithoutTrampoline(t *testing.T) {
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	marker := filepath.Join(f.ws, "ran")
+	for _, prestart := range []bool{true, false} {
+		env := open(t, local.Options{Dir: f.ws, Confine: &p, NoPrestart: !prestart})
+		_, err := env.Run(context.Background(), envs.Command{Shell: "touch " + marker})
+		if !errors.Is(err, envs.ErrUnsupported) || !strings.Contains(err.Error(), "sandbox: off") {
+			t.Errorf("prestart %v: Run err = %v; want ErrUnsupported naming sandbox: off", prestart, err)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("the command ran")
+		}
+	}
+}
+
+// BenchmarkRun_Sandboxed measures `true` through the local backend with
+// and without the workspace sandbox, on pre-started shells (where the
+// trampoline runs while the shell is started ahead of the command) and
+// cold (where it is on every command's path).
+func BenchmarkRun_Sandboxed(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws := b.TempDir()
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, ws, os.Getenv("HOME"))
+	for _, c := range []struct {
+		name string
+		opts local.Options
+	}{
+		{"true", local.Options{Dir: ws}},
+		{"true.sandboxed", local.Options{Dir: ws, Confine: &p, Confiner: []string{exe, confine.Command}}},
+		{"true-cold", local.Options{Dir: ws, NoPrestart: true}},
+		{"true.sandboxed-cold", local.Options{Dir: ws, NoPrestart: true, Confine: &p, Confiner: []string{exe, confine.Command}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			env, err := local.New(c.opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer env.Close(context.Background())
+			for b.Loop() {
+				if res, err := env.Run(b.Context(), envs.Command{Shell: "true"}); err != nil || res.Code != 0 {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
+
+// TestConfine_PTY: a confined command on a terminal can still use it
+// (the size ioctl on its own terminal and on /dev/tty), while the sandbox
+// holds.
+func TestConfine_PTY(t *testing.T) {
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: confinerArgv(t)})
+	res, err := env.Run(context.Background(), envs.Command{
+		Shell: "stty size; stty size < /dev/tty; echo x > " + f.victim,
+		PTY:   &envs.WindowSize{Rows: 12, Cols: 34},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(res.Output, "12 34") != 2 {
+		t.Errorf("output = %q; want the terminal size twice", res.Output)
+	}
+	if b, _ := os.ReadFile(f.victim); string(b) != "ORIGINAL" || len(res.SandboxViolations) != 1 {
+		t.Errorf("victim %q, violations %v; want it untouched and one violation", b, res.SandboxViolations)
+	}
+}
+
+// TestConfine_OtherSessionsTmpdir: a confined command cannot read what
+// another session left in its TMPDIR (the control: the file is there and
+// an unconfined session reads it).
+func TestConfine_OtherSessionsTmpdir(t *testing.T) {
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	a := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: confinerArgv(t)})
+	b := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: confinerArgv(t)})
+	ctx := context.Background()
+	res, err := a.Run(ctx, envs.Command{Shell: `echo OTHER-SESSION-DATA > "$TMPDIR/notes" && echo "$TMPDIR/notes"`})
+	if err != nil || res.Code != 0 {
+		t.Fatalf("a: %v %+v", err, res)
+	}
+	notes := strings.TrimSpace(res.Output)
+	off := confine.Policy{Profile: confine.ProfileOff}
+	control := open(t, local.Options{Dir: f.ws, Confine: &off})
+	if res, err := control.Run(ctx, envs.Command{Shell: "cat " + notes}); err != nil || !strings.Contains(res.Output, "OTHER-SESSION-DATA") {
+		t.Fatalf("control: %v %q", err, res.Output)
+	}
+	res, err = b.Run(ctx, envs.Command{Shell: "cat " + notes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Output, "OTHER-SESSION-DATA") || !slices.Contains(res.SandboxViolations, envs.Violation{Op: "read", Target: notes, Rule: "deny list"}) {
+		t.Errorf("b read a's TMPDIR: %q, violations %v", res.Output, res.SandboxViolations)
+	}
+}
+
+// TestConfine_EarlyResultNamesProfile: a result made without starting
+// anything (command not found) still names the profile in force.
+func TestConfine_EarlyResultNamesProfile(t *testing.T) {
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: confinerArgv(t)})
+	res, err := env.Run(context.Background(), envs.Command{Args: []string{"no-such-program-here"}})
+	if err != nil || res.Code != envs.ExitNotFound || res.Sandbox != confine.ProfileWorkspace {
+		t.Errorf("Run = %+v, %v; want exit %d under workspace", res, err, envs.ExitNotFound)
+	}
+}
+
+// TestConfine_InvalidPolicy: a policy that names no profile (or a relative
+// workspace) is an error of New, not a silently unconfined environment.
+func TestConfine_InvalidPolicy(t *testing.T) {
+	for _, p := range []confine.Policy{{}, {Profile: confine.ProfileWorkspace, Workspace: "relative"}} {
+		if env, err := local.New(local.Options{Confine: &p, Confiner: confinerArgv(t)}); err == nil {
+			env.Close(context.Background())
+			t.Errorf("New with %+v succeeded", p)
+		}
+	}
+}

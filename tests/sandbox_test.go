@@ -1,0 +1,340 @@
+package tests
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sandboxCase is one attack on the machine from a command that the gate
+// lets through (--yolo): it must fail under the workspace sandbox, be
+// reported as a violation, and succeed with the sandbox off.
+type sandboxCase struct {
+	name     string
+	cmd      string
+	rootOnly bool                    // only root can do it at all (the control run proves nothing for others)
+	happened func(t *testing.T) bool // whether the attack took effect
+	reset    func(t *testing.T)      // undo it before the next run
+	op       string                  // the violation expected under workspace ("" = any)
+}
+
+// runResult is the part of `runbox run --json` these tests read.
+type runResult struct {
+	ExitCode   int    `json:"exit_code"`
+	Output     string `json:"output"`
+	Sandbox    string `json:"sandbox"`
+	Violations []struct {
+		Op, Target, Rule string
+	} `json:"sandbox_violations"`
+}
+
+func decodeRun(t *testing.T, out, errOut string) runResult {
+	t.Helper()
+	var r runResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("run --json printed %q (stderr %q): %v", out, errOut, err)
+	}
+	return r
+}
+
+// TestSandbox_HoldsWhatTheGateLetsThrough protects the promise of the
+// workspace profile: with the gate off, as root and as an unprivileged
+// user, a command cannot write outside its workspace (directly or
+// through a link it makes), read credentials or runbox's own files, read
+// runbox's memory, leave its cgroup, reach a loopback port the profile
+// does not allow, or send UDP — and each denial is in the result. The same
+// commands with the sandbox off succeed, so the attacks are real.
+func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			home := u.home(t)
+			base := filepath.Dir(home)
+			ws := mkdirOwned(t, u, filepath.Join(base, "ws"))
+			outside := mkdirOwned(t, u, filepath.Join(base, "outside"))
+			victim := filepath.Join(outside, "victim.txt")
+			writeOwned(t, u, victim, "keep me\n", 0o644)
+			mkdirOwned(t, u, filepath.Join(home, ".ssh"))
+			key := "-----BEGIN OPENSSH PRIVATE KEY----- canary-" + randomSecret(t, "k")
+			writeOwned(t, u, filepath.Join(home, ".ssh", "id_ed25519"), key, 0o600)
+			mkdirOwned(t, u, filepath.Join(home, ".config", "runbox"))
+			cfg := filepath.Join(home, ".config", "runbox", "config.yaml")
+			cfgText := "approval:\n  mode: manual\n"
+			writeOwned(t, u, cfg, cfgText, 0o600)
+			tcp := listenTCP(t)
+			udp := listenUDP(t)
+			secret := randomSecret(t, "ghp_")
+			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state"), "GITHUB_TOKEN=" + secret}
+
+			cases := []sandboxCase{
+				{name: "overwrite outside", op: "write", cmd: "echo pwned > " + victim,
+					happened: fileIsNot(victim, "keep me\n"), reset: rewrite(u, victim, "keep me\n")},
+				{name: "delete outside", cmd: "rm -f " + victim,
+					happened: fileIsNot(victim, "keep me\n"), reset: rewrite(u, victim, "keep me\n")},
+				{name: "link and write the configuration", op: "write",
+					cmd:      "ln -s " + cfg + " cfglink && printf 'approval:\\n  mode: off\\n' > cfglink",
+					happened: fileIsNot(cfg, cfgText), reset: func(t *testing.T) { rewrite(u, cfg, cfgText)(t); os.Remove(filepath.Join(ws, "cfglink")) }},
+				{name: "hard link the configuration", cmd: "ln " + cfg + " cfghard && echo 'approval: {mode: off}' > cfghard",
+					happened: fileIsNot(cfg, cfgText), reset: func(t *testing.T) { rewrite(u, cfg, cfgText)(t); os.Remove(filepath.Join(ws, "cfghard")) }},
+				{name: "read an ssh key", op: "read", cmd: "cat ~/.ssh/id_ed25519",
+					happened: nil},
+				{name: "read runbox's memory", rootOnly: true, cmd: memoryScan(secret), happened: nil},
+				{name: "leave the cgroup", rootOnly: true, cmd: cgroupEscape(), happened: nil},
+				{name: "loopback port not allowed", cmd: fmt.Sprintf("echo hello-tcp > /dev/tcp/127.0.0.1/%d", tcp.port),
+					happened: tcp.got("hello-tcp")},
+				{name: "udp", cmd: fmt.Sprintf("echo hello-udp > /dev/udp/127.0.0.1/%d; sleep 0.5", udp.port),
+					happened: udp.got("hello-udp")},
+			}
+			for _, c := range cases {
+				if c.rootOnly && u.uid != 0 {
+					continue
+				}
+				t.Run(c.name, func(t *testing.T) {
+					// The attack is in a script: the gate sees only `bash
+					// ./attack.sh`, as it would miss any spelling it does
+					// not recognise, so only the sandbox stands.
+					writeOwned(t, u, filepath.Join(ws, "attack.sh"), c.cmd+"\n", 0o755)
+					check := func(profile string) (runResult, bool) {
+						out, errOut, _ := u.run(t, env, "--yolo", "--sandbox", profile, "run", "--json", "--cwd", ws, "--", "bash ./attack.sh")
+						r := decodeRun(t, out, errOut)
+						if c.happened != nil {
+							return r, c.happened(t)
+						}
+						return r, r.ExitCode == 0 && (strings.Contains(r.Output, key) || strings.Contains(r.Output, "FOUND") || strings.Contains(r.Output, "ESCAPED"))
+					}
+					r, ok := check("workspace")
+					if ok {
+						t.Errorf("under workspace the attack succeeded: %+v", r)
+					}
+					if r.Sandbox != "workspace" {
+						t.Errorf("result says sandbox %q, want workspace", r.Sandbox)
+					}
+					if c.op != "" && !hasViolation(r, c.op) {
+						t.Errorf("no %s violation reported: %+v", c.op, r)
+					}
+					if c.reset != nil {
+						c.reset(t)
+					}
+					r, ok = check("off")
+					if !ok {
+						t.Errorf("control: with the sandbox off the attack failed, so the test proves nothing: %+v", r)
+					}
+					if c.reset != nil {
+						c.reset(t)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestSandbox_OrdinaryWorkSucceeds: what an agent does all day works under
+// the workspace profile — files in the workspace, git, TMPDIR, and an
+// allowed loopback server through the session's proxy.
+func TestSandbox_OrdinaryWorkSucceeds(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			home := u.home(t)
+			ws := mkdirOwned(t, u, filepath.Join(filepath.Dir(home), "ws"))
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "registry-ok") })}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go srv.Serve(ln)
+			t.Cleanup(func() { srv.Close() })
+			cfg := filepath.Join(filepath.Dir(home), "config.yaml")
+			writeOwned(t, u, cfg, fmt.Sprintf("sandbox:\n  network:\n    allow: [\"%s\"]\n", ln.Addr()), 0o644)
+			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state"), "RUNBOX_CONFIG=" + cfg}
+			script := strings.Join([]string{
+				"set -e",
+				"echo hi > notes.txt && mkdir -p build && rm -rf build",
+				"git init -q . && git -c user.email=a@b -c user.name=a add notes.txt && git -c user.email=a@b -c user.name=a commit -qm first",
+				"echo tmp > \"$TMPDIR/x\" && cat \"$TMPDIR/x\"",
+				"curl -sS --max-time 20 http://" + ln.Addr().String() + "/simple/",
+			}, "\n")
+			out, errOut, code := u.run(t, env, "--yolo", "run", "--json", "--cwd", ws, "--", script)
+			r := decodeRun(t, out, errOut)
+			if code != 0 || r.ExitCode != 0 || !strings.Contains(r.Output, "registry-ok") || !strings.Contains(r.Output, "tmp") {
+				t.Fatalf("ordinary work failed under the default sandbox: exit %d, %+v, stderr %q", code, r, errOut)
+			}
+			if r.Sandbox != "workspace" || len(r.Violations) != 0 {
+				t.Errorf("sandbox %q, violations %+v; want workspace and none", r.Sandbox, r.Violations)
+			}
+		})
+	}
+}
+
+func hasViolation(r runResult, op string) bool {
+	for _, v := range r.Violations {
+		if v.Op == op {
+			return true
+		}
+	}
+	return false
+}
+
+// memoryScan prints FOUND when the secret's value is in the memory of a
+// process of the command's ancestry (runbox's own heap holds it).
+func memoryScan(secret string) string {
+	return `python3 - <<'EOF'
+import os, re
+needle = b"` + secret + `"
+found = False
+for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+    try:
+        exe = os.readlink("/proc/%s/exe" % pid)
+    except OSError:
+        continue
+    if "runbox" not in exe:
+        continue
+    try:
+        maps = open("/proc/%s/maps" % pid).read().splitlines()
+        mem = open("/proc/%s/mem" % pid, "rb", 0)
+    except OSError as e:
+        print("denied", pid, e)
+        continue
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
+        if not m:
+            continue
+        a, b = int(m.group(1), 16), int(m.group(2), 16)
+        if b - a > 256 << 20:
+            continue
+        try:
+            mem.seek(a)
+            if needle in mem.read(b - a):
+                found = True
+        except (OSError, ValueError, OverflowError):
+            pass
+print("FOUND" if found else "not found")
+EOF`
+}
+
+// cgroupEscape prints ESCAPED when the shell moved itself into the root
+// of any cgroup hierarchy.
+func cgroupEscape() string {
+	return `for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs /sys/fs/cgroup/pids/cgroup.procs; do
+  [ -e "$f" ] && echo $$ > "$f" 2>/dev/null && { echo ESCAPED; break; }
+done; true`
+}
+
+func mkdirOwned(t *testing.T, u user, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Lchown(dir, int(u.uid), int(u.gid))
+	return dir
+}
+
+func writeOwned(t *testing.T, u user, path, text string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), mode); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, mode)
+	os.Lchown(path, int(u.uid), int(u.gid))
+}
+
+func rewrite(u user, path, text string) func(t *testing.T) {
+	return func(t *testing.T) { writeOwned(t, u, path, text, 0o644) }
+}
+
+func fileIsNot(path, text string) func(t *testing.T) bool {
+	return func(t *testing.T) bool {
+		b, err := os.ReadFile(path)
+		return err != nil || string(b) != text
+	}
+}
+
+// listener collects what loopback clients send it.
+type listener struct {
+	port int
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *listener) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = append(l.seen, s)
+}
+
+// got reports whether s arrived, waiting a little for a late packet.
+func (l *listener) got(s string) func(t *testing.T) bool {
+	return func(t *testing.T) bool {
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			l.mu.Lock()
+			for i, x := range l.seen {
+				if strings.Contains(x, s) {
+					l.seen = append(l.seen[:i], l.seen[i+1:]...)
+					l.mu.Unlock()
+					return true
+				}
+			}
+			l.mu.Unlock()
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+func listenTCP(t *testing.T) *listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &listener{port: ln.Addr().(*net.TCPAddr).Port}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				if line, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+					l.add(line)
+				}
+			})
+		}
+	})
+	return l
+}
+
+func listenUDP(t *testing.T) *listener {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &listener{port: pc.LocalAddr().(*net.UDPAddr).Port}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { pc.Close(); wg.Wait() })
+	wg.Go(func() {
+		buf := make([]byte, 2048)
+		for {
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			l.add(string(buf[:n]))
+		}
+	})
+	return l
+}
