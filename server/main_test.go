@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/runbox/runbox/confine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,10 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "__supervise" {
 		os.Exit(supervisor.Main(os.Args[2:]))
+	}
+	// It confines local commands too, as `runbox __confine` does.
+	if len(os.Args) > 1 && os.Args[1] == confine.Command {
+		os.Exit(confine.Main(os.Args[2:]))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,6 +62,7 @@ func (s *session) service() (*service.Session, error) {
 		return s.svc, nil
 	}
 	opts := service.SessionOptions{ID: s.id, Backend: s.srv.opts.Backend, Spec: s.srv.opts.Spec}
+	opts.Spec.Sandbox = s.sandbox()
 	if canElicit(s.mcp) {
 		s.asker = newElicitAsker(s.mcp, s.srv.opts.ApprovalTimeout)
 		opts.Asker = s.asker
@@ -75,6 +77,39 @@ func (s *session) service() (*service.Session, error) {
 	}
 	s.svc = ss
 	return ss, nil
+}
+
+// MetaSandbox is the key of initialize's _meta under which a client may
+// ask for a stricter sandbox for its session ("read-only", "workspace").
+const MetaSandbox = "runbox/sandbox"
+
+// sandbox is the profile of the session's local commands: the server's,
+// or a stricter one the client asked for in its initialize _meta. A
+// client can tighten its own session's sandbox, never loosen it: a
+// request for a looser profile is ignored (and logged).
+func (s *session) sandbox() string {
+	server := s.srv.opts.Spec.Sandbox
+	if p, err := s.srv.svc.SandboxPolicy(s.srv.opts.Spec); err == nil {
+		server = p.Profile
+	}
+	ip := s.mcp.InitializeParams()
+	if ip == nil || ip.Meta == nil {
+		return s.srv.opts.Spec.Sandbox
+	}
+	asked, _ := ip.Meta[MetaSandbox].(string)
+	if asked == "" {
+		return s.srv.opts.Spec.Sandbox
+	}
+	if strictness(asked) < strictness(server) || strictness(asked) < 0 {
+		s.srv.log.Warn("runbox: a client asked for a looser sandbox than the server's; kept the server's", "asked", asked, "server", server)
+		return s.srv.opts.Spec.Sandbox
+	}
+	return asked
+}
+
+// strictness orders the profiles by how much they confine (-1: unknown).
+func strictness(profile string) int {
+	return slices.Index([]string{"off", "workspace", "read-only"}, profile)
 }
 
 // canElicit reports whether the client declared form elicitation (an
