@@ -3,6 +3,7 @@ package procregistry
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,22 @@ type Client struct {
 	// for who is on the other end (no peer uid check), and a deadline set
 	// on the connection must end any read or write in progress.
 	Dial func(ctx context.Context) (net.Conn, error)
+	// Owner and Token, when Token is set, make every call act for Owner:
+	// the first such call claims Owner for Token, and the server then
+	// refuses every call on Owner's jobs and events that neither holds
+	// Token nor comes from a process of one of Owner's jobs (see
+	// "Owners" in the package documentation). Keep Token in this
+	// process's memory only: never in an environment, an argv or a file.
+	// Empty means the server decides who the caller is from its process.
+	Owner, Token string
+}
+
+// As returns a copy of c that acts for owner with a fresh random token
+// (see [Client].Token). Nothing is sent until its first call.
+func (c *Client) As(owner string) *Client {
+	cp := *c
+	cp.Owner, cp.Token = owner, rand.Text()+rand.Text()
+	return &cp
 }
 
 // Transport errors of a [Client].
@@ -90,6 +107,7 @@ func (c *Client) callOnce(ctx context.Context, q request, out any, w io.Writer) 
 	}
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
+	q.As, q.Token = c.Owner, c.Token
 	b, err := json.Marshal(q)
 	if err != nil {
 		return fmt.Errorf("procregistry: %s: %w", q.Op, err)

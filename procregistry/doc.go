@@ -215,9 +215,73 @@
 // A [Server] holds bounded memory and descriptors whatever its clients
 // do: one request line of at most [Server].MaxRequest bytes, at most
 // [Server].MaxConns connections, an idle timeout, and an Accept that
-// waits and retries on EMFILE instead of returning. A [Client] reports a
+// waits and retries on EMFILE instead of returning. A client that holds
+// every connection does not lock the others out: a new connection makes
+// room by closing the oldest idle one (no request read yet; it is
+// answered [ErrOverloaded], so its client asks again), else the oldest
+// one waiting for a job or an event (its client sees [ErrConnLost] and
+// asks again from its offset or cursor). A [Client] reports a
 // server that went away as [ErrUnreachable] or [ErrConnLost], so a
 // reader can start one again and go on from its offset or cursor.
+//
+// # Owners
+//
+// Every job has an owner, and a [Server] lets a connection act only for
+// the owner the server finds it acts for — never the one a request
+// names. It decides, for each connection, in this order:
+//
+//  1. A token. A [Client] with Owner and Token set ([Client.As]) acts for
+//     Owner. The first call with a token claims an owner that has no job
+//     yet (the SHA-256 of the token is kept in <state>/owners/, so a
+//     restart of the server does not release it); a claimed owner then
+//     answers only to that token, and an owner that already has jobs
+//     started without one (the CLI's "user") cannot be claimed at all.
+//     runbox serve gives every session a fresh token of its own, held in
+//     its memory only: never in an environment, an argv or a file.
+//  2. A job's process. The peer's PID (SO_PEERCRED) and its ancestors,
+//     each with its start time, are matched against every running job's
+//     command, wrapper and (per-job) supervisor; then the peer's process
+//     group against the job's; then the peer's cgroups against each job's
+//     container (by the container's cgroup.procs), which also catches a
+//     child that double-forked and called setsid, and what a finished job
+//     left behind. Such a process acts for that job's owner and no other,
+//     whatever it asks: a session's job may run `runbox ps` or `runbox
+//     kill` on its own session's jobs.
+//  3. A process below a front end. A process whose ancestors include one
+//     that has called with a token (runbox serve: what it runs are a
+//     session's foreground commands) and that matched nothing above acts
+//     for no owner: every call but ping is refused with envs.ErrDenied.
+//  4. Anything else of this user (a shell's runbox CLI) acts for every
+//     owner no token holds, and for none that one does.
+//
+// A peer whose process cannot be read (it exited) acts for no owner.
+// Every call that names a job resolves it among the jobs the caller may
+// see: another owner's job is envs.ErrNotFound, and never makes an id
+// prefix ambiguous. A call that names an owner (list, events, ack, the
+// end of a session) for one the caller does not act for is
+// envs.ErrDenied; so is handing a job over to an owner a token holds.
+// A caller bound to one owner (1 and 2) that starts a job starts it for
+// that owner.
+//
+// What this holds against: a command of one session (without a token,
+// which it cannot learn: it is in no environment, argv or file) cannot
+// list, read, wait for, write to, kill or hand over another session's
+// jobs through the server, nor read their events, with or without the
+// runbox CLI and with any RUNBOX_STATE_DIR or RUNBOX_OWNER it likes.
+// What it does not hold against, without the kernel confinement that
+// runs commands in a sandbox: a command runs as the same user as runbox,
+// so file permissions (0700 directories, 0600 files) do not keep it out
+// of the state directory: it can read another job's output.log, and
+// signal another job's processes, directly. Root can move a process into
+// a job's cgroup. Runbox gives a command nothing that leads there (its
+// own variables never reach a command; see package spawn), and the
+// confinement hides the state directory; this package's guarantee is the
+// server's. A foreground command that escapes its process group where
+// runbox has neither a cgroup nor a subreaper for it, and outlives its
+// front end's process, is placed by 4; it still cannot reach a session's
+// jobs. The kernel records the peer's PID at connect time: a PID reused
+// between that and the check would be placed as its new process (the
+// window is a few system calls).
 //
 // # What it does not do
 //

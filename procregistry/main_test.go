@@ -24,7 +24,9 @@ import (
 // "__supervise" is a job's supervisor (what `runbox __supervise` runs),
 // "__manager" is a registry in a process of its own (for the SIGKILL
 // recovery test), "__server" serves one on a socket (for the test that
-// starves it of descriptors), anything else runs the tests.
+// starves it of descriptors), "__client" makes one call as a client
+// without a token (for the tests of who a connection acts for), anything
+// else runs the tests.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -34,6 +36,8 @@ func TestMain(m *testing.M) {
 			os.Exit(runManager(os.Args[2:]))
 		case "__server":
 			os.Exit(runServer(os.Args[2:]))
+		case "__client":
+			os.Exit(runClient(os.Args[2:]))
 		}
 	}
 	goleak.VerifyTestMain(m)

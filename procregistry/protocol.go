@@ -12,7 +12,10 @@ import (
 // request is one call over a [Server]'s socket: one JSON object per
 // connection, answered by zero or more data frames and one final frame.
 type request struct {
-	Op       string        `json:"op"`
+	Op string `json:"op"`
+	// As and Token prove the call acts for owner As (see "Owners").
+	As       string        `json:"as,omitempty"`
+	Token    string        `json:"token,omitempty"`
 	ID       string        `json:"id,omitempty"`
 	Owner    string        `json:"owner,omitempty"`
 	Start    *StartRequest `json:"start,omitempty"`

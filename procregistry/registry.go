@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/runbox/runbox/confine"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -167,6 +168,12 @@ type StartRequest struct {
 	// and reaches the job's shell through that file, never its argv.
 	// Empty means the command is shown as given.
 	Display string `json:"display,omitempty"`
+	// Confine, when set and not off, is the sandbox the job's command
+	// runs under (see package confine): the supervisor starts the
+	// resolved program through the trampoline Confiner, with the job's
+	// own command file and log made reachable to it.
+	Confine  *confine.Policy `json:"confine,omitempty"`
+	Confiner []string        `json:"confiner,omitempty"`
 	// Redacted names the variables whose values Display replaced.
 	Redacted []string `json:"redacted,omitempty"`
 }
@@ -195,6 +202,7 @@ type Registry struct {
 	closed bool
 	jobs   map[string]*job
 	keys   map[string]string // owner NUL key -> id
+	claims map[string]string // claimed owner -> its token's hash (owners.go)
 	ev     *eventLog
 	limits watchLimiter
 }
@@ -296,6 +304,10 @@ func Open(opts Options) (*Registry, error) {
 	}
 	r.limits.init(r.clock.Now())
 	if err := r.recover(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if err := r.loadClaims(); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -410,6 +422,7 @@ func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
 			Spec: jobdir.Spec{
 				ID: id, Shell: req.Shell, Args: slices.Clone(req.Args),
 				Display: req.Display, PTY: req.PTY,
+				Confine: req.Confine, Confiner: slices.Clone(req.Confiner),
 			},
 			Owner: req.Owner, Dir: req.Dir, Redacted: slices.Clone(req.Redacted),
 			Notify: req.Notify, Watch: slices.Clone(req.Watch), Heartbeat: hb,

@@ -25,8 +25,9 @@ const (
 // Server serves a [Registry] on a Unix socket to [Client]s of the same
 // user: every connection's peer uid (SO_PEERCRED) must equal this
 // process's, and the socket should live in a 0700 directory (see
-// [Listen]). It is the transport only: every call maps to one Registry
-// method.
+// [Listen]). Every call maps to one Registry method, made for the owner
+// the server finds the connection acts for (see "Owners" in the package
+// documentation): another owner's jobs are not found.
 //
 // Its memory and descriptors are bounded whatever clients do: a request
 // is one line of at most MaxRequest bytes, at most MaxConns connections
@@ -41,10 +42,13 @@ type Server struct {
 	// connection is closed. Zero or negative means DefaultMaxRequest.
 	MaxRequest int
 	// MaxConns bounds the connections served at once. A connection
-	// beyond it is answered at once with an error matching
-	// [ErrOverloaded] and closed, unread ([Client] retries it for a
-	// while); the others are served on. Zero or negative means
-	// DefaultMaxConns.
+	// beyond it makes room by closing the oldest idle connection (no
+	// request read yet: answered with an error matching [ErrOverloaded],
+	// which [Client] retries for a while), else the oldest waiting one (a
+	// follow, a wait, events with wait: its client sees [ErrConnLost]).
+	// Only when every connection runs a call that ends by itself is the
+	// new one answered [ErrOverloaded] and closed, unread. Zero or
+	// negative means DefaultMaxConns.
 	MaxConns int
 	// IdleTimeout is how long a connection may take to send its request,
 	// and how long a client may leave a frame of the answer unread,
@@ -63,7 +67,8 @@ var (
 	// [Server].MaxRequest.
 	ErrRequestTooLarge = errors.New("procregistry: request too large")
 	// ErrOverloaded: the server was serving [Server].MaxConns connections
-	// and refused this one without reading it: nothing was done.
+	// and refused this one, or closed it to make room for a newer one,
+	// without running its request: nothing was done.
 	ErrOverloaded = errors.New("procregistry: server has too many connections")
 )
 
@@ -142,7 +147,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	slots := make(chan struct{}, lim.conns)
+	conns := newConnSet(lim.conns)
+	fronts := &frontEnds{}
 	var delay time.Duration
 	for {
 		c, err := ln.Accept()
@@ -172,9 +178,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			c.Close()
 			continue
 		}
-		select {
-		case slots <- struct{}{}:
-		default:
+		sc := conns.add(c)
+		if sc == nil {
 			// Answered, not queued: a fresh connection's buffer is empty,
 			// so this write does not wait on the client.
 			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
@@ -183,8 +188,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		wg.Go(func() {
-			defer func() { <-slots }()
-			s.handle(ctx, c, lim)
+			defer conns.remove(sc)
+			s.handle(ctx, sc, conns, fronts, lim)
 		})
 	}
 }
@@ -214,7 +219,8 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-func (s *Server) handle(ctx context.Context, c net.Conn, lim serverLimits) {
+func (s *Server) handle(ctx context.Context, sc *servedConn, conns *connSet, fronts *frontEnds, lim serverLimits) {
+	c := sc.c
 	defer c.Close()
 	// The end of Serve wakes whatever the connection is blocked on.
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
@@ -239,6 +245,20 @@ func (s *Server) handle(ctx context.Context, c net.Conn, lim serverLimits) {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
+	st := connBusy
+	if waits(&req) {
+		st = connWaiting
+	}
+	if !conns.begin(sc, st) {
+		return // closed to make room before the call ran
+	}
+	var who caller
+	if req.Op != "ping" { // anyone may ask whether the server answers
+		if who, err = s.identify(ctx, c, &req, fronts); err != nil {
+			fw.send(frame{Error: toWire(err)})
+			return
+		}
+	}
 	// A client that goes away cancels its call (a follow, a wait).
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -249,7 +269,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn, lim serverLimits) {
 		cancel()
 	}()
 	defer func() { c.Close(); <-gone }()
-	res, err := s.call(ctx, &req, fw)
+	res, err := s.call(ctx, who, &req, fw)
 	f := frame{}
 	if res != nil {
 		b, merr := json.Marshal(res)
@@ -295,50 +315,106 @@ func writeFrame(c net.Conn, f frame) error {
 	return err
 }
 
-func (s *Server) call(ctx context.Context, q *request, fw *frameWriter) (any, error) {
+// waits reports whether q is a call that waits for a job or an event
+// rather than ending by itself.
+func waits(q *request) bool {
+	return q.Op == "follow" || q.Op == "wait" || (q.Op == "events" && q.Wait)
+}
+
+// call runs q for who: every job named is resolved among the jobs who
+// may see (another owner's is not found), and every owner named must be
+// one who acts for.
+func (s *Server) call(ctx context.Context, who caller, q *request, fw *frameWriter) (any, error) {
 	r := s.Reg
+	if q.Op == "ping" {
+		return os.Getpid(), nil
+	}
+	if who.owner == "" && !who.unclaimed {
+		return nil, who.deny(q.Op)
+	}
 	switch q.Op {
 	case "start":
 		if q.Start == nil {
 			return nil, errors.New("procregistry: start: no request")
 		}
-		return r.Start(ctx, *q.Start)
+		req := *q.Start
+		if who.owner != "" {
+			req.Owner = who.owner // a job's process or a token: its owner
+		}
+		if !who.may(r, req.Owner) {
+			return nil, who.deny("start a job for owner " + req.Owner)
+		}
+		return r.Start(ctx, req)
 	case "list":
-		return r.List(q.Owner), nil
+		if q.Owner != "" && !who.may(r, q.Owner) {
+			return nil, who.deny("list the jobs of owner " + q.Owner)
+		}
+		return r.visible(who, q.Owner), nil
+	case "end_session":
+		if !who.may(r, q.Owner) {
+			return nil, who.deny("end the session of owner " + q.Owner)
+		}
+		return r.EndSession(ctx, q.Owner)
+	case "events", "ack":
+		if !who.may(r, q.Consumer) {
+			return nil, who.deny("read the events of " + q.Consumer)
+		}
+		if q.Op == "ack" {
+			return true, r.Ack(q.Consumer, q.Seq)
+		}
+		return r.Events(ctx, q.Consumer, q.Wait)
+	}
+	if !isJobOp(q.Op) {
+		return nil, fmt.Errorf("procregistry: unknown op %q", q.Op)
+	}
+	id, err := r.resolveFor(who, q.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.jobCall(ctx, who, id, q, fw)
+}
+
+// isJobOp reports whether op is a call on one job, named by q.ID.
+func isJobOp(op string) bool {
+	switch op {
+	case "get", "poll", "log", "tail", "follow", "wait", "kill", "write", "submit", "close", "handoff":
+		return true
+	}
+	return false
+}
+
+// jobCall runs a call on job id, which who may see.
+func (s *Server) jobCall(ctx context.Context, who caller, id string, q *request, fw *frameWriter) (any, error) {
+	r := s.Reg
+	switch q.Op {
 	case "get":
-		return r.Get(q.ID)
+		return r.Get(id)
 	case "poll":
-		return r.Poll(q.ID)
+		return r.Poll(id)
 	case "log":
-		return r.ReadLog(q.ID, q.Offset, q.Limit)
+		return r.ReadLog(id, q.Offset, q.Limit)
 	case "tail":
-		return r.TailLines(q.ID, q.Lines)
+		return r.TailLines(id, q.Lines)
 	case "follow":
-		next, err := r.Follow(ctx, q.ID, q.Offset, fw)
-		return next, err
+		return r.Follow(ctx, id, q.Offset, fw)
 	case "wait":
-		in, done, err := r.Wait(ctx, q.ID, q.Timeout)
+		in, done, err := r.Wait(ctx, id, q.Timeout)
 		return waitResult{Info: in, Done: done}, err
 	case "kill":
-		return r.Kill(ctx, q.ID)
+		return r.Kill(ctx, id)
 	case "write":
-		return true, r.Write(ctx, q.ID, q.Data)
+		return true, r.Write(ctx, id, q.Data)
 	case "submit":
-		return true, r.Submit(ctx, q.ID, string(q.Data))
+		return true, r.Submit(ctx, id, string(q.Data))
 	case "close":
-		return true, r.CloseStdin(ctx, q.ID)
-	case "handoff":
-		return r.Handoff(q.ID, q.Owner, q.Note)
-	case "end_session":
-		return r.EndSession(ctx, q.Owner)
-	case "events":
-		return r.Events(ctx, q.Consumer, q.Wait)
-	case "ack":
-		return true, r.Ack(q.Consumer, q.Seq)
-	case "ping":
-		return os.Getpid(), nil
+		return true, r.CloseStdin(ctx, id)
 	}
-	return nil, fmt.Errorf("procregistry: unknown op %q", q.Op)
+	// handoff: giving a job away is allowed, but not into an owner a
+	// token holds for someone else (it would land in their queue).
+	if r.claimed(q.Owner) && q.Owner != who.owner {
+		return nil, who.deny("hand a job to owner " + q.Owner + ", which a token holds")
+	}
+	return r.Handoff(id, q.Owner, q.Note)
 }
 
 type waitResult struct {

@@ -126,42 +126,73 @@ func TestServer_OversizedRequest(t *testing.T) {
 	assertServing(t, errc)
 }
 
-// Connections beyond MaxConns are answered with ErrOverloaded and
-// closed; the server keeps running, and a client is served again as
-// soon as the connections holding it close. Breaks if extra connections
-// pile up or kill the server.
-func TestServer_ConnectionCap(t *testing.T) {
+// A client that holds every connection cannot lock the others out:
+// with MaxConns idle connections open (connected, no request sent), each
+// new client is served, and room is made by closing the oldest idle
+// connection first (answered ErrOverloaded, so a client whose request was
+// not read yet asks again); connections held by waiting calls (wait, follow) are
+// closed oldest first too, and their callers see ErrConnLost, from which
+// they ask again. Breaks if extra connections are refused while the held
+// ones are idle or waiting (what a full server did before), or if the
+// server stops serving.
+func TestServer_ConnectionLockout(t *testing.T) {
 	const max = 8
-	_, c, errc := serveTest(t, Server{MaxConns: max})
+	r, c, errc := serveTest(t, Server{MaxConns: max})
 	var held []net.Conn
 	for range max {
 		held = append(held, dialRaw(t, c))
 	}
-	// Accept is in order: once an extra one is refused, the first max
-	// hold every slot.
-	for range 3 * max {
-		extra := dialRaw(t, c)
-		f, err := readFrame(t, extra)
-		if err != nil || f.Error == nil || f.Error.Kind != "overloaded" {
-			t.Fatalf("answer beyond the cap: %+v, %v; want overloaded", f.Error, err)
+	for i := range max {
+		if i > 0 {
+			held = append(held, dialRaw(t, c)) // full again
 		}
-		extra.Close()
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-	_, err := c.Ping(ctx)
-	cancel()
-	if !errors.Is(err, ErrOverloaded) {
-		t.Fatalf("ping while full: %v; want ErrOverloaded", err)
+		if _, err := c.List(t.Context(), ""); err != nil {
+			t.Fatalf("list %d with %d idle connections held: %v", i, max, err)
+		}
+		// The oldest idle connection was told and closed to make room.
+		f, err := readFrame(t, held[i])
+		if err != nil || f.Error == nil || f.Error.Kind != "overloaded" {
+			t.Fatalf("held connection %d after list %d: %+v, %v; want overloaded", i, i, f.Error, err)
+		}
+		if _, err := io.Copy(io.Discard, held[i]); err != nil {
+			t.Fatalf("held connection %d after list %d: %v; want closed", i, i, err)
+		}
 	}
 	assertServing(t, errc)
-	for _, h := range held {
-		h.Close()
-	}
-	ctx, cancel = context.WithTimeout(t.Context(), 30*time.Second)
+
+	// Waiting calls: max of them on a job that runs until the end.
+	in := start(t, r, StartRequest{Shell: "sleep 600", Owner: "tester"})
+	t.Cleanup(func() { r.Kill(context.Background(), in.ID) })
+	errs := make(chan error, max)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	if _, err := c.Ping(ctx); err != nil {
-		t.Fatalf("ping once the connections closed: %v", err)
+	for range max {
+		wg.Go(func() {
+			_, _, err := c.Wait(ctx, in.ID, 0)
+			errs <- err
+		})
 	}
+	// Lists go on being served; once the waits hold every slot, the
+	// next list closes the oldest of them.
+	deadline := time.After(60 * time.Second)
+	for evicted := false; !evicted; {
+		if _, err := c.List(t.Context(), ""); err != nil {
+			t.Fatalf("list with waiting calls held: %v", err)
+		}
+		select {
+		case err := <-errs:
+			if !errors.Is(err, ErrConnLost) {
+				t.Fatalf("evicted wait: %v; want ErrConnLost", err)
+			}
+			evicted = true
+		case <-deadline:
+			t.Fatal("no waiting call was closed to make room")
+		default:
+		}
+	}
+	cancel()
 	assertServing(t, errc)
 }
 

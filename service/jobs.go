@@ -37,6 +37,10 @@ type JobTarget struct {
 	HostAccess bool
 	Dir        string // where the job starts, for relative paths ("" unknown)
 	Asker      approval.Asker
+	// session, when set, is the session whose jobs these are: a local
+	// job runs in the sandbox of the session's commands, its proxy
+	// included.
+	session *Session
 }
 
 // Connect reaches a job registry (starting its daemon if need be). It is
@@ -51,7 +55,10 @@ func (s *Service) StartJob(ctx context.Context, connect Connect, t JobTarget, re
 	if text == "" {
 		text = lineOf(req.Args)
 	}
-	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: req.Owner, Asker: t.Asker, Dir: t.Dir}); err != nil {
+	if err := s.confineJob(ctx, t, &req); err != nil {
+		return procregistry.Info{}, err
+	}
+	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: req.Owner, Asker: t.Asker, Dir: t.Dir, Sandbox: gateSandbox(req.Confine)}); err != nil {
 		return procregistry.Info{}, err
 	}
 	jobs, err := connect(ctx)

@@ -35,7 +35,9 @@ func (ss *Session) Owner() string { return ss.ID }
 // OwnedJobs are the background jobs of one session on one registry. Every
 // method acts only on jobs the session owns: another owner's job is "not
 // found", so sessions that share a registry cannot see or touch each
-// other's jobs. It is safe for concurrent use.
+// other's jobs. On a job daemon this is also enforced by the daemon,
+// which holds the session's owner for the session's token alone. It is
+// safe for concurrent use.
 type OwnedJobs struct {
 	ss     *Session
 	jobs   SessionJobs
@@ -60,15 +62,25 @@ type OwnedJobsOptions struct {
 }
 
 // Jobs returns the session's view of jobs. The session's asker answers
-// the gate's questions about the jobs it starts.
+// the gate's questions about the jobs it starts. A job daemon's client
+// (a *procregistry.Client without a token) is given a fresh token for the
+// session's owner ([procregistry.Client.As]), so the daemon lets no other
+// session, and no command a session runs, reach the session's jobs (see
+// "Owners" in package procregistry).
 func (ss *Session) Jobs(jobs SessionJobs, opts OwnedJobsOptions) *OwnedJobs {
 	backend := opts.Backend
 	if backend == "" {
 		backend = "local"
 	}
+	if c, ok := jobs.(*procregistry.Client); ok && c.Token == "" {
+		// The registry then refuses the session's jobs to every caller
+		// but this one and the processes of those jobs: the token stays
+		// in this process's memory.
+		jobs = c.As(ss.Owner())
+	}
 	return &OwnedJobs{
 		ss: ss, jobs: jobs, max: opts.MaxLive,
-		target: JobTarget{Backend: backend, HostAccess: opts.HostAccess, Asker: ss.ask},
+		target: JobTarget{Backend: backend, HostAccess: opts.HostAccess, Asker: ss.ask, session: ss},
 	}
 }
 

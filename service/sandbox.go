@@ -1,9 +1,11 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/runbox/runbox/procregistry"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -330,4 +332,47 @@ func (s *Service) GateSandbox(backend string, spec envs.Spec) approval.Sandbox {
 		return approval.Sandbox{}
 	}
 	return gateSandbox(&p)
+}
+
+// confineJob puts a local job in the sandbox its session's commands run
+// in (the session's TMPDIR and proxy included), or, for a job started
+// outside a session, in the sandbox a local environment in its directory
+// would get — with no proxy: under allowlist such a job reaches only the
+// ports of sandbox.network.ports. Jobs of other backends are left as they
+// are: their sandbox is the container or the remote host.
+func (s *Service) confineJob(ctx context.Context, t JobTarget, req *procregistry.StartRequest) error {
+	if t.Backend != "local" || req.Confine != nil {
+		return nil
+	}
+	var p *confine.Policy
+	var env map[string]string
+	if t.session != nil {
+		e, err := t.session.Env(ctx)
+		if err != nil {
+			return err
+		}
+		p = policyOf(e)
+		if sb := sandboxOf(e); sb != nil && sb.proxy != nil {
+			env = sb.proxy.Env()
+		}
+	} else {
+		pol, err := s.SandboxPolicy(envs.Spec{Dir: cmp.Or(req.Dir, t.Dir)})
+		if err != nil {
+			return err
+		}
+		p = &pol
+	}
+	if p == nil || p.Profile == confine.ProfileOff {
+		return nil
+	}
+	req.Confine, req.Confiner = p, s.opts.Confiner
+	if req.Env == nil {
+		req.Env = map[string]string{}
+	}
+	for k, v := range env {
+		if _, set := req.Env[k]; !set {
+			req.Env[k] = v
+		}
+	}
+	return nil
 }

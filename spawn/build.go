@@ -95,6 +95,10 @@ const (
 	ReasonForceRefused
 	// ReasonMalformed: the Base entry or force key could not be read.
 	ReasonMalformed
+	// ReasonRunbox: an inherited variable of runbox's own (its name
+	// starts with RUNBOX_, in any case): it configures runbox, not the
+	// command, and would tell the command where runbox keeps its state.
+	ReasonRunbox
 )
 
 var reasonNames = [...]string{
@@ -105,6 +109,7 @@ var reasonNames = [...]string{
 	ReasonForceKey:      "force-key",
 	ReasonForceRefused:  "force-refused",
 	ReasonMalformed:     "malformed",
+	ReasonRunbox:        "runbox",
 }
 
 func (r Reason) String() string {
@@ -302,6 +307,8 @@ func (b *builder) base(entries []string, residue map[string]bool) map[string]boo
 			b.drop(name, ReasonForceKey)
 		case c == always:
 			b.drop(name, ReasonAlwaysStrip)
+		case isRunboxVar(name):
+			b.drop(name, ReasonRunbox)
 		case residue[name]:
 			b.drop(name, ReasonLaunchProfile)
 		case c == blocked && !b.rules.passes(name):
@@ -313,6 +320,15 @@ func (b *builder) base(entries []string, residue map[string]bool) map[string]boo
 		}
 	}
 	return bins
+}
+
+// RunboxPrefix starts the names of runbox's own variables, which a child
+// never inherits (see rule 2 in the package documentation).
+const RunboxPrefix = "RUNBOX_"
+
+// isRunboxVar reports whether name is one of runbox's own variables.
+func isRunboxVar(name string) bool {
+	return len(name) >= len(RunboxPrefix) && upper(name[:len(RunboxPrefix)]) == RunboxPrefix
 }
 
 // overlay applies one overlay variable. A venv the overlay activates itself

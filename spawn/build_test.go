@@ -63,6 +63,27 @@ TZ='UTC'
 		warn    string            // some warning contains this
 	}{
 		{
+			// What runbox sets in its own environment today must not reach
+			// a command: the job daemon's state dir (the way to every job's
+			// files and socket), the CLI's owner name, configuration and
+			// backend selection. An overlay key is runbox (or the user)
+			// setting one on purpose, and RUNBOX_HOME is pinned by rule 3.
+			name: "runbox's own variables are never inherited",
+			req: Request{
+				Base: []string{"RUNBOX_STATE_DIR=/home/u/.local/state/runbox", "RUNBOX_OWNER=mcp-a",
+					"RUNBOX_CONFIG=/etc/runbox.toml", "RUNBOX_BACKEND=docker", "RUNBOX_SANDBOX=strict",
+					"RUNBOX_INTEGRATION=require", "RUNBOX_TIMEOUT=30s", "RUNBOX_HOME=/old", "runbox_state_dir=/x",
+					"RUNBOX_SEALED_FD=3", "RUNBOXED=keep"},
+				Overlay: map[string]string{"RUNBOX_KERNEL_TOOLS": "shell,read"},
+				Policy:  Policy{Passthrough: []string{"RUNBOX_STATE_DIR", "RUNBOX_*"}},
+				Served:  Profile{Home: home},
+			},
+			want: map[string]string{"RUNBOX_KERNEL_TOOLS": "shell,read", "RUNBOX_HOME": home, "RUNBOXED": "keep"},
+			absent: []string{"RUNBOX_STATE_DIR", "RUNBOX_OWNER", "RUNBOX_CONFIG", "RUNBOX_BACKEND", "RUNBOX_SANDBOX",
+				"RUNBOX_INTEGRATION", "RUNBOX_TIMEOUT", "runbox_state_dir", "RUNBOX_SEALED_FD"},
+			dropped: []Drop{{"RUNBOX_STATE_DIR", ReasonRunbox}, {"RUNBOX_OWNER", ReasonRunbox}, {"runbox_state_dir", ReasonRunbox}},
+		},
+		{
 			name: "always-strip beats passthrough",
 			req: Request{
 				Base: []string{"RUNBOX_TOKEN=t0ken-value", "RUNBOX_SERVER_TOKEN=x", "RUNBOX_API_KEY=y",

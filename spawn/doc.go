@@ -13,33 +13,42 @@
 //  1. Always strip. Names on the always-strip list (see [AlwaysStrip], plus
 //     [Policy].ExtraStrip) never reach a child: not from Base, not from
 //     Overlay, not by Passthrough, not by a force key.
-//  2. Launch-profile residue. When Served is a different profile from
+//  2. Runbox's own variables. Every inherited name that starts with
+//     RUNBOX_ ([RunboxPrefix], in any case) is dropped from Base, even a
+//     passed-through one: RUNBOX_STATE_DIR, RUNBOX_OWNER, RUNBOX_CONFIG,
+//     RUNBOX_BACKEND, RUNBOX_SANDBOX and the rest configure runbox, not
+//     the command, and would tell a command where runbox keeps its job
+//     state and under which name. The documented exceptions are set by
+//     runbox on purpose for one child, never inherited: an Overlay key
+//     (runbox sets RUNBOX_KERNEL_TOOLS for a Python kernel, and a caller's
+//     own --env RUNBOX_X=v) and RUNBOX_HOME when rule 3 pins it.
+//  3. Launch-profile residue. When Served is a different profile from
 //     Launch, every name the launch profile's env file defines is dropped
 //     from Base, even a passed-through one: it belongs to the other profile.
 //     When Served has a Home, HOME and RUNBOX_HOME ([HomeVar]) are pinned
 //     to it.
-//  3. Block. Names on the block list ([DefaultBlock], or [Policy].Block,
+//  4. Block. Names on the block list ([DefaultBlock], or [Policy].Block,
 //     plus [Policy].ExtraBlock) are dropped unless [Policy].Passthrough
 //     names them.
-//  4. Virtualenvs. The markers of an active Python virtualenv or conda env
+//  5. Virtualenvs. The markers of an active Python virtualenv or conda env
 //     (VIRTUAL_ENV, VIRTUAL_ENV_PROMPT, PYTHONHOME, CONDA_PREFIX,
 //     CONDA_PREFIX_n, CONDA_DEFAULT_ENV, CONDA_PROMPT_MODIFIER, CONDA_SHLVL,
 //     PIPENV_ACTIVE, POETRY_ACTIVE) are dropped from Base, and the bin
 //     directories of VIRTUAL_ENV and CONDA_PREFIX are removed from Base's
 //     PATH: an agent's own venv is not the command's.
-//  5. Overlay. The overlay wins over Base and over the defaults below, but
-//     obeys rules 1 and 3. An overlay key RUNBOX_FORCE_NAME=value hands
+//  6. Overlay. The overlay wins over Base and over the defaults below, but
+//     obeys rules 1 and 4. An overlay key RUNBOX_FORCE_NAME=value hands
 //     NAME=value to the child on purpose, even when NAME is blocked — never
 //     when it is always-stripped; that refusal is reported. No key starting
 //     with RUNBOX_FORCE_ (in any case) ever reaches a child.
-//  6. Quiet defaults. Unless the overlay sets them: PAGER, GIT_PAGER,
+//  7. Quiet defaults. Unless the overlay sets them: PAGER, GIT_PAGER,
 //     MANPAGER and SYSTEMD_PAGER are "cat"; EDITOR, VISUAL and GIT_EDITOR
 //     are "true" (an editor that accepts the text unchanged, so `git commit`
 //     without -m aborts at once instead of waiting for a human, and `git
 //     merge` takes its default message); GIT_TERMINAL_PROMPT is "0";
 //     DEBIAN_FRONTEND is "noninteractive". A child has no human at its
 //     terminal, so anything that waits for one hangs until the timeout.
-//  7. PATH. Entries are cleaned and de-duplicated (first wins); empty and
+//  8. PATH. Entries are cleaned and de-duplicated (first wins); empty and
 //     relative entries are dropped, since they search the working directory
 //     (compare os/exec's ErrDot); the missing directories of [SystemPath]
 //     are appended.
@@ -101,6 +110,7 @@
 //
 // For a nil error, [Result].Env is sorted by name with one entry per name;
 // it contains no always-strip name and no RUNBOX_FORCE_ key (in any case);
+// every RUNBOX_ name in it came from Overlay or is the pinned RUNBOX_HOME;
 // its PATH is absolute-only, without duplicates, and contains every
 // [SystemPath] directory (unless ExtraStrip strips PATH itself); and no name
 // in [Result].Dropped is in Env.

@@ -11,11 +11,13 @@ import (
 // panic, no RUNBOX_FORCE_ key and no always-strip name in Env, one entry
 // per name, a PATH without duplicates that holds the system directories,
 // no dropped name in Env, and no name the launch env file defines coming
-// from Base. Inputs are newline-separated lists and an env file's text.
+// from Base, and no runbox variable (RUNBOX_*) from Base. Inputs are
+// newline-separated lists and an env file's text.
 func FuzzBuild(f *testing.F) {
 	f.Add("PATH=/a:/a:/usr/bin\nOPENAI_API_KEY=sk", "RUNBOX_FORCE_OPENAI_API_KEY=x", "", "")
 	f.Add("RUNBOX_TOKEN=t\nVIRTUAL_ENV=/v\nPATH=/v/bin::.", "RUNBOX_FORCE_RUNBOX_TOKEN=t", "RUNBOX_TOKEN\n*", "PATH=/x")
 	f.Add("runbox_force_x=1\n=x\nNOEQ", "runbox_force_y=2\nRUNBOX_FORCE_=z\nPATH=rel:/b", "RUNBOX_FORCE_*", "export A='x\nB=\"y")
+	f.Add("RUNBOX_STATE_DIR=/s\nRunbox_Owner=o", "RUNBOX_KERNEL_TOOLS=t", "RUNBOX_*", "")
 	f.Add("A=1\nA=2\nLAUNCH=1", "RUNBOX_FORCE_RUNBOX_FORCE_A=1\nRUNBOX_FORCE_sudo_password=p", "*_TOKEN", "LAUNCH=1 # c")
 	f.Fuzz(func(t *testing.T, base, overlay, pass, envFile string) {
 		launch := filepath.Join(t.TempDir(), "launch.env")
@@ -93,6 +95,11 @@ func FuzzBuild(f *testing.F) {
 		}
 		for _, k := range res.Forced {
 			own[k] = true
+		}
+		for k := range seen {
+			if isRunboxVar(k) && !own[k] {
+				t.Fatalf("Env has %s from Base: runbox's own variables are never inherited", k)
+			}
 		}
 		for _, v := range vars {
 			if !validKey(v.key) {

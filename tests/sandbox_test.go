@@ -338,3 +338,40 @@ func listenUDP(t *testing.T) *listener {
 	})
 	return l
 }
+
+// TestSandbox_BackgroundJobsConfined: a background job runs in the same
+// sandbox as a foreground command — its write outside the workspace fails
+// while its own TMPDIR and output work — and with the sandbox off the same
+// job's write succeeds (the control).
+func TestSandbox_BackgroundJobsConfined(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			home := u.home(t)
+			base := filepath.Dir(home)
+			ws := mkdirOwned(t, u, filepath.Join(base, "ws"))
+			outside := mkdirOwned(t, u, filepath.Join(base, "outside"))
+			victim := filepath.Join(outside, "job-wrote-here")
+			writeOwned(t, u, filepath.Join(ws, "job.sh"), "t=${TMPDIR:-/tmp}/t.$$; echo tmp > \"$t\" && cat \"$t\" && rm -f \"$t\"\necho pwned > "+victim+"\necho done\n", 0o755)
+			state := filepath.Join(home, "state")
+			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + state}
+			t.Cleanup(func() { stopDaemon(state) })
+			for _, profile := range []string{"workspace", "off"} {
+				os.Remove(victim)
+				out, errOut, code := u.run(t, env, "--yolo", "--sandbox", profile, "start", "--cwd", ws, "--", "bash ./job.sh")
+				if code != 0 {
+					t.Fatalf("%s: start: exit %d: %s", profile, code, errOut)
+				}
+				id := strings.TrimSpace(out)
+				u.run(t, env, "wait", "--timeout", "60s", id)
+				logs, _, _ := u.run(t, env, "logs", id)
+				if !strings.Contains(logs, "tmp\n") || !strings.Contains(logs, "done") {
+					t.Errorf("%s: the job's own TMPDIR and output: %q", profile, logs)
+				}
+				_, err := os.Stat(victim)
+				if wrote := err == nil; wrote != (profile == "off") {
+					t.Errorf("%s: the job wrote outside the workspace: %v; log %q", profile, wrote, logs)
+				}
+			}
+		})
+	}
+}

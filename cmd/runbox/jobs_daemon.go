@@ -25,7 +25,11 @@ import (
 // it: one that another user could change is refused.
 // The first jobs command that finds no daemon starts one, detached; the
 // daemon's environment is the base every job's environment is built
-// from (through spawn, by the local backend).
+// from (through spawn, by the local backend, which keeps runbox's own
+// variables, RUNBOX_STATE_DIR among them, out of every job). The daemon
+// decides who each connection acts for (procregistry's "Owners"): runbox
+// serve's sessions hold tokens, a job's processes act for the job's
+// owner, and this CLI in a user's shell for the owners no token holds.
 
 // stateDir is $RUNBOX_STATE_DIR, else $XDG_STATE_HOME/runbox, else
 // ~/.local/state/runbox.

@@ -59,7 +59,7 @@ and handoff; job ids may be shortened to any unique prefix.`,
 	f.StringVar(&opts.key, "key", "", "idempotency key: a start with a key used before returns that job")
 	f.StringVar(&opts.owner, "owner", "", "owner receiving the job's events (default $RUNBOX_OWNER or \"user\")")
 	f.StringVar(&opts.cwd, "cwd", "", "working directory (default: the current one)")
-	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the job's environment (repeatable)")
+	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the job's environment (repeatable); a bare KEY hands over runbox's own KEY, even a blocked one, keeping the value off the command line")
 	f.BoolVar(&opts.session, "session", false, "end the job with its owner's session instead of leaving it detached")
 	opts.limits.bind(f)
 	return cmd
@@ -67,7 +67,7 @@ and handoff; job ids may be shortened to any unique prefix.`,
 
 func runStart(ctx context.Context, a *app, opts *startOptions) error {
 	shell := shellCommand(opts.args)
-	env, err := parseEnvFlags(opts.env)
+	env, err := a.envFlags(opts.env) // values leave runbox's argv (run.go)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,6 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 	if !limits.IsZero() {
 		req.Limits = &limits
 	}
-	a.warnWithheld(env)
 	if shown, names := a.redact(shell); len(names) > 0 {
 		req.Display, req.Redacted = shown, names
 		fmt.Fprintf(a.stderr, "runbox: the command holds the value of %s; ps and the job's record show it as [%s]\n", strings.Join(names, ", "), strings.Join(names, "], ["))

@@ -20,6 +20,8 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/gated"
 	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/spawn"
+	"github.com/runbox/runbox/spawn/seal"
 	"github.com/runbox/runbox/workspace"
 )
 
@@ -89,7 +91,7 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 	f.StringVar(&opts.image, "image", "", "container image (docker backend)")
 	f.StringVar(&opts.cwd, "cwd", "", "working directory (default: the current one)")
 	f.DurationVar(&opts.timeout, "timeout", 0, "kill the command's tree after this long (exit 124); 0 = config default")
-	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the command's environment (repeatable)")
+	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the command's environment (repeatable); a bare KEY hands over runbox's own KEY, even a blocked one, keeping the value off the command line")
 	f.BoolVar(&opts.pty, "pty", false, "run on a pseudo-terminal")
 	f.BoolVar(&opts.json, "json", false, "print the result as JSON instead of the output")
 	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept with --json or shown on a terminal (default from config); given, it bounds a pipe too")
@@ -119,11 +121,10 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	env, err := parseEnvFlags(opts.env)
+	env, err := a.envFlags(opts.env)
 	if err != nil {
 		return err
 	}
-	a.warnWithheld(env)
 	spec := envs.Spec{Dir: opts.cwd, Image: opts.image, Limits: limits, Network: opts.network}
 	if opts.workspace {
 		wd, err := os.Getwd()
@@ -150,7 +151,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if host {
 		dir = hostDir(opts.cwd)
 	}
-	if err := a.authorize(ctx, shell, backend, dir, host); err != nil {
+	if err := a.authorize(ctx, shell, backend, dir, host, spec); err != nil {
 		return err
 	}
 	environment, err := a.providers.Open(ctx, backend, spec)
@@ -342,19 +343,23 @@ func stream(ctx context.Context, a *app, env envs.Environment, c envs.Command, s
 		defer ts.close()
 		c.PTY = ts.size()
 	}
+	denials := service.WatchViolations(env)
 	p, err := env.Start(ctx, c)
 	if err != nil {
 		return envs.ExitStatus{}, err
 	}
+	// The ends of both streams, to say afterwards what the sandbox denied.
+	outTail, errTail := envs.NewTail(denialTail), envs.NewTail(denialTail)
 	out, finishOut := bounded(a.stdout, so.outLimit)
 	var wg sync.WaitGroup
-	wg.Go(func() { io.Copy(out, p.Output()) })
+	wg.Go(func() { io.Copy(io.MultiWriter(out, outTail), p.Output()) })
 	finishErr := func() {}
 	if r := p.Stderr(); r != nil {
 		var errw io.Writer
 		errw, finishErr = bounded(a.stderr, so.errLimit)
-		wg.Go(func() { io.Copy(errw, r) })
+		wg.Go(func() { io.Copy(io.MultiWriter(errw, errTail), r) })
 	}
+	defer func() { reportDenials(a, denials(outTail.String()+"\n"+errTail.String())) }()
 	if ts != nil {
 		ts.attach(p, a.signals)
 	} else if w := p.Stdin(); w != nil {
@@ -384,6 +389,17 @@ func stream(ctx context.Context, a *app, env envs.Environment, c envs.Command, s
 	return st, nil
 }
 
+// denialTail is how much of the end of each stream is searched for what
+// the sandbox denied a streamed command.
+const denialTail = 64 << 10
+
+// reportDenials prints one line per access the sandbox denied.
+func reportDenials(a *app, vs []envs.Violation) {
+	for _, v := range vs {
+		fmt.Fprintf(a.stderr, "runbox: sandbox denied %s %s (%s)\n", v.Op, v.Target, v.Rule)
+	}
+}
+
 // reportEnd tells the user why a command ended, when runbox ended it.
 func reportEnd(a *app, c envs.Command, st envs.ExitStatus) {
 	switch {
@@ -410,6 +426,7 @@ func runCollected(ctx context.Context, a *app, env envs.Environment, c envs.Comm
 	}
 	io.WriteString(a.stdout, res.Output)
 	io.WriteString(a.stderr, res.Stderr)
+	reportDenials(a, res.SandboxViolations)
 	reportEnd(a, c, res.ExitStatus)
 	if err := res.Err(); err != nil {
 		return quietError{err}
@@ -424,4 +441,37 @@ func firstPositive(n ...int) int {
 		}
 	}
 	return 0
+}
+
+// envFlags turns repeated --env flags into the command's variables.
+// KEY=VALUE sets KEY; the value is copied and then overwritten in this
+// process's argument memory (seal.HideEnvArgs), so /proc/PID/cmdline of
+// a running `runbox run` does not show it. A bare KEY hands KEY over from
+// runbox's own environment on purpose (as spawn.ForcePrefix+KEY: even a
+// name the policy blocks, never an always-strip one), so a secret need
+// never be on a command line at all; a KEY that is not set is an error.
+func (a *app) envFlags(flags []string) (map[string]string, error) {
+	env := map[string]string{}
+	given := map[string]string{}
+	for _, kv := range flags {
+		k, v, ok := strings.Cut(kv, "=")
+		if k == "" {
+			return nil, usageError{errorf("--env %q: want KEY=VALUE or KEY", kv)}
+		}
+		if ok {
+			k, v = strings.Clone(k), strings.Clone(v)
+			env[k], given[k] = v, v
+			continue
+		}
+		val := a.getenv(k)
+		if val == "" {
+			return nil, usageError{errorf("--env %s: %s is not set in runbox's environment", k, k)}
+		}
+		env[spawn.ForcePrefix+strings.Clone(k)] = val
+	}
+	if err := seal.HideEnvArgs(given); err != nil && len(given) > 0 {
+		fmt.Fprintf(a.stderr, "runbox: warning: --env values stay visible in runbox's command line (%v); use --env KEY to hand a variable over from the environment\n", err)
+	}
+	a.warnWithheld(given) // a bare KEY is handed over on purpose
+	return env, nil
 }

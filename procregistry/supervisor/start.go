@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/runbox/runbox/confine"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -49,7 +52,40 @@ func prepare(dir string) (spec jobdir.Spec, path string, argv []string, err erro
 	if err != nil {
 		return spec, "", nil, err
 	}
+	if path, argv, err = confined(dir, spec, path, argv); err != nil {
+		return spec, "", nil, err
+	}
 	return spec, path, argv, nil
+}
+
+// confined wraps the job's program in its sandbox's trampoline, when it
+// has one. The job's state directory is unreachable from inside (another
+// job's log must be), but its own command file (a redacted job's shell
+// sources it) and its own log (a command may reopen /dev/stdout) are
+// made reachable to it.
+func confined(dir string, spec jobdir.Spec, path string, argv []string) (string, []string, error) {
+	if spec.Confine == nil || spec.Confine.Profile == confine.ProfileOff {
+		return path, argv, nil
+	}
+	p := *spec.Confine
+	// Its own TMPDIR, in the job's directory: removed with the job's
+	// record, and writable though the directory around it is not. This
+	// process is the job's alone (a first or second stage), so its
+	// environment is the job's.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", nil, fmt.Errorf("supervisor: job %s: TMPDIR: %w", spec.ID, err)
+	}
+	os.Setenv("TMPDIR", tmp)
+	p.Writable = append(slices.Clone(p.Writable), tmp, filepath.Join(dir, jobdir.FileLog))
+	if spec.Display != "" {
+		p.Writable = append(p.Writable, filepath.Join(dir, jobdir.FileCommand))
+	}
+	wrapped, err := confine.Argv(spec.Confiner, p, path, argv)
+	if err != nil {
+		return "", nil, fmt.Errorf("supervisor: job %s: %w", spec.ID, err)
+	}
+	return wrapped[0], wrapped, nil
 }
 
 // start launches the job's command, in a container of its own when one

@@ -41,6 +41,24 @@ func erase(names, values []string) error {
 	return nil
 }
 
+// hideArgs blanks the values of forms in the argument region (see
+// HideEnvArgs).
+func hideArgs(forms []envArg) error {
+	argStart, argEnd, _, _, err := regions()
+	if err != nil {
+		return fmt.Errorf("seal: %w", err)
+	}
+	mem, err := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("seal: %w", err)
+	}
+	defer mem.Close()
+	if err := rewrite(mem, argStart, argEnd, func(b []byte) { blankArgs(b, forms) }); err != nil {
+		return fmt.Errorf("seal: cmdline: %w", err)
+	}
+	return nil
+}
+
 // rewrite reads [start, end) of mem, lets edit change it, and writes it
 // back if it changed.
 func rewrite(mem *os.File, start, end uint64, edit func([]byte)) error {

@@ -13,4 +13,6 @@ func erase(names, values []string) error { return errNotLinux }
 
 func nonDumpable() error { return errNotLinux }
 
+func hideArgs([]envArg) error { return errNotLinux }
+
 func sealedFile(data []byte) (*os.File, error) { return nil, errNotLinux }

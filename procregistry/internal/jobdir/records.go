@@ -1,6 +1,7 @@
 package jobdir
 
 import (
+	"github.com/runbox/runbox/confine"
 	"time"
 
 	"github.com/runbox/runbox/envs"
@@ -19,6 +20,10 @@ type Spec struct {
 	// secret value; the command is then in FileCommand.
 	Display string       `json:"display,omitempty"`
 	Limits  *envs.Limits `json:"limits,omitempty"`
+	// Confine is the sandbox the command runs under, through the
+	// trampoline Confiner (nil: unconfined).
+	Confine  *confine.Policy `json:"confine,omitempty"`
+	Confiner []string        `json:"confiner,omitempty"`
 }
 
 // PIDRecord is pid.json, written by the supervisor once the command runs.
