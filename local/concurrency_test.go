@@ -9,28 +9,9 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/local"
 )
-
-// alphabet is cut into each payload line at a shifting offset.
-const alphabet = "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
-
-// payload is what payloadCommand(i) prints: i on every line and 4 KiB in
-// all, so a lost, cut or swapped byte, or another command's output, shows.
-func payload(i int) string {
-	var b strings.Builder
-	for j := range 64 {
-		off := (i + j) % 26
-		fmt.Fprintf(&b, "cmd %04d line %02d %s\n", i, j, alphabet[off:off+48])
-	}
-	return b.String()
-}
-
-// payloadCommand prints payload(i) with bash builtins only, so that the
-// command costs little and many are in flight at once.
-func payloadCommand(i int) string {
-	return fmt.Sprintf(`s=%s; for j in {0..63}; do printf 'cmd %%04d line %%02d %%s\n' %d "$j" "${s:(%d+j)%%26:48}"; done`, alphabet, i, i)
-}
 
 // TestEnv_ConcurrentRunsLoseNoOutput protects the promise that an Env is
 // safe for concurrent use and that no output is lost under load: 400
@@ -61,14 +42,14 @@ func TestEnv_ConcurrentRunsLoseNoOutput(t *testing.T) {
 			for range workers {
 				wg.Go(func() {
 					for i := range jobs {
-						res, err := env.Run(t.Context(), envs.Command{Shell: payloadCommand(i)})
+						res, err := env.Run(t.Context(), envs.Command{Shell: testproc.PayloadCommand(i)})
 						mu.Lock()
 						switch {
 						case err != nil:
 							bad = append(bad, fmt.Sprintf("command %d: %v", i, err))
-						case res.Code != 0 || res.Output != payload(i):
+						case res.Code != 0 || res.Output != testproc.Payload(i):
 							bad = append(bad, fmt.Sprintf("command %d: exit %d, %d bytes (want %d), warnings %q, first line %q",
-								i, res.Code, len(res.Output), len(payload(i)), res.Warnings, firstLine(res.Output)))
+								i, res.Code, len(res.Output), len(testproc.Payload(i)), res.Warnings, firstLine(res.Output)))
 						case len(res.Warnings) > 0:
 							warned++
 						}

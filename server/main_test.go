@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/runbox/runbox/confine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/procregistry/supervisor"

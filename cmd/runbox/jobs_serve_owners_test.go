@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,17 +19,8 @@ import (
 // sandbox) and returns a function that connects one more MCP session.
 func serveOnDaemon(t *testing.T, env map[string]string) func() *mcp.ClientSession {
 	t.Helper()
-	getenv := func(k string) string {
-		if v, ok := env[k]; ok {
-			return v
-		}
-		if k == "XDG_CONFIG_HOME" || k == "RUNBOX_CONFIG" || k == "HOME" {
-			return ""
-		}
-		return os.Getenv(k)
-	}
 	errb := &lockedWriter{w: &strings.Builder{}}
-	a := newApp(strings.NewReader(""), io.Discard, errb, getenv)
+	a := newApp(strings.NewReader(""), io.Discard, errb, serveGetenv(env))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.execute(ctx, []string{"--sandbox", "off", "serve", "--http", "127.0.0.1:0"}) }()
@@ -43,26 +32,7 @@ func serveOnDaemon(t *testing.T, env map[string]string) func() *mcp.ClientSessio
 		cancel()
 		<-done
 	})
-	urlRe := regexp.MustCompile(`serving MCP at (http://\S+)`)
-	tokRe := regexp.MustCompile(`bearer token written to (\S+)`)
-	var url, tokFile string
-	deadline := time.Now().Add(30 * time.Second)
-	for url == "" {
-		errb.mu.Lock()
-		s := errb.w.(*strings.Builder).String()
-		errb.mu.Unlock()
-		if m := urlRe.FindStringSubmatch(s); m != nil {
-			url, tokFile = m[1], tokRe.FindStringSubmatch(s)[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve printed no address: %s", s)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve ended: %v\n%s", err, s)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	url, tokFile := servedAddress(t, errb, done)
 	tok, err := os.ReadFile(tokFile)
 	if err != nil {
 		t.Fatal(err)

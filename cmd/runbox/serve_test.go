@@ -111,13 +111,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// TestServe_HTTPGeneratedToken: `runbox serve --http` on loopback
-// generates a token into a 0600 file whose path it prints, refuses
-// requests without it, serves a client that has it, and removes the file
-// when it stops.
-func TestServe_HTTPGeneratedToken(t *testing.T) {
-	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
-	getenv := func(k string) string {
+// serveGetenv is the environment of an in-process `runbox serve`: env
+// first, and none of the developer's own configuration.
+func serveGetenv(env map[string]string) func(string) string {
+	return func(k string) string {
 		if v, ok := env[k]; ok {
 			return v
 		}
@@ -126,29 +123,48 @@ func TestServe_HTTPGeneratedToken(t *testing.T) {
 		}
 		return os.Getenv(k)
 	}
-	errb := &lockedWriter{w: &strings.Builder{}}
-	a := newApp(strings.NewReader(""), io.Discard, errb, getenv)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- a.execute(ctx, []string{"serve", "--http", "127.0.0.1:0"}) }()
+}
 
+// servedAddress waits for an in-process `runbox serve --http` to print its
+// address and its token file; serve ending first (done) fails the test.
+func servedAddress(t *testing.T, errb *lockedWriter, done <-chan error) (url, tokFile string) {
+	t.Helper()
 	urlRe := regexp.MustCompile(`serving MCP at (http://\S+)`)
 	tokRe := regexp.MustCompile(`bearer token written to (\S+)`)
-	var url, tokFile string
 	deadline := time.Now().Add(30 * time.Second)
-	for url == "" {
+	for {
 		errb.mu.Lock()
 		s := errb.w.(*strings.Builder).String()
 		errb.mu.Unlock()
 		if m := urlRe.FindStringSubmatch(s); m != nil {
-			url, tokFile = m[1], tokRe.FindStringSubmatch(s)[1]
+			if tm := tokRe.FindStringSubmatch(s); tm != nil {
+				return m[1], tm[1]
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("serve printed no address: %s", s)
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended: %v\n%s", err, s)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
+}
+
+// TestServe_HTTPGeneratedToken: `runbox serve --http` on loopback
+// generates a token into a 0600 file whose path it prints, refuses
+// requests without it, serves a client that has it, and removes the file
+// when it stops.
+func TestServe_HTTPGeneratedToken(t *testing.T) {
+	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
+	errb := &lockedWriter{w: &strings.Builder{}}
+	a := newApp(strings.NewReader(""), io.Discard, errb, serveGetenv(env))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.execute(ctx, []string{"serve", "--http", "127.0.0.1:0"}) }()
+	url, tokFile := servedAddress(t, errb, done)
 	fi, err := os.Stat(tokFile)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file %s: %v, %v; want mode 0600", tokFile, fi, err)
