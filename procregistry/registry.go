@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/runbox/runbox/confine"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry/internal/jobdir"
 	"github.com/runbox/runbox/termination"

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/runbox/runbox/procregistry"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/confine/egress"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry"
 )
 
 // RuleEgress is the rule id of a question about a host a confined command

@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"errors"
-	"github.com/runbox/runbox/confine"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/service"
 )

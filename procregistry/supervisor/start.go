@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/runbox/runbox/confine"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/procregistry/internal/jobdir"

@@ -1,9 +1,9 @@
 package jobdir
 
 import (
-	"github.com/runbox/runbox/confine"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/termination"
 )
