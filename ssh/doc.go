@@ -51,8 +51,8 @@
 // command over the encrypted channel — in the agent protocol, or, in the
 // fallback, on the command's stdin ahead of the command's own input.
 // Of ~/.ssh/config (Options.SSHConfig) it reads only HostName, User,
-// Port and IdentityFile for a host alias; the rest does not apply (see the
-// README).
+// Port and IdentityFile for a host alias; the rest does not apply (see
+// docs/ssh.md).
 //
 // # The fallback
 //

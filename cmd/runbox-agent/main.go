@@ -3,7 +3,7 @@
 // stdin/stdout with the agent protocol, and nothing else — no CLI, no
 // command gate, no docker client, no job daemon. It is a fraction of the
 // runbox CLI's size, so deploying it into every new sandbox is cheap (see
-// the README for the numbers).
+// docs/docker.md, "The agent build", for the numbers).
 //
 // Usage:
 //
