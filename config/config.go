@@ -75,6 +75,11 @@ type DockerConf struct {
 	// Pool is how many ready containers, agent attached, a long-lived
 	// runbox (`runbox serve`) keeps per docker spec; 0 means no pool.
 	Pool int `yaml:"pool"`
+	// Network is the containers' network when a spec names none: "" the
+	// engine's default bridge, "none", "allowlist" (an internal network
+	// whose only exit is the session's egress proxy, with the hosts of
+	// sandbox.network.allow and deny), or the name of a docker network.
+	Network string `yaml:"network"`
 }
 
 // ModalConf configures the modal backend. Credentials are not here: they

@@ -49,6 +49,8 @@
 //	  persistent: false       # keep and reuse the task's container instead of removing it
 //	  read_only_root: false   # read-only root filesystem (/tmp stays writable)
 //	  pool: 0                 # ready containers kept per spec by runbox serve (0 = none)
+//	  network: ""             # "" default bridge, none, allowlist (only through the session's
+//	                          # egress proxy, hosts from sandbox.network), or a docker network
 //	modal:
 //	  app: runbox             # the Modal app sandboxes belong to
 //	  image: ""               # registry tag or im-… id ("" = python:3.12-slim)

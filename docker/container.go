@@ -216,7 +216,15 @@ func (s *sandbox) containerConfig() (*container.Config, *container.HostConfig) {
 	if o.Limits.CPUs > 0 {
 		hc.Resources.NanoCPUs = int64(o.Limits.CPUs * 1e9)
 	}
-	if o.Network != "" {
+	switch {
+	case o.Egress != nil:
+		hc.NetworkMode = container.NetworkMode(o.Egress.Name)
+		if ipv6Enabled() {
+			// Link-local IPv6 would reach the host past the guard's
+			// IPv4 rules.
+			hc.Sysctls = map[string]string{"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
+		}
+	case o.Network != "":
 		hc.NetworkMode = container.NetworkMode(o.Network)
 	}
 	for _, m := range o.Mounts {

@@ -52,13 +52,35 @@
 //
 // Containers run with no-new-privileges, a pids limit ([DefaultPidsLimit]),
 // docker-init as PID 1 (it reaps orphans), /tmp on a tmpfs, and, when
-// asked, memory and CPU limits, a read-only root and network none. Nothing
-// of a command's environment is in the container's configuration: the
-// Options.Env overlay (where a caller's secrets go) travels with each
-// command over the agent protocol and is built into the child's
-// environment by package spawn inside the container, so `docker inspect`
-// never shows it. The exec fallback builds the environment with spawn on
+// asked, memory and CPU limits, a read-only root and network none or
+// allowlist. Nothing of a command's environment is in the container's
+// configuration: the Options.Env overlay (where a caller's secrets go)
+// travels with each command over the agent protocol and is built into the
+// child's environment by package spawn inside the container, so `docker
+// inspect` never shows it. The exec fallback builds the environment with spawn on
 // this side and passes it to that one exec.
+//
+// # Network allowlist
+//
+// [EgressNetwork] is a network whose only exit is one TCP port of the
+// host, where the caller runs its egress proxy (package service runs the
+// session's, package confine/egress): an internal bridge network (the
+// engine gives it no route out and forwards nothing from it elsewhere)
+// plus iptables rules on its bridge that reject everything a container
+// sends to any host address except TCP to the network's gateway on the
+// proxy's port, and that close that port to everyone else. A container
+// joins it through Options.Egress with IPv6 switched off (link-local
+// IPv6 would reach the host past IPv4 rules). So direct TCP, UDP and DNS
+// to the outside fail; the engine's embedded DNS (127.0.0.11) answers
+// only for containers on the same network, and, having no route out,
+// forwards nothing. The rules need root and iptables ([CheckEgress]);
+// without them the allowlist is refused, never given half. Egress
+// networks carry io.runbox.managed, io.runbox.owner, io.runbox.network,
+// io.runbox.bridge and io.runbox.pid; [ReapNetworks] (run by New for an
+// environment with Options.Egress) removes those no container is on
+// after a while, with their rules, and rules left without a bridge.
+// Options.Network "allowlist" without Options.Egress is refused: the
+// caller must run the proxy.
 //
 // # Lifecycle and recovery
 //

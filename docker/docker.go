@@ -18,6 +18,10 @@ import (
 	"github.com/runbox/runbox/spawn"
 )
 
+// NetworkAllowlist is the network policy whose only exit is the caller's
+// egress proxy: Options.Network may name it only with Options.Egress set.
+const NetworkAllowlist = "allowlist"
+
 // DefaultPidsLimit is the container's task limit when Options.PidsLimit is zero.
 const DefaultPidsLimit = 512
 
@@ -76,7 +80,14 @@ type Options struct {
 	PidsLimit int64
 	// Network is the container's network: "" is the engine's default
 	// bridge, "none" cuts it off, any other value names a network.
+	// Ignored when Egress is set.
 	Network string
+	// Egress, when set, puts the container on that network (its IPv6
+	// switched off), whose only exit is one port of the host: the
+	// caller's egress proxy (network policy allowlist). The caller owns
+	// the network and closes it after the environment. Egress refuses
+	// Persistent: a container kept past Close would outlive its proxy.
+	Egress *EgressNetwork
 	// ReadOnlyRoot mounts the root filesystem read-only (/tmp stays a
 	// writable tmpfs).
 	ReadOnlyRoot bool
@@ -196,6 +207,12 @@ func checkOptions(opts Options) (Options, error) {
 	if opts.Image == "" {
 		return Options{}, fmt.Errorf("docker: no image given: %w", envs.ErrBadCommand)
 	}
+	if opts.Network == NetworkAllowlist && opts.Egress == nil {
+		return Options{}, fmt.Errorf("docker: network allowlist needs its egress network and proxy (Options.Egress), which the caller runs: %w", envs.ErrUnsupported)
+	}
+	if opts.Egress != nil && opts.Persistent {
+		return Options{}, fmt.Errorf("docker: network allowlist is for ephemeral containers (a persistent one would outlive its egress proxy): %w", envs.ErrUnsupported)
+	}
 	if opts.Persistent && opts.Task == "" {
 		return Options{}, fmt.Errorf("docker: persistent mode needs a Task to find its container again: %w", envs.ErrBadCommand)
 	}
@@ -224,6 +241,13 @@ func open(ctx context.Context, o Options, extra map[string]string) (*Env, error)
 	if o.ReapAge > 0 {
 		if _, err := Reap(ctx, e.cli, o.ReapAge); err != nil {
 			log.Debug("docker: reap", "err", err)
+		}
+		// Only an allow-listed environment pays for the firewall's
+		// listing: the networks reaped are those of earlier ones.
+		if o.Egress != nil {
+			if _, err := ReapNetworks(ctx, e.cli, "", min(o.ReapAge, reapNetworkAge)); err != nil {
+				log.Debug("docker: reap networks", "err", err)
+			}
 		}
 	}
 	info, err := ensureImage(ctx, e.cli, o)

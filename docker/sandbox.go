@@ -214,11 +214,13 @@ func (s *sandbox) Capabilities(caps envs.Capabilities) {
 		limits += fmt.Sprintf(", cpus %g", o.Limits.CPUs)
 	}
 	caps[envs.CapLimits] = envs.CapInfo{State: envs.Active, Detail: limits + " (whole container; per-command limits only where the agent can make cgroups)"}
-	switch o.Network {
-	case "none":
+	switch {
+	case o.Egress != nil:
+		caps[envs.CapNetworkPolicy] = envs.CapInfo{State: envs.Active, Detail: "network allowlist: internal network " + o.Egress.Name + ", the egress proxy at " + o.Egress.Gateway + " its only exit"}
+	case o.Network == "none":
 		caps[envs.CapNetworkPolicy] = envs.CapInfo{State: envs.Active, Detail: "network none"}
-	case "":
-		caps[envs.CapNetworkPolicy] = envs.CapInfo{State: envs.Unsupported, Detail: "the engine's default bridge network (use network none to cut it)"}
+	case o.Network == "":
+		caps[envs.CapNetworkPolicy] = envs.CapInfo{State: envs.Unsupported, Detail: "the engine's default bridge network (use network none or allowlist)"}
 	default:
 		caps[envs.CapNetworkPolicy] = envs.CapInfo{State: envs.Degraded, Detail: "network " + o.Network}
 	}

@@ -3,26 +3,16 @@ package service
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/confine"
-	"github.com/runbox/runbox/confine/egress"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
 )
-
-// RuleEgress is the rule id of a question about a host a confined command
-// wants to reach that is not on sandbox.network.allow.
-const RuleEgress = "sandbox.egress"
 
 // SandboxPolicy is the confinement of local commands opened with spec: the
 // profile asked for (spec.Sandbox, else sandbox.profile), filled with the
@@ -109,145 +99,10 @@ func absAll(paths []string) []string {
 	return out
 }
 
-// egressFor starts the session's proxy when p lets commands out only
-// through it, and points p and the children's environment at it. The
-// proxy asks through whatever asker the sandbox is given later.
-func (s *Service) egressFor(ctx context.Context, p *confine.Policy, sb *sandbox) error {
-	if p.Profile == confine.ProfileOff || p.Network != confine.NetworkAllowlist {
-		return nil
-	}
-	sc := s.opts.Config.Sandbox.Network
-	allow, err := egress.ParseRules(sc.Allow)
-	if err != nil {
-		return fmt.Errorf("sandbox.network.allow: %w", err)
-	}
-	deny, err := egress.ParseRules(sc.Deny)
-	if err != nil {
-		return fmt.Errorf("sandbox.network.deny: %w", err)
-	}
-	// Each refusal reaches the user in the command's result; the proxy's
-	// own log line is for --verbose.
-	log := slog.New(slog.DiscardHandler)
-	if s.log.Enabled(ctx, slog.LevelDebug) {
-		log = s.log
-	}
-	proxy, err := egress.Start(ctx, egress.Options{Allow: allow, Deny: deny, Ask: sb.askEgress, Logger: log})
-	if err != nil {
-		return fmt.Errorf("sandbox: start the egress proxy: %w", err)
-	}
-	sb.proxy = proxy
-	p.ProxyPorts = []int{proxy.Port()}
-	return nil
-}
-
-// sandbox is what a confined local environment owns beside its commands:
-// the egress proxy, and who answers its questions.
-type sandbox struct {
-	policy confine.Policy
-	proxy  *egress.Proxy // nil unless the network is allowlist
-
-	mu      sync.Mutex
-	asker   approval.Asker
-	session string
-	backend string
-}
-
-// setAsker makes a answer the proxy's questions for session.
-func (sb *sandbox) setAsker(a approval.Asker, session string) {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	sb.asker, sb.session = a, session
-}
-
-// askEgress asks whether a confined command may reach host:port. Nobody
-// to ask means no.
-func (sb *sandbox) askEgress(ctx context.Context, host string, port int) (bool, string, error) {
-	sb.mu.Lock()
-	a, session := sb.asker, sb.session
-	sb.mu.Unlock()
-	if a == nil {
-		return false, "", errors.New("no one is present to approve it")
-	}
-	target := fmt.Sprintf("%s:%d", host, port)
-	ans, err := a.Ask(ctx, approval.Prompt{
-		Command:    "connect to " + target,
-		SessionKey: session,
-		Backend:    "local",
-		Reasons:    []string{fmt.Sprintf("sandbox: %s is not on sandbox.network.allow", host)},
-		Rules:      []string{RuleEgress},
-	})
-	if err != nil {
-		return false, "", err
-	}
-	switch ans.Kind {
-	case approval.AnswerOnce:
-		return true, egress.ScopeOnce, nil
-	case approval.AnswerSession, approval.AnswerAlways:
-		// "always" holds for the session: the allow list is the
-		// configuration's, edited by the user, not by an answer.
-		return true, egress.ScopeSession, nil
-	}
-	return false, "", nil
-}
-
-// sandboxedEnv is a local environment whose commands run confined: it
-// adds to each result the hosts the proxy refused while the command ran,
-// and closes the proxy after the environment.
-type sandboxedEnv struct {
-	envs.Environment
-	sb *sandbox
-}
-
-// Run runs c and reports the proxy's refusals during it. With commands
-// running side by side, a refusal is reported by every command that was
-// running when it happened.
-func (e *sandboxedEnv) Run(ctx context.Context, c envs.Command) (*envs.Result, error) {
-	from := 0
-	if e.sb.proxy != nil {
-		_, from = e.sb.proxy.Violations(-1)
-	}
-	res, err := e.Environment.Run(ctx, c)
-	if res != nil {
-		res.SandboxViolations = append(res.SandboxViolations, e.proxyDenials(from)...)
-	}
-	return res, err
-}
-
-// proxyDenials are the hosts the proxy refused since cursor from.
-func (e *sandboxedEnv) proxyDenials(from int) []envs.Violation {
-	if e.sb.proxy == nil {
-		return nil
-	}
-	vs, _ := e.sb.proxy.Violations(from)
-	out := make([]envs.Violation, 0, len(vs))
-	for _, v := range vs {
-		out = append(out, envs.Violation{Op: "connect", Target: net.JoinHostPort(v.Host, strconv.Itoa(v.Port)), Rule: v.Reason})
-	}
-	return out
-}
-
-// Close closes the environment, then the proxy its commands used.
-func (e *sandboxedEnv) Close(ctx context.Context) error {
-	err := e.Environment.Close(ctx)
-	if e.sb.proxy != nil {
-		err = errors.Join(err, e.sb.proxy.Close())
-	}
-	return err
-}
-
-// sandboxOf returns the sandbox of env when it is a confined local
-// environment.
-func sandboxOf(env envs.Environment) *sandbox {
-	if e, ok := env.(*sandboxedEnv); ok {
-		return e.sb
-	}
-	return nil
-}
-
 // SandboxProfile is the profile in force for env's commands ("" when env
 // does not run them on this machine).
 func SandboxProfile(env envs.Environment) string {
-	if sb := sandboxOf(env); sb != nil {
+	if sb := sandboxOf(env); sb != nil && sb.backend == "" {
 		return sb.policy.Profile
 	}
 	return ""
@@ -263,31 +118,6 @@ func DescribePolicy(p confine.Policy) string {
 		parts = append(parts, "workspace "+p.Workspace)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// WatchViolations starts watching what env's sandbox denies a command
-// started now. The function it returns, given the end of the command's
-// output once it ended, lists the denials: the kernel's, as the output
-// shows them, then the hosts the proxy refused meanwhile. It returns nil
-// for an environment that runs nothing confined.
-func WatchViolations(env envs.Environment) func(output string) []envs.Violation {
-	e, ok := env.(*sandboxedEnv)
-	if !ok {
-		return func(string) []envs.Violation { return nil }
-	}
-	from := 0
-	if e.sb.proxy != nil {
-		_, from = e.sb.proxy.Violations(-1)
-	}
-	return func(output string) []envs.Violation {
-		var out []envs.Violation
-		if x, ok := e.Environment.(interface {
-			ExplainDenials(string) []envs.Violation
-		}); ok {
-			out = x.ExplainDenials(output)
-		}
-		return append(out, e.proxyDenials(from)...)
-	}
 }
 
 // gateSandbox is what the gate is told of the confinement a command will
@@ -310,7 +140,7 @@ func gateSandbox(p *confine.Policy) approval.Sandbox {
 
 // policyOf is the policy env's commands run under (nil: unconfined).
 func policyOf(env envs.Environment) *confine.Policy {
-	e, ok := env.(*sandboxedEnv)
+	e, ok := asSandboxed(env)
 	if !ok {
 		return nil
 	}
