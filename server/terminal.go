@@ -110,8 +110,12 @@ func (s *Server) startJob(ctx context.Context, sess *session, in TerminalArgs) *
 		return s.failure(ctx, sess, "", err)
 	}
 	dir := in.Workdir
-	if dir == "" {
+	switch {
+	case dir != "":
+	case jobs.Backend() == "local":
 		dir = sess.jobDir()
+	default: // a path in the session's sandbox, never one of this machine
+		dir = sess.remoteJobDir()
 	}
 	req := procregistry.StartRequest{
 		Shell: in.Command, Dir: dir, Env: s.opts.Env,

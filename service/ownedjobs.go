@@ -32,7 +32,9 @@ var _ SessionJobs = (*procregistry.Client)(nil)
 // foreground command holds for the session's jobs too.
 func (ss *Session) Owner() string { return ss.ID }
 
-// OwnedJobs are the background jobs of one session on one registry. Every
+// OwnedJobs are the background jobs of one session on one registry (the
+// local job daemon's, or the one in the session's sandbox: see
+// [Session.SandboxJobs]). Every
 // method acts only on jobs the session owns: another owner's job is "not
 // found", so sessions that share a registry cannot see or touch each
 // other's jobs. On a job daemon this is also enforced by the daemon,
@@ -87,22 +89,41 @@ func (ss *Session) Jobs(jobs SessionJobs, opts OwnedJobsOptions) *OwnedJobs {
 // Owner is the owner name the jobs are registered under.
 func (o *OwnedJobs) Owner() string { return o.ss.Owner() }
 
+// Backend names where the jobs run: "local", or the backend of the
+// sandbox whose registry holds them.
+func (o *OwnedJobs) Backend() string { return o.target.Backend }
+
 // Start judges req's command, checks the live-job cap, and starts it as
 // the session's job (req.Owner is set here; whatever it held is ignored).
+// The registry is reached only once the gate has let the command
+// through: a registry in the session's sandbox (and the sandbox itself)
+// is not started for a command the gate refuses.
 func (o *OwnedJobs) Start(ctx context.Context, req procregistry.StartRequest) (procregistry.Info, error) {
 	o.startMu.Lock()
 	defer o.startMu.Unlock()
-	if o.max > 0 {
-		live, err := o.live(ctx)
-		if err != nil {
-			return procregistry.Info{}, err
-		}
-		if live >= o.max {
-			return procregistry.Info{}, fmt.Errorf("service: session %s has %d live background jobs (the cap is %d): wait for one or kill one first: %w", o.ss.ID, live, o.max, ErrLimit)
-		}
-	}
 	req.Owner = o.Owner()
-	return o.ss.svc.StartJob(ctx, func(context.Context) (Jobs, error) { return o.jobs, nil }, o.target, req)
+	connect := func(ctx context.Context) (Jobs, error) {
+		if err := o.checkCap(ctx); err != nil {
+			return nil, err
+		}
+		return o.jobs, nil
+	}
+	return o.ss.svc.StartJob(ctx, connect, o.target, req)
+}
+
+// checkCap refuses a start when the session has MaxLive live jobs.
+func (o *OwnedJobs) checkCap(ctx context.Context) error {
+	if o.max <= 0 {
+		return nil
+	}
+	live, err := o.live(ctx)
+	if err != nil {
+		return err
+	}
+	if live >= o.max {
+		return fmt.Errorf("service: session %s has %d live background jobs (the cap is %d): wait for one or kill one first: %w", o.ss.ID, live, o.max, ErrLimit)
+	}
+	return nil
 }
 
 // live counts the session's jobs that have not finished.

@@ -1,0 +1,96 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/runbox/runbox/docker"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry"
+)
+
+// ErrNoSandboxJobs is matched by the refusal of background jobs on a
+// backend whose sandbox cannot hold runbox's job daemon (daytona, modal),
+// or whose environment runs without the agent (a native-exec fallback).
+// Nothing was started.
+// Such errors match envs.ErrUnsupported too.
+var ErrNoSandboxJobs = errors.New("service: background jobs are not available in this sandbox")
+
+// SandboxJobsSupported reports whether the session's background jobs can
+// run where its commands run. A local session's run in the local job
+// daemon; a docker or ssh session's in the job daemon inside its own
+// container or on its own host. For other backends it returns an error
+// matching [ErrNoSandboxJobs] that says why, without opening anything.
+func (ss *Session) SandboxJobsSupported() error {
+	switch ss.Backend {
+	case "local", "docker", "ssh":
+		return nil
+	case "daytona":
+		return fmt.Errorf("%w: daytona sandboxes run commands through daytona's toolbox, which cannot hold runbox's job daemon; run the command in the foreground, or use a local, docker or ssh session for background jobs: %w", ErrNoSandboxJobs, envs.ErrUnsupported)
+	case "modal":
+		return fmt.Errorf("%w: modal sandboxes get the runbox agent but not the runbox CLI that runs the job daemon; run the command in the foreground, or use a local, docker or ssh session for background jobs: %w", ErrNoSandboxJobs, envs.ErrUnsupported)
+	}
+	return fmt.Errorf("%w: backend %s: %w", ErrNoSandboxJobs, ss.Backend, envs.ErrUnsupported)
+}
+
+// SandboxJobs returns the session's jobs in the job daemon inside its own
+// environment: the container or host its commands run in, reached through
+// the agent channel ([SandboxJobs] with `runbox __relay`). Nothing is
+// opened here: the environment is opened (as its first command would
+// open it) and the runbox CLI put in it by the first call that reaches
+// the registry, which [OwnedJobs.Start] makes only after the gate let the
+// command through. The jobs get the session's owner and a fresh token,
+// like the local daemon's ([Session.Jobs]); the gate is told the backend
+// and whether it can touch this machine.
+//
+// A session's jobs in a container that is removed when the session ends
+// (a docker session without a task) end with it, detached and handed-off
+// ones too: they have nowhere else to run.
+func (ss *Session) SandboxJobs(ctx context.Context, maxLive int) (*OwnedJobs, error) {
+	if err := ss.SandboxJobsSupported(); err != nil {
+		return nil, err
+	}
+	if ss.Backend == "local" {
+		return nil, fmt.Errorf("service: session %s runs locally: its jobs are the local job daemon's (Session.Jobs)", ss.ID)
+	}
+	host, _ := ss.hostAccess(ctx)
+	c := &procregistry.Client{Dial: ss.dialRelay}
+	return ss.Jobs(c, OwnedJobsOptions{Backend: ss.Backend, HostAccess: host, MaxLive: maxLive}), nil
+}
+
+// dialRelay opens one connection to the job daemon in the session's
+// environment: a `runbox __relay` started there through the agent.
+func (ss *Session) dialRelay(ctx context.Context) (net.Conn, error) {
+	env, err := ss.Env(ctx)
+	if err != nil {
+		return nil, err
+	}
+	relay, err := relayArgv(ss.Backend, env)
+	if err != nil {
+		return nil, err
+	}
+	return SandboxJobs(env, relay).Dial(ctx)
+}
+
+// relayArgv is the argv of `runbox __relay` in env, where the backend
+// puts the runbox CLI before a command that runs it. An environment
+// whose agent did not start (commands through the native exec API) has
+// no CLI either: its jobs are refused, with the reason.
+func relayArgv(backend string, env envs.Environment) ([]string, error) {
+	if fb, ok := env.(interface{ Fallback() string }); ok {
+		if why := fb.Fallback(); why != "" {
+			return nil, fmt.Errorf("%w: the %s session runs without the runbox agent (%s), and its jobs need runbox inside: %w", ErrNoSandboxJobs, backend, why, envs.ErrUnsupported)
+		}
+	}
+	switch backend {
+	case "docker":
+		return []string{docker.CLIPath, RelayCommand}, nil
+	case "ssh":
+		if c, ok := env.(interface{ CLIPath() string }); ok {
+			return []string{c.CLIPath(), RelayCommand}, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: backend %s (%T): %w", ErrNoSandboxJobs, backend, env, envs.ErrUnsupported)
+}
