@@ -25,7 +25,18 @@
 //     commands git runs from its configuration and options (an alias with
 //     "!", core.pager, core.sshCommand, --upload-pack, rebase --exec …)
 //     and the values of variables that name a command (GIT_SSH_COMMAND,
-//     GIT_PAGER, PAGER, EDITOR …).
+//     GIT_PAGER, PAGER, EDITOR …). Programs that run a command handed to
+//     them in a form of their own are read the same way (runners.go): GNU
+//     parallel with its inputs put in, tmux and screen sessions and the
+//     keys they are sent, at, batch and crontab with what they install
+//     (a crontab's schedule dropped), debuggers' and editors' commands
+//     (gdb -ex shell, vim -c '!…', emacs --eval (shell-command …)), the
+//     "run this" options of tar, rsync, zip, man, ssh and scp, sed's e
+//     command, package runners (npx, uvx, pnpm dlx …, with rimraf judged
+//     as rm -r) and make, which runs a makefile written earlier in the
+//     line. What such a program runs out of the gate's sight (at -f FILE,
+//     crontab FILE, core.hooksPath, a makefile from a pipe, Lisp or
+//     Python a tool evaluates) is the fact "@runs-hidden", which asks.
 //  3. Each command is resolved to the program that really runs: quotes and
 //     escapes are removed (\rm, "rm", $'\x72m'), brace expressions expanded,
 //     wrappers looked through (sudo, doas, env, nice, nohup, setsid, time,
@@ -111,7 +122,13 @@
 // sed -i, dd of=, chmod, tar -x, find -delete, editors …) is resolved the
 // way the shell would resolve it, through ~, variables, cd, ".." and
 // globs, and a write to a path that holds policy is hardline. Reading
-// stays allowed. What cannot be resolved is judged by its tail.
+// stays allowed. What cannot be resolved is judged by its tail. A link
+// (ln, ln -s, cp -s, cp -l) made to a protected path, in a known
+// directory or not, is protected in turn for the rest of the command;
+// find … | xargs of a program that changes files reaches all under find's
+// start points, as find -exec does, and the names echo, printf or ls feed
+// it are its targets; a git command that writes a work tree named apart
+// (--work-tree, GIT_WORK_TREE, -C, clone's target) writes that directory.
 //
 // # Policy
 //

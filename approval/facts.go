@@ -19,6 +19,7 @@ const (
 	factPasswords   = "@passwords"    // args: the users whose passwords chpasswd is given
 	factFindXargs   = "@find-xargs"   // args: find's arguments, "--", the program xargs runs and its arguments
 	factProtected   = "@protected"    // args: class ("policy", "state", "unresolved"), how, the path as written
+	factHidden      = "@runs-hidden"  // args: the program, what it runs that the gate cannot read
 	factUnparsed    = "@unparsed"     // args: the parse error
 	factTooDeep     = "@too-deep"     // args: which nesting bound was passed
 	factTooComplex  = "@too-complex"  // args: which size or count bound was passed

@@ -20,7 +20,12 @@ import (
 // commands git would run for the walker to judge.
 func resolveGit(r *resolution) bool {
 	r.tool(subcommandSpecs["git"])
+	r.gitWorkTree()
 	for _, run := range gitRuns(r.c.globals, r.c.args) {
+		if run.hooks {
+			r.hidden("hooks from the directory " + run.text)
+			continue
+		}
 		if run.dynamic {
 			r.fact(factDynamic, run.text)
 			continue
@@ -35,12 +40,16 @@ func resolveGit(r *resolution) bool {
 type gitRun struct {
 	text    string
 	dynamic bool
+	hooks   bool // text is a hooks directory (core.hooksPath): programs git runs that the gate cannot read
 }
 
 // gitRuns lists the commands a git command line runs besides git itself.
 func gitRuns(globals, args []string) []gitRun {
 	var out []gitRun
 	config := func(key, value string) {
+		if gitKey(key) == "core.hookspath" && strings.TrimSpace(value) != "" {
+			out = append(out, gitRun{text: value, hooks: true})
+		}
 		if code, ok := gitConfigCommand(key, value); ok {
 			out = append(out, gitRun{text: code})
 		}

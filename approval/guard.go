@@ -62,6 +62,10 @@ type guard struct {
 	dirNear  bool   // dir is, holds or is under one of dirProt's paths
 	// collectFn is collectNode bound to this guard, kept with it.
 	collectFn func(syntax.Node) bool
+	// allCwds makes relative paths resolve in every directory the
+	// command may be in, not only those near a protected path: a link
+	// made anywhere may become one ([analyzer.linkValues]).
+	allCwds bool
 }
 
 // pathValue is one value a path may have: resolved to components with
@@ -281,7 +285,7 @@ func (a *analyzer) dirsFor(rel string) []pathValue {
 	a.resolveCwds()
 	g := a.guard
 	out := append(slices.Clone(g.cwdsNear), g.cwdTails...)
-	if slices.Contains(strings.Split(rel, "/"), "..") {
+	if g.allCwds || slices.Contains(strings.Split(rel, "/"), "..") {
 		out = append(out, g.cwdsFar...)
 	}
 	if g.cwdOverflow {
@@ -577,6 +581,7 @@ func (a *analyzer) protects(vals []pathValue, r reach) string {
 			if matchTail(a.guard.paths, v.parts) {
 				class = stronger(class, classUnresolved)
 			}
+			class = stronger(class, matchLinkTail(a.guard.paths, v.parts))
 		default:
 			class = stronger(class, matchResolved(a.guard.paths, v.parts, r))
 			if a.guard.prot.home == nil && v.parts[0] == "/" {
@@ -626,10 +631,10 @@ func (a *analyzer) link(target, link []pathValue) {
 				continue
 			}
 			for _, l := range link {
-				if !l.known || len(g.paths) >= len(g.prot.paths)+maxAliases {
+				if l.overflow || len(l.parts) == 0 || len(g.paths) >= len(g.prot.paths)+maxAliases {
 					continue
 				}
-				alias := guarded{parts: l.parts, dir: true, policy: p.policy}
+				alias := guarded{parts: l.parts, dir: true, policy: p.policy, tail: !l.known}
 				if len(t.parts) <= len(p.parts) { // target is p or holds it
 					alias.parts = append(append([]string(nil), l.parts...), p.parts[len(t.parts):]...)
 					alias.dir = p.dir
@@ -638,4 +643,26 @@ func (a *analyzer) link(target, link []pathValue) {
 			}
 		}
 	}
+	// A directory that holds a new link is now near a protected path:
+	// relative paths in it must resolve there.
+	far := g.cwdsFar[:0]
+	for _, d := range g.cwdsFar {
+		switch {
+		case !g.near(d.parts):
+			far = append(far, d)
+		case len(g.cwdsNear) < maxNearCwds:
+			g.cwdsNear = append(g.cwdsNear, d)
+		default:
+			g.cwdOverflow = true
+		}
+	}
+	g.cwdsFar = far
+}
+
+// linkValues resolves the path of a link a command makes, relative to
+// every directory the command may be in.
+func (a *analyzer) linkValues(w *syntax.Word, text string) []pathValue {
+	a.guard.allCwds = true
+	defer func() { a.guard.allCwds = false }()
+	return a.pathValues(w, text)
 }

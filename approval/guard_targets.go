@@ -111,6 +111,13 @@ func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []arg) {
 		if d, ok := optArg(rest, "-d"); ok {
 			a.guardTarget(in, c, "unzip", d, reachMaybe)
 		}
+	case "7z", "7za", "7zr", "7zz":
+		// 7z x ARCHIVE -oDIR extracts a tree into DIR.
+		for _, w := range rest {
+			if strings.HasPrefix(w.text, "-o") && len(w.text) > 2 {
+				a.guardTarget(in, c, c.name, subArg(w, "-o"), reachMaybe)
+			}
+		}
 	case "yq":
 		opts, r := splitOpts(rest, optSpec{})
 		if hasOpt(opts, "-i", "--inplace") {
@@ -306,10 +313,10 @@ func (a *analyzer) guardCopy(in *stmtInfo, c *command, rest []arg) {
 			a.guardTarget(in, c, c.name, s, reachDestroy)
 		}
 	}
-	if c.name == "ln" {
+	if c.name == "ln" || c.name == "cp" && hasOpt(opts, "-s", "-l", "--symbolic-link", "--link") {
 		var links []pathValue
 		for _, s := range srcs {
-			for _, d := range a.pathValues(dest.word, dest.text) {
+			for _, d := range a.linkValues(dest.word, dest.text) {
 				links = append(links, d, d.join(path.Base(s.text)))
 			}
 		}
@@ -353,6 +360,59 @@ func (a *analyzer) guardFind(in *stmtInfo, c *command, rest []arg) {
 	if changes {
 		for _, s := range starts {
 			a.guardTarget(in, c, "find", s, reachDestroy)
+		}
+	}
+}
+
+// guardFindXargs: find START… | xargs PROG, where PROG changes the files
+// it is given, reaches everything under each start point, as -exec does.
+func (a *analyzer) guardFindXargs(findArgs []string, prog string, via []string) {
+	if a.guard == nil {
+		return
+	}
+	i := 0
+	for i < len(findArgs) && (findArgs[i] == "-H" || findArgs[i] == "-L" || findArgs[i] == "-P") {
+		i++
+	}
+	for ; i < len(findArgs); i++ {
+		s := findArgs[i]
+		if strings.HasPrefix(s, "-") || s == "(" || s == "!" {
+			break
+		}
+		if class := a.protects(a.pathValues(nil, s), reachDestroy); class != "" {
+			a.fact(factProtected, via, class, "find|xargs "+prog, s)
+		}
+	}
+}
+
+// listFeeds guards the paths a list of names feeds to a program that
+// changes files through xargs: echo PATH… | xargs sed -i, ls DIR/* |
+// xargs rm, printf '%s\n' PATH… | xargs cp evil.
+func (a *analyzer) listFeeds(from, to *stmtInfo, via []string) {
+	if a.guard == nil || from.final == nil {
+		return
+	}
+	var paths []string
+	switch {
+	case from.printsOK:
+		paths = strings.Fields(from.prints)
+	case from.final.name == "ls":
+		for _, s := range from.final.args {
+			if !strings.HasPrefix(s, "-") {
+				paths = append(paths, s)
+			}
+		}
+	default:
+		return
+	}
+	for _, c := range to.cmds {
+		if !slices.Contains(c.via, "xargs") || !fileChangers[c.name] {
+			continue
+		}
+		for _, p := range paths {
+			if class := a.protects(a.pathValues(nil, p), reachWrite); class != "" {
+				a.fact(factProtected, via, class, "xargs "+c.name, p)
+			}
 		}
 	}
 }

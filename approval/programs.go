@@ -50,6 +50,11 @@ func init() {
 			programs[n] = group.h
 		}
 	}
+	for _, group := range runnerGroups {
+		for _, n := range group.names {
+			programs[n] = group.h
+		}
+	}
 }
 
 // resolveSudo: privilege wrappers; -e/-l/-v run no command.
@@ -286,6 +291,10 @@ func resolveAlias(r *resolution) bool {
 // is a shell reading its input.
 func resolveSSH(r *resolution) bool {
 	opts, rest := splitOpts(r.rest, wrapperSpecs["ssh"])
+	r.sshOptions(r.rest[:len(r.rest)-len(rest)])
+	if len(rest) > 2 && rest[1].text == "--" {
+		rest = append(rest[:1:1], rest[2:]...) // mosh HOST -- CMD
+	}
 	if len(rest) > 1 && !hasOpt(opts, "-N", "-W") && r.a.plainWords(rest[1:]) {
 		// ssh HOST CMD …: the remote shell reads the words back.
 		return r.next(append(opts, rest[0].text), rest[1:])

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -121,6 +122,11 @@ type protector struct {
 type guarded struct {
 	parts       []string
 	dir, policy bool
+	// tail marks a link made in a directory the gate does not know: parts
+	// are the link's path relative to it, matched against paths known
+	// only by the same tail (ln -s ~/.config/runbox/config.yaml c && echo
+	// … > c, in an unknown directory).
+	tail bool
 }
 
 // compileProtection checks p and splits its paths. configFile, where the
@@ -241,6 +247,9 @@ func matchResolved(paths []guarded, parts []string, r reach) string {
 // match ~/.config/runbox, "$X/config.yaml" alone does not.
 func matchTail(paths []guarded, tail []string) bool {
 	for _, g := range paths {
+		if g.tail {
+			continue // see matchLinkTail
+		}
 		m := len(g.parts) - 1 // without the root
 		for i := 1; i <= min(len(tail), m); i++ {
 			aligned := true
@@ -259,6 +268,22 @@ func matchTail(paths []guarded, tail []string) bool {
 		}
 	}
 	return false
+}
+
+// matchLinkTail returns the class of the link made in an unknown
+// directory that tail, a path in an unknown directory, is or is under;
+// "" for none.
+func matchLinkTail(paths []guarded, tail []string) string {
+	class := ""
+	for _, g := range paths {
+		if !g.tail || len(tail) < len(g.parts) || len(tail) > len(g.parts) && !g.dir {
+			continue
+		}
+		if slices.Equal(tail[:len(g.parts)], g.parts) {
+			class = stronger(class, g.class())
+		}
+	}
+	return class
 }
 
 func (g guarded) class() string {

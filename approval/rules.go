@@ -30,7 +30,8 @@ import (
 // (args: pkill or killall, why its selection is broad), "@find-xargs"
 // (find's arguments, "--", then what xargs runs), "@protected" (args:
 // "policy", "state" or "unresolved", how, the path; see [Protection]),
-// "@unparsed", "@too-deep" and "@too-complex".
+// "@runs-hidden" (args: the program, what it runs that the gate cannot
+// read), "@unparsed", "@too-deep" and "@too-complex".
 type Rule struct {
 	ID          string // stable identifier, usable in allow and deny lists
 	Tier        Tier
@@ -991,6 +992,9 @@ var rules = []Rule{
 		NoMatch:     []string{"bash -c 'bash -c ls'"},
 	},
 }
+
+func init() { rules = append(rules, programRules...) } // runners.go's programs: rules_programs.go
+func init() { rules = append(rules, damageRules...) }  // credentials, system damage, lost work: rules_damage.go
 
 // Rules returns a copy of the rule table.
 func Rules() []Rule {

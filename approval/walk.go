@@ -18,6 +18,7 @@ const (
 	roleInterp             // runs it as code in another language (python, node …)
 	roleSQL                // runs it as SQL (psql, mysql, sqlite3 …)
 	roleAccounts           // reads user:password lines (chpasswd)
+	roleCron               // installs it as a crontab, whose commands cron runs (crontab -)
 )
 
 // stmtInfo is what a simple command resolved to.
@@ -93,14 +94,16 @@ type analyzer struct {
 	budget    int
 	full      bool // budget exhausted: stop adding
 	writes    []scriptWrite
-	executed  []string      // files run as scripts or programs by path
-	chmodX    []string      // files made executable
-	cwd       string        // directory of a literal cd seen before, canonical; "" unknown
-	guard     *guard        // protected paths; nil when none
-	spare     *guard        // the last check's guard, for [analyzer.guardFor]
-	freeRes   []*resolution // resolutions to reuse (newResolution)
-	freeWalks []*fileWalk   // walks to reuse (newFileWalk)
-	slab      infoSlab      // the stmtInfos of this run, kept for the next
+	executed  []string        // files run as scripts or programs by path
+	cronTabs  map[string]bool // files installed as crontabs (crontab FILE), canonical
+	makefiles map[string]bool // files make reads as makefiles, canonical
+	chmodX    []string        // files made executable
+	cwd       string          // directory of a literal cd seen before, canonical; "" unknown
+	guard     *guard          // protected paths; nil when none
+	spare     *guard          // the last check's guard, for [analyzer.guardFor]
+	freeRes   []*resolution   // resolutions to reuse (newResolution)
+	freeWalks []*fileWalk     // walks to reuse (newFileWalk)
+	slab      infoSlab        // the stmtInfos of this run, kept for the next
 	kinds     map[*syntax.Stmt]codeKind
 	parsed    int             // bytes handed to the parser so far
 	budget0   int             // parseBudget: the most bytes the parser may be handed
@@ -607,6 +610,8 @@ func (a *analyzer) stdin(in *stmtInfo, text string, depth int, via []string, int
 	switch in.role {
 	case roleShell:
 		a.script(text, depth+1, in.nested+1, append(via, in.final.name))
+	case roleCron:
+		a.script(cronCommands(text, false), depth+1, in.nested+1, append(via, in.final.name))
 	case roleInterp:
 		a.fact(interpFact, via, in.final.name)
 	case roleSQL:
@@ -656,7 +661,7 @@ func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 			continue
 		}
 		switch in.role {
-		case roleShell:
+		case roleShell, roleCron:
 			a.fact(factPipeShell, via, "stdin", in.final.name)
 		case roleInterp:
 			a.fact(factPipeCode, via, in.final.name)
@@ -676,12 +681,16 @@ func (a *analyzer) findFeeds(from, to *syntax.Stmt, src string, via []string) {
 		}
 	}
 	if find == nil {
+		a.listFeeds(a.info(from, src, via), a.info(to, src, via), via)
 		return
 	}
 	for _, c := range a.info(to, src, via).cmds {
 		if slices.Contains(c.via, "xargs") && !strings.HasPrefix(c.name, "@") {
 			args := append(slices.Clone(find.args), "--", c.name)
 			a.fact(factFindXargs, via, append(args, c.args...)...)
+			if fileChangers[c.name] {
+				a.guardFindXargs(find.args, c.name, via)
+			}
 		}
 	}
 }
@@ -831,9 +840,18 @@ func (a *analyzer) finish() {
 	analysed := make(map[string]bool)
 	for _, w := range a.writes {
 		t := cleanRel(w.target)
-		if (run[t] || isScriptPath(t) || madeExec[t]) && !analysed[w.text] {
+		cron, system := isCronPath(t)
+		cron = cron || a.cronTabs[t]
+		if (run[t] || isScriptPath(t) || madeExec[t] || cron) && !analysed[w.text] {
 			analysed[w.text] = true
-			a.script(w.text, 1, w.nested+1, append(w.via, "write:"+w.target))
+			text := w.text
+			switch {
+			case cron:
+				text = cronCommands(text, system) // the schedule is not code
+			case a.makefiles[t]:
+				text = makeRecipes(text) // only the recipes are
+			}
+			a.script(text, 1, w.nested+1, append(w.via, "write:"+w.target))
 		}
 	}
 	fetched := make(map[string]bool)

@@ -1,0 +1,1370 @@
+package approval
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Programs that run a command handed to them in some form of their own:
+// job runners and multiplexers (GNU parallel, tmux, screen, at, crontab),
+// wrappers with options of their own (perf, gdb --args, bwrap,
+// hyperfine, entr, watchexec, package runners such as npx and uvx),
+// programs with a "run this" option (tar -I, rsync -e, zip -TT, man -P,
+// scp -S, ssh -o ProxyCommand, sed's e command, editors' -c and --eval)
+// and make, which runs the makefile. Each hands the command to the walker
+// as code or as the rest of its line, so it is judged as if typed; where
+// the command is out of the gate's sight (a file at installs, a script
+// gdb or emacs evaluates) the fact [factHidden] asks.
+
+// runnerGroups are the programs of this file, for [programs].
+var runnerGroups = []struct {
+	names []string
+	h     handler
+}{
+	{[]string{"parallel", "sem"}, resolveParallel},
+	{[]string{"tmux"}, resolveTmux},
+	{[]string{"screen"}, resolveScreen},
+	{[]string{"at", "batch"}, resolveAt},
+	{[]string{"crontab"}, resolveCrontab},
+	{[]string{"perf"}, resolvePerf},
+	{[]string{"gdb", "cgdb", "gdb-multiarch"}, resolveGdb},
+	{[]string{"lldb"}, resolveLldb},
+	{[]string{"valgrind", "fakeroot", "fakechroot", "eatmydata", "chronic", "ifne", "tsp", "nq", "lckdo",
+		"heaptrack", "memusage", "shx", "flatpak-spawn", "distrobox-enter", "cross-env", "dotenv", "env-cmd",
+		"pueue", "nocache", "rr", "uftrace", "sandbox-exec", "proot", "schroot"}, resolveOptsWrapper},
+	{[]string{"hyperfine"}, resolveHyperfine},
+	{[]string{"entr"}, resolveEntr},
+	{[]string{"watchexec", "nodemon", "concurrently"}, resolveWatcher},
+	{[]string{"bwrap"}, resolveBwrap},
+	{[]string{"expect"}, resolveExpect},
+	{[]string{"xterm", "uxterm", "urxvt", "rxvt", "alacritty", "konsole", "kitty", "st", "foot", "wezterm",
+		"gnome-terminal", "xfce4-terminal", "terminator", "tilix"}, resolveTerminal},
+	{[]string{"npx", "bunx", "pnpx", "uvx"}, resolveFetchRunner},
+	{[]string{"npm", "pnpm", "yarn", "bun", "uv", "pipx", "poetry", "pdm", "pipenv", "hatch", "conda", "mamba",
+		"micromamba", "bundle", "mise", "rtx", "asdf", "devbox", "direnv", "nix", "nix-shell"}, resolveToolRunner},
+	{[]string{"rimraf", "del-cli", "premove", "rm-rf", "rmrf"}, resolveDeleteTool},
+	{[]string{"tar", "bsdtar", "gtar"}, resolveTar},
+	{[]string{"rsync"}, resolveRsync},
+	{[]string{"zip"}, resolveZip},
+	{[]string{"man"}, resolveMan},
+	{[]string{"scp", "sftp"}, resolveScp},
+	{[]string{"sed", "gsed"}, resolveSed},
+	{[]string{"vi", "vim", "nvim", "view", "ex", "gvim", "vimdiff", "nvi", "elvis"}, resolveVim},
+	{[]string{"emacs", "emacsclient", "xemacs"}, resolveEmacs},
+	{[]string{"make", "gmake", "bmake", "remake"}, resolveMake},
+	{[]string{"sort", "split", "rg", "less", "more"}, resolveCodeOpts},
+	{[]string{"sshpass", "ssh-agent", "cpulimit", "daemonize", "prlimit", "trickle", "dbus-launch"}, resolveOptsWrapper},
+	{[]string{"dtach", "abduco"}, resolveDetacher},
+	{[]string{"byobu"}, resolveTmux},
+	{[]string{"zellij"}, resolveZellij},
+	{[]string{"start-stop-daemon"}, resolveStartStop},
+	{[]string{"cmake"}, resolveCmake},
+	{[]string{"ansible"}, resolveAnsible},
+}
+
+// maxRunnerInputs bounds the inputs of one parallel (::: a b c) that are
+// judged each with its command; more ask.
+const maxRunnerInputs = 32
+
+// hidden records that the program runs a command the gate cannot see.
+func (r *resolution) hidden(what string) {
+	r.fact(factHidden, r.name, what)
+}
+
+// optVals returns the values of an option in args, wherever it stands
+// (tar, rsync and others take options after their operands): "-X v",
+// "-Xv", "--long v" or "--long=v". Short options are matched as whole
+// words or with the value attached; cluster says a short option may end
+// a cluster of flags ("-avze v").
+func optVals(args []arg, short string, cluster bool, long ...string) []arg {
+	var out []arg
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		if t == "--" {
+			break
+		}
+		next := func() {
+			if i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+		}
+		if strings.HasPrefix(t, "--") {
+			name, _, eq := strings.Cut(t, "=")
+			if slices.Contains(long, name) {
+				if eq {
+					out = append(out, subArg(args[i], name+"="))
+				} else {
+					next()
+				}
+			}
+			continue
+		}
+		if short == "" || !strings.HasPrefix(t, "-") {
+			continue
+		}
+		switch {
+		case t == short:
+			next()
+		case len(short) == 2 && strings.HasPrefix(t, short) && len(t) > 2 && !cluster:
+			out = append(out, subArg(args[i], short))
+		case cluster && len(short) == 2 && len(t) > 2 && t[1] != '-':
+			if j := strings.IndexByte(t[1:], short[1]); j >= 0 {
+				if rest := t[j+2:]; rest != "" {
+					out = append(out, arg{text: rest})
+				} else {
+					next()
+				}
+			}
+		}
+	}
+	return out
+}
+
+// codeOf queues each value as shell code.
+func (r *resolution) codeOf(vals []arg) {
+	for _, v := range vals {
+		r.addCode(v.text, v.word)
+	}
+}
+
+// resolveParallel: GNU parallel runs its command once per input, through
+// a shell, with {} and its kin replaced by the input; without a command
+// each input is a command. Inputs from a file (::::) or standard input
+// are not known: the command is judged as written.
+func resolveParallel(r *resolution) bool {
+	r.done(texts(r.rest))
+	opts, rest := splitOpts(r.rest, optSpec{short: "ajSdEILlnNs", long: []string{"--arg-file", "--jobs", "--sshlogin",
+		"--delimiter", "--colsep", "--joblog", "--results", "--tmpdir", "--max-args", "--max-replace-args", "--retries",
+		"--timeout", "--delay", "--halt", "--memfree", "--load", "--tagstring", "--tag-string", "--workdir", "--wd",
+		"--env", "--basefile", "--return", "--transferfile", "--block", "--recstart", "--recend", "--header", "--replace",
+		"--semaphorename", "--id", "--max-line-length-allowed", "--shebang-wrap", "--sshloginfile", "--resume-failed"}})
+	if hasOpt(opts, "--help", "-h", "--version", "-V", "--wait", "--citation", "--bibtex", "--number-of-cpus",
+		"--number-of-cores", "--number-of-threads", "--number-of-sockets", "--max-line-length-allowed") {
+		return false // nothing runs
+	}
+	repl := "{}"
+	if v, ok := optValue(opts, "-I", "--replace"); ok && v != "" {
+		repl = v
+	}
+	sep := slices.IndexFunc(rest, func(a arg) bool { return strings.HasPrefix(a.text, ":::") })
+	if sep < 0 {
+		// moreutils' parallel: COMMAND -- ARGS, or -- COMMANDS.
+		sep = slices.IndexFunc(rest, func(a arg) bool { return a.text == "--" })
+	}
+	tmpl := rest
+	var inputs []string
+	if sep >= 0 {
+		tmpl = rest[:sep]
+		for _, a := range rest[sep:] {
+			switch {
+			case a.text == ":::" || a.text == ":::+" || a.text == "--":
+			case strings.HasPrefix(a.text, "::::"):
+				r.hidden("inputs read from a file")
+			default:
+				inputs = append(inputs, a.text)
+			}
+		}
+	}
+	if len(inputs) > maxRunnerInputs {
+		r.hidden("more inputs than the gate judges one by one")
+		inputs = inputs[:maxRunnerInputs]
+	}
+	text := strings.Join(texts(tmpl), " ")
+	switch {
+	case text == "" && len(inputs) == 0:
+		r.hidden("commands read from standard input")
+	case text == "":
+		for _, in := range inputs {
+			r.addCode(in, nil)
+		}
+	case len(inputs) == 0:
+		r.addCode(text, nil)
+	default:
+		for _, in := range inputs {
+			r.addCode(parallelFill(text, repl, in), nil)
+		}
+	}
+	return false
+}
+
+// parallelPlaceholder matches GNU parallel's replacement strings.
+var parallelPlaceholder = regexp.MustCompile(`\{(\d+)?(\.|/|//|/\.|#|%)?\}`)
+
+// parallelFill puts one input into a command template, as parallel does:
+// in place of its replacement strings, or at the end when it has none.
+func parallelFill(tmpl, repl, input string) string {
+	q := shellJoin([]string{input})
+	if strings.HasPrefix(input, "~") {
+		q = input // the caller's shell already expanded it
+	}
+	out := strings.ReplaceAll(tmpl, repl, q)
+	out = parallelPlaceholder.ReplaceAllLiteralString(out, q)
+	if out == tmpl {
+		return tmpl + " " + q
+	}
+	return out
+}
+
+// tmuxShellCommands are tmux's commands whose operands are a shell
+// command, with the options of each that take a value.
+var tmuxShellCommands = map[string]optSpec{
+	"new-session": {short: "cesnxytfF"}, "new": {short: "cesnxytfF"},
+	"new-window": {short: "cenFt"}, "neww": {short: "cenFt"},
+	"split-window": {short: "ceFlpt"}, "splitw": {short: "ceFlpt"},
+	"respawn-pane": {short: "cet"}, "respawnp": {short: "cet"},
+	"respawn-window": {short: "cet"}, "respawnw": {short: "cet"},
+	"run-shell": {short: "dtc"}, "run": {short: "dtc"},
+	"display-popup": {short: "bcdehsStTwxy"}, "popup": {short: "bcdehsStTwxy"},
+	"pipe-pane": {short: "t"}, "pipep": {short: "t"},
+	"if-shell": {short: "t"}, "if": {short: "t"},
+}
+
+// resolveTmux: tmux's commands (separated by ";") start shells in its
+// server, outside the caller's reach: new-session, new-window,
+// split-window, respawn-*, run-shell, if-shell, display-popup and
+// pipe-pane take a shell command; send-keys types into a shell.
+func resolveTmux(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, optSpec{short: "LSfcT"})
+	r.done(texts(r.rest))
+	if v, ok := optValue(opts, "-c"); ok {
+		r.addCode(v, nil)
+	}
+	for len(rest) > 0 {
+		end := slices.IndexFunc(rest, func(a arg) bool { return a.text == ";" })
+		if end < 0 {
+			end = len(rest)
+		}
+		r.tmuxCommand(rest[:end])
+		rest = rest[min(end+1, len(rest)):]
+	}
+	return false
+}
+
+func (r *resolution) tmuxCommand(args []arg) {
+	if len(args) == 0 {
+		return
+	}
+	sub := args[0].text
+	if spec, ok := tmuxShellCommands[sub]; ok {
+		_, ops := splitOpts(args[1:], spec)
+		if (sub == "if-shell" || sub == "if") && len(ops) > 1 {
+			r.hidden("tmux commands run by if-shell")
+			ops = ops[:1]
+		}
+		if len(ops) > 0 {
+			r.addCode(strings.Join(texts(ops), " "), nil)
+		}
+		return
+	}
+	if sub == "send-keys" || sub == "send" {
+		opts, ops := splitOpts(args[1:], optSpec{short: "tNc"})
+		if hasOpt(opts, "-X") {
+			return // copy-mode commands
+		}
+		r.addCode(typedKeys(texts(ops), hasOpt(opts, "-l")), nil)
+	}
+}
+
+// tmuxKey matches the key names send-keys turns into keys other than
+// text; each ends what the shell reads as one line.
+var tmuxKey = regexp.MustCompile(`^([CMS]-.+|\^.|Enter|KPEnter|Escape|Up|Down|Left|Right|BSpace|Home|End|PageUp|PageDown|PgUp|PgDn|NPage|PPage|Tab|BTab|DC|IC|F[0-9]+)$`)
+
+// typedKeys is what send-keys types: its arguments one after the other,
+// Space as a space and other key names as the end of a line.
+func typedKeys(keys []string, literal bool) string {
+	var b strings.Builder
+	for _, k := range keys {
+		switch {
+		case literal:
+			b.WriteString(k)
+		case k == "Space":
+			b.WriteByte(' ')
+		case tmuxKey.MatchString(k):
+			b.WriteByte('\n')
+		default:
+			b.WriteString(k)
+		}
+	}
+	return b.String()
+}
+
+// resolveScreen: screen CMD ARGS runs CMD in a new window; -X sends a
+// command to a running session: stuff types text, exec and screen run
+// a program.
+func resolveScreen(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, optSpec{short: "SchpstTe"})
+	if !hasOpt(opts, "-X") {
+		if len(rest) == 0 {
+			r.done(texts(r.rest))
+			return false
+		}
+		return r.next(opts, rest)
+	}
+	r.done(texts(r.rest))
+	if len(rest) == 0 {
+		return false
+	}
+	switch rest[0].text {
+	case "stuff":
+		r.addCode(screenText(strings.Join(texts(rest[1:]), " ")), nil)
+	case "exec", "screen":
+		_, cmd := splitOpts(rest[1:], optSpec{})
+		if len(cmd) > 0 {
+			r.addCode(shellJoin(texts(cmd)), nil)
+		}
+	case "eval", "source":
+		r.hidden("screen commands")
+	}
+	return false
+}
+
+// screenText decodes the escapes stuff understands for the end of a line.
+func screenText(s string) string {
+	return strings.NewReplacer(`\n`, "\n", `\r`, "\n", `^M`, "\n", `^J`, "\n", `\015`, "\n", `\012`, "\n").Replace(s)
+}
+
+// resolveAt: at and batch run their standard input later, from a daemon,
+// as shell code; -f names a file the gate does not read.
+func resolveAt(r *resolution) bool {
+	opts, _ := splitOpts(r.rest, optSpec{short: "qft"})
+	f := r.done(texts(r.rest))
+	if hasOpt(opts, "-l", "-d", "-r", "-c", "-V") {
+		return false
+	}
+	if v, ok := optValue(opts, "-f"); ok {
+		r.hidden("the job in " + v)
+		return false
+	}
+	r.in.final, r.in.role = f, roleShell
+	return false
+}
+
+// resolveCrontab: crontab installs its standard input (crontab -, or no
+// file) or a file as the user's table, whose commands cron runs later.
+func resolveCrontab(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, optSpec{short: "uc"})
+	f := r.done(texts(r.rest))
+	if len(rest) == 0 && hasOpt(opts, "-l", "-r", "-e", "-i", "-V", "-T") {
+		return false
+	}
+	if len(rest) == 0 || rest[0].text == "-" {
+		r.in.final, r.in.role = f, roleCron
+		return false
+	}
+	r.hidden("the table in " + rest[0].text)
+	r.runsFile(rest[0])
+	if r.a.cronTabs == nil {
+		r.a.cronTabs = make(map[string]bool)
+	}
+	r.a.cronTabs[cleanRel(rest[0].text)] = true
+	return false
+}
+
+// cronCommands returns the commands of a crontab's lines, each on a line
+// of its own: the schedule (five fields or an @keyword) and, in a system
+// table, the user are dropped; assignments and comments are kept as
+// they are, which the shell reads the same way.
+func cronCommands(text string, system bool) string {
+	var b strings.Builder
+	for l := range strings.Lines(text) {
+		l = strings.TrimSpace(l)
+		f := strings.Fields(l)
+		skip := 0
+		switch {
+		case len(f) == 0 || strings.HasPrefix(l, "#") || isAssign(f[0]):
+		case strings.HasPrefix(f[0], "@"):
+			skip = 1
+		default:
+			skip = 5
+		}
+		if skip > 0 && system {
+			skip++
+		}
+		if skip > 0 {
+			// Cut by fields, keeping the command's own spacing and quotes.
+			for range skip {
+				l = strings.TrimLeft(l, " \t")
+				if i := strings.IndexAny(l, " \t"); i >= 0 {
+					l = l[i:]
+				} else {
+					l = ""
+				}
+			}
+		}
+		b.WriteString(strings.ReplaceAll(strings.TrimSpace(l), "%", "\n"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// isCronPath reports whether a file written is a table cron reads, and
+// whether it is a system one (with a user field).
+func isCronPath(p string) (cron, system bool) {
+	switch {
+	case p == "/etc/crontab" || strings.HasPrefix(p, "/etc/cron.d/"):
+		return true, true
+	case strings.HasPrefix(p, "/var/spool/cron/") || strings.HasPrefix(p, "/var/cron/tabs/"):
+		return true, false
+	}
+	return false, false
+}
+
+// resolvePerf: perf record, stat and trace run a command.
+func resolvePerf(r *resolution) bool {
+	if len(r.rest) == 0 {
+		r.done(nil)
+		return false
+	}
+	switch r.rest[0].text {
+	case "record", "stat", "trace", "mem", "c2c", "kmem", "lock", "sched", "kvm", "ftrace", "top":
+	default:
+		r.done(texts(r.rest))
+		return false
+	}
+	opts, rest := splitOpts(r.rest[1:], optSpec{short: "eoptCFcrxIGjmuDMLSdNaAWz", long: []string{"--event", "--output",
+		"--pid", "--tid", "--cpu", "--freq", "--count", "--repeat", "--field-separator", "--interval-print", "--cgroup",
+		"--mmap-pages", "--uid", "--delay", "--call-graph", "--filter", "--control", "--switch-output"}})
+	if hasOpt(opts, "-p", "--pid", "-t", "--tid") || len(rest) == 0 {
+		r.done(texts(r.rest))
+		return false
+	}
+	if slices.Contains([]string{"mem", "c2c", "kmem", "lock", "sched", "kvm"}, r.rest[0].text) {
+		// perf mem record CMD …: the second word is the mode.
+		if rest[0].text != "record" && rest[0].text != "stat" {
+			r.done(texts(r.rest))
+			return false
+		}
+		_, rest = splitOpts(rest[1:], optSpec{short: "eotCF"})
+	}
+	return r.next(append([]string{r.rest[0].text}, opts...), rest)
+}
+
+// resolveGdb: gdb --args PROG ARGS debugs (and with -ex run, runs) PROG;
+// -ex commands starting with shell or ! run shell code; other commands
+// that reach a shell or an interpreter ask.
+func resolveGdb(r *resolution) bool {
+	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "--args" || a.text == "-args" })
+	own := r.rest
+	if at >= 0 {
+		own = r.rest[:at]
+	}
+	for _, v := range optVals(own, "-ex", false, "--ex", "-eval-command", "--eval-command", "-iex", "--iex",
+		"-init-eval-command", "--init-eval-command") {
+		r.debuggerCommand(v.text)
+	}
+	if at >= 0 && at+1 < len(r.rest) {
+		return r.next(texts(own), r.rest[at+1:])
+	}
+	r.done(texts(r.rest))
+	return false
+}
+
+// resolveLldb: lldb -- PROG ARGS, and -o/-O commands.
+func resolveLldb(r *resolution) bool {
+	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "--" })
+	own := r.rest
+	if at >= 0 {
+		own = r.rest[:at]
+	}
+	for _, s := range []string{"-o", "-O", "-k", "-K"} {
+		for _, v := range optVals(own, s, false, "--one-line", "--one-line-before-file", "--one-line-on-crash") {
+			r.debuggerCommand(v.text)
+		}
+	}
+	if at >= 0 && at+1 < len(r.rest) {
+		return r.next(texts(own), r.rest[at+1:])
+	}
+	r.done(texts(r.rest))
+	return false
+}
+
+// debuggerShell matches a debugger command that runs shell code.
+var debuggerShell = regexp.MustCompile(`^\s*(shell|platform shell|!)\s*(.*)$`)
+
+// debuggerHidden matches a debugger command that reaches code the gate
+// does not read: an interpreter, a call into the process, a script.
+var debuggerHidden = regexp.MustCompile(`(?i)\b(python|python-interactive|pi|guile|script|source|pipe|system|exec|execl|execve|popen|dlopen)\b|\|`)
+
+func (r *resolution) debuggerCommand(cmd string) {
+	if m := debuggerShell.FindStringSubmatch(cmd); m != nil {
+		r.addCode(m[2], nil)
+		return
+	}
+	if debuggerHidden.MatchString(cmd) {
+		r.hidden("debugger command " + cmd)
+	}
+}
+
+// wrapperOpts lists, for the wrappers resolveOptsWrapper resolves, the
+// options that take a value.
+var wrapperOpts = map[string]optSpec{
+	"fakeroot":      {short: "lsib", long: []string{"--lib", "--faked"}},
+	"fakechroot":    {short: "lsbc", long: []string{"--lib", "--config-dir"}},
+	"tsp":           {short: "LNDE"},
+	"lckdo":         {short: "W"},
+	"heaptrack":     {short: "o", long: []string{"--output"}},
+	"uftrace":       {short: "FNTtDdA", long: []string{"--filter", "--notrace", "--trigger", "--time-filter", "--depth", "--data"}},
+	"sandbox-exec":  {short: "fpD"},
+	"proot":         {short: "rbwqk", long: []string{"--rootfs", "--bind", "--mount", "--cwd", "--qemu", "--kernel-release"}},
+	"schroot":       {short: "cudn", long: []string{"--chroot", "--user", "--directory", "--session-name"}},
+	"pueue":         {short: "wdgl", long: []string{"--working-directory", "--delay", "--group", "--label", "--after", "--priority"}},
+	"flatpak-spawn": {long: []string{"--directory", "--env", "--forward-fd"}},
+	"sshpass":       {short: "pfdP"},
+	"ssh-agent":     {short: "aEPt"},
+	"cpulimit":      {short: "lpe", long: []string{"--limit", "--pid", "--exe", "--path"}},
+	"daemonize":     {short: "ceEolpu"},
+	"prlimit":       {short: "p", long: []string{"--pid", "--output"}},
+	"trickle":       {short: "udwtsnL"},
+	"dbus-launch":   {long: []string{"--config-file", "--autolaunch"}},
+	"dotenv":        {short: "ecv"},
+	"env-cmd":       {short: "fer", long: []string{"--file", "--environments", "--rc-file"}},
+}
+
+// resolveOptsWrapper: programs that run the command after their options
+// (valgrind, fakeroot, eatmydata, shx …); subcommand-style ones (rr
+// record, uftrace record, pueue add) skip their subcommand first.
+func resolveOptsWrapper(r *resolution) bool {
+	rest := r.rest
+	switch r.name {
+	case "rr", "pueue":
+		if len(rest) == 0 || rest[0].text != map[string]string{"rr": "record", "pueue": "add"}[r.name] {
+			r.done(texts(r.rest))
+			return false
+		}
+		rest = rest[1:]
+	case "uftrace":
+		// uftrace PROG records and replays PROG; its other subcommands
+		// read a recording.
+		if len(rest) > 0 {
+			switch rest[0].text {
+			case "record", "live":
+				rest = rest[1:]
+			case "replay", "report", "dump", "graph", "info", "tui", "script", "recv":
+				r.done(texts(r.rest))
+				return false
+			}
+		}
+	}
+	opts, cmd := splitOpts(rest, wrapperOpts[r.name])
+	if hasOpt(opts, "-p", "--pid", "-e", "--exe") && (r.name == "cpulimit" || r.name == "prlimit") {
+		r.done(opts) // a running process, not a command
+		return false
+	}
+	if r.name == "cross-env" || r.name == "dotenv" || r.name == "env-cmd" {
+		cmd = r.takeAssigns(cmd)
+	}
+	if len(cmd) == 0 {
+		r.done(opts)
+		return false
+	}
+	if r.name == "pueue" && !r.a.plainWords(cmd) {
+		r.done(opts)
+		r.addCode(strings.Join(texts(cmd), " "), nil) // pueue runs its command through a shell
+		return false
+	}
+	return r.next(opts, cmd)
+}
+
+// resolveHyperfine: each operand, and the values of --prepare, --setup,
+// --cleanup and --conclude, is shell code hyperfine runs.
+func resolveHyperfine(r *resolution) bool {
+	spec := optSpec{short: "wrmMpcsSnLPDuo", long: []string{"--warmup", "--runs", "--min-runs", "--max-runs", "--prepare",
+		"--setup", "--cleanup", "--conclude", "--shell", "--command-name", "--parameter-list", "--parameter-scan",
+		"--parameter-step-size", "--time-unit", "--export-json", "--export-csv", "--export-markdown", "--export-asciidoc",
+		"--export-orgmode", "--output", "--style", "--sort", "--input", "--reference"}}
+	r.done(texts(r.rest))
+	r.codeOf(optVals(r.rest, "-p", false, "--prepare", "--setup", "--cleanup", "--conclude", "--reference"))
+	r.codeOf(optVals(r.rest, "-c", false))
+	r.codeOf(optVals(r.rest, "-s", false))
+	rest := r.rest
+	for len(rest) > 0 {
+		var ops []arg
+		_, ops = splitOpts(rest, spec)
+		if len(ops) == 0 {
+			break
+		}
+		r.addCode(ops[0].text, ops[0].word)
+		rest = ops[1:]
+	}
+	return false
+}
+
+// resolveEntr: entr UTILITY ARGS runs the utility on each change; with
+// -s its operand is shell code.
+func resolveEntr(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, optSpec{})
+	if len(rest) == 0 {
+		r.done(opts)
+		return false
+	}
+	if hasOpt(opts, "-s") {
+		r.done(texts(r.rest))
+		r.addCode(strings.Join(texts(rest), " "), nil)
+		return false
+	}
+	return r.next(opts, rest)
+}
+
+// watcherOpts are the options of watchexec, nodemon and concurrently that
+// take a value; watcherCode those whose value is a command.
+var watcherOpts = map[string]optSpec{
+	"watchexec": {short: "wWefisdEFpo", long: []string{"--watch", "--watch-non-recursive", "--exts", "--filter", "--ignore",
+		"--signal", "--debounce", "--shell", "--on-busy-update", "--stop-signal", "--stop-timeout", "--delay-run",
+		"--project-origin", "--workdir", "--env", "--emit-events-to", "--filter-file", "--ignore-file", "--poll", "--color",
+		"--filter-prog", "--fs-events", "--wrap-process", "--timeout", "--log-file"}},
+	"nodemon": {short: "wexdVIC", long: []string{"--watch", "--ext", "--exec", "--delay", "--ignore", "--signal", "--config"}},
+	"concurrently": {short: "npcksr", long: []string{"--names", "--prefix", "--prefix-colors", "--kill-others-on-fail",
+		"--success", "--restart-tries", "--restart-after", "--max-processes", "--default-input-target", "--handle-input"}},
+}
+
+// resolveWatcher: watchexec and nodemon run their command (through a
+// shell when it is one string) on each change; concurrently runs each
+// operand as a command.
+func resolveWatcher(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, watcherOpts[r.name])
+	switch r.name {
+	case "nodemon":
+		if v, ok := optValue(opts, "-x", "--exec"); ok {
+			r.done(texts(r.rest))
+			r.addCode(v+" "+shellJoin(texts(rest)), nil)
+			return false
+		}
+		r.done(texts(r.rest)) // nodemon SCRIPT runs node on the script
+		return false
+	case "concurrently":
+		r.done(texts(r.rest))
+		for _, c := range rest {
+			r.addCode(c.text, c.word)
+		}
+		return false
+	}
+	if len(rest) == 0 {
+		r.done(opts)
+		return false
+	}
+	if r.a.plainWords(rest) {
+		return r.next(opts, rest)
+	}
+	r.done(texts(r.rest))
+	r.addCode(strings.Join(texts(rest), " "), nil)
+	return false
+}
+
+// bwrapArity is how many values each of bwrap's options takes.
+var bwrapArity = func() map[string]int {
+	m := map[string]int{}
+	for _, o := range strings.Fields(`--bind --ro-bind --dev-bind --bind-try --ro-bind-try --dev-bind-try --symlink --setenv
+		--chmod --file --bind-data --ro-bind-data --overlay`) {
+		m[o] = 2
+	}
+	for _, o := range strings.Fields(`--tmpfs --proc --dev --dir --chdir --unsetenv --uid --gid --hostname --lock-file
+		--sync-fd --info-fd --json-status-fd --userns --userns2 --pidns --args --seccomp --add-seccomp-fd --exec-label
+		--file-label --cap-add --cap-drop --remount-ro --mqueue --perms --size --argv0 --block-fd --userns-block-fd
+		--overlay-src --tmp-overlay --ro-overlay`) {
+		m[o] = 1
+	}
+	m["--overlay"] = 3
+	return m
+}()
+
+// resolveBwrap: bubblewrap runs the command after its options, some of
+// which take two or three values.
+func resolveBwrap(r *resolution) bool {
+	rest := r.rest
+	var opts []string
+	for len(rest) > 0 && rest[0].isOpt() {
+		if rest[0].text == "--" {
+			rest = rest[1:]
+			break
+		}
+		n := min(1+bwrapArity[rest[0].text], len(rest))
+		opts = append(opts, texts(rest[:n])...)
+		rest = rest[n:]
+	}
+	if len(rest) == 0 {
+		r.done(opts)
+		return false
+	}
+	return r.next(opts, rest)
+}
+
+// expectSpawn matches the commands an expect script starts.
+var expectSpawn = regexp.MustCompile(`(?:^|[;\n\[{]\s*)(?:spawn|exec|system)\s+(?:-\S+\s+)*([^;\n\]}]+)`)
+
+// resolveExpect: expect -c SCRIPT: the programs it spawns or execs are
+// judged as commands; other Tcl is not code the gate reads.
+func resolveExpect(r *resolution) bool {
+	r.done(texts(r.rest))
+	for _, v := range optVals(r.rest, "-c", false) {
+		for _, m := range expectSpawn.FindAllStringSubmatch(v.text, -1) {
+			r.addCode(m[1], nil)
+		}
+		if strings.Contains(v.text, "eval") || strings.Contains(v.text, "source") {
+			r.hidden("Tcl code")
+		}
+	}
+	return false
+}
+
+// resolveTerminal: terminal emulators run the command after -e (or, for
+// some, after --, -x or as their operands).
+func resolveTerminal(r *resolution) bool {
+	for i, a := range r.rest {
+		switch a.text {
+		case "-e", "-x", "--", "--command", "--execute":
+			if i+1 >= len(r.rest) {
+				break
+			}
+			cmd := r.rest[i+1:]
+			if a.text != "--" && len(cmd) == 1 {
+				r.done(texts(r.rest[:i]))
+				r.addCode(cmd[0].text, cmd[0].word) // one string: some run it through a shell
+				return false
+			}
+			return r.next(texts(r.rest[:i]), cmd)
+		}
+		if strings.HasPrefix(a.text, "--command=") || strings.HasPrefix(a.text, "-e=") {
+			r.done(texts(r.rest))
+			r.addCode(a.text[strings.IndexByte(a.text, '=')+1:], nil)
+			return false
+		}
+	}
+	if (r.name == "kitty" || r.name == "foot" || r.name == "st") && len(r.rest) > 0 {
+		if _, rest := splitOpts(r.rest, optSpec{short: "cdoT", long: []string{"--config", "--directory", "--override", "--title", "--class", "--name"}}); len(rest) > 0 {
+			return r.next(nil, rest)
+		}
+	}
+	r.done(texts(r.rest))
+	return false
+}
+
+// resolveFetchRunner: npx, bunx, pnpx and uvx fetch a package and run its
+// program with the arguments that follow; npx -c runs shell code.
+func resolveFetchRunner(r *resolution) bool {
+	opts, rest := splitOpts(r.rest, optSpec{short: "pcw", long: []string{"--package", "--call", "--from", "--with",
+		"--python", "--index", "--index-url", "--extra-index-url", "--with-requirements", "--constraints", "--overrides",
+		"--workspace", "--registry", "--cache", "--prefix"}})
+	if v, ok := optValue(opts, "-c", "--call"); ok && r.name != "uvx" {
+		r.done(opts)
+		r.addCode(v, nil)
+		return false
+	}
+	if len(rest) == 0 {
+		r.done(opts)
+		return false
+	}
+	return r.next(opts, withoutVersion(rest))
+}
+
+// withoutVersion drops the version from a package named as the program
+// to run (rimraf@5, @scope/tool@latest): the program is the package's.
+func withoutVersion(args []arg) []arg {
+	if i := strings.LastIndexByte(args[0].text, '@'); i > 0 {
+		out := slices.Clone(args)
+		out[0] = arg{text: args[0].text[:i], word: nil}
+		return out
+	}
+	return args
+}
+
+// toolRunners are the subcommands of package and environment managers
+// that run the command after them.
+var toolRunners = map[string][]string{
+	"npm": {"exec", "x"}, "pnpm": {"dlx", "exec"}, "yarn": {"dlx", "exec"}, "bun": {"x"},
+	"uv": {"run", "tool run"}, "pipx": {"run"}, "poetry": {"run"}, "pdm": {"run"}, "pipenv": {"run"},
+	"hatch": {"run"}, "conda": {"run"}, "mamba": {"run"}, "micromamba": {"run"}, "bundle": {"exec"},
+	"mise": {"exec", "x"}, "rtx": {"exec", "x"}, "asdf": {"exec"}, "devbox": {"run"}, "direnv": {"exec"},
+	"nix": {"develop", "shell"},
+}
+
+// runnerSubOpts are the options of those subcommands that take a value.
+var runnerSubOpts = optSpec{short: "pwnCe", long: []string{"--package", "--with", "--python", "--from", "--project",
+	"--directory", "--env-file", "--extra", "--group", "--index", "--index-url", "--extra-index-url", "--spec",
+	"--pip-args", "--name", "--prefix", "--cwd", "--gemfile", "--filter", "--workspace", "--with-requirements",
+	"--config", "--env", "--environment"}}
+
+// resolveToolRunner: npm exec, pnpm dlx, uv run, poetry run, bundle exec
+// … run the command that follows; nix-shell --run and nix develop -c run
+// shell code. Other subcommands are the tool's own.
+func resolveToolRunner(r *resolution) bool {
+	if r.name == "nix-shell" {
+		if vs := optVals(r.rest, "", false, "--run", "--command"); len(vs) > 0 {
+			r.done(texts(r.rest))
+			r.codeOf(vs)
+			return false
+		}
+		r.done(texts(r.rest))
+		return false
+	}
+	subs := toolRunners[r.name]
+	probe := command{name: r.name}
+	r.a.subcommand(&probe, subcommandSpecs[subcommandKey(r.name)], r.rest)
+	if len(probe.args) == 0 {
+		return byClass(r)
+	}
+	sub := probe.args[0]
+	if sub == "tool" && len(probe.args) > 1 {
+		sub += " " + probe.args[1]
+	}
+	if !slices.Contains(subs, sub) {
+		return byClass(r)
+	}
+	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == probe.args[0] })
+	after := r.rest[at+1:]
+	if strings.Contains(sub, " ") {
+		after = after[1:]
+	}
+	opts, rest := splitOpts(after, runnerSubOpts)
+	isCode := hasOpt(opts, "-c", "--call", "--command")
+	if code, ok := optValue(opts, "--call", "--command"); ok && !isCode {
+		isCode, rest = true, append([]arg{{text: code}}, rest...) // --call=CODE
+	}
+	if r.name == "nix" {
+		// nix develop/shell INSTALLABLE… -c CMD ARGS; without -c, an
+		// interactive shell.
+		at := slices.IndexFunc(after, func(a arg) bool { return a.text == "-c" || a.text == "--command" })
+		if at < 0 || at+1 >= len(after) {
+			r.done(texts(r.rest))
+			return false
+		}
+		return r.next(texts(r.rest[:len(r.rest)-len(after)+at+1]), after[at+1:])
+	}
+	if isCode {
+		// npm exec -c CODE, pnpm exec -c CODE …: shell code.
+		r.done(texts(r.rest))
+		r.addCode(strings.Join(texts(rest), " "), nil)
+		return false
+	}
+	switch r.name {
+	case "direnv":
+		if len(rest) > 0 {
+			rest = rest[1:] // direnv exec DIR CMD …
+		}
+	case "mise", "rtx":
+		if dd := slices.IndexFunc(rest, func(a arg) bool { return a.text == "--" }); dd >= 0 {
+			rest = rest[dd+1:] // mise exec TOOL@VERSION… -- CMD …
+		}
+	}
+	if len(rest) == 0 {
+		r.done(texts(r.rest))
+		return false
+	}
+	return r.next(append(texts(r.rest[:at+1]), opts...), withoutVersion(rest))
+}
+
+// resolveDeleteTool: rimraf, del-cli and premove delete what they are
+// given, recursively: judged as rm -r of the same operands.
+func resolveDeleteTool(r *resolution) bool {
+	var opts []string
+	ops := []arg{{text: "rm"}, {text: "-r"}, {text: "--"}}
+	for _, a := range r.rest {
+		if a.isOpt() {
+			opts = append(opts, a.text)
+		} else {
+			ops = append(ops, a)
+		}
+	}
+	return r.next(opts, ops)
+}
+
+// resolveTar: tar's compression program (-I, --use-compress-program),
+// --to-command, checkpoint actions (exec=), --info-script and
+// --new-volume-script, and --rsh-command run commands.
+func resolveTar(r *resolution) bool {
+	r.codeOf(optVals(r.rest, "-I", false, "--use-compress-program", "--to-command", "--info-script",
+		"--new-volume-script", "--rsh-command"))
+	r.codeOf(optVals(r.rest, "-F", false))
+	for _, v := range optVals(r.rest, "", false, "--checkpoint-action") {
+		if code, ok := strings.CutPrefix(v.text, "exec="); ok {
+			r.addCode(code, nil)
+		}
+	}
+	return byClass(r)
+}
+
+// resolveRsync: the remote shell (-e, --rsh) runs locally; the program on
+// the other side (--rsync-path) is shell code run there.
+func resolveRsync(r *resolution) bool {
+	r.codeOf(optVals(r.rest, "-e", true, "--rsh", "--rsync-path"))
+	return byClass(r)
+}
+
+// resolveZip: zip -T tests the archive with -TT's or --unzip-command's
+// command.
+func resolveZip(r *resolution) bool {
+	r.codeOf(optVals(r.rest, "-TT", false, "--unzip-command"))
+	return byClass(r)
+}
+
+// resolveMan: man's pager (-P, --pager) and browser (-H, --html=) are
+// commands.
+func resolveMan(r *resolution) bool {
+	r.codeOf(optVals(r.rest, "-P", false, "--pager"))
+	for _, v := range optVals(r.rest, "", false, "--html") {
+		r.addCode(v.text, nil)
+	}
+	return byClass(r)
+}
+
+// resolveScp: scp -S names the program it runs for the connection (and
+// sftp -D the server it runs in its place); -o ProxyCommand and kin are
+// commands as they are for ssh.
+func resolveScp(r *resolution) bool {
+	for _, v := range optVals(r.rest, "-S", false) {
+		r.addCode(v.text, v.word)
+	}
+	if r.name == "sftp" {
+		r.codeOf(optVals(r.rest, "-D", false)) // the server program, run locally
+	}
+	r.sshOptions(r.rest)
+	return byClass(r)
+}
+
+// sshCommandOptions are ssh's configuration keys whose value is a
+// command: run locally before or after connecting, or on the remote side.
+var sshCommandOptions = setOf(`proxycommand localcommand knownhostscommand remotecommand`)
+
+// sshOptions queues the commands ssh's -o options name.
+func (r *resolution) sshOptions(args []arg) {
+	for _, v := range optVals(args, "-o", false) {
+		key, val, ok := strings.Cut(strings.TrimSpace(v.text), "=")
+		if !ok {
+			key, val, _ = strings.Cut(strings.TrimSpace(v.text), " ")
+		}
+		if sshCommandOptions[strings.ToLower(strings.TrimSpace(key))] && strings.TrimSpace(val) != "" && !strings.EqualFold(strings.TrimSpace(val), "none") {
+			r.addCode(sshTokens(val), nil)
+		}
+	}
+}
+
+// sshToken matches ssh's %-tokens (%h host, %p port …).
+var sshToken = regexp.MustCompile(`%[%a-zA-Z]`)
+
+// sshTokens replaces ssh's %-tokens with words.
+func sshTokens(s string) string {
+	return sshToken.ReplaceAllString(s, "x")
+}
+
+// sedExec matches sed's e command ("e cmd", "1e cmd", "/re/e cmd", "e"
+// alone) and the s command's e flag.
+var (
+	sedExecCmd = regexp.MustCompile(`(?:^|[;\n}{]|[0-9$]|/)\s*e(?:\s+([^;\n}]*)|\s*(?:$|[;\n}]))`)
+)
+
+// resolveSed: GNU sed's e command runs its argument (or the pattern
+// space) as shell code, and s///e runs what the substitution leaves.
+func resolveSed(r *resolution) bool {
+	var scripts []string
+	opts, rest := splitOpts(r.rest, optSpec{short: "efl", long: []string{"--expression", "--file", "--line-length"}})
+	for _, v := range optVals(r.rest, "-e", false, "--expression") {
+		scripts = append(scripts, v.text)
+	}
+	if len(scripts) == 0 && !hasOpt(opts, "-f", "--file") && len(rest) > 0 {
+		scripts = append(scripts, rest[0].text)
+	}
+	for _, s := range scripts {
+		r.sedScript(s)
+	}
+	return byClass(r)
+}
+
+func (r *resolution) sedScript(s string) {
+	for _, m := range sedExecCmd.FindAllStringSubmatch(s, -1) {
+		if strings.TrimSpace(m[1]) != "" {
+			r.addCode(m[1], nil)
+		} else {
+			r.hidden("the pattern space run as a command")
+		}
+	}
+	if code, ok := sedSubstExec(s); ok {
+		if code == "" {
+			r.hidden("the result of s///e run as a command")
+		} else {
+			r.addCode(code, nil)
+		}
+	}
+}
+
+// sedSubstExec finds an s command with the e flag in a sed script and
+// returns its replacement when that is all the line becomes (s/.*/CMD/e).
+func sedSubstExec(s string) (string, bool) {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != 's' || (i > 0 && !strings.ContainsRune(" ;{}\n/0123456789$,", rune(s[i-1]))) {
+			continue
+		}
+		d := s[i+1]
+		if d == '\\' || d == '\n' || d == ' ' || (d >= 'a' && d <= 'z') || (d >= 'A' && d <= 'Z') || (d >= '0' && d <= '9') {
+			continue
+		}
+		parts, end := splitSedS(s[i+2:], d)
+		if len(parts) != 2 {
+			continue
+		}
+		flags := s[i+2+end:]
+		if j := strings.IndexAny(flags, ";\n}"); j >= 0 {
+			flags = flags[:j]
+		}
+		if strings.ContainsRune(strings.TrimSpace(flags), 'e') && !strings.ContainsAny(flags, " \t") {
+			if parts[0] == ".*" || parts[0] == "^.*$" || parts[0] == "^.*" {
+				return parts[1], true
+			}
+			return "", true
+		}
+	}
+	return "", false
+}
+
+// splitSedS splits the pattern and replacement of an s command after its
+// delimiter, returning where the flags start.
+func splitSedS(s string, d byte) ([]string, int) {
+	var parts []string
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s):
+			if s[i+1] != d {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(s[i+1])
+			i++
+		case s[i] == d:
+			parts = append(parts, b.String())
+			b.Reset()
+			if len(parts) == 2 {
+				return parts, i + 1
+			}
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return parts, len(s)
+}
+
+// vimBang matches an Ex command that runs shell code: ":!cmd", a range
+// filtered through a command (":%!cmd"), ":r !cmd", ":w !cmd".
+var vimBang = regexp.MustCompile(`^[:\s]*(?:sil(?:ent)?!?\s*)?(?:[%.$,0-9'<>]*|r|read|(?:w|write)\s)\s*!(.+)$`)
+
+// vimHidden matches Ex commands that reach code the gate does not read:
+// functions that run programs, terminals, interpreters, scripts.
+var vimHidden = regexp.MustCompile(`(?i)\b(system|systemlist|jobstart|job_start|termopen|term_start|libcall)\s*\(|` +
+	`^[:\s]*(sil(ent)?!?\s*)?(ter(m(inal)?)?|lua|luado|luafile|py[3x]?|python3?|pyfile|py3file|perl|ruby|rubyfile|tcl|mzscheme|so(urce)?|exe(cute)?)\b`)
+
+// resolveVim: -c CMD, +CMD and --cmd CMD are Ex commands; those that run
+// shell code are judged as it, those that reach other code ask.
+func resolveVim(r *resolution) bool {
+	var cmds []string
+	for _, v := range optVals(r.rest, "-c", false, "--cmd") {
+		cmds = append(cmds, v.text)
+	}
+	for _, a := range r.rest {
+		if c, ok := strings.CutPrefix(a.text, "+"); ok && c != "" && !isNumber(c) && !strings.HasPrefix(c, "/") {
+			cmds = append(cmds, c)
+		}
+	}
+	for _, c := range cmds {
+		for part := range strings.SplitSeq(c, "|") {
+			if m := vimBang.FindStringSubmatch(part); m != nil {
+				r.addCode(strings.ReplaceAll(m[1], "%", "file"), nil)
+				break
+			}
+			if vimHidden.MatchString(part) {
+				r.hidden("editor command " + part)
+			}
+		}
+	}
+	return byClass(r) // a session or script file (-S) is a script, as python FILE is
+}
+
+func isNumber(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// emacsShell matches the Lisp forms that run a shell command given as a
+// string; emacsHidden the forms that run or delete anything else.
+var (
+	emacsShell  = regexp.MustCompile(`\((?:async-)?shell-command(?:-to-string)?\s+"((?:\\.|[^"\\])*)"`)
+	emacsHidden = regexp.MustCompile(`\b(shell-command|async-shell-command|call-process|call-process-shell-command|start-process|` +
+		`start-process-shell-command|make-process|process-lines|delete-directory|delete-file|rename-file|write-region|eshell-command)\b`)
+)
+
+// resolveEmacs: --eval, -eval and --execute take Lisp; a shell command in
+// it is judged as shell code, other ways to run or delete ask. Lisp
+// loaded from a file (-l) is a script, as python FILE is.
+func resolveEmacs(r *resolution) bool {
+	for _, v := range optVals(r.rest, "", false, "--eval", "--execute") {
+		r.emacsLisp(v.text)
+	}
+	for i, a := range r.rest {
+		if (a.text == "-eval" || a.text == "-execute") && i+1 < len(r.rest) {
+			r.emacsLisp(r.rest[i+1].text)
+		}
+	}
+	return byClass(r)
+}
+
+func (r *resolution) emacsLisp(code string) {
+	for _, m := range emacsShell.FindAllStringSubmatch(code, -1) {
+		r.addCode(strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(m[1]), nil)
+	}
+	if emacsHidden.MatchString(emacsShell.ReplaceAllString(code, "")) {
+		r.hidden("Lisp code")
+	}
+}
+
+// resolveMake: make runs the recipes of its makefile: -f FILE, else the
+// first of GNUmakefile, makefile and Makefile in the directory (-C DIR).
+// A makefile written earlier in the same command is judged as the script
+// it becomes (see [analyzer.finish]); one read from a process
+// substitution or standard input asks.
+func resolveMake(r *resolution) bool {
+	opts, _ := splitOpts(r.rest, optSpec{short: "fCIoWjlE", long: []string{"--file", "--makefile", "--directory",
+		"--include-dir", "--old-file", "--new-file", "--what-if", "--jobs", "--load-average", "--eval", "--assume-old", "--assume-new"}})
+	dir := ""
+	if v, ok := optValue(opts, "-C", "--directory"); ok {
+		dir = strings.TrimSuffix(v, "/") + "/"
+	}
+	files := optVals(r.rest, "-f", false, "--file", "--makefile")
+	for _, f := range files {
+		if f.text == "-" || f.dyn || strings.Contains(f.text, "<(") || strings.HasPrefix(f.text, "/dev/fd/") || strings.HasPrefix(f.text, "/proc/self/fd/") {
+			r.hidden("a makefile read from a pipe")
+		}
+		f.text = dir + f.text
+		r.runsFile(f)
+		r.a.makefile(f.text)
+	}
+	for _, v := range optVals(r.rest, "-E", false, "--eval") {
+		r.hidden("make code given with --eval: " + v.text)
+	}
+	if len(files) == 0 {
+		for _, n := range []string{"GNUmakefile", "makefile", "Makefile"} {
+			r.in.scripts = append(r.in.scripts, dir+n)
+			r.a.makefile(dir + n)
+		}
+	}
+	return byClass(r)
+}
+
+// makefile records a file make reads as its makefile.
+func (a *analyzer) makefile(p string) {
+	if a.makefiles == nil {
+		a.makefiles = make(map[string]bool)
+	}
+	a.makefiles[cleanRel(p)] = true
+}
+
+var (
+	// makeAssign matches a variable assignment of a makefile; "!=" runs
+	// its value as shell code when the makefile is read.
+	makeAssign = regexp.MustCompile(`^\s*(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(::?=|:::=|\?=|\+=|!=|=)\s*(.*)$`)
+	// makeRef matches a reference to a variable: $(NAME) or ${NAME}.
+	makeRef = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_.]*)[)}]`)
+	// makeAuto matches make's automatic variables ($@, $<, $(@D) …).
+	makeAuto = regexp.MustCompile(`\$([@<^?*+|%]|[({][@<^?*+|%][DF]?[)}])`)
+	// makeShell matches the shell function, which runs its argument.
+	makeShell = regexp.MustCompile(`\$[({]shell\s+([^)}]*)[)}]`)
+)
+
+// makeDefaults are the values GNU make gives the variables recipes most
+// often run as commands.
+var makeDefaults = map[string]string{"CC": "cc", "CXX": "c++", "RM": "rm -f", "MAKE": "make", "AR": "ar", "LD": "ld",
+	"CPP": "cc -E", "INSTALL": "install", "SHELL": "/bin/sh"}
+
+// makeRecipes returns the shell code a makefile runs: each recipe line
+// (a tab, then @, - or + flags), the recipe after "target: ;", the value
+// of a "!=" assignment and of a $(shell …), with variables the makefile
+// assigns (or make defaults) put in and others left as shell variables,
+// so that a command held in an unknown one asks. Targets, assignments and
+// directives are not shell code and are dropped.
+func makeRecipes(text string) string {
+	vars := maps.Clone(makeDefaults)
+	var code []string
+	for l := range strings.Lines(text) {
+		l = strings.TrimRight(l, "\r\n")
+		switch m := makeAssign.FindStringSubmatch(l); {
+		case strings.HasPrefix(l, "\t"):
+			code = append(code, strings.TrimLeft(l, "\t@-+ "))
+		case m != nil && m[2] == "!=":
+			code = append(code, m[3])
+		case m != nil:
+			vars[m[1]] = m[3]
+		default:
+			if i := strings.IndexByte(l, ':'); i > 0 {
+				if _, recipe, ok := strings.Cut(l[i:], ";"); ok {
+					code = append(code, strings.TrimLeft(recipe, "\t@-+ "))
+				}
+			}
+		}
+		for _, s := range makeShell.FindAllStringSubmatch(l, -1) {
+			code = append(code, s[1])
+		}
+	}
+	out := strings.ReplaceAll(strings.Join(code, "\n"), "$$", "\x00")
+	out = makeAuto.ReplaceAllLiteralString(out, "file") // a target or prerequisite
+	for range 2 {                                       // values may name other variables
+		out = makeRef.ReplaceAllStringFunc(out, func(ref string) string {
+			if v, ok := vars[makeRef.FindStringSubmatch(ref)[1]]; ok {
+				return v
+			}
+			return "${" + ref[2:len(ref)-1] + "}"
+		})
+	}
+	return strings.ReplaceAll(out, "\x00", "$")
+}
+
+// gitTreeWriters are git's subcommands that write files of the work tree.
+var gitTreeWriters = setOf(`checkout switch reset restore stash merge pull rebase cherry-pick revert apply am clean
+	read-tree checkout-index clone worktree mv rm`)
+
+// gitWorkTree guards the work tree a git command writes when it is named
+// apart from the current directory (--work-tree, GIT_WORK_TREE, -C, the
+// directory clone makes): checking files out into a directory that holds
+// policy writes the policy.
+func (r *resolution) gitWorkTree() {
+	if r.a.guard == nil || len(r.c.args) == 0 || !gitTreeWriters[r.c.args[0]] {
+		return
+	}
+	var dirs []string
+	g := r.c.globals
+	for i := 0; i < len(g); i++ {
+		switch {
+		case (g[i] == "--work-tree" || g[i] == "-C") && i+1 < len(g):
+			i++
+			dirs = append(dirs, g[i])
+		case strings.HasPrefix(g[i], "--work-tree="):
+			dirs = append(dirs, strings.TrimPrefix(g[i], "--work-tree="))
+		}
+	}
+	for _, e := range r.c.env {
+		if v, ok := strings.CutPrefix(e, "GIT_WORK_TREE="); ok {
+			dirs = append(dirs, v)
+		}
+	}
+	if r.c.args[0] == "clone" || r.c.args[0] == "worktree" {
+		var ops []string
+		for _, a := range r.c.args[1:] {
+			if !strings.HasPrefix(a, "-") {
+				ops = append(ops, a)
+			}
+		}
+		if len(ops) >= 2 {
+			dirs = append(dirs, ops[len(ops)-1], ops[len(ops)-2])
+		}
+	}
+	for _, d := range dirs {
+		r.a.guardTarget(r.in, &r.c, "git-"+r.c.args[0], arg{text: d}, reachMaybe)
+	}
+}
+
+// codeOpts are, for programs that are not wrappers, the options whose
+// value is a command they run: sort's compression program, split's
+// filter, ripgrep's preprocessor.
+var codeOpts = map[string]struct {
+	short string
+	long  []string
+}{
+	"sort":  {long: []string{"--compress-program"}},
+	"split": {long: []string{"--filter"}},
+	"rg":    {long: []string{"--pre"}},
+}
+
+// resolveCodeOpts: the command in an option (codeOpts), and less's
+// +!CMD, which runs CMD in a shell; then the program as itself.
+func resolveCodeOpts(r *resolution) bool {
+	o := codeOpts[r.name]
+	r.codeOf(optVals(r.rest, o.short, false, o.long...))
+	if r.name == "less" || r.name == "more" {
+		for _, a := range r.rest {
+			if code, ok := strings.CutPrefix(a.text, "+!"); ok {
+				r.addCode(code, nil)
+			}
+		}
+	}
+	return byClass(r)
+}
+
+// resolveDetacher: dtach -n SOCKET CMD and abduco -c NAME CMD run CMD in
+// a session that outlives the caller.
+func resolveDetacher(r *resolution) bool {
+	rest := r.rest
+	if len(rest) < 2 || !strings.HasPrefix(rest[0].text, "-") {
+		r.done(texts(r.rest))
+		return false
+	}
+	opts, cmd := splitOpts(rest[2:], optSpec{short: "erz"})
+	if len(cmd) == 0 {
+		r.done(texts(r.rest))
+		return false
+	}
+	return r.next(append(texts(rest[:2]), opts...), cmd)
+}
+
+// resolveZellij: zellij run [OPTIONS] [--] CMD runs CMD in a new pane.
+func resolveZellij(r *resolution) bool {
+	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "run" })
+	if at < 0 {
+		r.done(texts(r.rest))
+		return false
+	}
+	opts, cmd := splitOpts(r.rest[at+1:], optSpec{short: "ndx", long: []string{"--name", "--direction", "--cwd", "--height", "--width", "-x", "-y"}})
+	if len(cmd) == 0 {
+		r.done(texts(r.rest))
+		return false
+	}
+	return r.next(append(texts(r.rest[:at+1]), opts...), cmd)
+}
+
+// resolveStartStop: start-stop-daemon --start --exec PROG -- ARGS runs
+// PROG (or --startas's) with ARGS.
+func resolveStartStop(r *resolution) bool {
+	prog := optVals(r.rest, "-x", false, "--exec", "--startas")
+	prog = append(prog, optVals(r.rest, "-a", false)...)
+	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "--" })
+	start := slices.ContainsFunc(r.rest, func(a arg) bool { return a.text == "--start" || a.text == "-S" })
+	if !start || len(prog) == 0 {
+		r.done(texts(r.rest))
+		return false
+	}
+	cmd := []arg{prog[len(prog)-1]}
+	if at >= 0 {
+		cmd = append(cmd, r.rest[at+1:]...)
+	}
+	return r.next(texts(r.rest), cmd)
+}
+
+// resolveCmake: cmake -E rm, remove and remove_directory delete, as rm
+// and rm -r do; the rest of cmake is itself.
+func resolveCmake(r *resolution) bool {
+	if len(r.rest) < 2 || r.rest[0].text != "-E" {
+		return byClass(r)
+	}
+	ops := r.rest[2:]
+	switch r.rest[1].text {
+	case "rm":
+		return r.next([]string{"-E"}, append([]arg{{text: "rm"}}, ops...))
+	case "remove":
+		return r.next([]string{"-E"}, append([]arg{{text: "rm"}}, ops...))
+	case "remove_directory":
+		return r.next([]string{"-E"}, append([]arg{{text: "rm"}, {text: "-r"}, {text: "--"}}, ops...))
+	}
+	return byClass(r)
+}
+
+// ansibleCommandModules run their arguments as a command line.
+var ansibleCommandModules = setOf(`shell command raw ansible.builtin.shell ansible.builtin.command ansible.builtin.raw
+	ansible.legacy.shell ansible.legacy.command ansible.legacy.raw`)
+
+// resolveAnsible: an ad-hoc command's -a is a command line when the
+// module (-m, command by default) runs one.
+func resolveAnsible(r *resolution) bool {
+	mod := "command"
+	if m := optVals(r.rest, "-m", false, "--module-name"); len(m) > 0 {
+		mod = m[len(m)-1].text
+	}
+	if ansibleCommandModules[mod] {
+		r.codeOf(optVals(r.rest, "-a", false, "--args"))
+	}
+	return byClass(r)
+}
