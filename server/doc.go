@@ -25,9 +25,12 @@
 // the configured backend, opened by its first command and kept across
 // calls (cd and export carry over), torn down with its whole process tree
 // when the client ends the session or goes away. Background jobs are
-// registered in the per-user job registry under the session's name; the
-// ones it started are killed when it ends, unless they were started with
-// detach or handed to another owner. Two sessions never see each other's
+// registered under the session's name in the registry where its commands
+// run: the per-user job daemon for a local session, the job daemon inside
+// the session's own container (docker) or on its own host (ssh), reached
+// through the session's agent channel. The ones it started are killed
+// when it ends, unless they were started with detach or handed to
+// another owner. Two sessions never see each other's
 // shell state or jobs. Over HTTP the teardown starts as soon as the
 // client's DELETE arrives, before the SDK's own close (which waits for
 // the calls in progress): a foreground command still running is killed
@@ -50,8 +53,13 @@
 //
 // A session's job events (completion, exactly once; heartbeats; watch
 // matches) are sent to its client as MCP log-message notifications
-// (notifications/message) whose data carries a readable line and the
-// event itself. The server starts every session at log level "info", so
+// (notifications/message, logger "runbox.jobs") whose data carries a
+// readable line and the event itself. In every protocol version the
+// server speaks (up to 2025-11-25) that is the specification's channel
+// for unsolicited server notices, and the one every stock client shows
+// without opting in to anything; the SDK marks logging deprecated only
+// for the sessionless 2026-07-28 protocol, which this server does not
+// speak (below). The server starts every session at log level "info", so
 // a client that never sends logging/setLevel still receives them; a
 // client that raises the level above the events' levels opts out. An
 // event that cannot be delivered (an HTTP client with no stream open)
@@ -67,17 +75,38 @@
 //
 // # Transports
 //
-// [Server.ServeStdio] serves one client over a pair of streams.
+// [Server.ServeStdio] serves one client over a pair of streams. A line
+// that is not a JSON-RPC 2.0 message (broken JSON, another "jsonrpc", a
+// batch) is answered with -32700 or -32600 and the session carries on;
+// when the input ends, the requests already read are answered before the
+// server returns.
+//
 // [Server.HTTPHandler] is the streamable HTTP transport at /mcp; over TCP
 // every request must carry the bearer token, and Host and Origin are
 // checked against DNS rebinding ([HTTPOptions]). [ListenTCP] refuses a
 // non-loopback address without an explicitly provisioned token;
-// [ListenUnix] accepts only connections from this user (peer uid).
+// [ListenUnix] accepts only connections from this user (peer uid). Where
+// the SDK's handler answers otherwise, runbox's wrapper answers by the
+// specification: an unknown method is -32601, a request without
+// Mcp-Session-Id (other than initialize) is HTTP 400, an initialize
+// beyond the session cap is HTTP 503 with a JSON-RPC error (-32000) and
+// no session id. SSE streams are resumable: events carry ids, a stream
+// starts with a retry: hint ([RetryHint]), and a client that reconnects
+// with Last-Event-ID is sent what it missed. A session whose client has
+// had no request and no stream open for [HTTPOptions.SessionIdle] is
+// closed with its whole tree: a client that went away without DELETE
+// leaves nothing behind.
+//
+// Every tool call's arguments are checked against the tool's schema
+// first; a bad one is a tool error ([ArgError]) naming the field, what
+// was expected and what came. logging/setLevel refuses a level the
+// protocol does not define (-32602).
 //
 // # What it does not do
 //
-// It runs background jobs only through the local job registry: a session
-// on another backend is told that background jobs are unsupported there.
+// It runs no background jobs for a session on modal or daytona: their
+// sandboxes hold no runbox job daemon, and the start is refused with the
+// reason ([service.ErrNoSandboxJobs]).
 // It does not put a cell of execute_code to the gate: the code runs with
 // the session environment's own confinement, and only the commands it
 // runs through runbox.terminal are judged.

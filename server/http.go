@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/subtle"
 	"net"
 	"net/http"
@@ -15,10 +16,13 @@ import (
 // Path is where the streamable HTTP transport is served.
 const Path = "/mcp"
 
-// DefaultSessionIdle is how long an HTTP session may go without a request
-// before it is closed (and torn down), when HTTPOptions.SessionIdle is
-// zero. Over stdio a session ends with the connection instead.
-const DefaultSessionIdle = 30 * time.Minute
+// DefaultSessionIdle is how long an HTTP session may go with no request
+// of its client open (no call, no standalone stream) before it is closed
+// and torn down, when HTTPOptions.SessionIdle is zero: its client is gone
+// (a client that ends without DELETE leaves nothing open). A client that
+// keeps its GET stream open is never idle. Over stdio a session ends with
+// the connection instead.
+const DefaultSessionIdle = 2 * time.Minute
 
 // HTTPOptions configure [Server.HTTPHandler].
 type HTTPOptions struct {
@@ -39,13 +43,16 @@ type HTTPOptions struct {
 	// accepted hosts. A request from any other origin (a web page) is
 	// refused. Requests without an Origin (not from a browser) pass.
 	Origins []string
-	// SessionIdle closes a session after this long without a request.
-	// Zero means DefaultSessionIdle; negative means never.
+	// SessionIdle closes a session after this long with no request of
+	// its client open (its standalone stream included). Zero means
+	// DefaultSessionIdle; negative means never.
 	SessionIdle time.Duration
 }
 
 // HTTPHandler serves the streamable HTTP transport at [Path], behind the
-// Host, Origin and bearer-token checks of opts.
+// Host, Origin and bearer-token checks of opts. Streams are resumable:
+// every SSE event carries an id, the stream starts with a retry: hint,
+// and a client that reconnects with Last-Event-ID is sent what it missed.
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	idle := opts.SessionIdle
 	switch {
@@ -54,12 +61,17 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	case idle < 0:
 		idle = 0
 	}
+	tracker := newIdleTracker(idle, s.expire)
+	context.AfterFunc(s.ctx, tracker.stop)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		SessionTimeout: idle,
+		// Idle sessions are runbox's to close: the SDK's timer does not
+		// count an open GET stream as activity.
+		SessionTimeout: 0,
+		EventStore:     mcp.NewMemoryEventStore(nil),
 		Logger:         s.log,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(Path, guard(opts, s.endOnDelete(h)))
+	mux.Handle(Path, guard(opts, s.endOnDelete(s.protocol(tracker, h))))
 	return mux
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -18,12 +19,23 @@ type Notice struct {
 	Event   procregistry.Event `json:"event"`
 }
 
+// errNotListening: the HTTP client has no stream open to be notified on.
+var errNotListening = errors.New("the client has no stream open")
+
 // notifyLogger names runbox's notifications among a client's logs.
 const notifyLogger = "runbox.jobs"
 
 // notify sends one job event to the session's client. An error means it
 // was not delivered (the event then stays queued).
 func (s *session) notify(ctx context.Context, ev procregistry.Event) error {
+	// Over HTTP a notice unrelated to a call goes to the client's
+	// standalone stream. With none open the SDK would keep it for a
+	// stream resumed later (Last-Event-ID), which a new stream never
+	// asks for: it stays queued instead, for the next list or poll, or
+	// the redelivery once a stream is open.
+	if id := s.mcp.ID(); id != "" && !s.srv.listening(id) {
+		return fmt.Errorf("runbox: session %s: %w", s.id, errNotListening)
+	}
 	return s.mcp.Log(ctx, &mcp.LoggingMessageParams{
 		Level:  eventLevel(ev),
 		Logger: notifyLogger,

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/runbox/runbox/envs"
@@ -89,7 +91,8 @@ type Server struct {
 	log  *slog.Logger
 	mcp  *mcp.Server
 
-	kernels *kernel.Pool // every session's execute_code kernel
+	kernels *kernel.Pool                  // every session's execute_code kernel
+	schemas map[string]*jsonschema.Schema // each tool's input schema, by name (set by addTools)
 
 	ctx    context.Context // ends at Close: stops calls, pumps and watchers
 	cancel context.CancelFunc
@@ -98,6 +101,7 @@ type Server struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[*mcp.ServerSession]*session
+	streams  map[string]int // open standalone SSE streams by Mcp-Session-Id
 }
 
 // New makes a Server from opts.
@@ -136,14 +140,14 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{opts: o, svc: o.Service, log: log, ctx: ctx, cancel: cancel, sessions: map[*mcp.ServerSession]*session{}}
+	s := &Server{opts: o, svc: o.Service, log: log, ctx: ctx, cancel: cancel, sessions: map[*mcp.ServerSession]*session{}, streams: map[string]int{}}
 	s.kernels = kernel.NewPool(kernel.PoolOptions{Max: o.MaxKernels, IdleTimeout: o.KernelIdle})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "runbox", Title: "runbox", Version: o.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    log,
 		SupportedProtocolVersions: sessionProtocolVersions(),
 	})
-	s.mcp.AddReceivingMiddleware(s.sessionMiddleware)
+	s.mcp.AddReceivingMiddleware(s.sessionMiddleware, s.argsMiddleware)
 	if err := s.addTools(); err != nil {
 		cancel()
 		s.kernels.Close(context.Background())
@@ -172,6 +176,11 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // never set a level.
 func (s *Server) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "logging/setLevel" {
+			if err := checkLevel(req); err != nil {
+				return nil, err
+			}
+		}
 		if method != "initialize" {
 			return next(ctx, method, req)
 		}
@@ -201,15 +210,11 @@ func (s *Server) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (s *Server) admit(ss *mcp.ServerSession) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("runbox: the server is shutting down")
-	}
 	if _, dup := s.sessions[ss]; dup {
 		return nil // the SDK refuses a second initialize itself
 	}
-	if s.opts.MaxSessions > 0 && len(s.sessions) >= s.opts.MaxSessions {
-		return fmt.Errorf("runbox: too many sessions: %d are open (the cap is %d; see runbox serve --max-sessions): %w",
-			len(s.sessions), s.opts.MaxSessions, service.ErrLimit)
+	if err := s.roomLocked(); err != nil {
+		return err
 	}
 	sess := newSession(s, ss)
 	s.sessions[ss] = sess
@@ -218,6 +223,90 @@ func (s *Server) admit(ss *mcp.ServerSession) error {
 		s.end(sess)
 	})
 	return nil
+}
+
+// roomFor returns nil if one more session may open, else the JSON-RPC
+// error that refuses it.
+func (s *Server) roomFor() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.roomLocked()
+}
+
+func (s *Server) roomLocked() error {
+	if s.closed {
+		return &jsonrpc.Error{Code: codeServerBusy, Message: "runbox: the server is shutting down"}
+	}
+	if s.opts.MaxSessions > 0 && len(s.sessions) >= s.opts.MaxSessions {
+		return &jsonrpc.Error{Code: codeServerBusy, Message: fmt.Sprintf(
+			"runbox: too many sessions: %d are open (the cap is %d; see runbox serve --max-sessions)", len(s.sessions), s.opts.MaxSessions)}
+	}
+	return nil
+}
+
+// checkLevel refuses a logging/setLevel naming no level the protocol
+// defines (the SDK would store any string).
+func checkLevel(req mcp.Request) error {
+	p, ok := req.GetParams().(*mcp.SetLoggingLevelParams)
+	if ok && p != nil {
+		switch p.Level { // RFC 5424's names, as the protocol defines them
+		case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
+			return nil
+		}
+	}
+	got := ""
+	if ok && p != nil {
+		got = string(p.Level)
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+		"runbox: invalid params: level %q is not a log level; expected one of debug, info, notice, warning, error, critical, alert, emergency", got)}
+}
+
+// stream counts a standalone SSE stream of session id opening (+1) or
+// closing (-1).
+func (s *Server) stream(id string, delta int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.streams[id] += delta; s.streams[id] <= 0 {
+		delete(s.streams, id)
+	}
+}
+
+// listening reports whether the HTTP session id has a standalone stream
+// open, the only way a notice unrelated to a call reaches its client.
+func (s *Server) listening(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams[id] > 0
+}
+
+// known reports whether id (an Mcp-Session-Id) names an open session.
+func (s *Server) known(id string) bool {
+	return s.byID(id) != nil
+}
+
+func (s *Server) byID(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ss, x := range s.sessions {
+		if ss.ID() == id {
+			return x
+		}
+	}
+	return nil
+}
+
+// expire closes the session named id whose client is gone: its runbox
+// session is torn down first (a command still running is killed), then
+// the SDK's session is closed, and the watcher forgets it.
+func (s *Server) expire(id string) {
+	sess := s.byID(id)
+	if sess == nil {
+		return
+	}
+	s.log.Info("server: closing an idle session: its client is gone", "session", sess.id)
+	s.endByID(id)
+	sess.mcp.Close()
 }
 
 // session returns the runbox session of the client behind req.
@@ -250,14 +339,7 @@ func (s *Server) end(sess *session) {
 // (its Mcp-Session-Id), if there is one, without forgetting it: the
 // watcher forgets it once the client session has ended.
 func (s *Server) endByID(id string) {
-	s.mu.Lock()
-	var sess *session
-	for ss, x := range s.sessions {
-		if ss.ID() == id {
-			sess = x
-		}
-	}
-	s.mu.Unlock()
+	sess := s.byID(id)
 	if sess == nil {
 		return
 	}

@@ -135,22 +135,8 @@ func (s *session) ownedJobs(ctx context.Context) (*service.OwnedJobs, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.srv.opts.Jobs == nil {
-		return nil, fmt.Errorf("runbox: background jobs are not available on this server: %w", envs.ErrUnsupported)
-	}
-	if ss.Backend != "local" {
-		return nil, fmt.Errorf("runbox: background jobs run on the local backend only; this session runs on %s: %w", ss.Backend, envs.ErrUnsupported)
-	}
-	reg, err := s.srv.opts.Jobs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("runbox: job registry: %w", err)
-	}
-	max := s.srv.opts.MaxJobs
-	if max < 0 {
-		max = 0
-	}
-	s.jobs = ss.Jobs(reg, service.OwnedJobsOptions{Backend: "local", HostAccess: true, MaxLive: max})
-	return s.jobs, nil
+	s.jobs, err = s.srv.sessionJobs(ctx, ss) // see jobs.go
+	return s.jobs, err
 }
 
 // kernel returns the session's Python kernel from the server's pool,

@@ -9,10 +9,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The tools' arguments. Names are the contract; the SDK validates every
-// call against the schemas derived from these types (unknown properties
-// and wrong types are refused before a handler runs), and the handlers
-// check what a schema cannot say.
+// The tools' arguments. Names are the contract; every call is checked
+// against the schemas derived from these types before a handler runs
+// (unknown properties, missing ones, wrong types and bounds are refused
+// with a message naming the field, see checkArgs; the SDK's own
+// validation then runs too), and the handlers check what a schema cannot
+// say.
 
 // TerminalArgs are the terminal tool's arguments.
 type TerminalArgs struct {
@@ -81,6 +83,7 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return err
 	}
+	s.schemas = map[string]*jsonschema.Schema{"terminal": term, "process": proc, "execute_code": code, "check_command": check}
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  "terminal",
 		Title: "Run a shell command",
@@ -105,6 +108,7 @@ func (s *Server) addTools() error {
 		if err != nil {
 			return err
 		}
+		s.schemas["sync"] = sync
 		mcp.AddTool(s.mcp, &mcp.Tool{
 			Name:  "sync",
 			Title: "Push the workspace or see what changed in it",

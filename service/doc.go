@@ -17,7 +17,18 @@
 //   - gate-first execution: every command ([Session.Run], [Session.Start],
 //     [Service.StartJob]) and every write to a process's or a job's stdin
 //     ([Service.WriteJob], [GatedInput]) is judged before any backend sees
-//     it;
+//     it; a command's piped stdin (Command.Stdin) is judged line by line
+//     as the command reads it, and the command is killed at the first
+//     refused line ([StdinRefusedError]);
+//   - a task's workspace on any backend that moves files ([TaskPlace],
+//     [Service.PushTask], [Service.OpenTask]) and the job daemon of a
+//     container or host ([Service.OpenJobHost]), opened through the
+//     provider table, so that front ends import no backend;
+//   - a session's background jobs where its commands run ([OwnedJobs]):
+//     the local job daemon's ([Session.Jobs]), or the job daemon inside
+//     the session's own container or on its own ssh host, reached through
+//     the agent channel ([Session.SandboxJobs]); modal and daytona
+//     sessions are refused ([ErrNoSandboxJobs]);
 //   - the stable JSON encodings of results and errors ([EncodeResult],
 //     [EncodeError]).
 //

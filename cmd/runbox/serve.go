@@ -41,6 +41,7 @@ type serveOptions struct {
 	// Transports.
 	http      string
 	tokenFile string
+	noToken   bool // --insecure-loopback-no-token: only on a loopback address
 	socket    string
 	hosts     []string
 	origins   []string
@@ -60,7 +61,17 @@ func newServeCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
 		Short: "Serve runbox to AI agents over the Model Context Protocol",
-		Long: `Serve runbox as an MCP server: the tools terminal, process and check_command.
+		Long: `Serve runbox as an MCP server. Its tools:
+
+  terminal       run a shell command in the session (cd and export carry over),
+                 in the foreground or as a background job
+  process        list, poll, log, wait for, kill, write to, submit to, close
+                 and hand off the session's background jobs
+  execute_code   run Python in the session's persistent kernel, with
+                 runbox.terminal and runbox.process callable from the code
+  check_command  the command gate's verdict on a command, without running it
+  sync           (with --sync) push the project to the task's workspace, or
+                 diff what the commands changed there
 
 By default one client is served over stdin and stdout (the command line an MCP
 client starts). With --http the streamable HTTP transport is served at /mcp:
@@ -73,9 +84,14 @@ a Unix socket that only this user can reach (peer uid checked), no token.
 Each client session gets its own environment on the backend (the flags below,
 as for run), opened by its first command and torn down with its whole process
 tree when the session ends; its background jobs are killed with it unless they
-were started with detach or handed off. Every command passes the command gate;
-a command that needs approval is asked of the human through the client
-(MCP elicitation) when the client can ask, and refused with a hint otherwise.`,
+were started with detach or handed off. An HTTP client that goes away without
+ending its session (no request and no stream open for --session-idle) has its
+session closed the same way. Job completions, heartbeats and watch matches are
+sent as MCP log-message notifications (logger "runbox.jobs"), one per event.
+
+Every command passes the command gate; a command that needs approval is asked
+of the human through the client (MCP elicitation) when the client can ask, and
+refused with a hint otherwise.`,
 		Example: `  runbox serve
   runbox serve --backend docker --image debian:bookworm
   runbox serve --http 127.0.0.1:8765
@@ -101,6 +117,7 @@ a command that needs approval is asked of the human through the client
 	opts.ssh.bind(f)
 	f.StringVar(&opts.http, "http", "", "serve streamable HTTP at ADDR (host:port) on /mcp instead of stdio")
 	f.StringVar(&opts.tokenFile, "token-file", "", "file holding the bearer token for --http (default: generate one)")
+	f.BoolVar(&opts.noToken, "insecure-loopback-no-token", false, "with --http on a loopback address only: check no bearer token (for test suites that cannot send one; every local user can then reach the server)")
 	f.StringVar(&opts.socket, "socket", "", "serve streamable HTTP on a Unix socket at PATH (owner only, no token)")
 	f.StringArrayVar(&opts.hosts, "allow-host", nil, "accept this Host name on --http besides loopback names (repeatable)")
 	f.StringArrayVar(&opts.origins, "allow-origin", nil, "accept requests from this browser Origin (repeatable)")
@@ -109,7 +126,7 @@ a command that needs approval is asked of the human through the client
 	f.IntVar(&opts.maxKernels, "max-kernels", kernel.DefaultMaxKernels, "Python kernels (execute_code) alive at once, across sessions; the least recently used idle one is closed for a new one (-1: no cap)")
 	f.DurationVar(&opts.kernelIdle, "kernel-idle", kernel.DefaultIdleTimeout, "close a Python kernel that has run nothing for this long (-1s: never)")
 	f.DurationVar(&opts.approvalTimeout, "approval-timeout", server.ApprovalTimeout, "how long a question to the human waits; no answer refuses")
-	f.DurationVar(&opts.sessionIdle, "session-idle", server.DefaultSessionIdle, "close an HTTP session after this long without a request (-1s: never)")
+	f.DurationVar(&opts.sessionIdle, "session-idle", server.DefaultSessionIdle, "close an HTTP session whose client has had no request and no stream open for this long (-1s: never)")
 	f.IntVar(&opts.dockerPool, "docker-pool", -1, "ready containers kept per docker spec, so a session's first command skips the container's start (default from config: docker.pool, 0 = none)")
 	return cmd
 }
@@ -279,7 +296,17 @@ func serveHTTP(ctx context.Context, a *app, srv *server.Server, opts *serveOptio
 // serveToken is the bearer token for --http: read from --token-file
 // (provisioned), or generated into a new 0600 file in the state
 // directory whose path is printed, and removed when the server stops.
+// With --insecure-loopback-no-token there is none, and only a loopback
+// address is accepted: the way in for a test suite that sends no token
+// (Host and Origin are still checked).
 func serveToken(a *app, opts *serveOptions) (token string, provisioned bool, cleanup func(), err error) {
+	if opts.noToken {
+		if !server.IsLoopback(opts.http) || opts.tokenFile != "" {
+			return "", false, nil, usageError{errorf("--insecure-loopback-no-token needs a loopback --http address (127.0.0.1:PORT) and no --token-file")}
+		}
+		fmt.Fprintf(a.stderr, "runbox: no bearer token is checked (--insecure-loopback-no-token): every local user can reach this server\n")
+		return "", false, func() {}, nil
+	}
 	if opts.tokenFile != "" {
 		tok, err := server.ReadToken(opts.tokenFile)
 		if err != nil {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServe_NoTokenOnlyOnLoopback protects the way in for test suites
+// that send no bearer token: --insecure-loopback-no-token is refused
+// beyond loopback and with --token-file (a usage error), so it can never
+// expose a tokenless server to other machines.
+func TestServe_NoTokenOnlyOnLoopback(t *testing.T) {
+	tokFile := t.TempDir() + "/tok"
+	if err := os.WriteFile(tokFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--http", "0.0.0.0:0"},
+		{"--http", "192.0.2.1:0"},
+		{"--http", ":0"},
+		{"--http", "127.0.0.1:0", "--token-file", tokFile},
+	} {
+		_, errs, code := cli(t, "", map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}, append([]string{"serve", "--insecure-loopback-no-token"}, args...)...)
+		if code != exitUsage || !strings.Contains(errs, "loopback") {
+			t.Errorf("serve --insecure-loopback-no-token %v: exit %d, %q; want 2 and a refusal naming loopback", args, code, errs)
+		}
+	}
+}
+
+// TestServe_NoTokenServesOnLoopback: with the flag on loopback, a client
+// without a token is served (the conformance suite's way in), and the
+// server says on stderr that no token is checked.
+func TestServe_NoTokenServesOnLoopback(t *testing.T) {
+	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
+	errb := &lockedWriter{w: &strings.Builder{}}
+	a := newApp(strings.NewReader(""), io.Discard, errb, serveGetenv(env))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- a.execute(ctx, []string{"serve", "--sandbox", "off", "--http", "127.0.0.1:0", "--insecure-loopback-no-token"})
+	}()
+	urlRe := regexp.MustCompile(`serving MCP at (http://\S+)`)
+	var url string
+	for deadline := time.Now().Add(30 * time.Second); url == ""; {
+		errb.mu.Lock()
+		s := errb.w.(*strings.Builder).String()
+		errb.mu.Unlock()
+		if m := urlRe.FindStringSubmatch(s); m != nil {
+			url = m[1]
+			if !strings.Contains(s, "no bearer token is checked") {
+				t.Errorf("serve did not warn that no token is checked: %s", s)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve printed no address: %s", s)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended: %v\n%s", err, s)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient}, nil)
+	if err != nil {
+		t.Fatalf("connect without a token: %v", err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list without a token: %v", err)
+	}
+	cs.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve ended with %v", err)
+	}
+}
