@@ -28,6 +28,7 @@ type Config struct {
 	Modal       ModalConf   `yaml:"modal"`
 	SSH         SSHConf     `yaml:"ssh"`
 	Jobs        JobsConf    `yaml:"jobs"`
+	Tasks       TasksConf   `yaml:"tasks"`
 	Sync        SyncConf    `yaml:"sync"`
 	Sandbox     SandboxConf `yaml:"sandbox"`
 
@@ -63,6 +64,14 @@ type JobsConf struct {
 	Retention Duration `yaml:"retention"`
 	// MaxFinished is how many finished jobs are kept at most; 0 means 200.
 	MaxFinished int `yaml:"max_finished"`
+}
+
+// TasksConf configures what --task keeps between runs (docs/tasks.md).
+type TasksConf struct {
+	// MaxIdle is how long a task may go unused before the reaper (run by
+	// runbox serve, and by runbox tasks reap) removes it; 0 means no
+	// reaper: tasks are kept until removed.
+	MaxIdle Duration `yaml:"max_idle"`
 }
 
 // DockerConf configures the docker backend.

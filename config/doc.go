@@ -42,6 +42,8 @@
 //	jobs:
 //	  retention: 24h          # how long finished background jobs are kept
 //	  max_finished: 200       # how many finished jobs are kept at most
+//	tasks:
+//	  max_idle: 0s            # remove tasks (--task) unused this long; 0 = keep them (docs/tasks.md)
 //	docker:
 //	  image: ""               # default image for the docker backend
 //	  agent_binary: ""        # static runbox to copy in ("" = next to runbox, itself, or built)

@@ -99,6 +99,13 @@
 // starts it, or restarts the agent) and its Result has
 // EnvironmentRecreated set and a warning that session state was reset.
 //
+// [Tasks] lists an owner's persistent containers (runbox tasks) with
+// their size, state and last use — the latest of their start and stop and
+// of the last agent session begun or ended in them, read as the time of
+// the container's /dev/shm, where each session makes and removes its
+// state directory — and what runs in them besides the idle loop;
+// [RemoveTask] removes a task's containers whatever they run.
+//
 // # Warm pool
 //
 // A [Pool] keeps containers started, agent attached, per spec (the

@@ -42,7 +42,9 @@
 // next environment is created from that image. A snapshot that cannot be
 // restored (other than a refused token) is logged as a warning and the
 // base image is used. Without it, Close terminates the sandbox. [Reap]
-// terminates runbox-tagged sandboxes left behind.
+// terminates runbox-tagged sandboxes left behind. [Tasks] lists the
+// recorded snapshots (from the record alone) and [RemoveTask] deletes a
+// task's snapshot image on Modal, then its record (runbox tasks).
 //
 // # Tests
 //

@@ -67,7 +67,10 @@
 // supervisor of a job's own blocks in wait4 and reaps adopted orphans on
 // SIGCHLD); the registry's monitor blocks on the control socket, and its
 // log readers on inotify. Nothing on either side runs on a timer but
-// what was asked for (heartbeats) and the registry's one sweeper.
+// what was asked for (heartbeats; quiet, no-output and waiting-for-input
+// deadlines, the last of which looks at a silent job's processes at
+// most every 8 s once it has been silent a while) and the registry's one
+// sweeper.
 //
 // # Containment
 //
@@ -122,7 +125,9 @@
 // inotify instance the registry shares among its readers (so does
 // [Registry.Follow]); it looks on a timer only where inotify is missing.
 // With a heartbeat a timer goroutine looks at the log's size at the
-// job's interval. Every goroutine belongs to the registry, and
+// job's interval. With quiet, waiting-for-input or no-output options an
+// idle goroutine is woken by the log's writes and by its deadlines, and
+// looks at the job's processes in /proc only while the job is silent. Every goroutine belongs to the registry, and
 // [Registry.Close] waits for all of them. Close does not stop jobs.
 //
 // # Output
@@ -153,6 +158,20 @@
 // what is new. Watch matches are limited per job and across all jobs
 // ([WatchLimits]); a pattern that keeps firing is switched off with one
 // event, and the global breaker announces when it trips and releases.
+//
+// Silence has events of its own ([StartRequest].QuietAfter, InputWait,
+// NoOutputTimeout; quiet.go). [EventQuiet] comes once per quiet spell
+// (output re-arms it). [EventWaitingForInput] comes once per wait: when a
+// process of the job sleeps in a read of the job's stdin (its pipe or
+// terminal) with no output and no write for InputWait — read from the
+// kernel's view of the processes (/proc/PID/syscall, else wchan, and the
+// descriptor's identity; waitinput_linux.go says what is not seen),
+// never guessed from the output; output, a write through the registry,
+// or the wait ending re-arms it. Both carry the output's tail, and two of
+// one kind for a job are at least [Options].NoticeGap apart. A job that
+// writes nothing for NoOutputTimeout is killed like [Registry.Kill]
+// (KilledBy [KilledByNoOutput]) and completes with
+// [ReasonNoOutputTimeout].
 // All of this time is the [Clock]'s: tests pass a fake one.
 //
 // # Crash safety

@@ -34,6 +34,12 @@ const (
 	EventBreakerReleased EventType = "breaker_released"
 	// EventHandoff: a job was handed to this consumer.
 	EventHandoff EventType = "handoff"
+	// EventQuiet: a job with QuietAfter wrote nothing for that long
+	// (once per quiet spell).
+	EventQuiet EventType = "quiet"
+	// EventWaitingForInput: a process of a job with InputWait is blocked
+	// reading the job's stdin, with no output (once per wait).
+	EventWaitingForInput EventType = "waiting_for_input"
 )
 
 // Event is one entry of a consumer's queue.

@@ -42,6 +42,9 @@ const (
 	ReasonKilled        Reason = "killed"
 	ReasonLost          Reason = "lost"
 	ReasonFailedToStart Reason = "failed_to_start"
+	// ReasonNoOutputTimeout: the job was ended by its NoOutputTimeout
+	// (its status is killed, KilledBy [KilledByNoOutput]).
+	ReasonNoOutputTimeout Reason = "no_output_timeout"
 )
 
 func (s Status) reason() Reason {
@@ -87,9 +90,14 @@ type record struct {
 	Heartbeat time.Duration `json:"heartbeat,omitempty"`
 	Key       string        `json:"key,omitempty"`
 	Lifetime  Lifetime      `json:"lifetime,omitempty"`
-	Created   time.Time     `json:"created"`
-	Notes     []Note        `json:"notes,omitempty"`
-	EnvNames  []string      `json:"env_names,omitempty"` // names only: values may be secrets
+	// QuietAfter, InputWait and NoOutputTimeout are the StartRequest's
+	// (see quiet.go).
+	QuietAfter      time.Duration `json:"quiet_after,omitempty"`
+	InputWait       time.Duration `json:"input_wait,omitempty"`
+	NoOutputTimeout time.Duration `json:"no_output_timeout,omitempty"`
+	Created         time.Time     `json:"created"`
+	Notes           []Note        `json:"notes,omitempty"`
+	EnvNames        []string      `json:"env_names,omitempty"` // names only: values may be secrets
 	// Redacted names what Spec.Display hid (see writeRecord).
 	Redacted []string          `json:"redacted,omitempty"`
 	Extra    map[string]string `json:"extra,omitempty"`
@@ -119,7 +127,12 @@ type Info struct {
 	Notify    bool          `json:"notify,omitempty"`
 	Watch     []string      `json:"watch,omitempty"`
 	Heartbeat time.Duration `json:"heartbeat_ns,omitempty"`
-	Status    Status        `json:"status"`
+	// QuietAfter, InputWait and NoOutputTimeout are the job's idle
+	// options (see [StartRequest]); zero when not asked for.
+	QuietAfter      time.Duration `json:"quiet_after_ns,omitempty"`
+	InputWait       time.Duration `json:"input_wait_ns,omitempty"`
+	NoOutputTimeout time.Duration `json:"no_output_timeout_ns,omitempty"`
+	Status          Status        `json:"status"`
 	// PID is the command's process id (0 before it runs).
 	PID int `json:"pid,omitempty"`
 	// SupervisorPID is the process id of the job's supervisor (0 before

@@ -2,6 +2,7 @@ package procregistry
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"time"
 )
@@ -130,6 +131,10 @@ func (r *Registry) finishLocked(j *job) {
 		ev.KilledBy = string(st.KilledBy)
 		if j.status == StatusKilled {
 			ev.KilledBy = j.kill.By
+			if j.kill.By == KilledByNoOutput {
+				ev.Reason = ReasonNoOutputTimeout
+				ev.Message = fmt.Sprintf("no output for %v", j.rec.NoOutputTimeout)
+			}
 		}
 	case StatusFailed:
 		st := j.fail.Status

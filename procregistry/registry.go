@@ -106,6 +106,11 @@ type Options struct {
 	PollInterval time.Duration
 	// Watch bounds watch-match events.
 	Watch WatchLimits
+	// NoticeGap is the least time between two quiet events, or two
+	// waiting-for-input events, of one job (a write to the job's stdin
+	// lifts it for the next waiting-for-input event). Zero means
+	// DefaultNoticeGap.
+	NoticeGap time.Duration
 }
 
 // WatchLimits bound watch-match events. Zero fields take the defaults.
@@ -156,6 +161,25 @@ type StartRequest struct {
 	Key string `json:"key,omitempty"`
 	// Lifetime says whether the job ends with its owner's session.
 	Lifetime Lifetime `json:"lifetime,omitempty"`
+	// QuietAfter, when positive, sends one [EventQuiet] (with the output
+	// tail) when the job has written nothing for this long; output
+	// re-arms it. Zero means none. Values below [MinIdle] are raised.
+	QuietAfter time.Duration `json:"quiet_after,omitempty"`
+	// InputWait, when positive, sends one [EventWaitingForInput] (with
+	// the output tail) when a process of the job has been blocked
+	// reading the job's stdin (pipe or terminal), with no output and no
+	// write to stdin, for this long; output, a write, or the wait ending
+	// re-arms it. It is read from the processes' state in /proc, never
+	// guessed from the output (see waitinput_linux.go for what is and is
+	// not seen). Zero means none. Values below [MinIdle] are raised.
+	InputWait time.Duration `json:"input_wait,omitempty"`
+	// NoOutputTimeout, when positive, ends the job (a kill of its whole
+	// tree, as [Registry.Kill]) once it has written nothing for this
+	// long: its status is killed, KilledBy [KilledByNoOutput], and its
+	// completion's reason [ReasonNoOutputTimeout]. Zero means none. It is
+	// apart from any hard limit on the job's time. Values below
+	// [MinIdle] are raised.
+	NoOutputTimeout time.Duration `json:"no_output_timeout,omitempty"`
 	// Limits, when non-nil and non-zero, bounds the job's whole tree
 	// (memory, processes, CPU) through its container; a job whose limits
 	// no container here can enforce fails to start. Nil means no limits:
@@ -230,6 +254,7 @@ type job struct {
 	watch   *jobWatch     // nil without patterns
 	drained chan struct{} // closed when the follower has read to the end; nil without one
 	hbLast  int64         // log size at the last heartbeat (heartbeat goroutine only)
+	wrote   chan struct{} // a token per stdin write, for the idle loop; nil without one
 }
 
 func (j *job) logPath() string { return filepath.Join(j.dir, fileLog) }
@@ -267,6 +292,7 @@ func Open(opts Options) (*Registry, error) {
 	o.Watch.PerJob = cmpOr(o.Watch.PerJob, DefaultWatchPerJob)
 	o.Watch.Global = cmpOr(o.Watch.Global, DefaultWatchGlobal)
 	o.Watch.DisableAfter = cmpOr(o.Watch.DisableAfter, DefaultDisableAfter)
+	o.NoticeGap = cmpOr(o.NoticeGap, DefaultNoticeGap)
 	o.Supervisor = slices.Clone(o.Supervisor)
 
 	dir, err := PrepareStateDir(o.Dir)
@@ -427,6 +453,8 @@ func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
 			Owner: req.Owner, Dir: req.Dir, Redacted: slices.Clone(req.Redacted),
 			Notify: req.Notify, Watch: slices.Clone(req.Watch), Heartbeat: hb,
 			Key: req.Key, Lifetime: req.Lifetime, Created: r.clock.Now(),
+			QuietAfter: floorIdle(req.QuietAfter), InputWait: floorIdle(req.InputWait),
+			NoOutputTimeout: floorIdle(req.NoOutputTimeout),
 		},
 	}
 	if !req.Limits.IsZero() {
@@ -559,6 +587,10 @@ func (r *Registry) follow(j *job, from int64) {
 		j.hbLast = from
 		r.goLocked(func() { r.heartbeatLoop(j) })
 	}
+	if j.rec.wantsIdle() {
+		j.wrote = make(chan struct{}, 1)
+		r.goLocked(func() { r.idleLoop(j, from) })
+	}
 	r.goLocked(func() { r.monitor(j) })
 }
 
@@ -639,6 +671,7 @@ func (r *Registry) info(j *job) Info {
 		Key: j.rec.Key, Lifetime: j.rec.Lifetime, Notify: j.rec.Notify, Watch: j.rec.Watch,
 		Heartbeat: j.rec.Heartbeat, Status: j.status, Created: j.rec.Created, Ended: j.ended,
 		Size: size, Notes: slices.Clone(j.rec.Notes),
+		QuietAfter: j.rec.QuietAfter, InputWait: j.rec.InputWait, NoOutputTimeout: j.rec.NoOutputTimeout,
 	}
 	if j.pids != nil {
 		in.PID, in.Started = j.pids.Command.PID, j.pids.Started
@@ -786,6 +819,11 @@ func (r *Registry) ctl(ctx context.Context, id string, req ctlRequest) error {
 	}
 	if resp.Error != "" {
 		return fmt.Errorf("procregistry: %s %s: %s: %w", req.Op, j.id, resp.Error, envs.ErrClosed)
+	}
+	if req.Op == "write" || req.Op == "close" {
+		r.mu.Lock()
+		j.noteWrite()
+		r.mu.Unlock()
 	}
 	return nil
 }

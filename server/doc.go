@@ -7,13 +7,20 @@
 //   - terminal: run a shell command in the client's session, in the
 //     foreground (the bounded output and the result object of
 //     `runbox run --json`) or in the background (a job id and a pid at
-//     once);
+//     once), or with a yield time: run as a background job from the
+//     start, it returns its result if it ends within the yield (and then
+//     sends no notice), else its output so far and its job id, and sends
+//     one completion notice later;
 //   - process: list, poll, log, wait, kill, write, submit, close and
-//     handoff the session's background jobs;
+//     handoff the session's background jobs; write, submit and poll take
+//     a yield too, and return the job's output after the call began;
 //   - execute_code: Python in the session's persistent kernel ([kernel]),
 //     with runbox.terminal and runbox.process callable from the code
 //     (each command gated as if the client had called the tool);
 //   - check_command: the gate's verdict on a command, without running it;
+//   - tasks: list what --task keeps on every backend, or rm one task
+//     everywhere it lives ([service.Service.Tasks], RemoveTask); never the
+//     task the server's own sessions run in;
 //   - sync, only with [Options.Sync]: push the local project to the task's
 //     workspace (done before every foreground command anyway) or diff
 //     what the commands changed there. It never applies: changes reach
@@ -52,7 +59,8 @@
 // # Notifications
 //
 // A session's job events (completion, exactly once; heartbeats; watch
-// matches) are sent to its client as MCP log-message notifications
+// matches; a quiet job and a job waiting for input, once per spell, see
+// the terminal tool's quiet_after, input_wait and no_output_timeout) are sent to its client as MCP log-message notifications
 // (notifications/message, logger "runbox.jobs") whose data carries a
 // readable line and the event itself. In every protocol version the
 // server speaks (up to 2025-11-25) that is the specification's channel

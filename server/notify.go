@@ -43,8 +43,9 @@ func (s *session) notify(ctx context.Context, ev procregistry.Event) error {
 	})
 }
 
-// eventLevel is the log level of an event: completions and watch matches
-// are "notice" (a failed job "warning"), heartbeats "info".
+// eventLevel is the log level of an event: completions, watch matches,
+// quiet and waiting-for-input notices are "notice" (a failed job
+// "warning"), heartbeats "info".
 func eventLevel(ev procregistry.Event) mcp.LoggingLevel {
 	switch ev.Type {
 	case procregistry.EventHeartbeat:
@@ -76,6 +77,10 @@ func eventMessage(ev procregistry.Event) string {
 		return head + "\n" + ev.Line
 	case procregistry.EventHandoff:
 		head = fmt.Sprintf("[background job %s handed over to you]", ev.Job)
+	case procregistry.EventWaitingForInput:
+		head = fmt.Sprintf("[background job %s is waiting for input: answer with the process tool's submit or write]", ev.Job)
+	case procregistry.EventQuiet:
+		head = fmt.Sprintf("[background job %s is quiet]", ev.Job)
 	default:
 		head = fmt.Sprintf("[background jobs: %s]", strings.ReplaceAll(string(ev.Type), "_", " "))
 	}
@@ -96,6 +101,11 @@ func completion(ev procregistry.Event) string {
 			return fmt.Sprintf("killed by %s: exit %d", ev.KilledBy, ev.Exit.Code)
 		}
 		return "killed by " + ev.KilledBy
+	case procregistry.ReasonNoOutputTimeout:
+		if ev.Exit != nil {
+			return fmt.Sprintf("ended by its no-output timeout (%s): exit %d", ev.Message, ev.Exit.Code)
+		}
+		return "ended by its no-output timeout: " + ev.Message
 	case procregistry.ReasonLost:
 		return "lost: " + ev.Message
 	case procregistry.ReasonFailedToStart:

@@ -44,6 +44,9 @@ func (s *Server) runProcess(ctx context.Context, sess *session, in ProcessArgs) 
 	if in.Action == "write" && in.Data == "" {
 		return badArgs("write needs data")
 	}
+	if in.Yield > 0 && !yieldActions[in.Action] {
+		return badArgs("yield applies to write, submit and poll, not %s", in.Action)
+	}
 	jobs := sess.existingJobs()
 	if jobs == nil {
 		// The session never started a job: there is nothing of its own to
@@ -98,6 +101,9 @@ type JobPoll struct {
 }
 
 func (s *Server) pollJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
+	if in.Yield > 0 {
+		return s.yieldJob(ctx, jobs, in, -1)
+	}
 	p, err := jobs.Poll(ctx, in.SessionID)
 	if err != nil {
 		return nil, "", err
@@ -233,8 +239,18 @@ func (s *Server) writeJob(ctx context.Context, jobs *service.OwnedJobs, in Proce
 		return nil, "", err
 	}
 	submit := in.Action == "submit"
+	var from int64
+	if in.Yield > 0 {
+		// What the job writes in answer comes after what it wrote so far.
+		if from, err = jobs.LogSize(ctx, info.ID); err != nil {
+			return nil, "", err
+		}
+	}
 	if err := jobs.Write(ctx, info.ID, in.Data, submit); err != nil {
 		return nil, in.Data, err
+	}
+	if in.Yield > 0 {
+		return s.yieldJob(ctx, jobs, in, from)
 	}
 	n := len(in.Data)
 	if submit {
@@ -315,4 +331,50 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// yieldActions are the process actions that take a yield.
+var yieldActions = map[string]bool{"write": true, "submit": true, "poll": true}
+
+// JobOutput is the structured result of write, submit or poll given a
+// yield: the job, whether it has finished, and its output from offset
+// from (the log's end when the call began) to next.
+type JobOutput struct {
+	Job            procregistry.Info    `json:"job"`
+	Done           bool                 `json:"done"`
+	Output         string               `json:"output"`
+	OutputEncoding string               `json:"output_encoding,omitempty"`
+	From           int64                `json:"from"`
+	Next           int64                `json:"next"`
+	Truncated      bool                 `json:"truncated,omitempty"`
+	Events         []procregistry.Event `json:"events,omitempty"`
+}
+
+// yieldJob waits up to in.Yield for the job's output past from (-1: past
+// its end now) or its end, and returns that output.
+func (s *Server) yieldJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs, from int64) (*mcp.CallToolResult, string, error) {
+	yr, err := jobs.PollYield(ctx, in.SessionID, from, seconds(in.Yield), s.svc.OutputLimit())
+	if err != nil {
+		return nil, "", err
+	}
+	evs, err := jobs.TakeEvents(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	enc := service.EncodeResult(&envs.Result{Output: yr.Output})
+	out := JobOutput{
+		Job: yr.Job, Done: yr.Done, Output: enc.Output, OutputEncoding: enc.OutputEncoding,
+		From: yr.From, Next: yr.Next, Truncated: yr.Truncated, Events: evs,
+	}
+	var b strings.Builder
+	writeOutput(&b, enc, len(yr.Output))
+	fmt.Fprintf(&b, "[job %s %s]", yr.Job.ID, describeStatus(yr.Job))
+	if !yr.Done && yr.Next == yr.From {
+		fmt.Fprintf(&b, " (no new output within %v)", seconds(in.Yield))
+	}
+	if len(evs) > 0 {
+		b.WriteString("\n")
+		writeEvents(&b, evs)
+	}
+	return result(strings.TrimRight(b.String(), "\n"), out), "", nil
 }

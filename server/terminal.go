@@ -26,7 +26,19 @@ func (s *Server) runTerminal(ctx context.Context, sess *session, in TerminalArgs
 		if in.Timeout > 0 {
 			return badArgs("timeout applies to foreground commands; wait for or kill a background job with the process tool")
 		}
+		if in.Yield > 0 {
+			return badArgs("yield applies to foreground commands; a background command returns at once")
+		}
 		return s.startJob(ctx, sess, in)
+	}
+	if in.Yield > 0 {
+		if in.Timeout > 0 || in.PTY {
+			return badArgs("a command given a yield runs as a job: it takes no timeout or pty (kill it with the process tool)")
+		}
+		return s.yieldCommand(ctx, sess, in)
+	}
+	if in.QuietAfter > 0 || in.NoOutputTimeout > 0 || in.InputWait != 0 {
+		return badArgs("quiet_after, no_output_timeout and input_wait apply to background commands and commands given a yield")
 	}
 	if in.NotifyOnComplete || len(in.WatchPatterns) > 0 || in.Heartbeat > 0 || in.Detach {
 		return badArgs("notify_on_complete, watch_patterns, heartbeat and detach apply to background commands (set background)")
@@ -109,25 +121,7 @@ func (s *Server) startJob(ctx context.Context, sess *session, in TerminalArgs) *
 	if err != nil {
 		return s.failure(ctx, sess, "", err)
 	}
-	dir := in.Workdir
-	switch {
-	case dir != "":
-	case jobs.Backend() == "local":
-		dir = sess.jobDir()
-	default: // a path in the session's sandbox, never one of this machine
-		dir = sess.remoteJobDir()
-	}
-	req := procregistry.StartRequest{
-		Shell: in.Command, Dir: dir, Env: s.opts.Env,
-		Notify: in.NotifyOnComplete, Watch: in.WatchPatterns, Heartbeat: seconds(in.Heartbeat),
-	}
-	if in.Detach {
-		req.Lifetime = procregistry.LifetimeDetached
-	}
-	if in.PTY {
-		req.PTY = &ptySize
-	}
-	info, err := jobs.Start(ctx, req)
+	info, err := jobs.Start(ctx, s.jobRequest(sess, jobs, in))
 	if err != nil {
 		return s.failure(ctx, sess, in.Command, err)
 	}
@@ -150,4 +144,113 @@ func (s *Server) startJob(ctx context.Context, sess *session, in TerminalArgs) *
 		text += "\nwarning: " + info.Warning
 	}
 	return result(text, out)
+}
+
+// jobRequest is the start of in's command as one of the session's jobs.
+func (s *Server) jobRequest(sess *session, jobs *service.OwnedJobs, in TerminalArgs) procregistry.StartRequest {
+	dir := in.Workdir
+	switch {
+	case dir != "":
+	case jobs.Backend() == "local":
+		dir = sess.jobDir()
+	default: // a path in the session's sandbox, never one of this machine
+		dir = sess.remoteJobDir()
+	}
+	req := procregistry.StartRequest{
+		Shell: in.Command, Dir: dir, Env: s.opts.Env,
+		Notify: in.NotifyOnComplete, Watch: in.WatchPatterns, Heartbeat: seconds(in.Heartbeat),
+	}
+	if in.Detach {
+		req.Lifetime = procregistry.LifetimeDetached
+	}
+	if in.PTY {
+		req.PTY = &ptySize
+	}
+	req.QuietAfter, req.NoOutputTimeout, req.InputWait = idleOptions(in)
+	return req
+}
+
+// JobYielded is the structured result of a command that was still
+// running when its yield time passed: the job it carries on as, and its
+// output so far. Reading the job's log from next continues the output.
+type JobYielded struct {
+	SessionID      string              `json:"session_id"`
+	Yielded        bool                `json:"yielded"`
+	PID            int                 `json:"pid"`
+	Status         procregistry.Status `json:"status"`
+	Output         string              `json:"output"`
+	OutputEncoding string              `json:"output_encoding,omitempty"`
+	Next           int64               `json:"next"`
+	Truncated      bool                `json:"truncated,omitempty"`
+}
+
+// YieldDone is the structured result of a command that finished within
+// its yield time: a foreground result, and the id of the job it ran as.
+type YieldDone struct {
+	service.ResultJSON
+	SessionID string `json:"session_id"`
+}
+
+// yieldCommand runs in's command as a job of the session and waits up
+// to its yield time: a command that ends by then returns like a
+// foreground one (and sends no notice); one still running returns its
+// output so far and its id, and notifies when it completes.
+func (s *Server) yieldCommand(ctx context.Context, sess *session, in TerminalArgs) *mcp.CallToolResult {
+	jobs, err := sess.ownedJobs(ctx)
+	if err != nil {
+		return s.failure(ctx, sess, "", err)
+	}
+	if s.opts.Sync != nil {
+		if _, err := s.pushWorkspace(ctx, sess); err != nil {
+			return s.failure(ctx, sess, in.Command, err)
+		}
+	}
+	// The pump runs before the start: a notice for the job must find it.
+	sess.startPump(jobs)
+	yr, err := jobs.StartYield(ctx, s.jobRequest(sess, jobs, in), seconds(in.Yield), s.svc.OutputLimit())
+	if err != nil {
+		return s.failure(ctx, sess, in.Command, err)
+	}
+	if yr.Done {
+		return s.yieldDone(yr)
+	}
+	enc := service.EncodeResult(&envs.Result{Output: yr.Output})
+	out := JobYielded{
+		SessionID: yr.Job.ID, Yielded: true, PID: yr.Job.PID, Status: yr.Job.Status,
+		Output: enc.Output, OutputEncoding: enc.OutputEncoding, Next: yr.Next, Truncated: yr.Truncated,
+	}
+	var b strings.Builder
+	writeOutput(&b, enc, len(yr.Output))
+	fmt.Fprintf(&b, "[still running after %v: carries on as background job %s (pid %d); you will be notified when it completes; poll, write to or kill it with the process tool]", seconds(in.Yield), yr.Job.ID, yr.Job.PID)
+	return result(b.String(), out)
+}
+
+// yieldDone is the result of a command that ended within its yield.
+func (s *Server) yieldDone(yr service.YieldResult) *mcp.CallToolResult {
+	info := yr.Job
+	if info.Exit == nil || info.Status == procregistry.StatusFailed {
+		te := ToolError{ErrorJSON: service.ErrorJSON{
+			Error: fmt.Sprintf("runbox: job %s %s", info.ID, describeStatus(info)), ExitCode: exitRunbox, Kind: service.KindInternal,
+		}}
+		return errorResult(te)
+	}
+	res := &envs.Result{ExitStatus: *info.Exit, Output: yr.Output, Truncated: yr.Truncated, TotalBytes: yr.Next}
+	if !info.Started.IsZero() && !info.Ended.IsZero() {
+		res.Duration = info.Ended.Sub(info.Started)
+	}
+	text := foregroundText(res, 0)
+	return result(text, YieldDone{ResultJSON: service.EncodeResult(res), SessionID: info.ID})
+}
+
+// writeOutput writes output to b as text, or a line that points at the
+// structured result when it is binary (n bytes).
+func writeOutput(b *strings.Builder, enc service.ResultJSON, n int) {
+	if enc.OutputEncoding != "" {
+		fmt.Fprintf(b, "(%d bytes of binary output: see output in the structured result, %s)\n", n, enc.OutputEncoding)
+		return
+	}
+	b.WriteString(enc.Output)
+	if enc.Output != "" && !strings.HasSuffix(enc.Output, "\n") {
+		b.WriteString("\n")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +28,10 @@ type TerminalArgs struct {
 	WatchPatterns    []string `json:"watch_patterns,omitempty" jsonschema:"background only: Go regular expressions; an output line matching one sends a notification"`
 	Heartbeat        float64  `json:"heartbeat,omitempty" jsonschema:"background only: send a progress notification this often (seconds, at least 5) while there is new output"`
 	Detach           bool     `json:"detach,omitempty" jsonschema:"background only: keep the job running after this session ends (by default the session's jobs are killed with it)"`
+	QuietAfter       float64  `json:"quiet_after,omitempty" jsonschema:"background or yield only: send one notification (with the output tail) when the job has written nothing for this many seconds; again after its output resumes. Absent or 0: none"`
+	NoOutputTimeout  float64  `json:"no_output_timeout,omitempty" jsonschema:"background or yield only: end the job (its whole process tree) once it has written nothing for this many seconds; its completion notice gives the reason no_output_timeout. Absent or 0: none"`
+	InputWait        float64  `json:"input_wait,omitempty" jsonschema:"background or yield only: send one notification (with the output tail) when the job has been blocked reading its stdin, with no output, for this many seconds; answer it with the process tool's submit or write. Absent or 0: 2; negative: never"`
+	Yield            float64  `json:"yield,omitempty" jsonschema:"seconds to wait for the command: one that ends by then returns its result; one still running returns its output so far and a session_id, carries on as a background job and sends one notification when it completes. It runs as a job: cd and export in it do not carry over"`
 }
 
 // ProcessArgs are the process tool's arguments.
@@ -40,6 +45,7 @@ type ProcessArgs struct {
 	Data      string  `json:"data,omitempty" jsonschema:"write / submit: text for the job's stdin (submit adds the line end); each line passes the command gate"`
 	Owner     string  `json:"owner,omitempty" jsonschema:"handoff: the owner who takes the job (default: the runbox CLI's owner); the job then outlives this session"`
 	Note      string  `json:"note,omitempty" jsonschema:"handoff: a note for the new owner"`
+	Yield     float64 `json:"yield,omitempty" jsonschema:"write / submit / poll: seconds to wait (after writing) for the job's new output or its end; the result then holds the output since the call began"`
 }
 
 // CheckArgs are the check_command tool's arguments.
@@ -57,6 +63,9 @@ func (s *Server) addTools() error {
 		p["command"].MinLength = ptr(1)
 		p["timeout"].Minimum = ptr(0.0)
 		p["heartbeat"].Minimum = ptr(0.0)
+		p["yield"].Minimum = ptr(0.0)
+		p["quiet_after"].Minimum = ptr(0.0)
+		p["no_output_timeout"].Minimum = ptr(0.0)
 	})
 	if err != nil {
 		return err
@@ -67,6 +76,7 @@ func (s *Server) addTools() error {
 		p["limit"].Minimum = ptr(0.0)
 		p["tail"].Minimum = ptr(0.0)
 		p["timeout"].Minimum = ptr(0.0)
+		p["yield"].Minimum = ptr(0.0)
 	})
 	if err != nil {
 		return err
@@ -136,7 +146,7 @@ func (s *Server) addTools() error {
 		InputSchema: check,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.checkCommand)
-	return nil
+	return s.addTasksTool()
 }
 
 // schemaFor derives T's input schema and lets tweak add what struct tags
@@ -173,4 +183,23 @@ func sessionTool[In any](s *Server, run func(*Server, context.Context, *session,
 		defer cancel()
 		return run(s, ctx, sess, in), nil, nil
 	}
+}
+
+// defaultInputWait is how long a job started through the terminal tool
+// sits blocked reading its stdin before its waiting-for-input notice,
+// when input_wait is absent.
+const defaultInputWait = 2 * time.Second
+
+// idleOptions are the terminal tool's quiet_after, no_output_timeout and
+// input_wait as a job's start options (see package procregistry's
+// StartRequest).
+func idleOptions(in TerminalArgs) (quiet, noOutput, inputWait time.Duration) {
+	inputWait = seconds(in.InputWait)
+	switch {
+	case in.InputWait == 0:
+		inputWait = defaultInputWait
+	case in.InputWait < 0:
+		inputWait = 0
+	}
+	return seconds(in.QuietAfter), seconds(in.NoOutputTimeout), inputWait
 }

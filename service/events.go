@@ -55,7 +55,9 @@ func (o *OwnedJobs) flush(ctx context.Context, deliver func(context.Context, pro
 		return err
 	}
 	for _, ev := range evs {
-		if err := deliver(ctx, ev); err != nil {
+		if o.dropHeld(ev) {
+			// A yielding start returned this job's end (see yield.go).
+		} else if err := deliver(ctx, ev); err != nil {
 			return err
 		}
 		if err := o.jobs.Ack(ctx, o.Owner(), ev.Seq); err != nil {
@@ -78,5 +80,14 @@ func (o *OwnedJobs) TakeEvents(ctx context.Context) ([]procregistry.Event, error
 	if err := o.jobs.Ack(ctx, o.Owner(), evs[len(evs)-1].Seq); err != nil {
 		return nil, err
 	}
-	return evs, nil
+	kept := evs[:0]
+	for _, ev := range evs {
+		if !o.dropHeld(ev) {
+			kept = append(kept, ev)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	return kept, nil
 }

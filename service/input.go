@@ -5,8 +5,6 @@ import (
 	"context"
 	"io"
 	"sync"
-
-	"github.com/runbox/runbox/envs"
 )
 
 // WriteCloser is a process's stdin.
@@ -70,17 +68,4 @@ func (g *GatedInput) Close() error {
 		err = cerr
 	}
 	return err
-}
-
-// gatedProcess is a started process whose stdin is gated.
-type gatedProcess struct {
-	envs.Process
-	in *GatedInput
-}
-
-func (p *gatedProcess) Stdin() io.WriteCloser {
-	if p.in == nil {
-		return nil
-	}
-	return p.in
 }

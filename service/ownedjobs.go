@@ -48,6 +48,10 @@ type OwnedJobs struct {
 
 	startMu sync.Mutex // serialises the live-job count and the start
 	eventMu sync.Mutex // one delivery of the queue at a time (see events.go)
+	// holds are the jobs of yielding starts whose completion events must
+	// not be delivered while, or once, their end is a start's result
+	// (see yield.go). Guarded by eventMu.
+	holds map[string]holdState
 }
 
 // OwnedJobsOptions describe where a session's jobs run.

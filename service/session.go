@@ -1,9 +1,11 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -24,6 +26,22 @@ type SessionOptions struct {
 	// Asker answers the gate's questions for this session. Nil means
 	// nobody can: commands that need approval are refused.
 	Asker approval.Asker
+	// Dir is where a relative path in a command points while the
+	// environment is not open yet (the gate resolves paths against it).
+	// Empty means Spec.Dir.
+	Dir string
+	// Prepare, when set, runs once on the environment when the first
+	// command opens it: after that command was admitted and before it
+	// runs (runbox run --sync pushes the workspace there). An error
+	// closes the environment and fails the command. It must not call the
+	// session's methods.
+	Prepare func(context.Context, envs.Environment) error
+	// TerminalInput says a person types the stdin of the processes that
+	// Start returns, at a terminal (runbox run --pty): keys go through
+	// as typed, not held and judged line by line, since the person
+	// typing is the one the gate would ask. Piped input (Command.Stdin)
+	// is judged all the same.
+	TerminalInput bool
 }
 
 // Session is an environment with an id and a lifetime: the thing a
@@ -35,13 +53,20 @@ type Session struct {
 	Backend string
 	Created time.Time
 
-	svc  *Service
-	spec envs.Spec
-	ask  approval.Asker
+	svc      *Service
+	spec     envs.Spec
+	ask      approval.Asker
+	dir      string
+	prepare  func(context.Context, envs.Environment) error
+	terminal bool
 
 	mu     sync.Mutex
 	env    envs.Environment
 	closed bool
+	// readmit is the command text Start admitted but the backend could
+	// not stream (envs.ErrUnsupported): a caller then runs it with Run,
+	// which does not judge it (and ask the user) a second time.
+	readmit string
 }
 
 // NewSession registers a session. Its environment opens with its first
@@ -58,7 +83,8 @@ func (s *Service) NewSession(opts SessionOptions) (*Session, error) {
 	if _, err := s.providers.Lookup(backend); err != nil {
 		return nil, err
 	}
-	ss := &Session{ID: id, Backend: backend, Created: time.Now(), svc: s, spec: opts.Spec, ask: opts.Asker}
+	ss := &Session{ID: id, Backend: backend, Created: time.Now(), svc: s, spec: opts.Spec, ask: opts.Asker,
+		dir: cmp.Or(opts.Dir, opts.Spec.Dir), prepare: opts.Prepare, terminal: opts.TerminalInput}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -87,12 +113,18 @@ func (ss *Session) Env(ctx context.Context) (envs.Environment, error) {
 		return nil, fmt.Errorf("session %s: %w", ss.ID, envs.ErrClosed)
 	}
 	if ss.env == nil {
-		env, err := ss.svc.providers.Open(ctx, ss.Backend, ss.spec)
+		env, err := ss.svc.open(ctx, ss.Backend, ss.spec)
 		if err != nil {
 			return nil, err
 		}
 		if sb := sandboxOf(env); sb != nil {
 			sb.setAsker(ss.ask, ss.ID)
+		}
+		if ss.prepare != nil {
+			if err := ss.prepare(ctx, env); err != nil {
+				env.Close(context.WithoutCancel(ctx))
+				return nil, err
+			}
 		}
 		ss.env = env
 	}
@@ -135,7 +167,7 @@ func (ss *Session) hostAccess(ctx context.Context) (host bool, dir string) {
 	}
 	host = ss.svc.HostAccess(ctx, ss.Backend, ss.spec)
 	if host {
-		dir = ss.spec.Dir
+		dir = ss.dir
 	}
 	return host, dir
 }
@@ -147,8 +179,15 @@ func (ss *Session) admit(ctx context.Context, c envs.Command) (envs.Environment,
 	if err := c.Validate(); err != nil {
 		return nil, c, err
 	}
-	if err := ss.authorize(ctx, gated.Line(c)); err != nil {
-		return nil, c, err
+	line := gated.Line(c)
+	ss.mu.Lock()
+	again := ss.readmit != "" && ss.readmit == line
+	ss.readmit = ""
+	ss.mu.Unlock()
+	if !again {
+		if err := ss.authorize(ctx, line); err != nil {
+			return nil, c, err
+		}
 	}
 	env, err := ss.Env(ctx)
 	if err != nil {
@@ -157,13 +196,21 @@ func (ss *Session) admit(ctx context.Context, c envs.Command) (envs.Environment,
 	return env, ss.svc.defaults(c), nil
 }
 
-// Run judges c, then runs it in the session's environment.
+// Run judges c, then runs it in the session's environment. Its piped
+// stdin (c.Stdin) is judged line by line as the command reads it: at the
+// first refused line the command is killed, and Run returns its result
+// with a *StdinRefusedError.
 func (ss *Session) Run(ctx context.Context, c envs.Command) (*envs.Result, error) {
 	env, c, err := ss.admit(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	return env.Run(ctx, c)
+	run, done := ss.gateStdin(ctx, &c)
+	res, err := env.Run(run, c)
+	if rerr := done(); rerr != nil {
+		return res, rerr
+	}
+	return res, err
 }
 
 // markPrivate sets c.Private when its text holds a secret value this
@@ -175,17 +222,38 @@ func (s *Service) markPrivate(c *envs.Command) {
 }
 
 // Start judges c, then starts it. What is written to the process's stdin
-// is judged too, line by line (see [GatedInput]).
+// is judged too, line by line (see [GatedInput]; not with
+// SessionOptions.TerminalInput), and so is c.Stdin as the command reads
+// it: at the first refused line the process is killed, and its Wait
+// returns a *StdinRefusedError.
 func (ss *Session) Start(ctx context.Context, c envs.Command) (envs.Process, error) {
 	env, c, err := ss.admit(ctx, c)
 	if err != nil {
 		return nil, err
 	}
+	// The stdin is read, and judged, for the process's whole life, not
+	// only while ctx bounds the start.
+	refused, done := ss.gateStdin(context.WithoutCancel(ctx), &c)
 	p, err := env.Start(ctx, c)
 	if err != nil {
+		done()
+		if errors.Is(err, envs.ErrUnsupported) {
+			ss.mu.Lock()
+			ss.readmit = gated.Line(c)
+			ss.mu.Unlock()
+		}
 		return nil, err
 	}
-	return &gatedProcess{Process: p, in: ss.Input(p.Stdin())}, nil
+	gp := &gatedProcess{Process: p, done: done}
+	if ss.terminal {
+		gp.raw = true
+	} else {
+		gp.in = ss.Input(p.Stdin())
+	}
+	if c.Stdin != nil {
+		gp.stop = context.AfterFunc(refused, func() { p.Kill(context.Background()) })
+	}
+	return gp, nil
 }
 
 // Input wraps w so that every line written is judged first.

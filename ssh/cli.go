@@ -57,7 +57,13 @@ func (e *Env) ensureCLI(ctx context.Context, cmd envs.Command) error {
 	if err != nil {
 		return fmt.Errorf("ssh: runbox CLI: %w", err)
 	}
-	if err := e.sb.CopyIn(ctx, inst.ID, e.CLIPath(), f, fi.Size(), 0o755); err != nil {
+	// Its path does not name its content: the host's copy is compared
+	// by checksum (this side's is kept in the user's cache).
+	sum, err := remote.FileDigest(bin)
+	if err != nil {
+		return fmt.Errorf("ssh: runbox CLI: %w", err)
+	}
+	if err := e.sb.putChecked(ctx, e.CLIPath(), f, fi.Size(), 0o755, sum); err != nil {
 		return fmt.Errorf("ssh: put the runbox CLI on %s: %w", e.Host(), err)
 	}
 	e.cliUp = true

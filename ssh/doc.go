@@ -28,21 +28,30 @@
 //
 // # The agent on the far side
 //
-// The first connection runs `uname -sm` and finds the user's cache
-// directory (${XDG_CACHE_HOME:-$HOME/.cache}/runbox/agent). The static
-// agent build for that architecture is uploaded there through a session
-// that writes its stdin to a temporary file, checked with sha256sum and
-// renamed into place; a later connection whose copy has the same
-// checksum reuses it. The agent is then started over a session channel
-// and speaks the agent protocol on its stdin and stdout.
+// The first connection's first session runs `uname -sm` and finds the
+// user's cache directory (${XDG_CACHE_HOME:-$HOME/.cache}/runbox/agent),
+// and stays open: it then answers whether the agent is there and, last,
+// becomes the agent's own session (exec). A session is most of what a
+// command costs over ssh, so a one-shot command on a host that has the
+// agent costs one, as `ssh HOST true` does (lead.go says how).
+//
+// The agent is the small runbox-agent build for that architecture (see
+// remote.Program.FindSmall), named by its SHA-256. It is uploaded through
+// a session that writes its stdin to a temporary file, checked with
+// sha256sum and renamed into place; a file of that name and size is then
+// taken as this build without being read (CopyIn). A kept copy that does
+// not start is checked and replaced once (remote.Recopier) before the
+// agent is given up. The agent speaks the agent protocol on its stdin and
+// stdout.
 //
 // # The runbox CLI on the far side
 //
 // Job commands run runbox itself on the host (its job daemon, and a relay
 // to it for each call): a command whose argv[0] is [Env.CLIPath] gets the
-// full static runbox CLI uploaded there first, next to the agent and the
-// same way (Options.CLIBinary, else found or built). Other commands never
-// pay for it.
+// full static runbox CLI uploaded there first, next to the agent
+// (Options.CLIBinary, else found or built). Its path does not name its
+// content, so it is compared with sha256sum once per connection. Other
+// commands never pay for it.
 //
 // # What it does not do
 //

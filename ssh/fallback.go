@@ -56,6 +56,7 @@ func (s *sandbox) Native(ctx context.Context, id string) (envs.Environment, erro
 	if err != nil {
 		return nil, err
 	}
+	s.dropLead() // the agent will not run: its session is not needed
 	return &execEnv{cn: cn, dir: s.o.Dir, grace: s.o.Grace}, nil
 }
 

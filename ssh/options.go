@@ -68,9 +68,10 @@ type Options struct {
 	// command over the encrypted channel, never in a remote argv or file.
 	// Nil adds nothing.
 	Env map[string]string
-	// AgentBinary is the static agent to upload. Empty means
-	// runbox-agent-linux-<arch> next to the running binary, else one built
-	// from SourceDir (see remote.Program.Find).
+	// AgentBinary is the static agent to upload. Empty means the small
+	// runbox-agent build: runbox-agent-linux-<arch> next to the running
+	// binary, else one built from SourceDir once per build of the running
+	// program (see remote.Program.FindSmall).
 	AgentBinary string
 	// CLIBinary is the static runbox CLI uploaded to [Env.CLIPath] before
 	// the first command that runs it (the job commands run runbox itself

@@ -303,8 +303,10 @@ func TestEnv_ConcurrentCommands(t *testing.T) {
 	}
 }
 
-// The uploaded agent is reused while its checksum matches, and replaced
-// when the copy on the host was altered.
+// The uploaded agent is reused while a file of its name (which carries
+// its checksum) and size is there, and replaced when the copy on the host
+// was altered to another size (TestEnv_DamagedAgentCopyReplaced covers
+// the same size).
 func TestEnv_AgentUploadVerified(t *testing.T) {
 	d := sshtest.Start(t)
 	o := options(t, d)

@@ -11,7 +11,11 @@
 // last one (found by size and modification time, confirmed by a SHA-256
 // of the content) and delete in the sandbox what was deleted locally.
 // .git/ and the paths the project's .gitignore files name are skipped
-// unless [Options] says otherwise. Symbolic links are sent as links and
+// unless [Options] says otherwise — decided as git decides it: git's own
+// wildmatch algorithm and line rules (escaped trailing spaces, bracket
+// expressions, negation, '**', anchored and directory-only patterns),
+// held to `git check-ignore` by TestPush_GitignoreAsGit and
+// FuzzScan_GitignoreAsGit; a pattern git cannot use matches nothing. Symbolic links are sent as links and
 // never followed; a link that is absolute or leads out of the tree is not
 // sent at all. Every entry carries its local modification time (to the
 // nanosecond), so a build in the sandbox sees a pushed edit as newer

@@ -1,10 +1,8 @@
 package workspace
 
 import (
-	"bufio"
 	"bytes"
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -13,116 +11,103 @@ import (
 // configuration. Patterns are gitignore-style (see [Options.Exclude]).
 var DefaultProtected = []string{".git/", ".env*", ".runbox/", ".runbox.yaml", "runbox.yaml"}
 
-// pattern is one gitignore-style line, relative to the directory of the
-// file it came from (base, "" for the root).
+// pattern is one gitignore line, relative to the directory of the file
+// it came from. It is matched the way git matches it (see wildmatch.go):
+// no translation to another syntax, so nothing is lost on the way and no
+// line is dropped — a line git cannot use (an unclosed bracket) matches
+// nothing, as in git.
 type pattern struct {
-	re      *regexp.Regexp
-	negate  bool
-	dirOnly bool
+	base     string // directory of the file it came from, "" for the root
+	glob     string // the pattern, without '!', the trailing '/' and a leading '/'
+	negate   bool   // '!': a match re-includes
+	dirOnly  bool   // a trailing '/': directories only
+	basename bool   // no '/' inside: matched against the last name, at any depth
 }
 
 // matcher holds patterns in file order; the last match decides, as in git.
 type matcher struct{ pats []pattern }
 
-// add parses gitignore lines found in directory base.
+// add parses the lines of a .gitignore found in directory base.
 func (m *matcher) add(base string, data []byte) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), " \r")
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as git skips it
+	for line := range strings.SplitSeq(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		m.addLine(base, line)
+		m.addLine(base, trimTrailingSpaces(line))
 	}
 }
 
+// trimTrailingSpaces drops the spaces that end line unless a backslash
+// escapes them (`a\ ` keeps its last space: the backslash stays, and
+// matching reads it as an escape). Tabs are kept, as git keeps them.
+func trimTrailingSpaces(line string) string {
+	cut := -1
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case ' ':
+			if cut < 0 {
+				cut = i
+			}
+			continue
+		case '\\':
+			if i++; i == len(line) {
+				return line
+			}
+		}
+		cut = -1
+	}
+	if cut >= 0 {
+		return line[:cut]
+	}
+	return line
+}
+
 func (m *matcher) addLine(base, line string) {
-	p := pattern{}
+	p := pattern{base: base}
 	if strings.HasPrefix(line, "!") {
 		p.negate, line = true, line[1:]
 	}
-	line = strings.TrimPrefix(line, `\`)
 	if strings.HasSuffix(line, "/") {
-		p.dirOnly, line = true, strings.TrimRight(line, "/")
+		p.dirOnly, line = true, line[:len(line)-1]
 	}
 	if line == "" {
 		return
 	}
-	anchored := strings.Contains(line, "/")
-	line = strings.TrimPrefix(line, "/")
-	var b strings.Builder
-	b.WriteString("^")
-	if base != "" {
-		b.WriteString(regexp.QuoteMeta(base + "/"))
-	}
-	if !anchored {
-		b.WriteString("(?:.*/)?")
-	}
-	b.WriteString(globRegexp(line))
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return // a pattern git would not understand either
-	}
-	p.re = re
+	p.basename = !strings.Contains(line, "/")
+	p.glob = strings.TrimPrefix(line, "/")
 	m.pats = append(m.pats, p)
 }
 
-// globRegexp translates a gitignore glob: * and ? stay within a name,
-// ** crosses directories, [...] is a class.
-func globRegexp(g string) string {
-	var b strings.Builder
-	for i := 0; i < len(g); i++ {
-		c := g[i]
-		switch {
-		case strings.HasPrefix(g[i:], "**/"):
-			b.WriteString("(?:.*/)?")
-			i += 2
-		case strings.HasPrefix(g[i:], "/**") && i+3 == len(g):
-			b.WriteString("/.*")
-			i += 2
-		case strings.HasPrefix(g[i:], "**"):
-			b.WriteString(".*")
-			i++
-		case c == '*':
-			b.WriteString("[^/]*")
-		case c == '?':
-			b.WriteString("[^/]")
-		case c == '[':
-			j := strings.IndexByte(g[i+1:], ']')
-			if j < 0 {
-				b.WriteString(`\[`)
-				continue
-			}
-			class := g[i+1 : i+1+j]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + class + "]")
-			i += j + 1
-		case c == '\\' && i+1 < len(g):
-			i++
-			b.WriteString(regexp.QuoteMeta(string(g[i])))
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
+// matches reports whether p matches name (slash-separated, relative to
+// the root).
+func (p pattern) matches(name string, dir bool) bool {
+	if p.dirOnly && !dir {
+		return false
 	}
-	return b.String()
+	if p.base != "" {
+		rest, ok := strings.CutPrefix(name, p.base+"/")
+		if !ok {
+			return false
+		}
+		name = rest
+	}
+	if p.basename {
+		return wildmatch(p.glob, path.Base(name), false)
+	}
+	return wildmatch(p.glob, name, true)
 }
 
 // match reports whether name (slash-separated, relative) is matched; the
 // last matching pattern decides.
 func (m *matcher) match(name string, dir bool) bool {
-	hit := false
-	for _, p := range m.pats {
-		if p.dirOnly && !dir {
-			continue
-		}
-		if p.re.MatchString(name) {
-			hit = !p.negate
+	for i := len(m.pats) - 1; i >= 0; i-- {
+		if m.pats[i].matches(name, dir) {
+			return !m.pats[i].negate
 		}
 	}
-	return hit
+	return false
 }
 
 // matchPath is match for name or any directory above it, which is what

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -101,6 +103,117 @@ func (p Program) find(ctx context.Context, exe, arch, sourceDir string) (string,
 	return p.build(ctx, root, arch, latest)
 }
 
+// FindSmall is Find for a host that uploads the program (over ssh, or
+// into a cloud sandbox), where every megabyte is paid for: p's own
+// dedicated build is preferred to a static runbox that would serve too.
+// In order:
+//
+//  1. Name-linux-<arch> next to the running executable, or Name there
+//     when arch is this machine's;
+//  2. the running executable, if it is p's dedicated build (its first
+//     main package, or its name);
+//  3. the build made for the running executable from the source tree,
+//     in the user's cache: built once per build of the running program
+//     (keyed by its Go build id), then found without running the go tool;
+//  4. what Find returns (a static runbox that serves as p, a fresh build,
+//     the latest one built).
+func (p Program) FindSmall(ctx context.Context, arch, sourceDir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
+	}
+	return p.findSmall(ctx, exe, arch, sourceDir)
+}
+
+// findSmall is FindSmall with the running executable given ("" when
+// unknown).
+func (p Program) findSmall(ctx context.Context, exe, arch, sourceDir string) (string, error) {
+	if exe == "" {
+		return p.find(ctx, exe, arch, sourceDir)
+	}
+	dir := filepath.Dir(exe)
+	if side := filepath.Join(dir, p.Name+"-linux-"+arch); CheckStatic(side, arch) == nil {
+		return side, nil
+	}
+	if side := filepath.Join(dir, p.Name); arch == runtime.GOARCH && side != exe && CheckStatic(side, arch) == nil {
+		return side, nil
+	}
+	if p.dedicated(exe) && CheckStatic(exe, arch) == nil {
+		return exe, nil
+	}
+	root := sourceDir
+	if root == "" {
+		root = findModule()
+	}
+	key, err := buildKey(exe)
+	if root == "" || err != nil {
+		return p.find(ctx, exe, arch, sourceDir)
+	}
+	base, err := p.cachePath(root, arch)
+	if err != nil {
+		return "", err
+	}
+	out := base + "-for-" + key
+	if CheckStatic(out, arch) == nil {
+		return out, nil
+	}
+	latest, err := p.cachePath("", arch)
+	if err != nil {
+		return "", err
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return p.find(ctx, exe, arch, sourceDir)
+	}
+	built, err := p.buildTo(ctx, root, arch, out, latest)
+	if err == nil {
+		pruneBuilds(base+"-for-", out)
+	}
+	return built, err
+}
+
+// dedicated reports whether the binary at path is p's own build (by name,
+// or by its first main package), not another program that serves as p.
+func (p Program) dedicated(path string) bool {
+	if filepath.Base(path) == p.Name {
+		return true
+	}
+	bi, err := buildinfo.ReadFile(path)
+	return err == nil && len(p.Mains) > 0 && bi.Path == p.Mains[0]
+}
+
+// buildKey names the build of the binary at path: a digest of its Go
+// build id (which the go tool derives from the binary's content), read
+// from one ELF note rather than hashing the file; the file's digest
+// where there is no such note.
+func buildKey(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err == nil {
+		defer f.Close()
+		if sec := f.Section(".note.go.buildid"); sec != nil {
+			if note, err := sec.Data(); err == nil && len(note) > 16 {
+				sum := sha256.Sum256(note)
+				return hex.EncodeToString(sum[:8]), nil
+			}
+		}
+	}
+	sum, err := FileDigest(path)
+	if err != nil {
+		return "", err
+	}
+	return sum[:16], nil
+}
+
+// pruneBuilds removes the builds named prefix* but keep: those made for
+// earlier builds of the running program. Best effort.
+func pruneBuilds(prefix, keep string) {
+	old, _ := filepath.Glob(prefix + "*")
+	for _, o := range old {
+		if o != keep && !strings.HasSuffix(o, ".tmp") {
+			os.Remove(o)
+		}
+	}
+}
+
 // Is reports whether the binary at path is a build of p: by its name, or
 // by the main package its Go build information records.
 func (p Program) Is(path string) bool {
@@ -115,13 +228,18 @@ func (p Program) Is(path string) bool {
 // trees never overwrite each other's builds), and links the result as the
 // latest build for callers without a source tree.
 func (p Program) build(ctx context.Context, root, arch, latest string) (string, error) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("no static %s for linux/%s and no go tool to build one", p.Name, arch)
-	}
 	out, err := p.cachePath(root, arch)
 	if err != nil {
 		return "", err
+	}
+	return p.buildTo(ctx, root, arch, out, latest)
+}
+
+// buildTo compiles p in root to out, and links the result as latest.
+func (p Program) buildTo(ctx context.Context, root, arch, out, latest string) (string, error) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("no static %s for linux/%s and no go tool to build one", p.Name, arch)
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return "", fmt.Errorf("build %s: %w", p.Name, err)

@@ -2,10 +2,7 @@ package remote
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"runtime"
@@ -53,29 +50,44 @@ func (e *Env) startAgent(ctx context.Context, inst Instance) (*agent.Client, err
 	if inst.OS != "" && inst.OS != "linux" {
 		return nil, fmt.Errorf("%s OS %s: the agent runs on linux only", e.opts.Kind, inst.OS)
 	}
-	dst := inst.Agent
-	if dst == "" {
-		arch := inst.Arch
-		if arch == "" {
-			arch = runtime.GOARCH
+	if inst.Agent != "" {
+		return e.attachAgent(ctx, inst.ID, inst.Agent)
+	}
+	arch := inst.Arch
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
+	bin := e.opts.AgentBinary
+	if bin != "" {
+		if err := CheckStatic(bin, arch); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
 		}
-		bin := e.opts.AgentBinary
-		if bin != "" {
-			if err := CheckStatic(bin, arch); err != nil {
-				return nil, fmt.Errorf("agent: %w", err)
-			}
-		} else {
-			var err error
-			if bin, err = Agent().Find(ctx, arch, e.opts.SourceDir); err != nil {
-				return nil, fmt.Errorf("agent: %w", err)
-			}
-		}
+	} else {
 		var err error
-		if dst, err = e.deployLocked(ctx, inst.ID, bin); err != nil {
-			return nil, err
+		if bin, err = Agent().FindSmall(ctx, arch, e.opts.SourceDir); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
 		}
 	}
-	stream, err := e.sb.Attach(ctx, inst.ID, []string{dst, "agent"})
+	dst, err := e.deployLocked(ctx, inst.ID, bin, false)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := e.attachAgent(ctx, inst.ID, dst)
+	if _, ok := e.sb.(Recopier); err == nil || !ok || ctx.Err() != nil {
+		return cl, err
+	}
+	// The copy kept by its name and size may be damaged: copy it again,
+	// checked end to end, and try once more.
+	e.log.Debug("remote: the agent kept in the sandbox did not start; copying it again", "backend", e.opts.Name, "err", err)
+	if _, err := e.deployLocked(ctx, inst.ID, bin, true); err != nil {
+		return nil, err
+	}
+	return e.attachAgent(ctx, inst.ID, dst)
+}
+
+// attachAgent starts the agent at dst in the sandbox and connects.
+func (e *Env) attachAgent(ctx context.Context, id, dst string) (*agent.Client, error) {
+	stream, err := e.sb.Attach(ctx, id, []string{dst, "agent"})
 	if err != nil {
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
@@ -95,8 +107,13 @@ func (e *Env) startAgent(ctx context.Context, inst Instance) (*agent.Client, err
 
 // deployLocked copies bin into the agent directory under a name that
 // carries its content digest, so a sandbox that is reused keeps the agent
-// already there only when it is this very build.
-func (e *Env) deployLocked(ctx context.Context, id, bin string) (string, error) {
+// already there only when it is this very build. The digest comes from
+// [FileDigest]: an unchanged binary is not read again, and the sandbox
+// may trust a file of that name and size (see [Sandbox.CopyIn]).
+//
+// With recopy, the sandbox checks its copy end to end instead of
+// trusting the name ([Recopier.Recopy]).
+func (e *Env) deployLocked(ctx context.Context, id, bin string, recopy bool) (string, error) {
 	f, err := os.Open(bin)
 	if err != nil {
 		return "", fmt.Errorf("agent binary: %w", err)
@@ -109,16 +126,24 @@ func (e *Env) deployLocked(ctx context.Context, id, bin string) (string, error) 
 	key := fmt.Sprintf("%s\x00%d\x00%d", bin, fi.Size(), fi.ModTime().UnixNano())
 	digest, ok := e.digests[key]
 	if !ok {
-		h := sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(f, 0, fi.Size())); err != nil {
+		sum, err := FileDigest(bin)
+		if err != nil {
 			return "", fmt.Errorf("agent binary: %w", err)
 		}
-		digest = hex.EncodeToString(h.Sum(nil)[:6])
+		digest = sum[:2*digestBytes]
 		e.digests[key] = digest
 	}
 	dst := path.Join(e.opts.AgentDir, "runbox-agent-"+digest)
-	if err := e.sb.CopyIn(ctx, id, dst, f, fi.Size(), 0o755); err != nil {
+	put := e.sb.CopyIn
+	if rc, ok := e.sb.(Recopier); ok && recopy {
+		put = rc.Recopy
+	}
+	if err := put(ctx, id, dst, f, fi.Size(), 0o755); err != nil {
 		return "", fmt.Errorf("deploy the agent to %s: %w", dst, err)
 	}
 	return dst, nil
 }
+
+// digestBytes is how much of the SHA-256 the deployed agent's name
+// carries: enough that a file of that name and size is this build.
+const digestBytes = 16

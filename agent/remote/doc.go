@@ -10,11 +10,16 @@
 //
 //  1. Provision: [Sandbox.Provision] creates or finds the sandbox.
 //  2. Deploy: the static agent build for the sandbox's architecture
-//     (Options.AgentBinary, else [Agent]().Find: runbox-agent-linux-<arch>
-//     next to the running binary, else built from source into the user's
-//     cache) is copied to <AgentDir>/runbox-agent-<digest>. The digest in
-//     the name lets a reused sandbox keep the copy it has when, and only
-//     when, it is this build.
+//     (Options.AgentBinary, else [Program.FindSmall]: the small
+//     runbox-agent beside the running binary, else built from source into
+//     the user's cache once per build of the running program) is copied
+//     to <AgentDir>/runbox-agent-<digest>. The digest ([FileDigest], kept
+//     in the user's cache while the file is unchanged) in the name lets a
+//     reused sandbox keep the copy it has when, and only when, it is this
+//     build: a sandbox may take a file of that name and size as it without
+//     reading it ([Sandbox.CopyIn]). When a copy kept that way does not
+//     start and the sandbox is a [Recopier], it is checked end to end and
+//     replaced, once, before the agent is given up.
 //  3. Attach: `<agent> agent` is started with [Sandbox.Attach]; its stdin
 //     and stdout carry the agent protocol, and [agent.NewClient] does the
 //     handshake (bounded by Options.HandshakeTimeout).

@@ -70,6 +70,16 @@ type Instance struct {
 	Agent string
 }
 
+// Recopier is an optional ability of a [Sandbox] whose CopyIn keeps a
+// file of the right name and size without reading it (it was checked
+// when it was copied): Recopy copies src to path again, checked end to
+// end, whatever is there. [Env] calls it once when an agent it deployed
+// does not start, before it gives up on the agent — a damaged copy costs
+// one copy, not the agent.
+type Recopier interface {
+	Recopy(ctx context.Context, id, path string, src io.ReaderAt, size int64, perm fs.FileMode) error
+}
+
 // NativeExec is an optional ability of a [Sandbox]: running commands with
 // the backend's own API (docker exec, a remote shell) when the agent
 // cannot run there — another OS or architecture, no agent binary, no

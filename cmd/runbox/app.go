@@ -14,7 +14,6 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/spawn/seal"
 	"github.com/runbox/runbox/termination/subreaper"
@@ -47,6 +46,9 @@ type app struct {
 	providers  *envs.Providers  // svc's provider table
 	signals    *signalRelay     // nil when not run by main (tests)
 	remote     *remoteJobs      // set while a job command acts on a container's jobs
+	// jsonReported: the command's failure was already printed as a
+	// --json object.
+	jsonReported bool
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {
@@ -65,10 +67,37 @@ func (a *app) execute(ctx context.Context, args []string) error {
 	root := a.rootCommand()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if err != nil && !isQuiet(err) && !a.jsonReported && wantsJSON(root, args) {
+		// Failures before a command's own code ran (a bad flag, a broken
+		// configuration) too: a caller reading --json's stdout gets one
+		// object for every failure.
+		writeJSONError(a.stdout, err)
+	}
 	if err != nil && exitCode(err) >= exitUsage && !isQuiet(err) {
 		fmt.Fprintln(a.stderr, service.Message(err))
 	}
 	return err
+}
+
+// wantsJSON reports whether args ask the command they name for --json,
+// even when parsing them failed (the flag may then not be set yet).
+func wantsJSON(root *cobra.Command, args []string) bool {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd.Flags().Lookup("json") == nil {
+		return false
+	}
+	if f := cmd.Flags().Lookup("json"); f.Changed {
+		return f.Value.String() == "true"
+	}
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if arg == "--json" || arg == "--json=true" {
+			return true
+		}
+	}
+	return false
 }
 
 // quietError is an error already reported to the user (or a plain exit
@@ -113,6 +142,7 @@ commands first.`,
 		newCodeCommand(a),
 		newAgentCommand(a),
 		newSyncCommand(a),
+		newTasksCommand(a),
 	)
 	root.AddCommand(newServeCommand(a))
 	root.AddCommand(a.withJobTargets(newJobCommands(a))...)
@@ -178,15 +208,10 @@ func (a *app) environ() []string {
 	return os.Environ()
 }
 
-// openLocal opens a local environment with the configuration's options.
+// openLocal opens a local environment with the configuration's options
+// (direct: the job daemon's, see service.LocalTuning).
 func (a *app) openLocal(spec envs.Spec) (envs.Environment, error) {
-	o := a.svc.LocalOptions(spec)
-	if a.direct {
-		// The job daemon's environment starts supervisors by argv: a
-		// spare shell would sit idle for the daemon's whole life.
-		o.Subreaper, o.KeepLeftovers, o.NoPrestart = nil, true, true
-	}
-	return local.New(o)
+	return a.svc.OpenLocalTuned(spec, service.LocalTuning{Direct: a.direct})
 }
 
 // confiner is the argv prefix of the confinement trampoline of a local

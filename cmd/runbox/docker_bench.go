@@ -8,12 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
-
-	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
 )
 
 // benchLabel marks the containers the docker baselines start, with the
@@ -35,11 +31,10 @@ func benchDockerCases(a *app) []benchCase {
 		{
 			name: "docker-exec-true", backend: "docker", baseline: "docker exec CONTAINER true", n: 20,
 			setup: func(ctx context.Context, p benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-				env, err := docker.New(ctx, docker.Options{Image: image, Task: benchTask(p.run), Logger: a.log})
+				env, id, err := a.svc.OpenContainer(ctx, image, benchTask(p.run), 0)
 				if err != nil {
 					return nil, nil, nil, err
 				}
-				id := env.ContainerID()
 				op = func(ctx context.Context) error {
 					res, err := env.Run(ctx, envs.Command{Args: []string{"true"}})
 					if err == nil && res.Code != 0 {
@@ -58,7 +53,7 @@ func benchDockerCases(a *app) []benchCase {
 			n: 2, maxN: 20, // each run creates and removes a container
 			custom: func(ctx context.Context, p benchParams) (measurement, error) {
 				op := func(ctx context.Context) error {
-					env, err := docker.New(ctx, docker.Options{Image: image, Task: benchTask(p.run), Logger: a.log, StopTimeout: time.Second})
+					env, _, err := a.svc.OpenContainer(ctx, image, benchTask(p.run), time.Second)
 					if err != nil {
 						return err
 					}
@@ -146,9 +141,9 @@ func alternate(ctx context.Context, name string, op, base, ready func(context.Co
 const benchPoolSize = 1
 
 // benchPooled measures create-to-first-command (and Close) through a warm
-// docker.Pool against the same baseline as the cold case.
+// pool against the same baseline as the cold case.
 func benchPooled(ctx context.Context, a *app, image string, p benchParams) (measurement, error) {
-	pool, err := docker.NewPool(ctx, docker.PoolOptions{Size: benchPoolSize, Task: benchTask(p.run), Logger: a.log})
+	pool, err := a.svc.NewWarmContainers(ctx, image, benchTask(p.run), benchPoolSize)
 	if err != nil {
 		return measurement{}, err
 	}
@@ -157,52 +152,15 @@ func benchPooled(ctx context.Context, a *app, image string, p benchParams) (meas
 		defer cancel()
 		pool.Close(cctx)
 	}()
-	opts := docker.Options{Image: image, Task: benchTask(p.run), Logger: a.log, StopTimeout: time.Second}
-	if err := pool.Warm(opts); err != nil {
-		return measurement{}, err
-	}
 	op := func(ctx context.Context) error {
-		env, err := pool.New(ctx, opts)
+		env, err := pool.Open(ctx)
 		if err != nil {
 			return err
 		}
 		defer env.Close(context.WithoutCancel(ctx))
 		return runTrue(ctx, env)
 	}
-	cli, err := docker.NewClient()
-	if err != nil {
-		return measurement{}, err
-	}
-	defer cli.Close()
-	ready := func(ctx context.Context) error { return waitPoolQuiet(ctx, cli, pool, opts) }
-	return alternate(ctx, "docker-create-to-first-command-pooled", op, dockerRunExec(image, p.run), ready, p.n)
-}
-
-// waitPoolQuiet waits (untimed) until the pool holds a ready container
-// for opts and nothing else of it is left (the container handed out last
-// is removed), within a bound that only catches a pool that never fills.
-func waitPoolQuiet(ctx context.Context, cli *client.Client, pool *docker.Pool, opts docker.Options) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	f := filters.NewArgs(filters.Arg("label", docker.LabelPool+"="+pool.ID()))
-	for {
-		if pool.Idle(opts) >= benchPoolSize {
-			list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
-			if err != nil {
-				return err
-			}
-			if len(list) == benchPoolSize {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the pool was not ready and quiet within 2 minutes")
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return alternate(ctx, "docker-create-to-first-command-pooled", op, dockerRunExec(image, p.run), pool.WaitQuiet, p.n)
 }
 
 // benchSweepDocker removes every container that bench run left, when a
@@ -220,7 +178,7 @@ func benchSweepDocker(cases []benchCase, run string, prog *benchProgress) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var ids []string
-	for _, f := range []string{benchLabel + "=" + run, docker.LabelTask + "=" + benchTask(run)} {
+	for _, f := range []string{benchLabel + "=" + run, service.DockerTaskLabel + "=" + benchTask(run)} {
 		out, err := exec.CommandContext(ctx, "docker", "ps", "-aq", "--filter", "label="+f).Output()
 		if err != nil {
 			return // no engine: nothing was made

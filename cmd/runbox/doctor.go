@@ -92,6 +92,11 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 				pr.Ready, pr.Problem = false, service.StripInternal(err.Error())
 			}
 		}
+		if err := a.svc.SpecProblem(name, envs.Spec{}); err != nil && pr.Ready {
+			// Installed but not usable as configured (docker without an
+			// image): ready would be a promise the first command breaks.
+			pr.Ready, pr.Problem = false, strings.TrimPrefix(err.Error(), "service: ")
+		}
 		if pr.Ready && p.Capabilities != nil {
 			pr.Capabilities = userCapabilities(p.Capabilities(ctx, envs.Spec{}))
 		}

@@ -6,25 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"golang.org/x/term"
 
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/service"
 )
-
-// authorize passes command through the gate before any backend sees it.
-// On a terminal a command that needs approval is put to the user; without
-// one it is denied, with a hint on how to allow it.
-// dir is where the command starts ("" if unknown), for relative paths;
-// spec is what the environment will be opened with (its sandbox).
-func (a *app) authorize(ctx context.Context, command, backend, dir string, hostAccess bool, spec envs.Spec) error {
-	sb := a.svc.GateSandbox(backend, spec)
-	return a.withAsker(func(asker approval.Asker) error {
-		return a.svc.Authorize(ctx, service.Authorization{Command: command, Backend: backend, HostAccess: hostAccess, SessionKey: "cli", Asker: asker, Dir: dir, Sandbox: sb})
-	})
-}
 
 // hostDir is the absolute directory a command given --cwd dir starts in on
 // this machine ("" when it cannot be told).
@@ -43,37 +31,57 @@ func hostDir(dir string) string {
 // at the terminal, or nobody (nil: such commands are refused). It then
 // tells the user where an "always" answer was saved.
 func (a *app) withAsker(f func(approval.Asker) error) error {
-	answers := &answerLog{}
-	var asker approval.Asker
-	if a.interactive() {
-		// Answers are read through a handle closed on return, so that the
-		// prompter's reader does not stay blocked on the terminal and
-		// take keys typed later (into an interactive --pty command).
-		in := io.Reader(a.stdin)
-		if f := a.stdinTerminal(); f != nil {
-			if r, err := openTerminalReader(int(f.Fd())); err == nil {
-				defer r.Close()
-				in = r
-			}
-		}
-		prompter := approval.NewTerminalPrompter(in, a.stderr)
-		defer prompter.Close()
-		broker := approval.NewBroker(approval.BrokerOptions{Prompter: prompter})
-		defer broker.Close()
-		answers.Asker = broker
-		asker = answers
-	}
+	asker, answers, done := a.openAsker()
+	defer done()
 	if err := f(asker); err != nil {
 		return err
 	}
-	if answers.last.Kind == approval.AnswerAlways {
-		if file := a.svc.ApprovalFile(); file != "" {
-			fmt.Fprintf(a.stderr, "runbox: approval saved to %s\n", file)
-		} else {
-			fmt.Fprintln(a.stderr, "runbox: approved for this run only: there is no configuration file to save it to (set $XDG_CONFIG_HOME, $HOME or --config)")
+	a.reportSaved(answers)
+	return nil
+}
+
+// openAsker returns whoever can answer the gate's questions (nil when
+// nobody can), the log of its answers, and done, which stops asking.
+func (a *app) openAsker() (approval.Asker, *answerLog, func()) {
+	answers := &answerLog{}
+	if !a.interactive() {
+		return nil, answers, func() {}
+	}
+	// Answers are read through a handle closed by done, so that the
+	// prompter's reader does not stay blocked on the terminal and take
+	// keys typed later (into an interactive --pty command).
+	var closers []func()
+	in := io.Reader(a.stdin)
+	if f := a.stdinTerminal(); f != nil {
+		if r, err := openTerminalReader(int(f.Fd())); err == nil {
+			closers = append(closers, func() { r.Close() })
+			in = r
 		}
 	}
-	return nil
+	prompter := approval.NewTerminalPrompter(in, a.stderr)
+	broker := approval.NewBroker(approval.BrokerOptions{Prompter: prompter})
+	answers.Asker = broker
+	closers = append(closers, func() { prompter.Close() }, func() { broker.Close() })
+	var once sync.Once
+	return answers, answers, func() {
+		once.Do(func() {
+			for i := len(closers) - 1; i >= 0; i-- {
+				closers[i]()
+			}
+		})
+	}
+}
+
+// reportSaved tells the user where an "always" answer was saved.
+func (a *app) reportSaved(answers *answerLog) {
+	if answers.last.Kind != approval.AnswerAlways {
+		return
+	}
+	if file := a.svc.ApprovalFile(); file != "" {
+		fmt.Fprintf(a.stderr, "runbox: approval saved to %s\n", file)
+	} else {
+		fmt.Fprintln(a.stderr, "runbox: approved for this run only: there is no configuration file to save it to (set $XDG_CONFIG_HOME, $HOME or --config)")
+	}
 }
 
 // answerLog is an Asker that remembers the last answer it passed on, so

@@ -7,11 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runbox/runbox/approval"
-	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
-	"github.com/runbox/runbox/ssh"
 )
 
 // jobTarget says where a job command acts: this machine's job daemon, the
@@ -85,41 +83,26 @@ func (a *app) dockerJobs(t *jobTarget) (*remoteJobs, error) {
 	if task == "" {
 		return nil, usageError{errorf("--backend docker: name the container that keeps the jobs with --task (or docker.task)")}
 	}
-	spec := envs.Spec{Image: cmp.Or(t.image, a.cfg.Docker.Image)}
-	opts := a.dockerOptions(spec)
-	opts.Task, opts.Persistent, opts.KeepRunning = task, true, true
-	open := func(ctx context.Context) (envs.Environment, []string, error) {
-		env, err := docker.New(ctx, opts)
-		if err != nil {
-			return nil, nil, err
-		}
-		if fb := env.Fallback(); fb != "" {
-			env.Close(context.WithoutCancel(ctx))
-			return nil, nil, errorf("--backend docker: jobs need runbox inside the container: %s", fb)
-		}
-		return env, []string{docker.CLIPath, service.RelayCommand}, nil
-	}
-	return &remoteJobs{backend: "docker", spec: spec, open: open}, nil
+	spec := envs.Spec{Image: cmp.Or(t.image, a.cfg.Docker.Image), Settings: map[string]string{service.SettingTask: task}}
+	return a.jobHost("docker", spec), nil
 }
 
 // sshJobs is the job daemon on an ssh host, run by the full runbox CLI
-// uploaded next to the agent there (ssh.Env.CLIPath). Closing the
-// connection ends the relay, never the daemon or its jobs.
+// uploaded next to the agent there. Closing the connection ends the
+// relay, never the daemon or its jobs.
 func (a *app) sshJobs(t *jobTarget) *remoteJobs {
 	var spec envs.Spec
 	t.ssh.apply(&spec)
+	return a.jobHost("ssh", spec)
+}
+
+// jobHost is the job daemon in backend's environment for spec, opened
+// through the service's provider table on first use.
+func (a *app) jobHost(backend string, spec envs.Spec) *remoteJobs {
 	open := func(ctx context.Context) (envs.Environment, []string, error) {
-		env, err := ssh.New(ctx, a.svc.SSHOptions(spec))
-		if err != nil {
-			return nil, nil, err
-		}
-		if fb := env.Fallback(); fb != "" {
-			env.Close(context.WithoutCancel(ctx))
-			return nil, nil, errorf("--backend ssh: jobs need the runbox agent on %s: %s", env.Host(), fb)
-		}
-		return env, []string{env.CLIPath(), service.RelayCommand}, nil
+		return a.svc.OpenJobHost(ctx, backend, spec)
 	}
-	return &remoteJobs{backend: "ssh", spec: spec, open: open}
+	return &remoteJobs{backend: backend, spec: spec, open: open}
 }
 
 // client opens the environment (once) and returns a client of the job

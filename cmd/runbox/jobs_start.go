@@ -20,6 +20,9 @@ type startOptions struct {
 	notify    bool
 	watch     []string
 	heartbeat time.Duration
+	quiet     time.Duration
+	noOutput  time.Duration
+	inputWait time.Duration
 	pty       bool
 	key       string
 	owner     string
@@ -44,7 +47,8 @@ from any shell of the same user with ps, logs, wait, kill, write, submit, close
 and handoff; job ids may be shortened to any unique prefix.`,
 		Example: `  runbox start -- npm run dev
   runbox start --notify --watch 'ERROR|FAIL' --heartbeat 60s -- make test
-  runbox start --key build-1 -- go build ./...`,
+  runbox start --key build-1 -- go build ./...
+  runbox start --notify --input-wait 2s --no-output-timeout 10m -- ./install.sh`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.args = args
@@ -55,6 +59,9 @@ and handoff; job ids may be shortened to any unique prefix.`,
 	f.BoolVar(&opts.notify, "notify", false, "queue a completion event for the owner (see runbox events)")
 	f.StringArrayVar(&opts.watch, "watch", nil, "queue an event when an output line matches this Go regexp (repeatable)")
 	f.DurationVar(&opts.heartbeat, "heartbeat", 0, "queue a heartbeat this often while there is new output (0 = none)")
+	f.DurationVar(&opts.quiet, "quiet-after", 0, "queue one quiet event when the job has written nothing for this long, again after its output resumes (0 = none)")
+	f.DurationVar(&opts.inputWait, "input-wait", 0, "queue one waiting_for_input event when the job has been blocked reading its stdin, with no output, for this long (0 = none)")
+	f.DurationVar(&opts.noOutput, "no-output-timeout", 0, "end the job once it has written nothing for this long; it is then killed by no-output-timeout (0 = none)")
 	f.BoolVar(&opts.pty, "pty", false, "run on a pseudo-terminal")
 	f.StringVar(&opts.key, "key", "", "idempotency key: a start with a key used before returns that job")
 	f.StringVar(&opts.owner, "owner", "", "owner receiving the job's events (default $RUNBOX_OWNER or \"user\")")
@@ -84,7 +91,8 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 	req := procregistry.StartRequest{
 		Shell: shell, Dir: cwd, Env: env, Owner: cmp.Or(opts.owner, a.defaultOwner()),
 		Notify: opts.notify, Watch: opts.watch, Heartbeat: opts.heartbeat, Key: opts.key,
-		Lifetime: procregistry.LifetimeDetached,
+		Lifetime:   procregistry.LifetimeDetached,
+		QuietAfter: opts.quiet, InputWait: opts.inputWait, NoOutputTimeout: opts.noOutput,
 	}
 	if !limits.IsZero() {
 		req.Limits = &limits

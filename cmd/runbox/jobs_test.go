@@ -78,8 +78,8 @@ func TestJobs_CLILifecycle(t *testing.T) {
 	if out, _, _ := jcli(t, env, "ps"); !strings.Contains(out, id) || !strings.Contains(out, "running") {
 		t.Errorf("ps:\n%s", out)
 	}
-	if out, _, code := jcli(t, env, "wait", "--timeout", "50ms", id[:5]); code != 0 || !strings.Contains(out, "running") {
-		t.Errorf("wait with a timeout on a running job: %q, exit %d; want running, 0", out, code)
+	if out, _, code := jcli(t, env, "wait", "--timeout", "50ms", id[:5]); code != exitStillRunning || !strings.Contains(out, "running") {
+		t.Errorf("wait with a timeout on a running job: %q, exit %d; want running, %d", out, code, exitStillRunning)
 	}
 	if _, errs, code := jcli(t, env, "submit", id, "hello"); code != 0 {
 		t.Fatalf("submit: exit %d: %s", code, errs)

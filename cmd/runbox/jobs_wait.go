@@ -24,8 +24,10 @@ func newWaitCommand(a *app) *cobra.Command {
 		Short: "Wait for a job to finish and exit with its exit code",
 		Long: `Wait for a job to finish. runbox then exits with the job's exit code (125 when
 it was lost or failed to start). When --timeout passes first, runbox prints
-"running" and exits 0: that is not an error, and the job keeps running. A job
-daemon that dies meanwhile is started again, and the wait goes on.`,
+"running" and exits 75 (EX_TEMPFAIL: try again later), which no finished
+job's wait gives but a job that itself exited 75: the job keeps running, and
+--json's "done": false tells the two apart. A job daemon that dies meanwhile
+is started again, and the wait goes on.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runWait(cmd.Context(), a, args[0], &opts)
@@ -35,6 +37,10 @@ daemon that dies meanwhile is started again, and the wait goes on.`,
 	cmd.Flags().BoolVar(&opts.json, "json", false, `print {"info": ..., "done": ...}`)
 	return cmd
 }
+
+// exitStillRunning is wait's status when --timeout passed first: the
+// job is still running (sysexits' EX_TEMPFAIL, "try again later").
+const exitStillRunning = 75
 
 func runWait(ctx context.Context, a *app, id string, opts *waitOptions) error {
 	c, err := a.jobsClient(ctx)
@@ -69,7 +75,7 @@ func runWait(ctx context.Context, a *app, id string, opts *waitOptions) error {
 		fmt.Fprintln(a.stdout, describe(in))
 	}
 	if !done {
-		return nil
+		return quietError{&envs.ExitError{Code: exitStillRunning}}
 	}
 	switch {
 	case in.Exit != nil && in.Status != procregistry.StatusFailed:

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/local"
+	"github.com/runbox/runbox/service"
 )
 
 // benchPace is the pause before each command of true.paced: what an agent
@@ -21,7 +21,7 @@ const benchPace = 5 * time.Millisecond
 //   - true.paced: `true` with a pause before each command (not timed), as
 //     an agent's commands come, against `bash -c true` paced the same way:
 //     the command finds its shell ready;
-//   - true.cold: `true` back to back with local.Options.NoPrestart, each
+//   - true.cold: `true` back to back with service.LocalTuning.NoPrestart, each
 //     command starting its own shell, against `bash -c true` — what the
 //     pre-started shells save;
 //   - true.sandboxed: `true` back to back under the workspace sandbox,
@@ -57,9 +57,7 @@ func benchLocalTrueOn(env envs.Environment) (op, base func(context.Context) erro
 }
 
 func (a *app) benchLocalTrueCold(ctx context.Context, _ benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-	o := a.svc.LocalOptions(envs.Spec{})
-	o.NoPrestart = true
-	env, err := local.New(o)
+	env, err := a.svc.OpenLocalTuned(envs.Spec{}, service.LocalTuning{NoPrestart: true})
 	if err != nil {
 		return nil, nil, nil, err
 	}

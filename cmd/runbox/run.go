@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,6 @@ import (
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/spawn/seal"
-	"github.com/runbox/runbox/workspace"
 )
 
 type runOptions struct {
@@ -41,7 +41,9 @@ type runOptions struct {
 	task           string
 	sync           string
 	syncExclude    []string
+	syncTo         string
 	ssh            sshFlags
+	yield          time.Duration // > 0: runYield (run_yield.go)
 	args           []string
 }
 
@@ -67,9 +69,16 @@ With --pty and a terminal on stdin the command is interactive: runbox's
 terminal becomes the command's (raw mode: every key goes to the command),
 window-size changes follow, and the terminal is restored when runbox exits.
 
-With --json, a failure before the command runs (refused by the gate, a
-directory that cannot be entered, an unknown backend, a bad flag value) is
-printed as {"exit_code": N, "error": "..."} on stdout.
+Input: a pipe or a file on stdin is the command's input, judged by the
+command gate line by line as the command reads it (a shell or interpreter
+runs what it reads): at the first refused line the command is killed and
+runbox exits 125 naming the line. A terminal's input is the command's only
+with --pty; without it the command reads end-of-input at once.
+
+With --json, every failure (refused by the gate, a refused stdin line, a
+directory that cannot be entered, an unknown backend, a bad flag value, a
+broken configuration) is printed as {"exit_code": N, "error": "..."} on
+stdout.
 
 Exit status: the command's own; 124 when --timeout expired; 130 when
 interrupted; 126 when the directory cannot be entered; 127 when the command is
@@ -98,10 +107,12 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends; the gate then treats the backend as having host access)")
-	f.StringVar(&opts.task, "task", "", "the task's own environment, kept between runs: a container kept running (--backend docker) or a sandbox snapshotted on exit and restored (--backend modal)")
-	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's /workspace first (only what changed after the first time); see runbox sync")
+	f.StringVar(&opts.task, "task", "", "the task's own environment, kept between runs: a container kept running (--backend docker) or a sandbox snapshotted on exit and restored (--backend modal); with --sync, on any backend, the name its workspace is kept by")
+	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's workspace first (only what changed after the first time; docker, modal, ssh: /workspace, local: a directory of the task's own); see runbox sync")
+	f.StringVar(&opts.syncTo, "sync-to", "", "with --sync: the directory on the backend that --sync's directory is pushed to, replaced by the first push (default /workspace; local: a directory of the task's own)")
 	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable; .git/ and .gitignore'd paths are left out anyway)")
 	opts.ssh.bind(f)
+	f.DurationVar(&opts.yield, "yield", 0, "run as a background job and wait this long: a command still running then has its output so far shown, its job id on stderr, and runbox exits 75 (continue with runbox logs/wait ID)")
 	return cmd
 }
 
@@ -116,6 +127,9 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if opts.outputLimit < 0 {
 		return usageError{errorf("--output-limit %d: want a number of bytes > 0", opts.outputLimit)}
 	}
+	if opts.yield < 0 {
+		return usageError{errorf("--yield %v: want a duration > 0", opts.yield)}
+	}
 	backend := cmp.Or(opts.backend, a.cfg.Backend)
 	limits, err := opts.limits.resolve(a.svc.Limits())
 	if err != nil {
@@ -124,6 +138,9 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	env, err := a.envFlags(opts.env)
 	if err != nil {
 		return err
+	}
+	if opts.yield > 0 {
+		return runYield(ctx, a, opts, shell, env, limits)
 	}
 	spec := envs.Spec{Dir: opts.cwd, Image: opts.image, Limits: limits, Network: opts.network}
 	if opts.workspace {
@@ -136,33 +153,21 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if err := checkTaskFlags(opts, backend); err != nil {
 		return err
 	}
-	if opts.task != "" {
+	opts.ssh.apply(&spec)
+	state, remote := "", ""
+	switch {
+	case opts.sync != "":
+		if state, err = a.checkedStateDir(); err != nil {
+			return err
+		}
+		if spec, remote, err = service.TaskPlace(backend, opts.task, state, opts.syncTo, spec); err != nil {
+			return err
+		}
+	case opts.task != "":
 		if spec.Settings == nil {
 			spec.Settings = map[string]string{}
 		}
 		spec.Settings[service.SettingTask] = opts.task
-	}
-	if opts.sync != "" && spec.Dir == "" {
-		spec.Dir = workspace.DefaultRemote
-	}
-	opts.ssh.apply(&spec)
-	host := a.hostAccess(ctx, backend, spec)
-	dir := ""
-	if host {
-		dir = hostDir(opts.cwd)
-	}
-	if err := a.authorize(ctx, shell, backend, dir, host, spec); err != nil {
-		return err
-	}
-	environment, err := a.providers.Open(ctx, backend, spec)
-	if err != nil {
-		return err
-	}
-	defer environment.Close(context.WithoutCancel(ctx))
-	if opts.sync != "" {
-		if err := a.pushWorkspace(ctx, environment, opts); err != nil {
-			return err
-		}
 	}
 
 	timeout := opts.timeout
@@ -170,19 +175,27 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		timeout = time.Duration(a.cfg.Timeout)
 	}
 	limit := firstPositive(opts.outputLimit, a.cfg.OutputLimit, envs.DefaultOutputLimit)
-	c := envs.Command{Shell: shell, Env: env, Timeout: timeout, OutputLimit: limit, Private: a.svc.HoldsSecret(shell)}
+	c := envs.Command{Shell: shell, Env: env, Timeout: timeout, OutputLimit: limit}
+	if opts.sync != "" && spec.Dir == "" {
+		c.Dir = remote // see service.TaskPlace
+	}
 	if opts.pty {
 		c.PTY = terminalSize(a.stdout)
 	}
 	if in := a.commandStdin(); in != nil {
-		c.Stdin = in
-	}
-	if opts.json {
-		return runJSON(ctx, a, environment, c)
+		c.Stdin = in // judged line by line as the command reads it
 	}
 	so := streamOptions{}
 	if opts.pty {
 		so.terminal = a.stdinTerminal()
+	}
+	r, err := a.openRunner(ctx, backend, spec, taskPush{state: state, remote: remote}, opts, so.terminal != nil)
+	if err != nil {
+		return err
+	}
+	defer r.close(context.WithoutCancel(ctx))
+	if opts.json {
+		return runJSON(ctx, a, r, c)
 	}
 	// A terminal shows a window of the output (an interactive session
 	// shows all of it: it is a conversation); a pipe gets every byte,
@@ -193,7 +206,75 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if opts.outputLimitSet || isTerminal(a.stderr) && so.terminal == nil {
 		so.errLimit = limit
 	}
-	return runStreamingWith(ctx, a, environment, c, so)
+	err = runStreamingWith(ctx, a, r, c, so)
+	if (err == nil || isQuiet(err)) && !opts.pty && a.stdinTerminal() != nil && readsInput(opts.args) {
+		fmt.Fprintf(a.stderr, "runbox: %s read end-of-input at once: a command gets the terminal's input only with --pty (runbox run --pty -- %s)\n", opts.args[0], opts.args[0])
+	}
+	return err
+}
+
+// readsInput reports whether args run an interactive program (a shell, an
+// interpreter, a database client) with nothing to do but read its input:
+// without --pty it gets none from a terminal, and ends at once.
+func readsInput(args []string) bool {
+	words := args
+	if len(args) == 1 {
+		words = strings.Fields(args[0])
+	}
+	if len(words) != 1 {
+		return false
+	}
+	switch filepath.Base(words[0]) {
+	case "python", "python3", "ipython", "ipython3", "node", "bash", "sh", "dash", "zsh", "fish",
+		"irb", "ruby", "perl", "php", "lua", "R", "julia", "ghci", "psql", "mysql", "sqlite3", "redis-cli":
+		return true
+	}
+	return false
+}
+
+// runner is the one session a runbox run command goes through: the
+// service admits the command (its shape, the gate, its stdin line by
+// line) and opens the environment; the CLI only shows what happens.
+type runner struct {
+	ss *service.Session
+	// denials explains, from the end of the output, what the sandbox
+	// denied; set once the environment is open.
+	denials func(output string) []envs.Violation
+	// doneAsking stops the terminal prompter (see openAsker).
+	doneAsking func()
+}
+
+// openRunner makes the session of a runbox run command. The user is
+// asked (on a terminal) only while the command is admitted: once its
+// environment opens, the prompter lets go of the terminal, which an
+// interactive --pty command then has to itself.
+func (a *app) openRunner(ctx context.Context, backend string, spec envs.Spec, push taskPush, opts *runOptions, terminalInput bool) (*runner, error) {
+	asker, answers, doneAsking := a.openAsker()
+	r := &runner{doneAsking: doneAsking, denials: func(string) []envs.Violation { return nil }}
+	prepare := func(ctx context.Context, env envs.Environment) error {
+		doneAsking()
+		a.reportSaved(answers)
+		r.denials = service.WatchViolations(env)
+		if opts.sync != "" {
+			return a.pushWorkspace(ctx, env, backend, spec, push, opts)
+		}
+		return nil
+	}
+	ss, err := a.svc.NewSession(service.SessionOptions{
+		ID: "cli", Backend: backend, Spec: spec, Asker: asker,
+		Dir: hostDir(spec.Dir), Prepare: prepare, TerminalInput: terminalInput,
+	})
+	if err != nil {
+		doneAsking()
+		return nil, err
+	}
+	r.ss = ss
+	return r, nil
+}
+
+func (r *runner) close(ctx context.Context) {
+	r.doneAsking()
+	r.ss.Close(ctx)
 }
 
 // reportJSON returns err, first printed as one JSON object on stdout when
@@ -202,6 +283,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 func (a *app) reportJSON(asJSON bool, err error) error {
 	if asJSON && err != nil && !isQuiet(err) {
 		writeJSONError(a.stdout, err)
+		a.jsonReported = true
 	}
 	return err
 }
@@ -279,8 +361,8 @@ func terminalSize(w io.Writer) *envs.WindowSize {
 	return &envs.WindowSize{Rows: 24, Cols: 80}
 }
 
-func runJSON(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
-	res, err := env.Run(ctx, c)
+func runJSON(ctx context.Context, a *app, r *runner, c envs.Command) error {
+	res, err := r.ss.Run(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -305,20 +387,16 @@ type streamOptions struct {
 	terminal *os.File
 }
 
-// runStreaming shows the output as it comes, stdout to stdout and stderr
-// to stderr, every byte of it, and kills the tree if runbox is interrupted.
-func runStreaming(ctx context.Context, a *app, env envs.Environment, c envs.Command) error {
-	return runStreamingWith(ctx, a, env, c, streamOptions{})
-}
-
-// runStreamingWith is runStreaming with the output shown as so says.
-func runStreamingWith(ctx context.Context, a *app, env envs.Environment, c envs.Command, so streamOptions) error {
+// runStreamingWith shows the output as it comes, stdout to stdout and
+// stderr to stderr, bounded as so says, and kills the tree if runbox is
+// interrupted.
+func runStreamingWith(ctx context.Context, a *app, r *runner, c envs.Command, so streamOptions) error {
 	c.SeparateStreams = c.PTY == nil
-	st, err := stream(ctx, a, env, c, so)
+	st, err := stream(ctx, a, r, c, so)
 	if errors.Is(err, envs.ErrUnsupported) {
 		// A backend without streaming (the docker exec fallback) still
 		// runs the command; its output comes when it ends.
-		return runCollected(ctx, a, env, c, so)
+		return runCollected(ctx, a, r, c, so)
 	}
 	if err != nil {
 		return err
@@ -333,7 +411,7 @@ func runStreamingWith(ctx context.Context, a *app, env envs.Environment, c envs.
 // stream starts c, copies its output to runbox's stdout and stderr as it
 // comes, and kills its tree if runbox is interrupted (the status is then
 // 130, or 128+n for the signal runbox received).
-func stream(ctx context.Context, a *app, env envs.Environment, c envs.Command, so streamOptions) (envs.ExitStatus, error) {
+func stream(ctx context.Context, a *app, r *runner, c envs.Command, so streamOptions) (envs.ExitStatus, error) {
 	var ts *terminalSession
 	if so.terminal != nil && c.PTY != nil {
 		var err error
@@ -343,8 +421,7 @@ func stream(ctx context.Context, a *app, env envs.Environment, c envs.Command, s
 		defer ts.close()
 		c.PTY = ts.size()
 	}
-	denials := service.WatchViolations(env)
-	p, err := env.Start(ctx, c)
+	p, err := r.ss.Start(ctx, c)
 	if err != nil {
 		return envs.ExitStatus{}, err
 	}
@@ -359,7 +436,7 @@ func stream(ctx context.Context, a *app, env envs.Environment, c envs.Command, s
 		errw, finishErr = bounded(a.stderr, so.errLimit)
 		wg.Go(func() { io.Copy(io.MultiWriter(errw, errTail), r) })
 	}
-	defer func() { reportDenials(a, denials(outTail.String()+"\n"+errTail.String())) }()
+	defer func() { reportDenials(a, r.denials(outTail.String()+"\n"+errTail.String())) }()
 	if ts != nil {
 		ts.attach(p, a.signals)
 	} else if w := p.Stdin(); w != nil {
@@ -415,12 +492,12 @@ func reportEnd(a *app, c envs.Command, st envs.ExitStatus) {
 
 // runCollected runs c to completion and then prints its output, bounded
 // as so says (everything, when it sets no limit).
-func runCollected(ctx context.Context, a *app, env envs.Environment, c envs.Command, so streamOptions) error {
+func runCollected(ctx context.Context, a *app, r *runner, c envs.Command, so streamOptions) error {
 	c.OutputLimit = -1 // unbounded
 	if so.outLimit > 0 && so.outLimit == so.errLimit {
 		c.OutputLimit = so.outLimit
 	}
-	res, err := env.Run(ctx, c)
+	res, err := r.ss.Run(ctx, c)
 	if err != nil {
 		return err
 	}

@@ -13,12 +13,15 @@ import (
 
 // checkTaskFlags refuses --task and --sync where they mean nothing.
 func checkTaskFlags(opts *runOptions, backend string) error {
-	if opts.task != "" && backend != "docker" && backend != "modal" {
-		return usageError{errorf("--task: a task's environment needs --backend docker or modal")}
+	if opts.task != "" && opts.sync == "" && backend != "docker" && backend != "modal" {
+		return usageError{errorf("--task: a task's environment needs --backend docker or modal (or --sync DIR, on any backend that can move files)")}
 	}
 	if opts.sync == "" {
 		if len(opts.syncExclude) > 0 {
 			return usageError{errorf("--sync-exclude: only with --sync")}
+		}
+		if opts.syncTo != "" {
+			return usageError{errorf("--sync-to: only with --sync")}
 		}
 		return nil
 	}
@@ -31,13 +34,14 @@ func checkTaskFlags(opts *runOptions, backend string) error {
 	return nil
 }
 
-// pushWorkspace pushes --sync's directory to the task's workspace.
-func (a *app) pushWorkspace(ctx context.Context, env envs.Environment, opts *runOptions) error {
-	state, err := a.checkedStateDir()
-	if err != nil {
-		return err
-	}
-	rep, err := workspace.Push(ctx, env, a.syncOptions(opts.task, opts.sync, state, opts.syncExclude))
+// taskPush is where --sync pushes: the state directory that keeps the
+// task's manifest, and the directory on the backend (service.TaskPlace).
+type taskPush struct{ state, remote string }
+
+// pushWorkspace pushes --sync's directory to the task's workspace in
+// env, opened on backend with spec (see service.TaskPlace).
+func (a *app) pushWorkspace(ctx context.Context, env envs.Environment, backend string, spec envs.Spec, push taskPush, opts *runOptions) error {
+	rep, err := a.svc.PushTask(ctx, env, backend, spec, push.remote, a.syncOptions(opts.task, opts.sync, push.state, opts.syncExclude))
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,8 @@ func newServeCommand(a *app) *cobra.Command {
   check_command  the command gate's verdict on a command, without running it
   sync           (with --sync) push the project to the task's workspace, or
                  diff what the commands changed there
+  tasks          list the persistent tasks (--task) across backends, or
+                 remove one everywhere it lives
 
 By default one client is served over stdin and stdout (the command line an MCP
 client starts). With --http the streamable HTTP transport is served at /mcp:
@@ -146,6 +148,7 @@ func runServe(ctx context.Context, a *app, opts *serveOptions) error {
 	}
 	defer svc.Close(context.WithoutCancel(ctx))
 	defer srv.Close()
+	defer startTaskReaper(ctx, svc)()
 	if opts.http == "" && opts.socket == "" {
 		return srv.ServeStdio(ctx, readCloser(a.stdin), nopWriteCloser{a.stdout})
 	}

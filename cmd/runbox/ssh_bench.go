@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/ssh"
 )
 
 // benchSSHTarget is the host of the ssh measurements: --ssh-host (else
@@ -63,7 +62,63 @@ func benchSSHCases(a *app, t *benchSSHTarget) []benchCase {
 				return benchSSHTrue(env), base, func() { master.close(); env.Close(context.Background()) }, nil
 			},
 		},
+		{
+			// What an agent that shells out to runbox pays per command:
+			// a runbox process that connects, finds its agent on the host
+			// (uploaded once, by content), runs the command and exits.
+			name: "ssh.oneshot", backend: "ssh", baseline: "ssh HOST true", n: 10,
+			setup: func(ctx context.Context, p benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
+				env, client, err := a.benchSSHOpen(ctx, t)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				env.Close(context.Background()) // the agent is on the host now
+				op, err = a.benchSSHOneShot(t)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				base = func(ctx context.Context) error { return client.run(ctx, "true") }
+				return op, base, func() {}, nil
+			},
+		},
 	}
+}
+
+// benchSSHOneShot is `runbox run --backend ssh -- true` in a process of
+// its own (this executable), with the bench's host, key and environment.
+func (a *app) benchSSHOneShot(t *benchSSHTarget) (func(context.Context) error, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this executable: %w", err)
+	}
+	args := []string{"run", "--backend", "ssh"}
+	if t.host != "" {
+		args = append(args, "--host", t.host)
+	}
+	if t.identity != "" {
+		args = append(args, "--identity", t.identity)
+	}
+	if t.acceptNew {
+		args = append(args, "--accept-new-host-key")
+	}
+	args = append(args, "--", "true")
+	// What this runbox reads from its environment, the one it starts
+	// reads too (they differ from the process's own only when runbox
+	// runs inside another program).
+	env := os.Environ()
+	for _, k := range []string{"HOME", "RUNBOX_CONFIG", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "SSH_AUTH_SOCK"} {
+		env = append(env, k+"="+a.getenv(k))
+	}
+	return func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd.Env = env
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("runbox %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
+		}
+		return nil
+	}, nil
 }
 
 func benchSSHTrue(env envs.Environment) func(context.Context) error {
@@ -78,7 +133,7 @@ func benchSSHTrue(env envs.Environment) func(context.Context) error {
 
 // benchSSHOpen connects the ssh backend to the bench host and prepares
 // the OpenSSH client with the same host, keys and known_hosts.
-func (a *app) benchSSHOpen(ctx context.Context, t *benchSSHTarget) (*ssh.Env, *sshClient, error) {
+func (a *app) benchSSHOpen(ctx context.Context, t *benchSSHTarget) (envs.Environment, *sshClient, error) {
 	var spec envs.Spec
 	t.apply(&spec)
 	o := a.svc.SSHOptions(spec)
@@ -89,19 +144,15 @@ func (a *app) benchSSHOpen(ctx context.Context, t *benchSSHTarget) (*ssh.Env, *s
 	if err != nil {
 		return nil, nil, fmt.Errorf("no OpenSSH client for the baseline (apt-get install openssh-client): %w", err)
 	}
-	env, err := ssh.New(ctx, o)
+	env, host, err := a.svc.OpenSSHAgent(ctx, spec)
 	if err != nil {
 		return nil, nil, err
-	}
-	if fb := env.Fallback(); fb != "" {
-		env.Close(context.Background())
-		return nil, nil, fmt.Errorf("the runbox agent does not run on %s: %s", env.Host(), fb)
 	}
 	known := o.KnownHosts
 	if known == "" {
 		known = filepath.Join(a.getenv("HOME"), ".ssh", "known_hosts")
 	}
-	c := &sshClient{bin: bin, dest: "ssh://" + env.Host(), opts: []string{
+	c := &sshClient{bin: bin, dest: "ssh://" + host, opts: []string{
 		"-o", "BatchMode=yes", "-o", "UserKnownHostsFile=" + known, "-o", "StrictHostKeyChecking=yes",
 	}}
 	if o.SSHConfig != "" {

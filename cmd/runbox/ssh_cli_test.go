@@ -168,7 +168,8 @@ func TestJobsSSH_SurvivesCutConnection(t *testing.T) {
 	})
 	daemons := hostPIDs(t, h.remote+" __daemon")
 	if len(daemons) != 1 {
-		t.Fatalf("job daemons on the host: %v; want one", daemons)
+		ps, _ := exec.Command("ps", "-eo", "pid=,args=").Output()
+		t.Fatalf("job daemons on the host: %v; want one; processes:\n%s", daemons, ps)
 	}
 	if n := h.d.Cut(); n == 0 {
 		t.Fatal("no connection to cut")

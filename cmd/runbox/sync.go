@@ -10,9 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/workspace"
 )
 
@@ -34,11 +32,14 @@ func (s *syncTarget) bind(cmd *cobra.Command) {
 func newSyncCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sync",
-		Short: "Review and bring back what a command changed in a task's container",
+		Short: "Review and bring back what a command changed in a task's workspace",
 		Long: `Bring back what the commands of a task changed in its workspace.
 
-runbox run --backend docker --task T --sync DIR pushes DIR to /workspace in the
-task's container before the command (only what changed after the first time).
+runbox run --backend B --task T --sync DIR pushes DIR to the task's workspace
+before the command (only what changed after the first time): /workspace in the
+task's container (docker, modal), a directory of the task's own (local), or
+--sync-to DIR, else /workspace, on the host (ssh). sync diff and apply find the
+task where it was pushed.
 runbox sync diff --task T compares three trees: what was pushed last, the
 container's /workspace now and DIR now. A path the container changed and you
 did not is a change to bring back; one you changed and the container did not is
@@ -108,9 +109,10 @@ their permission bits without set-id, sticky or world-write.`,
 	return cmd
 }
 
-// syncEnv opens the task's container (kept running afterwards) and
+// syncEnv opens the task's environment where it was pushed (through the
+// service's provider table; a container is kept running afterwards) and
 // returns the state directory that holds its manifest.
-func (a *app) syncEnv(ctx context.Context, t *syncTarget) (*docker.Env, string, error) {
+func (a *app) syncEnv(ctx context.Context, t *syncTarget) (envs.Environment, string, error) {
 	task := cmp.Or(t.task, a.cfg.Docker.Task)
 	if task == "" {
 		return nil, "", usageError{errorf("sync: name the task with --task (or docker.task)")}
@@ -123,8 +125,7 @@ func (a *app) syncEnv(ctx context.Context, t *syncTarget) (*docker.Env, string, 
 	if _, err := workspace.Load(state, task); err != nil {
 		return nil, "", err // before a container is made for nothing
 	}
-	spec := envs.Spec{Image: cmp.Or(t.image, a.cfg.Docker.Image), Settings: map[string]string{service.SettingTask: task}}
-	env, err := docker.New(ctx, a.dockerOptions(spec))
+	env, err := a.svc.OpenTask(ctx, state, task, t.image)
 	if err != nil {
 		return nil, "", err
 	}

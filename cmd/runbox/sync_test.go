@@ -99,7 +99,7 @@ func TestRunSync_FlagChecks(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--sync", ".", "--", "true"}, "--task"},
-		{[]string{"run", "--backend", "local", "--task", "x", "--", "true"}, "--backend docker"},
+		{[]string{"run", "--backend", "local", "--task", "x", "--", "true"}, "--backend docker or modal (or --sync DIR"},
 		{[]string{"run", "--backend", "docker", "--task", "x", "--sync", ".", "--workspace", "--", "true"}, "choose one"},
 	} {
 		_, stderr, code := cli(t, "", nil, tc.args...)
@@ -174,7 +174,7 @@ func TestSyncDocker_ApplyWritesNothingThatRunsHere(t *testing.T) {
 	os.Chtimes(filepath.Join(dir, "a.txt"), mtime, mtime)
 	canary := filepath.Join(t.TempDir(), "ran")
 	conf := filepath.Join(t.TempDir(), "rb.yaml") // lets the command make the 4777 file
-	os.WriteFile(conf, []byte("approval:\n  allow: [chmod-world-writable]\n"), 0o644)
+	os.WriteFile(conf, []byte("approval:\n  allow: [chmod-world-writable, setid]\n"), 0o644)
 	env := map[string]string{"RUNBOX_STATE_DIR": filepath.Join(t.TempDir(), "state"), "RUNBOX_CONFIG": conf}
 	base := []string{"--image", image, "--task", task}
 
