@@ -137,3 +137,15 @@ func withAsker(t service.JobTarget, asker approval.Asker) service.JobTarget {
 	t.Asker = asker
 	return t
 }
+
+// startJob starts req through the core (the gate first, with whoever can
+// answer its questions), on the registry connect reaches.
+func (a *app) startJob(ctx context.Context, connect service.Connect, cwd string, req procregistry.StartRequest) (procregistry.Info, error) {
+	var in procregistry.Info
+	err := a.withAsker(func(asker approval.Asker) error {
+		var err error
+		in, err = a.svc.StartJob(ctx, connect, withAsker(a.jobGate(ctx, cwd), asker), req)
+		return err
+	})
+	return in, err
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
@@ -111,12 +110,7 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 		}
 	}
 	connect := func(ctx context.Context) (service.Jobs, error) { return a.jobsClient(ctx) }
-	var in procregistry.Info
-	err = a.withAsker(func(asker approval.Asker) error {
-		var err error
-		in, err = a.svc.StartJob(ctx, connect, withAsker(a.jobGate(ctx, cwd), asker), req)
-		return err
-	})
+	in, err := a.startJob(ctx, connect, cwd, req)
 	if err != nil {
 		return err
 	}

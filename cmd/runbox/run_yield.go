@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
@@ -46,12 +45,7 @@ func runYield(ctx context.Context, a *app, opts *runOptions, shell string, env m
 		return err
 	}
 	connect := func(context.Context) (service.Jobs, error) { return client, nil }
-	var in procregistry.Info
-	err = a.withAsker(func(asker approval.Asker) error {
-		var err error
-		in, err = a.svc.StartJob(ctx, connect, withAsker(a.jobGate(ctx, cwd), asker), req)
-		return err
-	})
+	in, err := a.startJob(ctx, connect, cwd, req)
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/runbox/runbox/internal/testproc"
-	"github.com/runbox/runbox/ssh/sshtest"
 )
 
 // `runbox bench --only ssh.oneshot` measures what a tool that shells out
@@ -17,20 +14,7 @@ import (
 // `ssh HOST true` in the same run, and reports both (the times are the
 // product, not asserted: a loaded machine must not fail this).
 func TestBenchSSH_OneShot(t *testing.T) {
-	d := sshtest.Start(t)
-	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Skipf("no OpenSSH client: %v", err)
-	}
-	dir := t.TempDir()
-	agentBin := filepath.Join(dir, "runbox-agent")
-	if err := testproc.BuildAgent(agentBin); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "config.yaml")
-	known := d.KnownHosts(d.HostKey)
-	if err := os.WriteFile(cfg, []byte("ssh:\n  agent_binary: "+agentBin+"\n  known_hosts: "+known+"\n  ssh_config: none\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	d, dir, cfg := sshBenchHost(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -284,20 +284,7 @@ func TestJobsSSH_KillAndSecrets(t *testing.T) {
 // true`, and `ssh -S SOCKET HOST true` through a ControlMaster the bench
 // opens and closes. Without a host both are reported with a note.
 func TestBenchSSH_AgainstOpenSSH(t *testing.T) {
-	d := sshtest.Start(t)
-	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Skipf("no OpenSSH client: %v", err)
-	}
-	dir := t.TempDir()
-	agentBin := filepath.Join(dir, "runbox-agent")
-	if err := testproc.BuildAgent(agentBin); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "config.yaml")
-	known := d.KnownHosts(d.HostKey)
-	if err := os.WriteFile(cfg, []byte("ssh:\n  agent_binary: "+agentBin+"\n  known_hosts: "+known+"\n  ssh_config: none\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	d, dir, cfg := sshBenchHost(t)
 	env := map[string]string{"HOME": filepath.Join(dir, "home"), "SSH_AUTH_SOCK": "", "RUNBOX_CONFIG": cfg}
 	only := []string{"bench", "--json", "-n", "3", "--only", "ssh-true,ssh-true-vs-controlmaster"}
 
@@ -336,4 +323,26 @@ func decodeMeasurements(t *testing.T, out string) []measurement {
 		ms = append(ms, m)
 	}
 	return ms
+}
+
+// sshBenchHost starts an sshd for a bench test and writes a configuration
+// that trusts its host key and uploads a freshly built agent; it returns
+// the server, a private directory and the configuration file.
+func sshBenchHost(t *testing.T) (*sshtest.Server, string, string) {
+	t.Helper()
+	d := sshtest.Start(t)
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skipf("no OpenSSH client: %v", err)
+	}
+	dir := t.TempDir()
+	agentBin := filepath.Join(dir, "runbox-agent")
+	if err := testproc.BuildAgent(agentBin); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	known := d.KnownHosts(d.HostKey)
+	if err := os.WriteFile(cfg, []byte("ssh:\n  agent_binary: "+agentBin+"\n  known_hosts: "+known+"\n  ssh_config: none\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return d, dir, cfg
 }
