@@ -76,7 +76,7 @@ func (s *Service) openLocal(ctx context.Context, spec envs.Spec) (envs.Environme
 	if spec.Network == "none" && pol.Profile == confine.ProfileOff {
 		return nil, fmt.Errorf("local: network policy none needs the sandbox (workspace or read-only profile) on this machine: %w", envs.ErrUnsupported)
 	}
-	sb := &sandbox{policy: pol}
+	sb := &sandbox{}
 	if err := s.egressFor(ctx, &pol, sb); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}

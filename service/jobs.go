@@ -55,10 +55,10 @@ func (s *Service) StartJob(ctx context.Context, connect Connect, t JobTarget, re
 	if text == "" {
 		text = lineOf(req.Args)
 	}
-	if err := s.confineJob(ctx, t, &req); err != nil {
+	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: req.Owner, Asker: t.Asker, Dir: t.Dir, Sandbox: s.jobSandbox(t, req)}); err != nil {
 		return procregistry.Info{}, err
 	}
-	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: req.Owner, Asker: t.Asker, Dir: t.Dir, Sandbox: gateSandbox(req.Confine)}); err != nil {
+	if err := s.confineJob(ctx, t, &req); err != nil {
 		return procregistry.Info{}, err
 	}
 	jobs, err := connect(ctx)

@@ -60,7 +60,7 @@ func (s *Service) SandboxPolicy(spec envs.Spec) (confine.Policy, error) {
 	p.DenyRead = append(p.DenyRead, s.ownFiles()...)
 	p.ProtectGit = p.ProtectGit && !sc.GitWritable
 	p.AllowPorts = append(p.AllowPorts, sc.Network.Ports...)
-	if err := confine.Probe().Check(p); err != nil {
+	if err := s.probe().Check(p); err != nil {
 		if chosen {
 			return confine.Policy{}, err
 		}
@@ -97,15 +97,6 @@ func absAll(paths []string) []string {
 		}
 	}
 	return out
-}
-
-// SandboxProfile is the profile in force for env's commands ("" when env
-// does not run them on this machine).
-func SandboxProfile(env envs.Environment) string {
-	if sb := sandboxOf(env); sb != nil && sb.backend == "" {
-		return sb.policy.Profile
-	}
-	return ""
 }
 
 // DescribePolicy is the one line `runbox doctor` prints for p.
@@ -162,6 +153,19 @@ func (s *Service) GateSandbox(backend string, spec envs.Spec) approval.Sandbox {
 		return approval.Sandbox{}
 	}
 	return gateSandbox(&p)
+}
+
+// jobSandbox is what the gate is told of the sandbox a job will run in,
+// found without opening anything: the gate judges the job before any
+// environment (and its shell) is started for it.
+func (s *Service) jobSandbox(t JobTarget, req procregistry.StartRequest) approval.Sandbox {
+	switch {
+	case req.Confine != nil:
+		return gateSandbox(req.Confine)
+	case t.session != nil:
+		return t.session.sandbox()
+	}
+	return s.GateSandbox(t.Backend, envs.Spec{Dir: cmp.Or(req.Dir, t.Dir)})
 }
 
 // confineJob puts a local job in the sandbox its session's commands run

@@ -14,6 +14,7 @@ import (
 
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/spawn"
@@ -66,6 +67,10 @@ type Service struct {
 	providers *envs.Providers
 	gate      *approval.Gate
 	pool      *docker.Pool // nil without Options.WarmPool and docker.pool
+	// probe is what the kernel gives confined commands, probed once: it
+	// does not change while the Service lives, and every local session's
+	// first command would ask again.
+	probe func() confine.Report
 
 	mu       sync.Mutex
 	closed   bool
@@ -89,7 +94,7 @@ func New(opts Options) (*Service, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	o.Logger = log
-	s := &Service{opts: o, log: log, sessions: map[string]*Session{}}
+	s := &Service{opts: o, log: log, sessions: map[string]*Session{}, probe: sync.OnceValue(confine.Probe)}
 	gate, err := s.newGate()
 	if err != nil {
 		return nil, err

@@ -55,10 +55,7 @@ func decodeRun(t *testing.T, out, errOut string) runResult {
 func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
-			home := u.home(t)
-			base := filepath.Dir(home)
-			ws := mkdirOwned(t, u, filepath.Join(base, "ws"))
-			outside := mkdirOwned(t, u, filepath.Join(base, "outside"))
+			home, ws, outside := sandboxDirs(t, u)
 			victim := filepath.Join(outside, "victim.txt")
 			writeOwned(t, u, victim, "keep me\n", 0o644)
 			mkdirOwned(t, u, filepath.Join(home, ".ssh"))
@@ -226,6 +223,15 @@ func cgroupEscape() string {
 done; true`
 }
 
+// sandboxDirs makes u's HOME, a workspace and a directory outside it,
+// side by side and owned by u.
+func sandboxDirs(t *testing.T, u user) (home, ws, outside string) {
+	t.Helper()
+	home = u.home(t)
+	base := filepath.Dir(home)
+	return home, mkdirOwned(t, u, filepath.Join(base, "ws")), mkdirOwned(t, u, filepath.Join(base, "outside"))
+}
+
 func mkdirOwned(t *testing.T, u user, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -346,10 +352,7 @@ func listenUDP(t *testing.T) *listener {
 func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
-			home := u.home(t)
-			base := filepath.Dir(home)
-			ws := mkdirOwned(t, u, filepath.Join(base, "ws"))
-			outside := mkdirOwned(t, u, filepath.Join(base, "outside"))
+			home, ws, outside := sandboxDirs(t, u)
 			victim := filepath.Join(outside, "job-wrote-here")
 			writeOwned(t, u, filepath.Join(ws, "job.sh"), "t=${TMPDIR:-/tmp}/t.$$; echo tmp > \"$t\" && cat \"$t\" && rm -f \"$t\"\necho pwned > "+victim+"\necho done\n", 0o755)
 			state := filepath.Join(home, "state")
