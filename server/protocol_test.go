@@ -301,25 +301,10 @@ func TestHTTP_ResumeCutStream(t *testing.T) {
 		t.Fatalf("the stream started without a retry hint (%q) or an event id (%q)", retry, last)
 	}
 
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", cs.ID())
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("Last-Event-ID", last)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	resumed, err := http.DefaultClient.Do(req.WithContext(ctx))
-	if err != nil {
-		t.Fatalf("resume: %v", err)
-	}
+	resumed := resume(t, ctx, url, cs.ID(), last, retry)
 	defer resumed.Body.Close()
-	if resumed.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resumed.Body)
-		t.Fatalf("resume: HTTP %d: %s", resumed.StatusCode, b)
-	}
 	events = make(chan sseEvent)
 	go readEvents(resumed.Body, events)
 	for ev := range events {
@@ -334,6 +319,45 @@ func TestHTTP_ResumeCutStream(t *testing.T) {
 		}
 	}
 	t.Fatal("the resumed stream ended without the call's result")
+}
+
+// resume reconnects to a cut stream with Last-Event-ID, as a client does:
+// until the server has seen the cut, the stream is still its own and a
+// reconnection is refused with 409, so it tries again after the stream's
+// retry hint (milliseconds), within ctx.
+func resume(t *testing.T, ctx context.Context, url, session, last, retry string) *http.Response {
+	t.Helper()
+	wait, err := strconv.Atoi(retry)
+	if err != nil {
+		t.Fatalf("retry hint %q: %v", retry, err)
+	}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Last-Event-ID", last)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("resume: %v", err)
+		}
+		if resp.StatusCode == http.StatusOK {
+			return resp
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict {
+			t.Fatalf("resume: HTTP %d: %s", resp.StatusCode, b)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("resume: still HTTP 409 (%s) when the wait ended", b)
+		case <-time.After(time.Duration(wait) * time.Millisecond):
+		}
+	}
 }
 
 // TestHTTP_OneCompletionNoticePerJob protects the notices a stock client
