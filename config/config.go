@@ -14,23 +14,26 @@ import (
 // Config is runbox's configuration. Zero values mean the documented defaults
 // once [Default] has filled them.
 type Config struct {
-	Backend     string      `yaml:"backend"`
-	Timeout     Duration    `yaml:"timeout"`
-	OutputLimit int         `yaml:"output_limit"`
-	Grace       Duration    `yaml:"grace"`
-	Shell       string      `yaml:"shell"`
-	Contain     bool        `yaml:"contain"`
-	Limits      LimitsConf  `yaml:"limits"`
-	Spawn       SpawnConf   `yaml:"spawn"`
-	Approval    Approval    `yaml:"approval"`
-	Docker      DockerConf  `yaml:"docker"`
-	Daytona     DaytonaConf `yaml:"daytona"`
-	Modal       ModalConf   `yaml:"modal"`
-	SSH         SSHConf     `yaml:"ssh"`
-	Jobs        JobsConf    `yaml:"jobs"`
-	Tasks       TasksConf   `yaml:"tasks"`
-	Sync        SyncConf    `yaml:"sync"`
-	Sandbox     SandboxConf `yaml:"sandbox"`
+	Backend     string          `yaml:"backend"`
+	Timeout     Duration        `yaml:"timeout"`
+	OutputLimit int             `yaml:"output_limit"`
+	Grace       Duration        `yaml:"grace"`
+	Shell       string          `yaml:"shell"`
+	Contain     bool            `yaml:"contain"`
+	Limits      LimitsConf      `yaml:"limits"`
+	Spawn       SpawnConf       `yaml:"spawn"`
+	Approval    Approval        `yaml:"approval"`
+	Docker      DockerConf      `yaml:"docker"`
+	Daytona     DaytonaConf     `yaml:"daytona"`
+	Modal       ModalConf       `yaml:"modal"`
+	SSH         SSHConf         `yaml:"ssh"`
+	Kubernetes  KubernetesConf  `yaml:"kubernetes"`
+	Singularity SingularityConf `yaml:"singularity"`
+	Vercel      VercelConf      `yaml:"vercel"`
+	Jobs        JobsConf        `yaml:"jobs"`
+	Tasks       TasksConf       `yaml:"tasks"`
+	Sync        SyncConf        `yaml:"sync"`
+	Sandbox     SandboxConf     `yaml:"sandbox"`
 
 	// Path is the file the configuration was read from ("" if none).
 	Path string `yaml:"-"`
