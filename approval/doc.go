@@ -34,9 +34,17 @@
 //     "run this" options of tar, rsync, zip, man, ssh and scp, sed's e
 //     command, package runners (npx, uvx, pnpm dlx …, with rimraf judged
 //     as rm -r) and make, which runs a makefile written earlier in the
-//     line. What such a program runs out of the gate's sight (at -f FILE,
-//     crontab FILE, core.hooksPath, a makefile from a pipe, Lisp or
-//     Python a tool evaluates) is the fact "@runs-hidden", which asks.
+//     line; parallel --pipe into a shell and source /dev/stdin run their
+//     input as code; docker, podman and nerdctl exec, kubectl, oc, lxc
+//     and incus exec … -- and systemd-nspawn run their command as ssh
+//     HOST CMD does. What such a program runs out of the gate's sight
+//     (at -f FILE, crontab FILE, core.hooksPath, a makefile from a pipe,
+//     scp -S naming a program that is not ssh, Lisp or Python a tool
+//     evaluates) is the fact "@runs-hidden", which asks. Data stores'
+//     clients are read the same way (flows.go): text redis-cli or mongosh
+//     is fed is judged as the command it holds, SQL options are found
+//     wherever they stand, and statements the gate cannot read (a file,
+//     a pipe from another program, a variable) are "@store-hidden".
 //  3. Each command is resolved to the program that really runs: quotes and
 //     escapes are removed (\rm, "rm", $'\x72m'), brace expressions expanded,
 //     wrappers looked through (sudo, doas, env, nice, nohup, setsid, time,
@@ -53,7 +61,11 @@
 //  4. A table of rules ([Rules]) is matched against the resolved commands
 //     and against facts the walker derives from the script's shape: writes
 //     to files (>, tee, cp, sed -i, dd of=), SQL statements, pipes into a
-//     shell, inline interpreter code, fork bombs. Every rule carries its own
+//     shell, inline interpreter code, fork bombs, loops without end that
+//     start a process each turn ("@spawn-loop"), and each file a line
+//     reads (cat, base64, < FILE …) paired with what the same line sends
+//     it to or writes ("@leak": cat ~/.ssh/id_rsa | curl -d @- …), whose
+//     rules say which files are credentials. Every rule carries its own
 //     examples, which the tests run.
 //
 // Prose is not code: words that are only arguments (echo "rm -rf /", git
@@ -89,6 +101,12 @@
 // asking; only an allow-list entry naming the rule lets it through. A
 // [Dangerous] rule asks: [Gate.Check] returns [Ask], and [Gate.Decide] asks
 // through an [Asker] such as a [Broker].
+//
+// Every reason a rule gives ends with its id in brackets ("… [rm-root]"),
+// so a refusal or a question names the rule an allow or deny list can
+// name. A hardline verdict gives the hardline rules' reasons only, and the
+// write to runbox's policy only when no wider hardline rule explains it
+// (rm -rf ~ is the delete of a home directory).
 //
 // The gate fails closed. Input it cannot parse, input beyond its bounds of
 // size and nesting, and a command word it cannot know ($CMD -rf /,

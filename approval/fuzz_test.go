@@ -88,6 +88,14 @@ func fuzzSeeds() []string {
 		"cat <<EOF\n((((\nEOF\n$(ls)", "$(case x in a) ls;; esac)", "echo {a,b}{c,d}{e,f}"} {
 		seeds = append(seeds, s)
 	}
+	// The red-team lines: every family of harm in the spellings an
+	// attacker would use, and the ordinary commands beside them.
+	if rt, err := loadRedTeam(redTeamFile); err == nil {
+		for _, fam := range rt.families {
+			seeds = append(seeds, rt.destructive[fam]...)
+		}
+		seeds = append(seeds, rt.safe...)
+	}
 	// Protected paths make the gate resolve every path a command writes;
 	// the fuzzer drives that too.
 	for _, s := range []string{"f=~/.config/runbox/config.yaml; echo x >> $f", "cd ~/.config && cd runbox && rm config.yaml",

@@ -265,11 +265,18 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 	}
 	if top == Hardline {
 		// The hardline rules alone explain the verdict; lesser matches
-		// stay in Rules.
+		// stay in Rules. A write to runbox's policy that is part of a
+		// wider hardline delete or change (rm -rf ~ deletes the policy
+		// too) is explained by the wider rule: the policy rule's reason
+		// is given only when no other hardline rule matched.
 		v.Decision, v.Hardline = Deny, true
 		v.Reasons = v.Reasons[:0]
+		wider := slices.ContainsFunc(fs, func(f finding) bool { return f.rule.Tier == Hardline && f.rule.ID != protectedPolicyRule })
 		for _, f := range fs {
-			if r := f.reason(); f.rule.Tier == Hardline && !slices.Contains(v.Reasons, r) {
+			if f.rule.Tier != Hardline || wider && f.rule.ID == protectedPolicyRule {
+				continue
+			}
+			if r := f.reason(); !slices.Contains(v.Reasons, r) {
 				v.Reasons = append(v.Reasons, r)
 			}
 		}

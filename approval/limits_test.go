@@ -126,7 +126,7 @@ func TestGate_LimitReasons(t *testing.T) {
 				}
 				return
 			}
-			if v.Decision != Ask || !slices.Contains(v.Rules, "too-complex") || !slices.Contains(v.Reasons, tt.reason) {
+			if v.Decision != Ask || !slices.Contains(v.Rules, "too-complex") || !slices.Contains(v.Reasons, ruleReason(tt.reason, "too-complex")) {
 				t.Errorf("Check = %s rules=%v reasons=%q; want ask with reason %q", v.Decision, v.Rules, v.Reasons, tt.reason)
 			}
 		})

@@ -91,7 +91,7 @@ func TestGate_NestedProgramsBounded(t *testing.T) {
 				if d := time.Since(start); d > 2*time.Second {
 					t.Errorf("%s gate: Check took %v; want well under a second", name, d)
 				}
-				if s.deep != slices.Contains(v.Reasons, tooManyWrappersDetail(maxWrappers)) || s.deep && v.Decision != Ask {
+				if s.deep != slices.Contains(v.Reasons, ruleReason(tooManyWrappersDetail(maxWrappers), "too-complex")) || s.deep && v.Decision != Ask {
 					t.Errorf("%s gate: Check = %s %v %q; want the nesting bound reached = %v (and then ask)", name, v.Decision, v.Rules, v.Reasons, s.deep)
 				}
 			}
@@ -127,7 +127,7 @@ func TestGate_NestingBoundCountsEveryProgram(t *testing.T) {
 			}
 			past := chain(tt.units, maxWrappers+1, "rm -rf /")
 			v := g.Check(t.Context(), Request{Command: past})
-			if v.Decision != Ask || !slices.Equal(v.Rules, []string{"too-complex"}) || !slices.Contains(v.Reasons, tooManyWrappersDetail(maxWrappers)) {
+			if v.Decision != Ask || !slices.Equal(v.Rules, []string{"too-complex"}) || !slices.Contains(v.Reasons, ruleReason(tooManyWrappersDetail(maxWrappers), "too-complex")) {
 				t.Errorf("%d runners: Check = %s %v %q; want ask for the nesting bound alone", maxWrappers+1, v.Decision, v.Rules, v.Reasons)
 			}
 		})
@@ -138,7 +138,7 @@ func TestGate_NestingBoundCountsEveryProgram(t *testing.T) {
 	if v := g.Check(t.Context(), Request{Command: inner(maxWrappers - 1)}); v.Decision != Deny || !v.Hardline {
 		t.Errorf("bash -c and %d finds: Check = %s %v; want hardline deny", maxWrappers-1, v.Decision, v.Rules)
 	}
-	if v := g.Check(t.Context(), Request{Command: inner(maxWrappers)}); v.Decision != Ask || !slices.Contains(v.Reasons, tooManyWrappersDetail(maxWrappers)) {
+	if v := g.Check(t.Context(), Request{Command: inner(maxWrappers)}); v.Decision != Ask || !slices.Contains(v.Reasons, ruleReason(tooManyWrappersDetail(maxWrappers), "too-complex")) {
 		t.Errorf("bash -c and %d finds: Check = %s %v %q; want ask for the nesting bound", maxWrappers, v.Decision, v.Rules, v.Reasons)
 	}
 }

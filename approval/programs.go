@@ -145,9 +145,11 @@ func resolveWatch(r *resolution) bool {
 // resolveFlock: flock [-c code] | flock FILE command.
 func resolveFlock(r *resolution) bool {
 	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
-	if s, ok := optValue(opts, "-c", "--command"); ok {
+	// -c may follow the lock file (flock FILE -c CMD), as flock's own
+	// usage writes it.
+	if vs := optVals(r.rest, "-c", false, "--command"); len(vs) > 0 {
 		r.done(opts)
-		r.addCode(s, nil)
+		r.codeOf(vs)
 		return false
 	}
 	if len(rest) < 2 {
@@ -260,12 +262,20 @@ var syntaxWords = setOf(`if then else elif fi case esac for select while until d
 
 // resolveSource: runs a file in this shell.
 func resolveSource(r *resolution) bool {
-	r.done(texts(r.rest))
+	f := r.done(texts(r.rest))
 	if len(r.rest) > 0 {
+		if stdinFiles[r.rest[0].text] {
+			// source /dev/stdin: the input is the script.
+			r.in.final, r.in.role = f, roleShell
+			return false
+		}
 		r.runsFile(r.rest[0])
 	}
 	return false
 }
+
+// stdinFiles are the names of a process's own standard input.
+var stdinFiles = setOf(`/dev/stdin /dev/fd/0 /proc/self/fd/0`)
 
 // resolveTrap: its first argument is code run later.
 func resolveTrap(r *resolution) bool {
@@ -408,6 +418,8 @@ func byClass(r *resolution) bool {
 		in.cmds = append(in.cmds, sqlFacts(r.w.text+" "+strings.Join(texts(rest), " "), r.via)...)
 	case sqlClients[name] != "":
 		a.sqlClient(in, name, rest, r.via)
+	case storeClients[name] != "":
+		in.role = roleStore
 	case name == "chpasswd":
 		in.role = roleAccounts
 	}

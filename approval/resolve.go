@@ -611,17 +611,28 @@ func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []arg) {
 	}
 }
 
-// sqlClient collects the SQL a database client is given as an argument,
-// or marks that it reads SQL from its input.
+// sqlClient collects the SQL a database client is given as an argument
+// (its SQL options are found wherever they stand: psql DB -c …), or marks
+// that it reads SQL from its input. SQL the gate cannot read (a file,
+// a variable) is the fact factStoreHidden.
 func (a *analyzer) sqlClient(in *stmtInfo, name string, rest []arg, via []string) {
-	flags := sqlClients[name]
 	spec := optSpec{short: "cedhpUuWfFqQoPSDBIN", long: []string{"--command", "--execute", "--query", "--eval", "--dbname", "--host", "--port", "--username", "--user", "--file", "--password", "--database"}}
-	opts, r := splitOpts(rest, spec)
+	_, r := splitOpts(rest, spec)
 	found := false
-	for _, f := range strings.Fields(flags) {
-		if s, ok := optValue(opts, f); ok {
-			in.cmds = append(in.cmds, sqlFacts(s, via)...)
+	for _, f := range strings.Fields(sqlClients[name]) {
+		var vals []arg
+		if strings.HasPrefix(f, "--") {
+			vals = optVals(rest, "", false, f)
+		} else {
+			vals = optVals(rest, f, false)
+		}
+		for _, v := range vals {
 			found = true
+			if v.dyn {
+				in.cmds = append(in.cmds, command{name: factStoreHidden, args: []string{name, "statements held in a variable or substitution"}, via: via})
+				continue
+			}
+			in.cmds = append(in.cmds, sqlFacts(v.text, via)...)
 		}
 	}
 	if name == "sqlite3" || name == "duckdb" {
@@ -630,9 +641,23 @@ func (a *analyzer) sqlClient(in *stmtInfo, name string, rest []arg, via []string
 			found = true
 		}
 	}
-	if !found && !hasOpt(opts, "-f", "--file") && in.final != nil {
+	if f := sqlFileOpts[name]; f != "" {
+		short, long, _ := strings.Cut(f, " ")
+		if len(optVals(rest, short, false, strings.Fields(long)...)) > 0 {
+			in.cmds = append(in.cmds, command{name: factStoreHidden, args: []string{name, "statements read from a file"}, via: via})
+			found = true
+		}
+	}
+	if !found && in.final != nil {
 		in.role = roleSQL
 	}
+}
+
+// sqlFileOpts are the options that name a file of SQL a client runs: a
+// short option, then long ones.
+var sqlFileOpts = map[string]string{
+	"psql": "-f --file", "cqlsh": "-f --file", "duckdb": "-f", "sqlcmd": "-i --input-file",
+	"clickhouse-client": " --queries-file", "clickhouse": " --queries-file", "cockroach": " --file", "snowsql": "-f --filename",
 }
 
 func sqlFacts(text string, via []string) []command {

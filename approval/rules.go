@@ -362,7 +362,7 @@ var rules = []Rule{
 		NoMatch:     []string{"echo bob:x | chpasswd", "echo root:x"},
 	},
 	{
-		ID: "protected-policy", Tier: Hardline,
+		ID: protectedPolicyRule, Tier: Hardline,
 		Description: "change to a protected file that holds the gate's policy (its configuration or saved approvals)",
 		Command:     `^@protected$`,
 		Args:        []string{`^policy `},
@@ -749,6 +749,14 @@ var rules = []Rule{
 		NoMatch:     []string{`echo "DROP TABLE users"`, `psql -c "select 1"`},
 	},
 	{
+		ID: "sql-alter-drop", Tier: Dangerous,
+		Description: "SQL ALTER that drops a column, constraint or partition",
+		Command:     `^@sql$`,
+		Args:        []string{`(?i)^alter\b.*\bdrop\b`},
+		Match:       []string{`psql -c "ALTER TABLE users DROP COLUMN email"`, `mysql -e "ALTER TABLE t DROP COLUMN c"`, "ALTER TABLE t DROP PARTITION p0"},
+		NoMatch:     []string{`psql -c "ALTER TABLE t ADD COLUMN c int"`, `psql -c "ALTER TABLE t ALTER COLUMN c SET DEFAULT 0"`},
+	},
+	{
 		ID: "sql-truncate", Tier: Dangerous,
 		Description: "SQL TRUNCATE",
 		Command:     `^@sql$`,
@@ -1015,6 +1023,8 @@ type compiledRule struct {
 	// names is the set of program names Command matches when it is only
 	// an anchored list of names (^(rm|srm)$), checked without the regexp.
 	names map[string]bool
+	// reason is the Description with the rule's id, as verdicts give it.
+	reason string
 }
 
 // literalNames matches a pattern that is only ^name$ or ^(name|name…)$.
@@ -1034,7 +1044,7 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 		if r.Tier < Dangerous || r.Tier > Hardline {
 			return nil, fmt.Errorf("approval: rule %s: invalid tier", r.ID)
 		}
-		cr := &compiledRule{Rule: r}
+		cr := &compiledRule{Rule: r, reason: ruleReason(r.Description, r.ID)}
 		var err error
 		compile := func(p string) *pattern {
 			if p == "" || err != nil {
@@ -1148,9 +1158,18 @@ type finding struct {
 // for a limit of the analysis, which limit was passed and by how much.
 func (f finding) reason() string {
 	if (f.cmd.name == factTooComplex || f.cmd.name == factTooDeep) && len(f.cmd.args) > 0 && f.cmd.args[0] != "" {
-		return f.cmd.args[0]
+		return ruleReason(f.cmd.args[0], f.rule.ID)
 	}
-	return f.rule.Description
+	return f.rule.reason
+}
+
+// protectedPolicyRule is the id of the rule on writes to runbox's policy.
+const protectedPolicyRule = "protected-policy"
+
+// ruleReason is a reason as a verdict gives it: what is wrong, then the
+// id of the rule that says so, which an allow or deny list can name.
+func ruleReason(text, id string) string {
+	return text + " [" + id + "]"
 }
 
 // judge runs every rule over every command.

@@ -45,6 +45,15 @@ var programRules = []Rule{
 			"cp a .git/config.bak2"},
 	},
 	{
+		ID: "container-host-root-mount", Tier: Dangerous,
+		Description: "container given the host's root or home directory by apptainer, singularity or containerd's ctr",
+		Command:     `^(apptainer|singularity|ctr|nerdctl-ctr)$`,
+		Args:        []string{`(^| )(-B|--bind|--mount)[ =]?(\S*(src|source)=)?` + reHostMount + `(:|,| |$)|(^| )--privileged( |$)`},
+		Match: []string{"apptainer exec --bind /:/h img.sif rm -rf /h", "singularity exec -B /:/mnt img.sif sh",
+			"ctr run --mount type=bind,src=/,dst=/h,options=rbind docker.io/library/alpine:latest x sh", "ctr run --privileged img x"},
+		NoMatch: []string{"apptainer exec img.sif python3 app.py", "singularity exec -B /data:/data img.sif ls", "ctr images ls"},
+	},
+	{
 		ID: "container-host-root", Tier: Dangerous,
 		Description: "container given the host: its root, home or system directories mounted writable, its daemon's socket, its process namespace or full privileges",
 		Command:     `^docker$`,

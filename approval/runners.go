@@ -2,6 +2,7 @@ package approval
 
 import (
 	"maps"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -62,6 +63,71 @@ var runnerGroups = []struct {
 	{[]string{"start-stop-daemon"}, resolveStartStop},
 	{[]string{"cmake"}, resolveCmake},
 	{[]string{"ansible"}, resolveAnsible},
+	{[]string{"docker", "podman", "nerdctl", "kubectl", "oc", "lxc", "incus", "systemd-nspawn"}, resolveContainerExec},
+}
+
+// execOpts are the options of docker exec (and podman's, nerdctl's) that
+// take a value.
+var execOpts = optSpec{short: "euw", long: []string{"--env", "--env-file", "--user", "--workdir", "--detach-keys"}}
+
+// nspawnOpts are systemd-nspawn's options that take a value.
+var nspawnOpts = optSpec{short: "DMuSiE", long: []string{"--directory", "--machine", "--user", "--slice", "--image", "--setenv",
+	"--bind", "--bind-ro", "--template", "--chdir", "--network-interface", "--network-bridge", "--property", "--uuid"}}
+
+// resolveContainerExec: docker, podman and nerdctl exec, kubectl and oc
+// exec, lxc and incus exec and systemd-nspawn run a command in a container
+// as ssh HOST CMD runs one on a host: it is judged as typed (a store
+// dropped inside its container is still dropped). Their other
+// subcommands are the tools' own.
+func resolveContainerExec(r *resolution) bool {
+	switch r.name {
+	case "systemd-nspawn":
+		opts, cmd := splitOpts(r.rest, nspawnOpts)
+		if len(cmd) == 0 {
+			r.done(opts)
+			return false
+		}
+		return r.next(opts, cmd)
+	case "kubectl", "oc", "lxc", "incus":
+		// The command follows "--"; exec must come before it.
+		dash := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "--" })
+		if dash > 0 && dash+1 < len(r.rest) && slices.ContainsFunc(r.rest[:dash], func(a arg) bool { return a.text == "exec" }) {
+			return r.execIn(r.rest[:dash], r.rest[dash+1:])
+		}
+	default:
+		_, rest := splitOpts(r.rest, dockerSpec)
+		n := 0
+		switch {
+		case len(rest) > 0 && rest[0].text == "exec":
+			n = 1
+		case len(rest) > 1 && rest[0].text == "container" && rest[1].text == "exec":
+			n = 2
+		}
+		if n > 0 {
+			if _, after := splitOpts(rest[n:], execOpts); len(after) > 1 {
+				// After the options: the container, then the command.
+				own := len(r.rest) - len(after) + 1
+				return r.execIn(r.rest[:own], r.rest[own:])
+			}
+		}
+	}
+	return byClass(r)
+}
+
+// execIn records the tool with its own arguments (split into globals and
+// subcommand as rules on the tool expect, its environment kept: a rule on
+// DOCKER_CONTEXT judges docker exec) and goes on with cmd, the command it
+// runs in the container.
+func (r *resolution) execIn(own, cmd []arg) bool {
+	if spec, ok := subcommandSpecs[subcommandKey(r.name)]; ok {
+		r.a.subcommand(&r.c, spec, own)
+	} else {
+		r.c.args = texts(own)
+	}
+	r.emit(r.c)
+	r.args = cmd
+	r.via = append(r.via[:len(r.via):len(r.via)], r.name)
+	return true
 }
 
 // maxRunnerInputs bounds the inputs of one parallel (::: a b c) that are
@@ -135,7 +201,7 @@ func (r *resolution) codeOf(vals []arg) {
 // each input is a command. Inputs from a file (::::) or standard input
 // are not known: the command is judged as written.
 func resolveParallel(r *resolution) bool {
-	r.done(texts(r.rest))
+	f := r.done(texts(r.rest))
 	opts, rest := splitOpts(r.rest, optSpec{short: "ajSdEILlnNs", long: []string{"--arg-file", "--jobs", "--sshlogin",
 		"--delimiter", "--colsep", "--joblog", "--results", "--tmpdir", "--max-args", "--max-replace-args", "--retries",
 		"--timeout", "--delay", "--halt", "--memfree", "--load", "--tagstring", "--tag-string", "--workdir", "--wd",
@@ -173,6 +239,10 @@ func resolveParallel(r *resolution) bool {
 		inputs = inputs[:maxRunnerInputs]
 	}
 	text := strings.Join(texts(tmpl), " ")
+	if hasOpt(opts, "--pipe", "--pipepart") && len(tmpl) > 0 && isShell(path.Base(tmpl[0].text)) {
+		// parallel --pipe bash: the input, in blocks, is the shell's code.
+		r.in.final, r.in.role = f, roleShell
+	}
 	switch {
 	case text == "" && len(inputs) == 0:
 		r.hidden("commands read from standard input")
@@ -915,6 +985,11 @@ func resolveMan(r *resolution) bool {
 func resolveScp(r *resolution) bool {
 	for _, v := range optVals(r.rest, "-S", false) {
 		r.addCode(v.text, v.word)
+		if !sshPrograms[path.Base(strings.TrimSpace(v.text))] {
+			// Any program but ssh is run with the transfer's arguments,
+			// a program the gate cannot read.
+			r.hidden("a program in place of ssh (-S)")
+		}
 	}
 	if r.name == "sftp" {
 		r.codeOf(optVals(r.rest, "-D", false)) // the server program, run locally
@@ -922,6 +997,9 @@ func resolveScp(r *resolution) bool {
 	r.sshOptions(r.rest)
 	return byClass(r)
 }
+
+// sshPrograms are the programs scp -S and sftp -S may name to connect.
+var sshPrograms = setOf(`ssh autossh ssh.exe dbclient`)
 
 // sshCommandOptions are ssh's configuration keys whose value is a
 // command: run locally before or after connecting, or on the remote side.
@@ -1128,7 +1206,7 @@ func resolveMake(r *resolution) bool {
 	}
 	files := optVals(r.rest, "-f", false, "--file", "--makefile")
 	for _, f := range files {
-		if f.text == "-" || f.dyn || strings.Contains(f.text, "<(") || strings.HasPrefix(f.text, "/dev/fd/") || strings.HasPrefix(f.text, "/proc/self/fd/") {
+		if f.text == "-" || f.dyn || stdinFiles[f.text] || strings.Contains(f.text, "<(") || strings.HasPrefix(f.text, "/dev/fd/") || strings.HasPrefix(f.text, "/proc/self/fd/") {
 			r.hidden("a makefile read from a pipe")
 		}
 		f.text = dir + f.text

@@ -19,6 +19,7 @@ const (
 	roleSQL                // runs it as SQL (psql, mysql, sqlite3 …)
 	roleAccounts           // reads user:password lines (chpasswd)
 	roleCron               // installs it as a crontab, whose commands cron runs (crontab -)
+	roleStore              // runs it as a data store's commands (redis-cli, mongosh)
 )
 
 // stmtInfo is what a simple command resolved to.
@@ -98,6 +99,7 @@ type analyzer struct {
 	cronTabs  map[string]bool // files installed as crontabs (crontab FILE), canonical
 	makefiles map[string]bool // files make reads as makefiles, canonical
 	chmodX    []string        // files made executable
+	readsIn   []string        // files given to a command's standard input (< FILE)
 	cwd       string          // directory of a literal cd seen before, canonical; "" unknown
 	guard     *guard          // protected paths; nil when none
 	spare     *guard          // the last check's guard, for [analyzer.guardFor]
@@ -163,6 +165,7 @@ func (a *analyzer) run(src string, g *guard) []command {
 		kinds:     reuseMap(a.kinds),
 		limited:   reuseMap(a.limited),
 		cmds:      reuseSlice(a.cmds),
+		readsIn:   reuseSlice(a.readsIn),
 		path:      reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
 		guard:     g,
 		spare:     a.spare,
@@ -447,6 +450,12 @@ func (w *fileWalk) visit(n syntax.Node) bool {
 		}
 	case *syntax.FuncDecl:
 		a.funcDecl(n, via)
+	case *syntax.WhileClause:
+		a.endlessLoop(n.Until, n.Cond, n.Do, via)
+	case *syntax.ForClause:
+		if c, ok := n.Loop.(*syntax.CStyleLoop); ok && c.Cond == nil {
+			a.endlessLoop(false, nil, n.Do, via)
+		}
 	case *syntax.DeclClause:
 		var env []string
 		for _, as := range n.Args {
@@ -575,9 +584,17 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				}
 			}
 		case syntax.RdrIn:
-			if r.Word != nil && in.role != roleNone {
-				if k, ok := a.substKind(r.Word, src, via); ok {
-					a.fact(factSubstCode, via, k.String())
+			if r.Word == nil {
+				continue
+			}
+			k, subst := a.substKind(r.Word, src, via)
+			if subst && in.role != roleNone {
+				a.fact(factSubstCode, via, k.String())
+			}
+			if !subst {
+				a.readsIn = append(a.readsIn, wordArg(r.Word).text)
+				if in.final != nil && (in.role == roleSQL || in.role == roleStore) {
+					a.fact(factStoreHidden, via, in.final.name, "input read from a file")
 				}
 			}
 		}
@@ -616,6 +633,8 @@ func (a *analyzer) stdin(in *stmtInfo, text string, depth int, via []string, int
 		a.fact(interpFact, via, in.final.name)
 	case roleSQL:
 		a.sql(text, via)
+	case roleStore:
+		a.storeInput(in.final.name, text, via)
 	case roleAccounts:
 		a.fact(factPasswords, via, passwordUsers(text)...)
 	}
@@ -665,6 +684,15 @@ func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 			a.fact(factPipeShell, via, "stdin", in.final.name)
 		case roleInterp:
 			a.fact(factPipeCode, via, in.final.name)
+		case roleSQL, roleStore:
+			// A store is judged by the statements it is fed: a
+			// here-document cat prints is read, anything else is not
+			// (a dump, a file, another program's output).
+			if text, ok := a.stmtText(stages[i-1], prev); ok {
+				a.stdin(in, text, depth, via, factPipeCode)
+			} else {
+				a.fact(factStoreHidden, via, in.final.name, "input from a pipe")
+			}
 		}
 	}
 }
@@ -876,6 +904,7 @@ func (a *analyzer) finish() {
 			break
 		}
 	}
+	a.leaks()
 }
 
 func cleanRel(p string) string {
