@@ -246,6 +246,13 @@ func (c *Client) CloseStdin(ctx context.Context, id string) error {
 	return c.call(ctx, request{Op: "close", ID: id}, nil, nil)
 }
 
+// SetLifetime is [Registry.SetLifetime].
+func (c *Client) SetLifetime(ctx context.Context, id string, l Lifetime) (Info, error) {
+	var in Info
+	err := c.call(ctx, request{Op: "set_lifetime", ID: id, Lifetime: l}, &in, nil)
+	return in, err
+}
+
 // Handoff is [Registry.Handoff].
 func (c *Client) Handoff(ctx context.Context, id, owner, note string) (Info, error) {
 	var in Info

@@ -1,6 +1,8 @@
 package procregistry
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/runbox/runbox/envs"
@@ -59,17 +61,59 @@ func (s Status) reason() Reason {
 	return ReasonExited
 }
 
-// Lifetime says whether a job ends with its owner's session.
+// Lifetime is a job's class: what it outlives, and what it keeps.
 type Lifetime string
 
 const (
-	// LifetimeSession (the zero value) ends the job when its owner's
-	// session ends ([Registry.EndSession]). It is the default because a
-	// forgotten job that outlives everyone is the costlier mistake.
+	// LifetimeSession (the zero value; "session" is read as it) ends the
+	// job when its owner's session ends ([Registry.EndSession]). It is
+	// the default because a forgotten job that outlives everyone is the
+	// costlier mistake.
 	LifetimeSession Lifetime = ""
-	// LifetimeDetached keeps the job running after its owner's session.
+	// LifetimeCommand ends the job with the command that started it: a
+	// command that yields is one until it yields (see service's
+	// StartYield), so a caller that goes away before then takes it
+	// along, as a foreground command's does. A session's end ends it too.
+	LifetimeCommand Lifetime = "command"
+	// LifetimeDetached keeps the job running after its owner's session,
+	// until it ends or is killed.
 	LifetimeDetached Lifetime = "detached"
+	// LifetimeKeepAwake is detached, and while it runs the sandbox it
+	// runs in counts as in use: idle timeouts (a serve session's, the
+	// task reaper's) do not stop or reap it.
+	LifetimeKeepAwake Lifetime = "keep-awake"
 )
+
+// LifetimeNames are the classes by the names users type, in the order
+// help lists them.
+func LifetimeNames() []string { return []string{"command", "session", "detached", "keep-awake"} }
+
+// ParseLifetime reads a class by its name ("" and "session" are
+// LifetimeSession). An unknown name matches envs.ErrBadCommand.
+func ParseLifetime(s string) (Lifetime, error) {
+	switch l := Lifetime(s); l {
+	case LifetimeSession, "session":
+		return LifetimeSession, nil
+	case LifetimeCommand, LifetimeDetached, LifetimeKeepAwake:
+		return l, nil
+	}
+	return "", fmt.Errorf("procregistry: lifetime %q: %w: want one of %s", s, envs.ErrBadCommand, strings.Join(LifetimeNames(), ", "))
+}
+
+// String is the class's name ("session" for the zero value).
+func (l Lifetime) String() string {
+	if l == LifetimeSession {
+		return "session"
+	}
+	return string(l)
+}
+
+// EndsWithSession reports whether the owner's session's end ends the job.
+func (l Lifetime) EndsWithSession() bool { return l == LifetimeSession || l == LifetimeCommand }
+
+// KeepsAwake reports whether the job, while it runs, keeps its sandbox
+// from idle timeouts.
+func (l Lifetime) KeepsAwake() bool { return l == LifetimeKeepAwake }
 
 // Note is one ownership change.
 type Note struct {

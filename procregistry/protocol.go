@@ -28,6 +28,7 @@ type request struct {
 	Consumer string        `json:"consumer,omitempty"`
 	Wait     bool          `json:"wait,omitempty"`
 	Seq      int64         `json:"seq,omitempty"`
+	Lifetime Lifetime      `json:"lifetime,omitempty"`
 }
 
 // frame is one line of an answer. Data frames carry Data (follow); the

@@ -159,7 +159,8 @@ type StartRequest struct {
 	// Key makes the start idempotent per owner: a start with a key this
 	// owner used before returns that job instead of a new one.
 	Key string `json:"key,omitempty"`
-	// Lifetime says whether the job ends with its owner's session.
+	// Lifetime is the job's class (see [Lifetime]); it can be changed
+	// while the job runs ([Registry.SetLifetime]).
 	Lifetime Lifetime `json:"lifetime,omitempty"`
 	// QuietAfter, when positive, sends one [EventQuiet] (with the output
 	// tail) when the job has written nothing for this long; output
@@ -405,6 +406,11 @@ func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
 	if req.Owner == "" {
 		return Info{}, fmt.Errorf("procregistry: start: %w: no owner", envs.ErrBadCommand)
 	}
+	lt, err := ParseLifetime(string(req.Lifetime))
+	if err != nil {
+		return Info{}, fmt.Errorf("procregistry: start: %w", err)
+	}
+	req.Lifetime = lt
 	var pats []*regexp.Regexp
 	for _, p := range req.Watch {
 		re, err := regexp.Compile(p)
@@ -743,6 +749,33 @@ func (r *Registry) Handoff(id, owner, note string) (Info, error) {
 	return r.info(j), nil
 }
 
+// SetLifetime changes the job's class while it runs: a session's job
+// made detached outlives the session, a detached one made a session's
+// ends with it. A finished job's class is kept as it was.
+func (r *Registry) SetLifetime(id string, l Lifetime) (Info, error) {
+	l, err := ParseLifetime(string(l))
+	if err != nil {
+		return Info{}, fmt.Errorf("procregistry: set lifetime: %w", err)
+	}
+	r.mu.Lock()
+	j, err := r.resolveLocked(id)
+	if err != nil {
+		r.mu.Unlock()
+		return Info{}, err
+	}
+	if j.status.Finished() {
+		r.mu.Unlock()
+		return Info{}, fmt.Errorf("procregistry: set lifetime of job %s: %w: it has finished (%s)", j.id, envs.ErrBadCommand, j.status)
+	}
+	j.rec.Lifetime = l
+	err = writeJSON(filepath.Join(j.dir, fileJob), &j.rec)
+	r.mu.Unlock()
+	if err != nil {
+		return Info{}, fmt.Errorf("procregistry: set lifetime of job %s: %w", j.id, err)
+	}
+	return r.info(j), nil
+}
+
 // Wait waits until the job finishes, timeout passes (zero: no limit) or
 // ctx ends. A timeout is not an error: done is false and the job runs on.
 func (r *Registry) Wait(ctx context.Context, id string, timeout time.Duration) (info Info, done bool, err error) {
@@ -834,7 +867,7 @@ func (r *Registry) EndSession(ctx context.Context, owner string) ([]KillResult, 
 	r.mu.Lock()
 	var ids []string
 	for _, j := range r.jobs {
-		if j.rec.Owner == owner && j.rec.Lifetime == LifetimeSession && !j.status.Finished() {
+		if j.rec.Owner == owner && j.rec.Lifetime.EndsWithSession() && !j.status.Finished() {
 			ids = append(ids, j.id)
 		}
 	}

@@ -377,7 +377,7 @@ func (s *Server) call(ctx context.Context, who caller, q *request, fw *frameWrit
 // isJobOp reports whether op is a call on one job, named by q.ID.
 func isJobOp(op string) bool {
 	switch op {
-	case "get", "poll", "log", "tail", "follow", "wait", "kill", "write", "submit", "close", "handoff":
+	case "get", "poll", "log", "tail", "follow", "wait", "kill", "write", "submit", "close", "handoff", "set_lifetime":
 		return true
 	}
 	return false
@@ -408,6 +408,8 @@ func (s *Server) jobCall(ctx context.Context, who caller, id string, q *request,
 		return true, r.Submit(ctx, id, string(q.Data))
 	case "close":
 		return true, r.CloseStdin(ctx, id)
+	case "set_lifetime":
+		return r.SetLifetime(id, q.Lifetime)
 	}
 	// handoff: giving a job away is allowed, but not into an owner a
 	// token holds for someone else (it would land in their queue).

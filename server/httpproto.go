@@ -175,8 +175,10 @@ func (rw *retryWriter) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
 // idleTracker closes a session whose client has had no request open
 // (standalone stream included) for idle: its client is gone.
 type idleTracker struct {
-	idle   time.Duration // <= 0: never
-	expire func(id string)
+	idle time.Duration // <= 0: never
+	// expire closes session id and reports whether it did; a session
+	// kept (a keep-awake job runs in it) is watched for another idle.
+	expire func(id string) bool
 
 	mu      sync.Mutex
 	stopped bool
@@ -189,7 +191,7 @@ type idleEntry struct {
 	armed int         // counts the timers armed: a stale one sees it moved on
 }
 
-func newIdleTracker(idle time.Duration, expire func(string)) *idleTracker {
+func newIdleTracker(idle time.Duration, expire func(string) bool) *idleTracker {
 	return &idleTracker{idle: idle, expire: expire, m: map[string]*idleEntry{}}
 }
 
@@ -233,9 +235,22 @@ func (t *idleTracker) fire(id string, e *idleEntry, armed int) {
 		delete(t.m, id)
 	}
 	t.mu.Unlock()
-	if current {
-		t.expire(id)
+	if current && !t.expire(id) {
+		t.rearm(id)
 	}
+}
+
+// rearm watches a session that expire kept for another idle, unless a
+// request began meanwhile (its end arms the timer).
+func (t *idleTracker) rearm(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, tracked := t.m[id]; tracked || t.stopped || t.idle <= 0 {
+		return
+	}
+	e := &idleEntry{armed: 1}
+	t.m[id] = e
+	e.timer = time.AfterFunc(t.idle, func() { t.fire(id, e, 1) })
 }
 
 // forget drops a session the client ends itself (DELETE).

@@ -20,15 +20,16 @@ type processAction func(s *Server, ctx context.Context, jobs *service.OwnedJobs,
 // processActions is the process tool: one handler per action. Every
 // action but list names a job.
 var processActions = map[string]processAction{
-	"list":    (*Server).listJobs,
-	"poll":    (*Server).pollJob,
-	"log":     (*Server).jobLog,
-	"wait":    (*Server).waitJob,
-	"kill":    (*Server).killJob,
-	"write":   (*Server).writeJob,
-	"submit":  (*Server).writeJob,
-	"close":   (*Server).closeJob,
-	"handoff": (*Server).handoffJob,
+	"list":     (*Server).listJobs,
+	"poll":     (*Server).pollJob,
+	"log":      (*Server).jobLog,
+	"wait":     (*Server).waitJob,
+	"kill":     (*Server).killJob,
+	"write":    (*Server).writeJob,
+	"submit":   (*Server).writeJob,
+	"close":    (*Server).closeJob,
+	"handoff":  (*Server).handoffJob,
+	"lifetime": (*Server).setLifetime,
 }
 
 // runProcess is the process tool for one session, for the MCP client and
@@ -87,7 +88,7 @@ func (s *Server) listJobs(ctx context.Context, jobs *service.OwnedJobs, _ Proces
 		b.WriteString("no background jobs\n")
 	}
 	for _, j := range list {
-		fmt.Fprintf(&b, "%s  %s  pid %d  %s\n", j.ID, describeStatus(j), j.PID, oneLine(j.Command, 80))
+		fmt.Fprintf(&b, "%s  %s  %s  pid %d  %s\n", j.ID, describeStatus(j), j.Lifetime, j.PID, oneLine(j.Command, 80))
 	}
 	writeEvents(&b, evs)
 	return result(strings.TrimRight(b.String(), "\n"), JobList{Jobs: list, Events: evs}), "", nil
@@ -231,6 +232,8 @@ type JobAck struct {
 	Action string `json:"action"`
 	Bytes  int    `json:"bytes,omitempty"`
 	Owner  string `json:"owner,omitempty"`
+	// Lifetime is the job's class after a lifetime action.
+	Lifetime string `json:"lifetime,omitempty"`
 }
 
 func (s *Server) writeJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
@@ -281,6 +284,45 @@ func (s *Server) handoffJob(ctx context.Context, jobs *service.OwnedJobs, in Pro
 	}
 	text := fmt.Sprintf("job %s now belongs to %s and will outlive this session", info.ID, info.Owner)
 	return result(text, JobAck{ID: info.ID, Action: "handoff", Owner: info.Owner}), "", nil
+}
+
+func (s *Server) setLifetime(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
+	l, err := jobLifetime(in.Lifetime)
+	if err != nil {
+		return nil, "", err
+	}
+	info, err := jobs.SetLifetime(ctx, in.SessionID, l)
+	if err != nil {
+		return nil, "", err
+	}
+	text := fmt.Sprintf("job %s is now of lifetime %s: %s", info.ID, info.Lifetime, lifetimeMeaning(info.Lifetime))
+	return result(text, JobAck{ID: info.ID, Action: "lifetime", Lifetime: info.Lifetime.String()}), "", nil
+}
+
+// jobLifetime reads a job's class as the tools take it: "command" is a
+// foreground command's, which a job cannot be given.
+func jobLifetime(name string) (procregistry.Lifetime, error) {
+	l, err := procregistry.ParseLifetime(name)
+	if err != nil {
+		return "", err
+	}
+	if l == procregistry.LifetimeCommand {
+		return "", fmt.Errorf("lifetime command is a foreground command's (run it without background or yield): %w", envs.ErrBadCommand)
+	}
+	return l, nil
+}
+
+// lifetimeMeaning says, for a tool's text, what a class means here.
+func lifetimeMeaning(l procregistry.Lifetime) string {
+	switch l {
+	case procregistry.LifetimeDetached:
+		return "it outlives this session until it ends or is killed"
+	case procregistry.LifetimeKeepAwake:
+		return "it outlives this session, and while it runs this session and its sandbox are not closed for being idle"
+	case procregistry.LifetimeCommand:
+		return "it ends with the command that started it"
+	}
+	return "it is killed when this session ends unless handed off"
 }
 
 // defaultOwner is who a handoff gives a job to by default: the owner the

@@ -296,17 +296,29 @@ func (s *Server) byID(id string) *session {
 	return nil
 }
 
-// expire closes the session named id whose client is gone: its runbox
-// session is torn down first (a command still running is killed), then
-// the SDK's session is closed, and the watcher forgets it.
-func (s *Server) expire(id string) {
+// expire closes the session named id whose client is gone, and reports
+// whether it did: a session with a keep-awake job running is in use,
+// whatever its client does, and is kept (with its sandbox) until that
+// job ends and it idles again. Its runbox session is torn down and its
+// MCP session closed.
+func (s *Server) expire(id string) bool {
 	sess := s.byID(id)
 	if sess == nil {
-		return
+		return true
+	}
+	if jobs := sess.existingJobs(); jobs != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		awake, err := jobs.KeepsAwake(ctx)
+		cancel()
+		if err == nil && awake {
+			s.log.Info("server: an idle session is kept: a keep-awake job runs in it", "session", sess.id)
+			return false
+		}
 	}
 	s.log.Info("server: closing an idle session: its client is gone", "session", sess.id)
 	s.endByID(id)
 	sess.mcp.Close()
+	return true
 }
 
 // session returns the runbox session of the client behind req.

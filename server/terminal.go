@@ -22,6 +22,11 @@ func (s *Server) runTerminal(ctx context.Context, sess *session, in TerminalArgs
 	if strings.TrimSpace(in.Command) == "" {
 		return badArgs("command is empty")
 	}
+	lifetime, err := terminalLifetime(in)
+	if err != nil {
+		return badArgs("%v", err)
+	}
+	in.Lifetime = string(lifetime)
 	if in.Background {
 		if in.Timeout > 0 {
 			return badArgs("timeout applies to foreground commands; wait for or kill a background job with the process tool")
@@ -42,6 +47,9 @@ func (s *Server) runTerminal(ctx context.Context, sess *session, in TerminalArgs
 	}
 	if in.NotifyOnComplete || len(in.WatchPatterns) > 0 || in.Heartbeat > 0 || in.Detach {
 		return badArgs("notify_on_complete, watch_patterns, heartbeat and detach apply to background commands (set background)")
+	}
+	if lifetime != procregistry.LifetimeSession {
+		return badArgs("lifetime %s applies to background commands and commands given a yield (a foreground command's is command)", lifetime)
 	}
 	ss, err := sess.service()
 	if err != nil {
@@ -112,6 +120,7 @@ type JobStarted struct {
 	Command   string              `json:"command"`
 	Dir       string              `json:"dir,omitempty"`
 	Detached  bool                `json:"detached,omitempty"`
+	Lifetime  string              `json:"lifetime"`
 	Warning   string              `json:"warning,omitempty"`
 }
 
@@ -126,7 +135,10 @@ func (s *Server) startJob(ctx context.Context, sess *session, in TerminalArgs) *
 		return s.failure(ctx, sess, in.Command, err)
 	}
 	sess.startPump(jobs)
-	out := JobStarted{SessionID: info.ID, PID: info.PID, Status: info.Status, Command: info.Command, Dir: info.Dir, Detached: in.Detach, Warning: info.Warning}
+	out := JobStarted{
+		SessionID: info.ID, PID: info.PID, Status: info.Status, Command: info.Command, Dir: info.Dir,
+		Detached: !info.Lifetime.EndsWithSession(), Lifetime: info.Lifetime.String(), Warning: info.Warning,
+	}
 	if info.Status == procregistry.StatusFailed {
 		te := ToolError{ErrorJSON: service.ErrorJSON{
 			Error: fmt.Sprintf("runbox: background job %s failed to start: %s", info.ID, info.Error), ExitCode: exitRunbox, Kind: service.KindInternal,
@@ -137,9 +149,7 @@ func (s *Server) startJob(ctx context.Context, sess *session, in TerminalArgs) *
 	if in.NotifyOnComplete {
 		text += "; you will be notified when it completes"
 	}
-	if !in.Detach {
-		text += "; it is killed when this session ends unless handed off"
-	}
+	text += "; lifetime " + info.Lifetime.String() + ": " + lifetimeMeaning(info.Lifetime)
 	if info.Warning != "" {
 		text += "\nwarning: " + info.Warning
 	}
@@ -160,9 +170,7 @@ func (s *Server) jobRequest(sess *session, jobs *service.OwnedJobs, in TerminalA
 		Shell: in.Command, Dir: dir, Env: s.opts.Env,
 		Notify: in.NotifyOnComplete, Watch: in.WatchPatterns, Heartbeat: seconds(in.Heartbeat),
 	}
-	if in.Detach {
-		req.Lifetime = procregistry.LifetimeDetached
-	}
+	req.Lifetime = procregistry.Lifetime(in.Lifetime) // checked by terminalLifetime
 	if in.PTY {
 		req.PTY = &ptySize
 	}
@@ -223,6 +231,31 @@ func (s *Server) yieldCommand(ctx context.Context, sess *session, in TerminalArg
 	writeOutput(&b, enc, len(yr.Output))
 	fmt.Fprintf(&b, "[still running after %v: carries on as background job %s (pid %d); you will be notified when it completes; poll, write to or kill it with the process tool]", seconds(in.Yield), yr.Job.ID, yr.Job.PID)
 	return result(b.String(), out)
+}
+
+// terminalLifetime is the class in asks for: lifetime, or detached for
+// the older detach flag. A command given no background or yield is
+// checked by the caller (it must ask for none).
+func terminalLifetime(in TerminalArgs) (procregistry.Lifetime, error) {
+	if in.Lifetime == "" && !in.Detach {
+		return procregistry.LifetimeSession, nil
+	}
+	if !in.Background && in.Yield <= 0 {
+		if l, err := procregistry.ParseLifetime(in.Lifetime); err == nil && l == procregistry.LifetimeCommand && !in.Detach {
+			return procregistry.LifetimeSession, nil // what a foreground command is anyway
+		}
+	}
+	if in.Lifetime == "" {
+		return procregistry.LifetimeDetached, nil
+	}
+	l, err := jobLifetime(in.Lifetime)
+	if err != nil {
+		return "", err
+	}
+	if in.Detach && l != procregistry.LifetimeDetached && l != procregistry.LifetimeKeepAwake {
+		return "", fmt.Errorf("detach and lifetime %s disagree: give lifetime alone", l)
+	}
+	return l, nil
 }
 
 // yieldDone is the result of a command that ended within its yield.

@@ -27,7 +27,8 @@ type TerminalArgs struct {
 	NotifyOnComplete bool     `json:"notify_on_complete,omitempty" jsonschema:"background only: send a notification when the job completes"`
 	WatchPatterns    []string `json:"watch_patterns,omitempty" jsonschema:"background only: Go regular expressions; an output line matching one sends a notification"`
 	Heartbeat        float64  `json:"heartbeat,omitempty" jsonschema:"background only: send a progress notification this often (seconds, at least 5) while there is new output"`
-	Detach           bool     `json:"detach,omitempty" jsonschema:"background only: keep the job running after this session ends (by default the session's jobs are killed with it)"`
+	Detach           bool     `json:"detach,omitempty" jsonschema:"background only: keep the job running after this session ends (by default the session's jobs are killed with it); the same as lifetime detached"`
+	Lifetime         string   `json:"lifetime,omitempty" jsonschema:"background or yield only: the job's class. session (the default): killed when this session ends; detached: outlives this session until it ends or is killed; keep-awake: detached, and while it runs this session and its sandbox are not closed or reaped for being idle. (command is a foreground command's class.) Change it later with the process tool's lifetime action"`
 	QuietAfter       float64  `json:"quiet_after,omitempty" jsonschema:"background or yield only: send one notification (with the output tail) when the job has written nothing for this many seconds; again after its output resumes. Absent or 0: none"`
 	NoOutputTimeout  float64  `json:"no_output_timeout,omitempty" jsonschema:"background or yield only: end the job (its whole process tree) once it has written nothing for this many seconds; its completion notice gives the reason no_output_timeout. Absent or 0: none"`
 	InputWait        float64  `json:"input_wait,omitempty" jsonschema:"background or yield only: send one notification (with the output tail) when the job has been blocked reading its stdin, with no output, for this many seconds; answer it with the process tool's submit or write. Absent or 0: 2; negative: never"`
@@ -36,7 +37,7 @@ type TerminalArgs struct {
 
 // ProcessArgs are the process tool's arguments.
 type ProcessArgs struct {
-	Action    string  `json:"action" jsonschema:"what to do: list, poll, log, wait, kill, write, submit, close or handoff"`
+	Action    string  `json:"action" jsonschema:"what to do: list, poll, log, wait, kill, write, submit, close, handoff or lifetime"`
 	SessionID string  `json:"session_id,omitempty" jsonschema:"the background job's id (its session_id from terminal); a unique prefix will do. Required except for list"`
 	Offset    int64   `json:"offset,omitempty" jsonschema:"log: byte offset to read from (the next offset is returned)"`
 	Limit     int     `json:"limit,omitempty" jsonschema:"log: at most this many bytes (default and maximum: the output limit)"`
@@ -46,6 +47,7 @@ type ProcessArgs struct {
 	Owner     string  `json:"owner,omitempty" jsonschema:"handoff: the owner who takes the job (default: the runbox CLI's owner); the job then outlives this session"`
 	Note      string  `json:"note,omitempty" jsonschema:"handoff: a note for the new owner"`
 	Yield     float64 `json:"yield,omitempty" jsonschema:"write / submit / poll: seconds to wait (after writing) for the job's new output or its end; the result then holds the output since the call began"`
+	Lifetime  string  `json:"lifetime,omitempty" jsonschema:"lifetime: the job's new class while it runs: session (killed when this session ends), detached (outlives it) or keep-awake (outlives it and keeps this session and its sandbox from idle timeouts)"`
 }
 
 // CheckArgs are the check_command tool's arguments.
@@ -55,7 +57,7 @@ type CheckArgs struct {
 
 // processActionNames are the process tool's actions, in the order the
 // schema lists them.
-var processActionNames = []string{"list", "poll", "log", "wait", "kill", "write", "submit", "close", "handoff"}
+var processActionNames = []string{"list", "poll", "log", "wait", "kill", "write", "submit", "close", "handoff", "lifetime"}
 
 // addTools registers the tools with their schemas.
 func (s *Server) addTools() error {

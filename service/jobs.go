@@ -25,6 +25,7 @@ type Jobs interface {
 	Submit(ctx context.Context, id, text string) error
 	CloseStdin(ctx context.Context, id string) error
 	Handoff(ctx context.Context, id, owner, note string) (procregistry.Info, error)
+	SetLifetime(ctx context.Context, id string, l procregistry.Lifetime) (procregistry.Info, error)
 	Events(ctx context.Context, consumer string, wait bool) ([]procregistry.Event, error)
 	Ack(ctx context.Context, consumer string, seq int64) error
 }

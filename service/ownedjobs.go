@@ -240,8 +240,36 @@ func (o *OwnedJobs) Handoff(ctx context.Context, id, owner, note string) (procre
 	return o.jobs.Handoff(ctx, in.ID, owner, note)
 }
 
-// End kills the session's jobs whose lifetime is the session; detached
-// and handed-off jobs run on.
+// SetLifetime changes the class of the session's job id while it runs
+// (see [procregistry.Lifetime]): made detached or keep-awake it outlives
+// the session, made the session's it ends with it.
+func (o *OwnedJobs) SetLifetime(ctx context.Context, id string, l procregistry.Lifetime) (procregistry.Info, error) {
+	in, err := o.Get(ctx, id)
+	if err != nil {
+		return procregistry.Info{}, err
+	}
+	return o.jobs.SetLifetime(ctx, in.ID, l)
+}
+
+// KeepsAwake reports whether a job of the session that keeps its sandbox
+// awake ([procregistry.LifetimeKeepAwake]) is running: the session's
+// sandbox is then in use, whatever its idle time.
+func (o *OwnedJobs) KeepsAwake(ctx context.Context) (bool, error) {
+	list, err := o.jobs.List(ctx, o.Owner())
+	if err != nil {
+		return false, err
+	}
+	for _, in := range list {
+		if in.Lifetime.KeepsAwake() && !in.Status.Finished() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// End kills the session's jobs whose lifetime is the session (or the
+// command that started them); detached, keep-awake and handed-off jobs
+// run on.
 func (o *OwnedJobs) End(ctx context.Context) ([]procregistry.KillResult, error) {
 	return o.jobs.EndSession(ctx, o.Owner())
 }

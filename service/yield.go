@@ -74,9 +74,12 @@ const (
 // notice is never delivered ([OwnedJobs.Deliver] and
 // [OwnedJobs.TakeEvents] acknowledge it unsent): the caller has the end
 // exactly once. A job still running comes back with the output so far
-// and its id, and carries on as an ordinary job of the session: its
-// completion notice comes once, through the session's delivery. So does
-// one whose wait was cut short by ctx.
+// and its id, and carries on as a job of the class req.Lifetime names
+// (the session's by default): its completion notice comes once, through
+// the session's delivery. Until the yield passes the job is of class
+// [procregistry.LifetimeCommand]: when ctx ends first (the caller went
+// away) the job is killed, as a foreground command would be, and the
+// session is told of it by a completion notice.
 //
 // limit bounds Output (zero or less: [envs.DefaultOutputLimit]). yield
 // must be positive. The job runs in req.Dir: it does not see or change
@@ -86,6 +89,13 @@ func (o *OwnedJobs) StartYield(ctx context.Context, req procregistry.StartReques
 		return YieldResult{}, fmt.Errorf("service: yield %v: %w: want a positive duration", yield, envs.ErrBadCommand)
 	}
 	req.Notify = true
+	later, err := procregistry.ParseLifetime(string(req.Lifetime))
+	if err != nil {
+		return YieldResult{}, fmt.Errorf("service: %w", err)
+	}
+	// Until it yields, the job is the command's: a caller gone before
+	// then takes it along, as it would a foreground command.
+	req.Lifetime = procregistry.LifetimeCommand
 	info, err := o.startHeld(ctx, req)
 	if err != nil {
 		return YieldResult{}, err
@@ -96,12 +106,21 @@ func (o *OwnedJobs) StartYield(ctx context.Context, req procregistry.StartReques
 		return YieldResult{Job: info, Done: true, Output: info.Error}, nil
 	}
 	_, _, werr := o.jobs.Wait(ctx, id, yield)
-	// Decide even when the wait failed: the job runs on either way, and
-	// an undecided hold would swallow its notice. A caller that is gone
-	// (werr: ctx ended) gets no result, so its end goes out as a notice.
-	done, info, derr := o.decide(context.WithoutCancel(ctx), id, werr == nil)
+	bg := context.WithoutCancel(ctx)
 	if werr != nil {
+		// The caller is gone: its command ends with it. The hold ends
+		// first, without a result, so the kill's completion goes out as
+		// a notice and the session still learns of it.
+		_, info, _ := o.decide(bg, id, false)
+		if _, err := o.jobs.Kill(bg, id); err != nil {
+			werr = errors.Join(werr, fmt.Errorf("ending it: %w", err))
+		}
 		return YieldResult{Job: info}, fmt.Errorf("service: waiting for job %s: %w", id, werr)
+	}
+	yerr := o.yielded(bg, id, later)
+	done, info, derr := o.decide(bg, id, yerr == nil)
+	if yerr != nil {
+		return YieldResult{Job: info}, yerr
 	}
 	if derr != nil {
 		return YieldResult{Job: info}, derr
@@ -112,6 +131,20 @@ func (o *OwnedJobs) StartYield(ctx context.Context, req procregistry.StartReques
 	}
 	res.Done = done
 	return res, nil
+}
+
+// yielded gives job id, still running when its yield passed or finished
+// within it, the class the start asked for. A job that finished in the
+// meantime keeps its class: nothing outlives anything then.
+func (o *OwnedJobs) yielded(ctx context.Context, id string, l procregistry.Lifetime) error {
+	_, err := o.jobs.SetLifetime(ctx, id, l)
+	if err == nil {
+		return nil
+	}
+	if in, gerr := o.jobs.Get(ctx, id); gerr == nil && in.Status.Finished() {
+		return nil
+	}
+	return fmt.Errorf("service: job %s: %w", id, err)
 }
 
 // startHeld starts req as OwnedJobs.Start does, and registers the job's
@@ -129,7 +162,7 @@ func (o *OwnedJobs) startHeld(ctx context.Context, req procregistry.StartRequest
 		}
 		o.eventMu.Lock()
 		locked = true
-		return o.jobs, nil
+		return startToEnd{o.jobs}, nil
 	}
 	info, err := o.ss.svc.StartJob(ctx, connect, o.target, req)
 	if locked {
@@ -142,6 +175,16 @@ func (o *OwnedJobs) startHeld(ctx context.Context, req procregistry.StartRequest
 		o.eventMu.Unlock()
 	}
 	return info, err
+}
+
+// startToEnd starts a job whatever becomes of the caller meanwhile: once
+// the gate let it through, a start cut short could leave a job running
+// whose id nobody learned, so nobody would end it. The caller checks its
+// context after the start, and ends the job itself.
+type startToEnd struct{ Jobs }
+
+func (s startToEnd) Start(ctx context.Context, req procregistry.StartRequest) (procregistry.Info, error) {
+	return s.Jobs.Start(context.WithoutCancel(ctx), req)
 }
 
 // decide ends the hold on id's completion: a finished job's end is the

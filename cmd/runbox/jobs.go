@@ -18,7 +18,7 @@ func newJobCommands(a *app) []*cobra.Command {
 	return []*cobra.Command{
 		newStartCommand(a), newPsCommand(a), newLogsCommand(a), newWaitCommand(a),
 		newKillCommand(a), newWriteCommand(a, "write"), newWriteCommand(a, "submit"),
-		newCloseCommand(a), newHandoffCommand(a), newEventsCommand(a),
+		newCloseCommand(a), newHandoffCommand(a), newLifetimeCommand(a), newEventsCommand(a),
 		newDaemonCommand(a), newSuperviseCommand(a), newRelayCommand(a),
 	}
 }

@@ -54,14 +54,14 @@ func runPs(ctx context.Context, a *app, opts *psOptions) error {
 		return json.NewEncoder(a.stdout).Encode(jobs)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tEXIT\tPID\tAGE\tOWNER\tCOMMAND")
+	fmt.Fprintln(tw, "ID\tSTATUS\tEXIT\tPID\tAGE\tOWNER\tLIFETIME\tCOMMAND")
 	for _, j := range jobs {
 		exit := "-"
 		if j.Exit != nil {
 			exit = fmt.Sprint(j.Exit.Code)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", j.ID, j.Status, exit, j.PID,
-			time.Since(j.Created).Round(time.Second), j.Owner, oneLine(j.Command, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", j.ID, j.Status, exit, j.PID,
+			time.Since(j.Created).Round(time.Second), j.Owner, j.Lifetime, oneLine(j.Command, 60))
 	}
 	return tw.Flush()
 }

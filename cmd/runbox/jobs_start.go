@@ -28,6 +28,7 @@ type startOptions struct {
 	cwd       string
 	env       []string
 	session   bool
+	lifetime  string
 	limits    limitFlags
 	args      []string
 }
@@ -66,7 +67,8 @@ and handoff; job ids may be shortened to any unique prefix.`,
 	f.StringVar(&opts.owner, "owner", "", "owner receiving the job's events (default $RUNBOX_OWNER or \"user\")")
 	f.StringVar(&opts.cwd, "cwd", "", "working directory (default: the current one)")
 	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the job's environment (repeatable); a bare KEY hands over runbox's own KEY, even a blocked one, keeping the value off the command line")
-	f.BoolVar(&opts.session, "session", false, "end the job with its owner's session instead of leaving it detached")
+	f.BoolVar(&opts.session, "session", false, "end the job with its owner's session instead of leaving it detached (--lifetime session)")
+	f.StringVar(&opts.lifetime, "lifetime", "", "the job's class: session, detached (the default) or keep-awake (detached, and its sandbox counts as in use while it runs)")
 	opts.limits.bind(f)
 	return cmd
 }
@@ -102,6 +104,16 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 	}
 	if opts.session {
 		req.Lifetime = procregistry.LifetimeSession
+	}
+	if opts.lifetime != "" {
+		l, err := procregistry.ParseLifetime(opts.lifetime)
+		if err != nil {
+			return err
+		}
+		if l == procregistry.LifetimeCommand || (opts.session && l != procregistry.LifetimeSession) {
+			return fmt.Errorf("runbox: start: --lifetime %s: %w: a started job is session, detached or keep-awake (and --session is session)", opts.lifetime, envs.ErrBadCommand)
+		}
+		req.Lifetime = l
 	}
 	if opts.pty {
 		req.PTY = &envs.WindowSize{Rows: 24, Cols: 80}

@@ -1,0 +1,229 @@
+package server_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/server"
+)
+
+// TestLifetime_SessionEnd protects issue 29's lifetime classes through a
+// stock client: at the session's end a session job is killed, detached
+// and keep-awake jobs run on, and a class changed while the job runs
+// (the process tool's lifetime action) is the one that counts.
+func TestLifetime_SessionEnd(t *testing.T) {
+	srv, jobs := newServer(t, nil)
+	cs := connect(t, srv, nil)
+	start := func(args map[string]any) string {
+		t.Helper()
+		args["command"], args["background"] = "sleep 600", true
+		out, _ := mustOK(t, cs, "terminal", args)
+		return out["session_id"].(string)
+	}
+	cases := []struct {
+		name   string
+		id     string
+		change string // a later lifetime action, if any
+		killed bool
+	}{
+		{name: "session (default)", id: start(map[string]any{}), killed: true},
+		{name: "session", id: start(map[string]any{"lifetime": "session"}), killed: true},
+		{name: "detached", id: start(map[string]any{"lifetime": "detached"})},
+		{name: "detach flag", id: start(map[string]any{"detach": true})},
+		{name: "keep-awake", id: start(map[string]any{"lifetime": "keep-awake"})},
+		{name: "session made detached", id: start(map[string]any{}), change: "detached"},
+		{name: "detached made session's", id: start(map[string]any{"lifetime": "detached"}), change: "session", killed: true},
+	}
+	for _, c := range cases {
+		if c.change == "" {
+			continue
+		}
+		out, txt := mustOK(t, cs, "process", map[string]any{"action": "lifetime", "session_id": c.id, "lifetime": c.change})
+		if out["lifetime"] != c.change || !strings.Contains(txt, c.change) {
+			t.Errorf("%s: lifetime action = %v, %q", c.name, out, txt)
+		}
+	}
+	list, txt := mustOK(t, cs, "process", map[string]any{"action": "list"})
+	if !strings.Contains(txt, "keep-awake") || !strings.Contains(txt, "detached") || len(list["jobs"].([]any)) != len(cases) {
+		t.Errorf("list = %q; want every job with its lifetime", txt)
+	}
+	cs.Close()
+	eventually(t, "the session to end", func() bool { return srv.Sessions() == 0 })
+	for _, c := range cases {
+		in, err := jobs.reg.Get(c.id)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := in.KilledBy == "session-end"; got != c.killed || (!c.killed && in.Status.Finished()) {
+			t.Errorf("%s: after the session ended: %s (killed by %q); want killed %v", c.name, in.Status, in.KilledBy, c.killed)
+		}
+		if !c.killed {
+			jobs.reg.Kill(context.Background(), c.id)
+		}
+	}
+}
+
+// TestLifetime_BadArgs: a class a job cannot have, or one given where no
+// job is started, is refused with the reason.
+func TestLifetime_BadArgs(t *testing.T) {
+	srv, _ := newServer(t, nil)
+	cs := connect(t, srv, nil)
+	job, _ := mustOK(t, cs, "terminal", map[string]any{"command": "sleep 600", "background": true})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"terminal", map[string]any{"command": "true", "background": true, "lifetime": "forever"}, "forever"},
+		{"terminal", map[string]any{"command": "true", "background": true, "lifetime": "command"}, "foreground"},
+		{"terminal", map[string]any{"command": "true", "lifetime": "detached"}, "background"},
+		{"terminal", map[string]any{"command": "true", "background": true, "detach": true, "lifetime": "session"}, "disagree"},
+		{"process", map[string]any{"action": "lifetime", "session_id": job["session_id"], "lifetime": "command"}, "foreground"},
+		{"process", map[string]any{"action": "lifetime", "session_id": "nosuchjob", "lifetime": "detached"}, "not found"},
+	} {
+		res := call(t, cs, c.tool, c.args)
+		if !res.IsError || !strings.Contains(text(res), c.want) {
+			t.Errorf("%s(%v) = %q (error %v); want an error naming %q", c.tool, c.args, text(res), res.IsError, c.want)
+		}
+	}
+	// A foreground command may name its own class.
+	if out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "echo hi", "lifetime": "command"}); out["output"] != "hi\n" {
+		t.Errorf("foreground with lifetime command: %v", out)
+	}
+}
+
+// TestLifetime_KeepAwakeHoldsIdleSession protects keep-awake: an HTTP
+// session whose client vanished is closed after its idle time, unless a
+// keep-awake job runs in it; it is then kept, idle time after idle time,
+// until that job ends. The control is the same session shape with a
+// session job: closed at the first idle check.
+func TestLifetime_KeepAwakeHoldsIdleSession(t *testing.T) {
+	for _, c := range []struct {
+		lifetime string
+		kept     bool
+	}{
+		{"keep-awake", true},
+		{"session", false},
+	} {
+		t.Run(c.lifetime, func(t *testing.T) {
+			kept := &logSignal{msg: "server: an idle session is kept", ch: make(chan struct{}, 16)}
+			srv, jobs := newServer(t, func(o *server.Options) { o.Logger = slog.New(kept) })
+			ln, err := server.ListenTCP("127.0.0.1:0", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			serveHTTP(t, srv, ln, server.HTTPOptions{SessionIdle: 300 * time.Millisecond})
+			gone, vanish := context.WithCancel(context.Background())
+			defer vanish()
+			hc := &http.Client{Transport: vanishing{gone, http.DefaultTransport}}
+			tr := &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + server.Path, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "vanishing", Version: "1"}, nil).Connect(t.Context(), tr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			job, _ := mustOK(t, cs, "terminal", map[string]any{"command": "sleep 600", "background": true, "lifetime": c.lifetime})
+			id := job["session_id"].(string)
+			vanish()
+			if !c.kept {
+				eventually(t, "the idle session to close", func() bool { return srv.Sessions() == 0 })
+				if in, _ := jobs.reg.Get(id); in.KilledBy != "session-end" {
+					t.Errorf("the session job of a closed session: %+v; want killed by session-end", in)
+				}
+				return
+			}
+			for range 3 { // three idle checks that kept it
+				select {
+				case <-kept.ch:
+				case <-time.After(60 * time.Second):
+					t.Fatalf("no idle check kept the session (sessions: %d)", srv.Sessions())
+				}
+			}
+			if srv.Sessions() != 1 {
+				t.Fatalf("sessions = %d while the keep-awake job runs; want 1", srv.Sessions())
+			}
+			if _, err := jobs.reg.Kill(context.Background(), id); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "the session to close once its keep-awake job ended", func() bool { return srv.Sessions() == 0 })
+		})
+	}
+}
+
+// logSignal is a slog handler that signals each record whose message
+// begins with msg, and drops the rest.
+type logSignal struct {
+	msg string
+	ch  chan struct{}
+}
+
+func (h *logSignal) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logSignal) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logSignal) WithGroup(string) slog.Handler            { return h }
+func (h *logSignal) Handle(_ context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, h.msg) {
+		select {
+		case h.ch <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// TestLifetime_YieldCallerGone: until its yield passes, a command given
+// one is of class command: a call the client cancels before then takes
+// the job along, as it would a foreground command, and the session is
+// told by its completion notice. The control is the same command not
+// cancelled: it yields and runs on as the session's job.
+func TestLifetime_YieldCallerGone(t *testing.T) {
+	srv, jobs := newServer(t, nil)
+	ln, err := server.ListenTCP("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveHTTP(t, srv, ln, server.HTTPOptions{})
+	n := &notices{}
+	cs := connectHTTP(t, "http://"+ln.Addr().String()+server.Path, http.DefaultClient, false, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
+	running := func() []procregistry.Info {
+		var out []procregistry.Info
+		for _, in := range jobs.reg.List("") {
+			if !in.Status.Finished() {
+				out = append(out, in)
+			}
+		}
+		return out
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "sleep 600", "yield": 600}})
+		done <- err
+	}()
+	eventually(t, "the yielding command's job", func() bool { return len(running()) == 1 })
+	id := running()[0].ID
+	if l := running()[0].Lifetime; l != procregistry.LifetimeCommand {
+		t.Errorf("before its yield the job's class is %q; want command", l)
+	}
+	cancel()
+	<-done
+	eventually(t, "the job to end with its cancelled call", func() bool {
+		in, _ := jobs.reg.Get(id)
+		return in.Status.Finished()
+	})
+	eventually(t, "its completion notice", func() bool { return len(n.of(id, "completion")) == 1 })
+
+	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "sleep 600", "yield": 0.2, "lifetime": "detached"})
+	in, err := jobs.reg.Get(out["session_id"].(string))
+	if err != nil || in.Status.Finished() || in.Lifetime != procregistry.LifetimeDetached {
+		t.Errorf("a command that yielded: %+v, %v; want running, detached as asked", in, err)
+	}
+	jobs.reg.Kill(context.Background(), in.ID)
+}
