@@ -20,6 +20,7 @@ import (
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 )
 
@@ -50,31 +51,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// skip skips, or fails under RUNBOX_INTEGRATION=require.
-func skip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatalf("RUNBOX_INTEGRATION=require: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // engine returns a client of an answering engine with image present.
 func engine(t *testing.T, image string) *client.Client {
 	t.Helper()
 	cli, err := docker.NewClient()
 	if err != nil {
-		skip(t, "no docker client: %v", err)
+		integration.Skip(t, "no docker client: %v", err)
 	}
 	t.Cleanup(func() { cli.Close() })
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(ctx); err != nil {
-		skip(t, "no docker engine answers (run scripts/docker/start-dockerd.sh): %v", err)
+		integration.Skip(t, "no docker engine answers (run scripts/docker/start-dockerd.sh): %v", err)
 	}
 	if image != "" {
 		if _, err := cli.ImageInspect(ctx, image); err != nil {
-			skip(t, "image %s missing (run scripts/docker/build-images.sh): %v", image, err)
+			integration.Skip(t, "image %s missing (run scripts/docker/build-images.sh): %v", image, err)
 		}
 	}
 	if agentBin == "" {

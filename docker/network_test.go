@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/runbox/runbox/docker"
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // guardRules are the host firewall rules of the egress network on bridge.
@@ -46,7 +47,7 @@ func exists(t *testing.T, cli *client.Client, id string) bool {
 func TestReapNetworks(t *testing.T) {
 	cli := engine(t, "")
 	if err := docker.CheckEgress(); err != nil {
-		skip(t, "%v", err)
+		integration.Skip(t, "%v", err)
 	}
 	ctx := t.Context()
 	// An owner of its own, so that reaping at any age touches no other

@@ -2,11 +2,12 @@ package docker
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // TestSweepPools_RemovesOnlyOrphans: a container of a pool whose process
@@ -21,10 +22,7 @@ func TestSweepPools_RemovesOnlyOrphans(t *testing.T) {
 	}
 	defer cli.Close()
 	if _, err := cli.ImageInspect(t.Context(), image); err != nil {
-		if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-			t.Fatalf("RUNBOX_INTEGRATION=require: no engine or image: %v", err)
-		}
-		t.Skipf("no docker engine or image %s: %v", image, err)
+		integration.Skip(t, "no docker engine or image %s: %v", image, err)
 	}
 	pool := "sweep-test-" + randomID()
 	run := func(args ...string) string {

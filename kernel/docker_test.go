@@ -13,6 +13,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/service"
@@ -51,14 +52,6 @@ func (a *testAgent) build(t *testing.T) string {
 	return a.path
 }
 
-func skipDocker(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatalf("RUNBOX_INTEGRATION=require: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // dockerSession is a gated session on the docker backend in image, or a
 // skip when no engine answers or the image is missing.
 func dockerSession(t *testing.T, image string) *service.Session {
@@ -68,16 +61,16 @@ func dockerSession(t *testing.T, image string) *service.Session {
 	}
 	cli, err := docker.NewClient()
 	if err != nil {
-		skipDocker(t, "no docker client: %v", err)
+		integration.Skip(t, "no docker client: %v", err)
 	}
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(ctx); err != nil {
-		skipDocker(t, "no docker engine answers (scripts/docker/start-dockerd.sh): %v", err)
+		integration.Skip(t, "no docker engine answers (scripts/docker/start-dockerd.sh): %v", err)
 	}
 	if _, err := cli.ImageInspect(ctx, image); err != nil {
-		skipDocker(t, "image %s missing (scripts/docker/build-images.sh): %v", image, err)
+		integration.Skip(t, "image %s missing (scripts/docker/build-images.sh): %v", image, err)
 	}
 	cfg := config.Default()
 	cfg.Docker.AgentBinary = agent.build(t)

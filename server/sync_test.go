@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/workspace"
@@ -33,10 +34,7 @@ func needDocker(t *testing.T) {
 	if why == "" {
 		return
 	}
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
+	integration.Skip(t, "%s", why)
 }
 
 // TestSync_PushBeforeCommandsAndDiff: with Sync set, a session's

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"os/user"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
 )
@@ -31,10 +31,7 @@ func taskContainers(t *testing.T, task string) []string {
 func TestTasksTool_ListAndRemove(t *testing.T) {
 	const image = "runbox-test-busybox:latest"
 	if err := exec.Command("docker", "image", "inspect", image).Run(); err != nil {
-		if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-			t.Fatalf("no docker engine or image %s: %v", image, err)
-		}
-		t.Skipf("no docker engine or image %s: %v", image, err)
+		integration.Skip(t, "no docker engine or image %s: %v", image, err)
 	}
 	u, err := user.Current()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/service"
 )
 
@@ -135,10 +136,7 @@ func startHostTargets(t *testing.T) *hostTargets {
 // without an engine, the test image, or what the allowlist needs.
 func needEgressDocker(t *testing.T) *client.Client {
 	t.Helper()
-	fail := t.Skipf
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		fail = t.Fatalf
-	}
+	fail := func(format string, args ...any) { integration.Skip(t, format, args...) }
 	cli, err := docker.NewClient()
 	if err != nil {
 		fail("no docker client: %v", err)

@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/service"
 )
 
@@ -31,10 +31,7 @@ func TestService_DockerPool(t *testing.T) {
 	_, perr := cli.ImageInspect(ctx, image)
 	cancel()
 	if perr != nil {
-		if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-			t.Fatalf("RUNBOX_INTEGRATION=require: no engine or no %s: %v", image, perr)
-		}
-		t.Skipf("no docker engine or no image %s: %v", image, perr)
+		integration.Skip(t, "no docker engine or no image %s: %v", image, perr)
 	}
 	cfg := config.Default()
 	cfg.Approval.Mode = "off"

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // mechanisms are the container mechanisms the tests cover. The cgroup ones
@@ -42,7 +43,7 @@ func newTestContainer(t *testing.T, m Mechanism, limits envs.Limits) Container {
 		// Not a missing service: a host is either unified or hybrid.
 		t.Skipf("%v does not apply to this host, which uses %v", m, d.Mechanism)
 	case !d.Can(m):
-		skipOrFail(t, fmt.Sprintf("%v unusable here: %s", m, d.Why[m]))
+		integration.Skip(t, "%s", fmt.Sprintf("%v unusable here: %s", m, d.Why[m]))
 	}
 	id := fmt.Sprintf("test-%d-%s", os.Getpid(), strings.NewReplacer("/", "-", "#", "-").Replace(t.Name()))
 	c, err := NewContainer(t.Context(), id, limits, WithMechanism(m), WithDetection(d))
@@ -183,7 +184,7 @@ func TestContainer_MemoryHogReported(t *testing.T) {
 func TestKillTree_ManyContainersAtOnce(t *testing.T) {
 	d := Detect(t.Context())
 	if d.Mechanism == ProcessGroup {
-		skipOrFail(t, "no container mechanism: "+d.String())
+		integration.Skip(t, "%s", "no container mechanism: "+d.String())
 	}
 	const n = 6
 	var ss []*started
@@ -449,7 +450,7 @@ func cgroupMechanism(t *testing.T) Mechanism {
 	d := Detect(t.Context())
 	i := slices.IndexFunc(d.Usable, func(m Mechanism) bool { return m == CgroupV2 || m == Hybrid || m == CgroupV1 })
 	if i < 0 {
-		skipOrFail(t, "needs a cgroup mechanism: "+d.String())
+		integration.Skip(t, "%s", "needs a cgroup mechanism: "+d.String())
 	}
 	return d.Usable[i]
 }

@@ -270,16 +270,6 @@ func (s *started) wait(t *testing.T) error {
 	}
 }
 
-// skipOrFail skips with why, or fails when RUNBOX_INTEGRATION=require
-// says every mechanism must be present.
-func skipOrFail(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatalf("RUNBOX_INTEGRATION=require: %s", why)
-	}
-	t.Skip(why)
-}
-
 // assertGone fails unless none of ps is alive (checked in /proc).
 func assertGone(t *testing.T, ps ...Proc) {
 	t.Helper()

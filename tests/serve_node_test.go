@@ -10,20 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // tsSDK is the version of the official TypeScript MCP SDK the end-to-end
 // test drives runbox with.
 const tsSDK = "1.32.2"
-
-// skipOrFail skips with why, or fails when RUNBOX_INTEGRATION=require.
-func skipOrFail(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatalf("RUNBOX_INTEGRATION=require: %s", why)
-	}
-	t.Skip(why)
-}
 
 // tsClientDir returns a directory holding the TypeScript SDK (installed
 // once per version into the user's cache with npm) and the client script.
@@ -31,11 +24,11 @@ func tsClientDir(t *testing.T) (node, dir string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		skipOrFail(t, "node is not installed: the TypeScript client test needs node and npm")
+		integration.Skip(t, "%s", "node is not installed: the TypeScript client test needs node and npm")
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		skipOrFail(t, "npm is not installed: the TypeScript client test needs node and npm")
+		integration.Skip(t, "%s", "npm is not installed: the TypeScript client test needs node and npm")
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -52,7 +45,7 @@ func tsClientDir(t *testing.T) (node, dir string) {
 		install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "@modelcontextprotocol/sdk@"+tsSDK)
 		install.Dir = dir
 		if out, err := install.CombinedOutput(); err != nil {
-			skipOrFail(t, "npm install @modelcontextprotocol/sdk@"+tsSDK+" failed (no registry?): "+err.Error()+"\n"+string(out))
+			integration.Skip(t, "%s", "npm install @modelcontextprotocol/sdk@"+tsSDK+" failed (no registry?): "+err.Error()+"\n"+string(out))
 		}
 	}
 	script, err := os.ReadFile(filepath.Join("mcp", "client.mjs"))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/workspace"
 )
@@ -124,7 +125,7 @@ func exists(p string) bool {
 // on the host runs nothing.
 func TestApply_GitPointerNeverRunsSandboxCode(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		skip(t, "no git")
+		integration.Skip(t, "no git")
 	}
 	dir, remote, compare := pushed(t, map[string]string{"a.txt": "a\n"})
 	canaryDir := t.TempDir()
@@ -409,7 +410,7 @@ func TestPush_KeepsModificationTimes(t *testing.T) {
 // runs nothing.
 func TestApply_RefusesTheConfiguredHooksDirectory(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		skip(t, "no git")
+		integration.Skip(t, "no git")
 	}
 	dir, remote, compare := pushed(t, map[string]string{"a.txt": "a\n", "tools/hooks/README": "hooks\n"})
 	git := func(d string, args ...string) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
 )
 
@@ -206,10 +207,7 @@ func needGit(t testing.TB) {
 	t.Helper()
 	for _, tool := range []string{"git", "tar"} { // tar: the local backend's tree transfer
 		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-				t.Fatalf("RUNBOX_INTEGRATION=require: no %s: %v", tool, err)
-			}
-			t.Skipf("no %s: %v", tool, err)
+			integration.Skip(t, "no %s: %v", tool, err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 )
 
@@ -38,31 +39,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// skip skips, or fails under RUNBOX_INTEGRATION=require.
-func skip(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatalf("RUNBOX_INTEGRATION=require: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // sandbox opens an ephemeral container of the test image, or skips when
 // no engine answers or the image is missing.
 func sandbox(t testing.TB) *docker.Env {
 	t.Helper()
 	cli, err := docker.NewClient()
 	if err != nil {
-		skip(t, "no docker client: %v", err)
+		integration.Skip(t, "no docker client: %v", err)
 	}
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(ctx); err != nil {
-		skip(t, "no docker engine answers (run scripts/docker/start-dockerd.sh): %v", err)
+		integration.Skip(t, "no docker engine answers (run scripts/docker/start-dockerd.sh): %v", err)
 	}
 	if _, err := cli.ImageInspect(ctx, testImage); err != nil {
-		skip(t, "image %s missing (run scripts/docker/build-images.sh): %v", testImage, err)
+		integration.Skip(t, "image %s missing (run scripts/docker/build-images.sh): %v", testImage, err)
 	}
 	if agentBin == "" {
 		t.Fatalf("%v", agentErr)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // needDocker skips (or, under RUNBOX_INTEGRATION=require, fails) when no
@@ -25,10 +27,7 @@ func needDocker(t *testing.T, image string) {
 	if why == "" {
 		return
 	}
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
+	integration.Skip(t, "%s", why)
 }
 
 // TestRunDocker_LockedDown: a command in the docker backend has no

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // Image is the image of [StartContainer]: runbox-test-debian:bookworm
@@ -34,10 +36,10 @@ func StartContainer(t *testing.T, opts ...Option) *Server {
 		t.Skip("sshd tests are integration tests (-short)")
 	}
 	if _, err := exec.LookPath("docker"); err != nil {
-		skip(t, "no docker CLI: %v", err)
+		integration.Skip(t, "no docker CLI: %v", err)
 	}
 	if b, err := exec.Command("docker", "image", "inspect", "-f", "{{.Id}}", Image).CombinedOutput(); err != nil {
-		skip(t, "no image %s (scripts/docker/build-images.sh builds it) or no engine: %v: %s", Image, err, strings.TrimSpace(string(b)))
+		integration.Skip(t, "no image %s (scripts/docker/build-images.sh builds it) or no engine: %v: %s", Image, err, strings.TrimSpace(string(b)))
 	}
 	d := newServer(t)
 	const mnt = "/sshtest"

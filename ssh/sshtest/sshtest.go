@@ -23,20 +23,12 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/termination"
 )
 
 // Path is Debian's OpenSSH server (scripts/test installs it).
 const Path = "/usr/sbin/sshd"
-
-// skip skips, or fails under RUNBOX_INTEGRATION=require.
-func skip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatalf("RUNBOX_INTEGRATION=require: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
 
 // Server is a real OpenSSH server on 127.0.0.1 with a generated host key,
 // accepting one generated user key for root.
@@ -85,14 +77,14 @@ func Start(t *testing.T, opts ...Option) *Server {
 		t.Skip("sshd tests are integration tests (-short)")
 	}
 	if _, err := os.Stat(Path); err != nil {
-		skip(t, "no sshd (apt-get install openssh-server; scripts/test does): %v", err)
+		integration.Skip(t, "no sshd (apt-get install openssh-server; scripts/test does): %v", err)
 	}
 	if os.Geteuid() != 0 {
-		skip(t, "sshd tests run as root (sshd needs privilege separation)")
+		integration.Skip(t, "sshd tests run as root (sshd needs privilege separation)")
 	}
 	// sshd refuses to start without its privilege separation directory.
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		skip(t, "no /run/sshd: %v", err)
+		integration.Skip(t, "no /run/sshd: %v", err)
 	}
 	d := newServer(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
