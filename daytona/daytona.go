@@ -25,10 +25,14 @@ func New(ctx context.Context, o Options) (*remote.Env, error) {
 	if o.Owner == "" {
 		o.Owner = "runbox"
 	}
-	sb := &sandbox{cl: cl, opts: o, log: log, toolbox: &http.Client{}}
+	if o.AgentDir == "" {
+		o.AgentDir = DefaultAgentDir
+	}
+	sb := &sandbox{cl: cl, opts: o, log: log, toolbox: &http.Client{}, stty: rawMode}
 	env, err := remote.New(ctx, sb, remote.Options{
-		Name: "daytona", Kind: "sandbox", NoAgent: true, Env: o.Env, Logger: log,
-		NoAgentReason: "Daytona's toolbox gives no byte stream to a process; each command runs in a toolbox session",
+		Name: "daytona", Kind: "sandbox", Env: o.Env, Logger: log,
+		AgentBinary: o.AgentBinary, AgentDir: o.AgentDir,
+		NoAgent: o.NoAgent, NoAgentReason: "agent turned off (Options.NoAgent); each command runs in a toolbox session",
 	})
 	if err != nil {
 		return nil, err
@@ -42,7 +46,7 @@ func New(ctx context.Context, o Options) (*remote.Env, error) {
 func Provider(options func(envs.Spec) (Options, error)) envs.Provider {
 	return envs.Provider{
 		Name:        "daytona",
-		Description: "a Daytona sandbox per task (official SDK), commands through its toolbox",
+		Description: "a Daytona sandbox per task (official SDK), the runbox agent over a toolbox PTY session",
 		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
 			o, err := options(spec)
 			if err != nil {

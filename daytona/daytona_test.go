@@ -3,7 +3,11 @@ package daytona_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,7 +36,15 @@ func options(t *testing.T, f *fake.Server) daytona.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return daytona.Options{Credentials: c, Image: "debian:12", Owner: "tester"}
+	return daytona.Options{Credentials: c, Image: "debian:12", Owner: "tester",
+		AgentBinary: agentBin, AgentDir: agentDir(t)}
+}
+
+// agentDir is where a test's sandboxes keep the agent (the fake's
+// sandboxes share this machine's paths).
+func agentDir(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "agent")
 }
 
 func open(t *testing.T, o daytona.Options) *remote.Env {
@@ -57,9 +69,23 @@ func run(t *testing.T, env envs.Environment, shell string) *envs.Result {
 	return res
 }
 
+// TestEnv_Conformance runs the suite with the agent over a PTY session
+// (TestEnv_AgentOverPTY checks that nothing in it is reported
+// unsupported, so no check is skipped).
 func TestEnv_Conformance(t *testing.T) {
 	f := newFake(t)
 	envtest.Run(t, func(t *testing.T) envs.Environment { return open(t, options(t, f)) })
+}
+
+// TestEnv_ConformanceWithoutAgent runs the suite on the degraded toolbox
+// session path, which must keep every promise it reports.
+func TestEnv_ConformanceWithoutAgent(t *testing.T) {
+	f := newFake(t)
+	envtest.Run(t, func(t *testing.T) envs.Environment {
+		o := options(t, f)
+		o.NoAgent = true
+		return open(t, o)
+	})
 }
 
 func TestCredentialsFrom_Sources(t *testing.T) {
@@ -238,12 +264,15 @@ func TestEnv_TaskPersistence(t *testing.T) {
 		t.Fatalf("file after reopening = %q; want kept", res.Output)
 	}
 
-	// Stopped behind runbox's back: started again before the next command.
+	// Archived behind runbox's back: the agent went with it (the next
+	// command is told its session state was reset), the sandbox is
+	// started again with its files, and it is the same sandbox.
 	if err := f.SetState(id, "archived"); err != nil {
 		t.Fatal(err)
 	}
-	if res := run(t, env2, "cat state.txt"); res.Output != "kept\n" || res.EnvironmentRecreated {
-		t.Fatalf("after an archive behind its back: %q recreated=%v; want kept, same sandbox", res.Output, res.EnvironmentRecreated)
+	envtest.Eventually(t, 30*time.Second, "the agent's loss to be seen", func() bool { return env2.Ping(t.Context()) != nil })
+	if res := run(t, env2, "cat state.txt"); res.Output != "kept\n" || !res.EnvironmentRecreated || env2.ID() != id {
+		t.Fatalf("after an archive behind its back: %q recreated=%v in %s; want kept, session reset, sandbox %s", res.Output, res.EnvironmentRecreated, env2.ID(), id)
 	}
 	if len(f.Sandboxes()) != 1 {
 		t.Fatalf("%d sandboxes; want only the task's", len(f.Sandboxes()))
@@ -261,59 +290,73 @@ func TestEnv_TaskPersistence(t *testing.T) {
 	}
 }
 
-// TestEnv_DeletedMidSession: a command that finds its sandbox deleted
-// fails saying so; the next one runs in a new sandbox and says it was
-// recreated.
+// TestEnv_DeletedMidSession: a command whose sandbox is deleted under it
+// fails at once saying so, and the next one runs in a new sandbox and
+// says it was recreated — with the agent, and on the toolbox path.
 func TestEnv_DeletedMidSession(t *testing.T) {
-	f := newFake(t)
-	env := open(t, options(t, f))
-	defer env.Close(t.Context())
-	id := env.ID()
-	run(t, env, "true")
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := env.Run(ctx, envs.Command{Shell: "echo started; sleep 30"})
-		done <- err
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !hasRunning(f, id) {
-		if time.Now().After(deadline) {
-			t.Fatal("the command never started")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := f.Delete(id); err != nil {
-		t.Fatal(err)
-	}
-	err := <-done
-	if err == nil || !strings.Contains(err.Error(), "gone (deleted)") || !strings.Contains(err.Error(), "recreates") {
-		t.Fatalf("Run in a deleted sandbox = %v; want an error saying it is gone and will be recreated", err)
-	}
-	res := run(t, env, "echo again")
-	if res.Output != "again\n" || !res.EnvironmentRecreated {
-		t.Fatalf("next Run = %q recreated=%v; want again, recreated", res.Output, res.EnvironmentRecreated)
-	}
-	if env.ID() == id {
-		t.Fatalf("still sandbox %s after it was deleted", id)
+	for _, noAgent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoAgent=%v", noAgent), func(t *testing.T) {
+			f := newFake(t)
+			o := options(t, f)
+			o.NoAgent = noAgent
+			env := open(t, o)
+			defer env.Close(t.Context())
+			id := env.ID()
+			run(t, env, "true")
+			fifo := filepath.Join(t.TempDir(), "started")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := env.Run(ctx, envs.Command{Shell: "echo started >" + fifo + "; sleep 30"})
+				done <- err
+			}()
+			started := make(chan error, 1)
+			go func() { // opening a fifo waits for its writer: the command has started
+				b, err := os.ReadFile(fifo)
+				if err == nil && string(b) != "started\n" {
+					err = fmt.Errorf("read %q", b)
+				}
+				started <- err
+			}()
+			select {
+			case err := <-started:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("the command never started")
+			}
+			if err := f.Delete(id); err != nil {
+				t.Fatal(err)
+			}
+			err := <-done
+			if err == nil || !strings.Contains(err.Error(), "gone (deleted)") || !strings.Contains(err.Error(), "recreates") {
+				t.Fatalf("Run in a deleted sandbox = %v; want an error saying it is gone and will be recreated", err)
+			}
+			res := run(t, env, "echo again")
+			if res.Output != "again\n" || !res.EnvironmentRecreated {
+				t.Fatalf("next Run = %q recreated=%v; want again, recreated", res.Output, res.EnvironmentRecreated)
+			}
+			if env.ID() == id {
+				t.Fatalf("still sandbox %s after it was deleted", id)
+			}
+		})
 	}
 }
 
-// hasRunning reports whether a command of sandbox id logged a request to
-// follow its output.
-func hasRunning(f *fake.Server, id string) bool {
-	for _, r := range f.Requests() {
-		if strings.Contains(r.Path, "/toolbox/"+id+"/") && strings.Contains(r.Path, "/logs?follow=true") {
-			return true
-		}
-	}
-	return false
-}
-
+// TestEnv_FilesRefuseEscapingPaths: the toolbox path's file transfer
+// puts a file exactly where it is named. (With the agent, file transfer
+// is the agent's, with its own rules; the fake's sandboxes share this
+// machine's paths, so it is not exercised with escaping paths here.)
 func TestEnv_FilesRefuseEscapingPaths(t *testing.T) {
 	f := newFake(t)
-	env := open(t, options(t, f))
+	o := options(t, f)
+	o.NoAgent = true
+	env := open(t, o)
 	defer env.Close(t.Context())
 	for _, p := range []string{"rel/f", "/tmp/../etc/x", "/tmp//x", "/tmp/a/.."} {
 		if err := env.PutFile(t.Context(), p, strings.NewReader("x"), 0o644); !errors.Is(err, envs.ErrBadCommand) {
@@ -375,15 +418,17 @@ func TestSandboxes_FindsWhatRunboxLeft(t *testing.T) {
 	}
 }
 
-// TestEnv_ReportsWhatItCannotDo: without the agent the environment says
-// so in every result and in its capabilities.
+// TestEnv_ReportsWhatItCannotDo: with the agent turned off the
+// environment says so in every result and in its capabilities.
 func TestEnv_ReportsWhatItCannotDo(t *testing.T) {
 	f := newFake(t)
-	env := open(t, options(t, f))
+	o := options(t, f)
+	o.NoAgent = true
+	env := open(t, o)
 	defer env.Close(t.Context())
 	res := run(t, env, "true")
-	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "no byte stream") {
-		t.Errorf("warnings = %q; want the degraded mode named", res.Warnings)
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "degraded") || !strings.Contains(w, "agent turned off") {
+		t.Errorf("warnings = %q; want the degraded mode and its reason named", res.Warnings)
 	}
 	caps := env.Capabilities()
 	want := map[envs.Capability]envs.CapState{
@@ -395,5 +440,8 @@ func TestEnv_ReportsWhatItCannotDo(t *testing.T) {
 		if caps.State(c) != st {
 			t.Errorf("%s = %v; want %v", c, caps.State(c), st)
 		}
+	}
+	if got := daytona.Capabilities(o); got.State(envs.CapSessionState) != envs.Unsupported {
+		t.Errorf("Capabilities(Options{NoAgent}) reports session state %v; want unsupported", got.State(envs.CapSessionState))
 	}
 }

@@ -127,7 +127,7 @@ func (x *execEnv) start(ctx context.Context, cmd envs.Command, relay bool) (*pro
 		return nil, fmt.Errorf("daytona: %w", err)
 	}
 	if cmd.PTY != nil {
-		return nil, fmt.Errorf("daytona: a terminal needs a byte stream the toolbox does not give: %w", envs.ErrUnsupported)
+		return nil, fmt.Errorf("daytona: a toolbox session command has no terminal (the agent, which gives one, is not in use): %w", envs.ErrUnsupported)
 	}
 	env, sres, err := x.childEnv(cmd)
 	if err != nil {
@@ -309,14 +309,27 @@ func (x *execEnv) Start(ctx context.Context, cmd envs.Command) (envs.Process, er
 
 // Capabilities says what running through the toolbox gives.
 func (x *execEnv) Capabilities() envs.Capabilities {
-	return Capabilities(x.s.opts)
+	return nativeCapabilities(x.s.opts)
 }
 
-// Capabilities is what a Daytona environment with o enforces.
+// Capabilities is what a Daytona environment with o enforces, for reports
+// made without creating a sandbox: the agent's guarantees, or with
+// NoAgent the toolbox session path's weaker ones. An environment that had
+// to fall back reports the latter from then on.
 func Capabilities(o Options) envs.Capabilities {
+	if o.NoAgent {
+		return nativeCapabilities(o)
+	}
+	caps := remote.AgentCapabilities()
+	addSandboxCaps(caps, o)
+	return caps
+}
+
+// nativeCapabilities is what the toolbox session path enforces.
+func nativeCapabilities(o Options) envs.Capabilities {
 	caps := envs.Capabilities{
 		envs.CapTreeKill:      {State: envs.Degraded, Detail: "every process carrying the command's marker variable is killed (TERM, then KILL) from inside the sandbox; one that clears its environment escapes"},
-		envs.CapPTY:           {State: envs.Unsupported, Detail: "the toolbox gives no byte stream to a process"},
+		envs.CapPTY:           {State: envs.Unsupported, Detail: "a toolbox session command has no terminal (the agent, when it runs, gives one)"},
 		envs.CapStdin:         {State: envs.Degraded, Detail: "relayed in base64 lines through the toolbox's input route"},
 		envs.CapSignals:       {State: envs.Unsupported, Detail: "the toolbox cannot signal a session command; Kill only"},
 		envs.CapSessionState:  {State: envs.Unsupported, Detail: "each command runs in a toolbox session of its own: cd and export do not carry over"},

@@ -95,7 +95,9 @@ type Options struct {
 	// comma-separated) lets only those through.
 	NetworkBlockAll  bool
 	NetworkAllowList string
-	// Dir is the working directory of commands that name none. Empty
+	// Dir is the working directory of commands that name none (the agent
+	// starts there; a Dir that cannot be entered makes the agent fall
+	// back to toolbox sessions, where such a command exits 126). Empty
 	// means the sandbox's default (its user's home).
 	Dir string
 	// Env is laid over every command's environment.
@@ -105,9 +107,29 @@ type Options struct {
 	// CreateTimeout bounds creating or starting a sandbox. Zero means 3
 	// minutes (building from an image can take that).
 	CreateTimeout time.Duration
+	// AgentBinary is the static runbox agent to upload into the sandbox.
+	// Empty means remote.Agent().FindSmall: the runbox-agent beside the
+	// running binary, else one built from source into the user's cache.
+	AgentBinary string
+	// AgentDir is the directory in the sandbox the agent is uploaded to
+	// (its standard error goes beside it). Empty means [DefaultAgentDir],
+	// which a sandbox's unprivileged user can write.
+	AgentDir string
+	// NoAgent runs every command through the toolbox's session API
+	// instead of the agent: the degraded path (no PTY, no session state,
+	// no signals, stdin relayed, tree kill by marker), reported as such in
+	// every result and in the capabilities. False runs the agent over a
+	// PTY session and falls back to that path only when the agent cannot
+	// run there.
+	NoAgent bool
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
+
+// DefaultAgentDir is where the agent goes in a sandbox when
+// Options.AgentDir is empty: Daytona's sandboxes run the toolbox as an
+// unprivileged user, who may not write remote.DefaultAgentDir.
+const DefaultAgentDir = "/tmp/.runbox-agent"
 
 // Labels runbox puts on its sandboxes.
 const (

@@ -50,7 +50,13 @@ func newProc(x *execEnv, marker, sid, cid string, separate bool) *proc {
 // reads its exit code. It is owned by the process: it ends with the
 // stream, which the environment's Close cuts.
 func (p *proc) pump(conn *websocket.Conn) {
-	stop := context.AfterFunc(p.x.ctx, func() { conn.Close() })
+	// Closing the environment cuts the stream and the readers' ends of
+	// the pipes, so a pump blocked on output nobody reads ends too.
+	stop := context.AfterFunc(p.x.ctx, func() {
+		conn.Close()
+		p.outR.Close()
+		p.errR.Close()
+	})
 	errw := io.Writer(p.errW)
 	if !p.separate {
 		errw = p.outW

@@ -3,8 +3,6 @@ package daytona
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -30,6 +28,10 @@ type sandbox struct {
 	// client's http.Client, whose 60 s timeout would cut any command
 	// longer than that; this one has none, and contexts bound the calls.
 	toolbox *http.Client
+
+	// stty is what the agent's terminal is set to (rawMode); a test
+	// changes it to show what a terminal left cooked does to the stream.
+	stty string
 
 	mu   sync.Mutex
 	last *sdk.Sandbox // what Provision returned last
@@ -158,16 +160,6 @@ func (s *sandbox) start(ctx context.Context, sb *sdk.Sandbox) error {
 	return nil
 }
 
-// CopyIn is not used: the agent does not run in a Daytona sandbox.
-func (s *sandbox) CopyIn(ctx context.Context, id, p string, src io.ReaderAt, size int64, perm fs.FileMode) error {
-	return fmt.Errorf("daytona: copy in: %w", envs.ErrUnsupported)
-}
-
-// Attach is not offered: the toolbox gives no byte stream to a process.
-func (s *sandbox) Attach(ctx context.Context, id string, argv []string) (io.ReadWriteCloser, error) {
-	return nil, fmt.Errorf("daytona: the toolbox gives no byte stream to a process: %w", envs.ErrUnsupported)
-}
-
 // Describe says what became of sandbox id.
 func (s *sandbox) Describe(ctx context.Context, id string) string {
 	what := "sandbox " + id
@@ -177,6 +169,9 @@ func (s *sandbox) Describe(ctx context.Context, id string) string {
 		return what + " is gone (deleted)"
 	case err != nil:
 		return fmt.Sprintf("%s cannot be read from the API: %v", what, err)
+	}
+	if sb.State == apiclient.SANDBOXSTATE_STARTED {
+		return what + " is started, but the agent's PTY session has ended"
 	}
 	return fmt.Sprintf("%s is %s", what, sb.State)
 }
@@ -233,13 +228,12 @@ func addSandboxCaps(caps envs.Capabilities, o Options) {
 	caps[envs.CapHostAccess] = envs.CapInfo{State: envs.Unsupported, Detail: "a remote sandbox: no host directory is reachable"}
 }
 
-// Native runs commands through the toolbox's session API.
+// Native runs commands through the toolbox's session API: the degraded
+// path, for when the agent cannot run.
 func (s *sandbox) Native(ctx context.Context, id string) (envs.Environment, error) {
-	s.mu.Lock()
-	sb := s.last
-	s.mu.Unlock()
-	if sb == nil || sb.ID != id {
-		return nil, fmt.Errorf("daytona: sandbox %s is not the provisioned one: %w", id, remote.ErrGone)
+	sb, err := s.current(id)
+	if err != nil {
+		return nil, err
 	}
 	policy := spawn.Policy{}
 	if s.opts.Spawn != nil {

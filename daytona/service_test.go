@@ -1,6 +1,7 @@
 package daytona_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -17,6 +18,10 @@ import (
 // the sandbox.
 func TestService_DaytonaFromLaunchEnvironment(t *testing.T) {
 	f := newFake(t)
+	// The configuration has no agent directory for daytona, so the agent
+	// goes to the default one, which in the fake's sandboxes is on this
+	// machine: remove what the test put there.
+	t.Cleanup(func() { os.RemoveAll(daytona.DefaultAgentDir) })
 	launch := map[string]string{
 		"DAYTONA_API_KEY": testKey, "DAYTONA_API_URL": f.APIURL,
 		"RUNBOX_OWNER": "svc-owner", "OPENAI_API_KEY": "sk-launch-secret",
@@ -35,6 +40,9 @@ func TestService_DaytonaFromLaunchEnvironment(t *testing.T) {
 	env, err := svc.Providers().Open(t.Context(), "daytona", envs.Spec{})
 	if err != nil {
 		t.Fatalf("Open daytona: %v", err)
+	}
+	if fe, ok := env.(interface{ Fallback() string }); !ok || fe.Fallback() != "" {
+		t.Errorf("the agent is not in use through the service (%T)", env)
 	}
 	res := run(t, env, "env")
 	if err := env.Close(t.Context()); err != nil {

@@ -24,6 +24,7 @@ type sandbox struct {
 	state    string
 	gets     int // reads since creation: the first one still sees "creating"
 	sessions map[string]*session
+	ptys     map[string]*ptySession
 }
 
 func (b *sandbox) info() Sandbox {
@@ -160,7 +161,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	b := &sandbox{id: id, name: name, snapshot: req.Snapshot, dir: dir, labels: req.Labels, env: req.Env,
 		cpu: req.CPU, memory: req.Memory, disk: req.Disk, autoStop: req.AutoStopInterval,
 		blockAll: req.NetworkBlockAll, allowList: req.NetworkAllowList, state: "creating",
-		sessions: map[string]*session{}}
+		sessions: map[string]*session{}, ptys: map[string]*ptySession{}}
 	if req.BuildInfo != nil {
 		b.dockerfile = req.BuildInfo.DockerfileContent
 		b.state = "pending_build" // an image is built before it starts

@@ -9,8 +9,13 @@
 // started, stopped, archived), 401 for a wrong key, 404 for a missing
 // sandbox, combined output on /process/execute with HTTP 200 and the exit
 // code of a failing command, session commands whose logs stream over a
-// websocket with the SDK's stdout/stderr markers, and a toolbox that
-// refuses work while its sandbox is not started.
+// websocket with the SDK's stdout/stderr markers, PTY sessions (a login
+// shell on a real pseudo-terminal behind the toolbox's websocket
+// framing: see pty.go), file info, move (refusing an existing
+// destination) and delete, and a toolbox that refuses work while its
+// sandbox is not started. A sandbox that is stopped, archived or deleted
+// loses every process at once; the PTY kill route takes a session's tree
+// leaves first, as the toolbox does.
 package fake
 
 import (

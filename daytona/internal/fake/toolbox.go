@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -137,9 +138,16 @@ func (b *sandbox) killAll() {
 		s.mu.Unlock()
 	}
 	b.sessions = map[string]*session{}
+	ptys := make([]*ptySession, 0, len(b.ptys))
+	for _, p := range b.ptys {
+		ptys = append(ptys, p)
+	}
 	b.mu.Unlock()
 	for _, c := range cmds {
 		c.kill()
+	}
+	for _, p := range ptys {
+		p.kill(b, true)
 	}
 }
 
@@ -215,9 +223,28 @@ func (s *Server) toolboxRoutes(mux *http.ServeMux) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
+	s.ptyRoutes(h)
 	h("POST /toolbox/{id}/process/execute", s.execute)
 	h("POST /toolbox/{id}/files/upload", s.upload)
 	h("POST /toolbox/{id}/files/bulk-download", s.download)
+	h("GET /toolbox/{id}/files/info", s.fileInfo)
+	h("POST /toolbox/{id}/files/move", s.move)
+	h("DELETE /toolbox/{id}/files", func(w http.ResponseWriter, r *http.Request, b *sandbox) {
+		p := b.sandboxPath(r.URL.Query().Get("path"))
+		if _, err := os.Lstat(p); err != nil {
+			writeFSErr(w, err)
+			return
+		}
+		rm := os.Remove
+		if r.URL.Query().Get("recursive") == "true" {
+			rm = os.RemoveAll
+		}
+		if err := rm(p); err != nil {
+			writeFSErr(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 	h("POST /toolbox/{id}/files/permissions", func(w http.ResponseWriter, r *http.Request, b *sandbox) {
 		mode, err := strconv.ParseUint(r.URL.Query().Get("mode"), 8, 32)
 		if err != nil {
@@ -454,4 +481,58 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, b *sandbox) {
 	part, _ := mw.CreateFormFile("file", filepath.Base(req.Paths[0]))
 	part.Write(data)
 	mw.Close()
+}
+
+// writeFSErr answers a file-system error as the toolbox does: 404 for a
+// missing file, 403 for a refused one, 400 otherwise.
+func writeFSErr(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		writeErr(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, os.ErrPermission):
+		writeErr(w, http.StatusForbidden, err.Error())
+	default:
+		writeErr(w, http.StatusBadRequest, err.Error())
+	}
+}
+
+// fileInfo is /files/info: the fields the generated client requires.
+func (s *Server) fileInfo(w http.ResponseWriter, r *http.Request, b *sandbox) {
+	p := r.URL.Query().Get("path")
+	fi, err := os.Stat(b.sandboxPath(p))
+	if err != nil {
+		writeFSErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"name": fi.Name(), "size": fi.Size(), "isDir": fi.IsDir(),
+		"mode": fi.Mode().String(), "permissions": fmt.Sprintf("%#o", fi.Mode().Perm()),
+		"modTime": fi.ModTime().UTC().Format(time.RFC3339), "owner": "daytona", "group": "daytona"})
+}
+
+// move is /files/move: a rename that refuses an existing destination
+// (409) and a missing source or destination directory (404).
+func (s *Server) move(w http.ResponseWriter, r *http.Request, b *sandbox) {
+	src, dst := r.URL.Query().Get("source"), r.URL.Query().Get("destination")
+	if src == "" || dst == "" {
+		writeErr(w, http.StatusBadRequest, "source and destination paths are required")
+		return
+	}
+	src, dst = b.sandboxPath(src), b.sandboxPath(dst)
+	if _, err := os.Stat(src); err != nil {
+		writeFSErr(w, err)
+		return
+	}
+	if _, err := os.Stat(filepath.Dir(dst)); err != nil {
+		writeFSErr(w, err)
+		return
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		writeErr(w, http.StatusConflict, "destination already exists")
+		return
+	}
+	if err := os.Rename(src, dst); err != nil {
+		writeErr(w, http.StatusBadRequest, "failed to move file: "+err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusOK)
 }
