@@ -205,6 +205,15 @@ type DaytonaConf struct {
 	Persistent       bool   `yaml:"persistent"`
 	KeepRunning      bool   `yaml:"keep_running"`
 	NetworkAllowList string `yaml:"network_allow_list"`
+	// AgentBinary is the static runbox agent copied into the sandbox
+	// ("" = the small agent beside runbox, else built once).
+	AgentBinary string `yaml:"agent_binary"`
+	// AgentDir is where in the sandbox the agent is put ("" =
+	// /tmp/.runbox-agent).
+	AgentDir string `yaml:"agent_dir"`
+	// NoAgent runs each command in a toolbox session of its own
+	// (degraded: no session state, PTY or signals).
+	NoAgent bool `yaml:"no_agent"`
 }
 
 // Default is the configuration with nothing set by the user.

@@ -96,6 +96,9 @@
 //	  persistent: false       # find the task's sandbox by its labels, start it, stop it at close
 //	  keep_running: false     # leave a persistent sandbox running at close
 //	  network_allow_list: ""  # CIDRs the sandbox may reach (comma-separated); --network none blocks all
+//	  agent_binary: ""        # static runbox-agent to upload ("" = next to runbox, or built)
+//	  agent_dir: ""           # where in the sandbox it goes ("" = /tmp/.runbox-agent)
+//	  no_agent: false         # one toolbox session per command, without the agent (degraded)
 //
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,

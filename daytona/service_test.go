@@ -1,7 +1,6 @@
 package daytona_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -18,16 +17,14 @@ import (
 // the sandbox.
 func TestService_DaytonaFromLaunchEnvironment(t *testing.T) {
 	f := newFake(t)
-	// The configuration has no agent directory for daytona, so the agent
-	// goes to the default one, which in the fake's sandboxes is on this
-	// machine: remove what the test put there.
-	t.Cleanup(func() { os.RemoveAll(daytona.DefaultAgentDir) })
 	launch := map[string]string{
 		"DAYTONA_API_KEY": testKey, "DAYTONA_API_URL": f.APIURL,
 		"RUNBOX_OWNER": "svc-owner", "OPENAI_API_KEY": "sk-launch-secret",
 	}
 	cfg := config.Default()
-	cfg.Daytona = config.DaytonaConf{Image: "python:3.12", CPU: 2, Task: "svc", Persistent: true}
+	// The fake's sandboxes are on this machine: the agent goes to a
+	// directory of the test's, through the configuration.
+	cfg.Daytona = config.DaytonaConf{Image: "python:3.12", CPU: 2, Task: "svc", Persistent: true, AgentDir: t.TempDir()}
 	svc, err := service.New(service.Options{
 		Config:  cfg,
 		Getenv:  func(k string) string { return launch[k] },

@@ -36,6 +36,7 @@ func (s *Service) DaytonaOptions(spec envs.Spec) (daytona.Options, error) {
 		Persistent: c.Persistent || spec.Settings["persistent"] == "true", KeepRunning: c.KeepRunning,
 		NetworkBlockAll: spec.Network == "none", NetworkAllowList: c.NetworkAllowList,
 		Dir: spec.Dir, Env: spec.Env, Spawn: &policy, Logger: s.log,
+		AgentBinary: c.AgentBinary, AgentDir: c.AgentDir, NoAgent: c.NoAgent,
 	}
 	if spec.Limits.CPUs > 0 && o.CPU == 0 {
 		o.CPU = int(spec.Limits.CPUs + 0.999)
