@@ -33,7 +33,7 @@ func TestTools_ArgumentErrorsForPeople(t *testing.T) {
 		{"empty command", "check_command", map[string]any{"command": ""}, "invalid argument command: expected a non-empty string"},
 		{"unknown argument", "terminal", map[string]any{"cmd": "ls"}, `unknown argument "cmd"; terminal takes background, command,`},
 		{"pattern not a string", "terminal", map[string]any{"command": "true", "watch_patterns": []any{1}}, "invalid argument watch_patterns: item 0: expected a string, got the number 1"},
-		{"unknown action", "process", map[string]any{"action": "frob"}, `invalid argument action: expected one of list, poll, log, wait, kill, write, submit, close, handoff, got "frob"`},
+		{"unknown action", "process", map[string]any{"action": "frob"}, `invalid argument action: expected one of list, poll, log, wait, kill, write, submit, close, handoff, lifetime, got "frob"`},
 		{"fractional limit", "process", map[string]any{"action": "log", "limit": 1.5}, "invalid argument limit: expected a whole number, got the number 1.5"},
 		{"background not a bool", "terminal", map[string]any{"command": "true", "background": "yes"}, `invalid argument background: expected true or false, got the string "yes"`},
 	}

@@ -154,10 +154,12 @@ func tryConnect(t *testing.T, srv *server.Server, opts *mcp.ClientOptions) (*mcp
 }
 
 // call calls a tool and returns the result; a protocol error fails the
-// test (tool errors are results with IsError).
+// test (tool errors are results with IsError). The bound only catches a
+// hang: a loaded machine has taken over a minute for a docker session's
+// first job (its container, then the job daemon inside).
 func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {

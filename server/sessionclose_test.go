@@ -43,9 +43,14 @@ var escapingTrees = []struct{ name, command string }{
 	{"subshell orphan", "(sleep 3600 &)"},
 	// A bash of its own rather than a subshell: a forked subshell's
 	// environment in /proc is its parent's from before the export, and
-	// the count must see the loop itself.
-	{"setsid respawner", "bash -c 'while :; do setsid sleep 3600 & sleep 0.2; done' >/dev/null 2>&1 &"},
+	// the count must see the loop itself. The loop is in a file: the
+	// gate asks about such a loop written on the command line, and this
+	// test is about teardown, not the gate.
+	{"setsid respawner", "bash RESPAWN >/dev/null 2>&1 &"},
 }
+
+// respawnSh keeps starting setsid children, without end.
+const respawnSh = "while :; do setsid sleep 3600 & sleep 0.2; done\n"
 
 // marked lists the processes whose environment holds mark: every process
 // a marked command started, however it escaped its parent, carries it.
@@ -96,8 +101,13 @@ func TestHTTP_SessionCloseLeavesNothing(t *testing.T) {
 	if err := os.WriteFile(daemon, []byte(daemonPy), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	respawn := filepath.Join(t.TempDir(), "respawn.sh")
+	if err := os.WriteFile(respawn, []byte(respawnSh), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tree := range escapingTrees {
 		tree.command = strings.ReplaceAll(tree.command, "DAEMON", daemon)
+		tree.command = strings.ReplaceAll(tree.command, "RESPAWN", respawn)
 		out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "export " + mark + "\n" + tree.command + "\necho started"})
 		if got := out["output"].(string); got != "started\n" || out["exit_code"] != 0.0 {
 			t.Errorf("foreground %s: exit %v, output %q; want 0, started", tree.name, out["exit_code"], got)
@@ -127,7 +137,7 @@ func TestHTTP_SessionCloseLeavesNothing(t *testing.T) {
 	defer wg.Wait()
 	wg.Go(func() {
 		cs.CallTool(callCtx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{
-			"command": "export " + mark + "\n" + escapingTrees[len(escapingTrees)-1].command + "\nexec sleep 3599",
+			"command": "export " + mark + "\n" + strings.ReplaceAll(escapingTrees[len(escapingTrees)-1].command, "RESPAWN", respawn) + "\nexec sleep 3599",
 		}})
 	})
 	eventually(t, "the foreground command running", func() bool {
