@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/testproc"
@@ -23,25 +21,7 @@ import (
 // agentBin is the static runbox-agent built once by TestMain.
 var agentBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "modal-test-*")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	agentBin = filepath.Join(dir, "runbox-agent")
-	if err := testproc.BuildAgent(agentBin, "-ldflags=-s -w"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if err := goleak.Find(); code == 0 && err != nil {
-		fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testproc.AgentMain(m, &agentBin)) }
 
 const (
 	tokenID     = "ak-runbox-test"

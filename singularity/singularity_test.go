@@ -18,6 +18,7 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/singularity"
 )
@@ -50,15 +51,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// skip skips, or fails under RUNBOX_INTEGRATION=require.
-func skip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatalf("RUNBOX_INTEGRATION=require: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // setup is a real Apptainer and a SIF to start instances of.
 type setup struct {
 	program, sif string
@@ -81,16 +73,16 @@ func apptainer(t *testing.T) setup {
 		}
 	}
 	if s.program == "" {
-		skip(t, "no apptainer: set RUNBOX_TEST_APPTAINER (scripts/apptainer/build.sh builds one and prints it)")
+		integration.Skip(t, "no apptainer: set RUNBOX_TEST_APPTAINER (scripts/apptainer/build.sh builds one and prints it)")
 	}
 	if s.sif == "" {
-		skip(t, "no test image: set RUNBOX_TEST_SIF (scripts/apptainer/build.sh prints it)")
+		integration.Skip(t, "no test image: set RUNBOX_TEST_SIF (scripts/apptainer/build.sh prints it)")
 	}
 	if _, err := os.Stat(s.sif); err != nil {
-		skip(t, "test image: %v", err)
+		integration.Skip(t, "test image: %v", err)
 	}
 	if _, err := singularity.Probe(t.Context(), singularity.Options{Program: s.program}); err != nil {
-		skip(t, "apptainer cannot run here: %v", err)
+		integration.Skip(t, "apptainer cannot run here: %v", err)
 	}
 	if agentBin == "" {
 		t.Fatalf("agent build: %v", agentErr)

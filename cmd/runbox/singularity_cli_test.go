@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // needApptainer returns the apptainer program and the test SIF that
@@ -30,10 +32,7 @@ func needApptainer(t *testing.T) (program, sif string) {
 	if why == "" {
 		return program, sif
 	}
-	if os.Getenv("RUNBOX_INTEGRATION") == "require" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
+	integration.Skip(t, "%s", why)
 	return "", ""
 }
 
