@@ -303,7 +303,7 @@ func (c *Config) Validate() error {
 	case c.Modal.BlockNetwork && len(c.Modal.CIDRAllowlist) > 0:
 		return fmt.Errorf("config: %s: modal.block_network and modal.cidr_allowlist exclude each other", where)
 	}
-	return nil
+	return errors.Join(c.Kubernetes.Validate(where), c.Singularity.Validate(where), c.Vercel.Validate(where))
 }
 
 func applyEnv(c *Config, getenv func(string) string) error {

@@ -99,6 +99,24 @@
 //	  agent_binary: ""        # static runbox-agent to upload ("" = next to runbox, or built)
 //	  agent_dir: ""           # where in the sandbox it goes ("" = /tmp/.runbox-agent)
 //	  no_agent: false         # one toolbox session per command, without the agent (degraded)
+//	kubernetes:               # see docs/kubernetes.md
+//	  kubeconfig: ""          # "" = KUBECONFIG, ~/.kube/config, else in-cluster
+//	  context: ""             # kubeconfig context (--context)
+//	  namespace: ""           # (--namespace; "" = the context's, else default)
+//	  mode: ""                # plain | claim | auto ("": claim when warm_pool is set and the cluster has Agent Sandbox)
+//	  warm_pool: ""           # Agent Sandbox SandboxWarmPool a claim names
+//	  image: ""               # pod image; cpu, memory, runtime_class, non_root, pull_policy
+//	  task: ""                # the task whose pod (or claim) is kept between runs
+//	singularity:              # see docs/singularity.md
+//	  program: ""             # apptainer or singularity ("" = found on PATH)
+//	  image: ""               # SIF, docker://, docker-daemon: or a sandbox directory
+//	  contain: containall     # containall | contain | none; writable_tmpfs, binds, network
+//	  task: ""                # the task whose instance is kept between runs
+//	vercel:                   # credentials: VERCEL_TOKEN (or VERCEL_OIDC_TOKEN),
+//	                          # VERCEL_TEAM_ID, VERCEL_PROJECT_ID; see docs/vercel.md
+//	  runtime: ""             # node22, python3.13 (--image); vcpus, timeout, ports
+//	  network: ""             # allow-all (default) | deny-all; allow_domains: the domains let through
+//	  task: ""                # a named, persistent sandbox kept between runs
 //
 // Environment variables: RUNBOX_BACKEND, RUNBOX_TIMEOUT, RUNBOX_OUTPUT_LIMIT,
 // RUNBOX_GRACE, RUNBOX_SHELL, RUNBOX_CONTAIN, RUNBOX_APPROVAL_MODE,

@@ -47,6 +47,10 @@ type Provider struct {
 	// with spec would enforce, without opening one. Nil means unknown
 	// until opened.
 	Capabilities func(ctx context.Context, spec Spec) Capabilities
+	// Provisioning says, for `runbox doctor`, how the backend gets its
+	// sandboxes here where that depends on the far side (which program
+	// and version, what the cluster offers). Nil means nothing to say.
+	Provisioning func(ctx context.Context) string
 }
 
 // Providers is the provider table: backend name → factory and requirement

@@ -257,7 +257,7 @@ func TestSandboxJobs_DockerGateFirst(t *testing.T) {
 // made: the refusal comes first, so no credentials are needed).
 func TestSandboxJobs_RefusedWithReason(t *testing.T) {
 	for _, tc := range []struct{ backend, why string }{
-		{"daytona", "daytona's toolbox"},
+		{"daytona", "not the runbox CLI"},
 		{"modal", "not the runbox CLI"},
 	} {
 		t.Run(tc.backend, func(t *testing.T) {

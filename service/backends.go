@@ -12,6 +12,7 @@ import (
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/modal"
 	"github.com/runbox/runbox/ssh"
+	"github.com/runbox/runbox/vercel"
 )
 
 // newProviders builds the provider table: one registration per backend.
@@ -23,6 +24,9 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 		modal.Provider(s.ModalOptions),
 		ssh.Provider(s.SSHOptions),
 		daytona.Provider(s.DaytonaOptions),
+		s.kubernetesProvider(),
+		s.singularityProvider(),
+		vercel.Provider(s.VercelOptions),
 	} {
 		if err := t.Register(p); err != nil {
 			return nil, err

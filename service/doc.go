@@ -27,12 +27,13 @@
 //   - what --task keeps between runs, across backends ([Service.Tasks],
 //     [Service.RemoveTask], and [Service.ReapTasks] and
 //     [Service.TaskReaper] for tasks.max_idle): a backend takes part
-//     through a [TaskKeeper] (docker does); one without is listed as
-//     unsupported with the reason, never left out silently;
+//     through a [TaskKeeper] (docker, modal and kubernetes do); one
+//     without is listed as unsupported with the reason, never left out
+//     silently;
 //   - a session's background jobs where its commands run ([OwnedJobs]):
 //     the local job daemon's ([Session.Jobs]), or the job daemon inside
-//     the session's own container or on its own ssh host, reached through
-//     the agent channel ([Session.SandboxJobs]); modal and daytona
+//     the session's own container or pod, or on its own ssh host, reached
+//     through the agent channel ([Session.SandboxJobs]); modal and daytona
 //     sessions are refused ([ErrNoSandboxJobs]); a command given a yield
 //     time ([OwnedJobs.StartYield]) runs as such a job from the start and
 //     comes back either with its end (and its completion event is then

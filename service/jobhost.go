@@ -6,16 +6,17 @@ import (
 
 	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/kubernetes"
 	"github.com/runbox/runbox/ssh"
 )
 
 // OpenJobHost opens, through the provider table, the environment whose
 // own job daemon a job command acts on: a task's container (docker; name
-// the task with the SettingTask setting) or a remote host (ssh). It
-// returns the argv of `runbox __relay` there, for [SandboxJobs]. An
-// environment that cannot run the runbox CLI (its agent fell back to
-// native exec) or a backend without a job daemon of its own is refused:
-// jobs there would not outlive the command that started them.
+// the task with the SettingTask setting), a task's pod (kubernetes) or a
+// remote host (ssh). It returns the argv of `runbox __relay` there, for
+// [SandboxJobs]. An environment that cannot run the runbox CLI (its agent
+// fell back to native exec) or a backend without a job daemon of its own
+// is refused: jobs there would not outlive the command that started them.
 func (s *Service) OpenJobHost(ctx context.Context, backend string, spec envs.Spec) (envs.Environment, []string, error) {
 	env, err := s.open(ctx, backend, spec)
 	if err != nil {
@@ -33,6 +34,11 @@ func (s *Service) OpenJobHost(ctx context.Context, backend string, spec envs.Spe
 		relay, fallback = []string{e.CLIPath(), RelayCommand}, e.Fallback()
 		if fallback != "" {
 			fallback = fmt.Sprintf("jobs need the runbox agent on %s: %s", e.Host(), fallback)
+		}
+	case *kubernetes.Env:
+		relay, fallback = []string{e.CLIPath(), RelayCommand}, e.Fallback()
+		if fallback != "" {
+			fallback = "jobs need runbox inside the pod: " + fallback
 		}
 	default:
 		env.Close(context.WithoutCancel(ctx))

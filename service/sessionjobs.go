@@ -20,17 +20,15 @@ var ErrNoSandboxJobs = errors.New("service: background jobs are not available in
 
 // SandboxJobsSupported reports whether the session's background jobs can
 // run where its commands run. A local session's run in the local job
-// daemon; a docker or ssh session's in the job daemon inside its own
-// container or on its own host. For other backends it returns an error
+// daemon; a docker, ssh or kubernetes session's in the job daemon inside
+// its own container, host or pod. For other backends it returns an error
 // matching [ErrNoSandboxJobs] that says why, without opening anything.
 func (ss *Session) SandboxJobsSupported() error {
 	switch ss.Backend {
-	case "local", "docker", "ssh":
+	case "local", "docker", "ssh", "kubernetes":
 		return nil
-	case "daytona":
-		return fmt.Errorf("%w: daytona sandboxes run commands through daytona's toolbox, which cannot hold runbox's job daemon; run the command in the foreground, or use a local, docker or ssh session for background jobs: %w", ErrNoSandboxJobs, envs.ErrUnsupported)
-	case "modal":
-		return fmt.Errorf("%w: modal sandboxes get the runbox agent but not the runbox CLI that runs the job daemon; run the command in the foreground, or use a local, docker or ssh session for background jobs: %w", ErrNoSandboxJobs, envs.ErrUnsupported)
+	case "daytona", "modal":
+		return fmt.Errorf("%w: %s sandboxes get the runbox agent but not the runbox CLI that runs the job daemon; run the command in the foreground, or use a local, docker, ssh or kubernetes session for background jobs: %w", ErrNoSandboxJobs, ss.Backend, envs.ErrUnsupported)
 	}
 	return fmt.Errorf("%w: backend %s: %w", ErrNoSandboxJobs, ss.Backend, envs.ErrUnsupported)
 }
@@ -87,7 +85,7 @@ func relayArgv(backend string, env envs.Environment) ([]string, error) {
 	switch backend {
 	case "docker":
 		return []string{docker.CLIPath, RelayCommand}, nil
-	case "ssh":
+	case "ssh", "kubernetes":
 		if c, ok := env.(interface{ CLIPath() string }); ok {
 			return []string{c.CLIPath(), RelayCommand}, nil
 		}

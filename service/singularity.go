@@ -41,7 +41,9 @@ func (s *Service) SingularityOptions(spec envs.Spec) singularity.Options {
 
 // singularityProvider is the singularity backend's row.
 func (s *Service) singularityProvider() envs.Provider {
-	return singularity.Provider(s.SingularityOptions)
+	p := singularity.Provider(s.SingularityOptions)
+	p.Provisioning = s.SingularityProvisioning
+	return p
 }
 
 // SingularityProvisioning says, for runbox doctor, which program makes the

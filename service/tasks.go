@@ -91,6 +91,7 @@ func (s *Service) taskBackends() []taskBackend {
 	return []taskBackend{
 		{name: "docker", keeper: dockerTasks{}},
 		{name: "modal", keeper: modalTasks{s}},
+		{name: "kubernetes", keeper: kubeTasks{s}},
 		{name: "daytona", reason: "a daytona task is a sandbox labelled runbox.task, and the Daytona SDK lists sandboxes without their labels, so runbox cannot tell which task each is for; remove one with Daytona's dashboard or CLI"},
 		{name: "ssh", reason: "an ssh task is a directory on the remote host (its workspace); runbox does not remove remote directories"},
 	}
@@ -108,7 +109,7 @@ func (s *Service) keeperFor(backend string) (TaskKeeper, error) {
 		}
 		return b.keeper, nil
 	}
-	return nil, fmt.Errorf("service: tasks: no backend %q keeps tasks (docker, modal, daytona, ssh): %w", backend, envs.ErrBadCommand)
+	return nil, fmt.Errorf("service: tasks: no backend %q keeps tasks (docker, modal, kubernetes, daytona, ssh): %w", backend, envs.ErrBadCommand)
 }
 
 // Tasks lists every task on every backend that can say. A backend that

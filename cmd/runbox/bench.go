@@ -99,7 +99,9 @@ docker backend versus "docker exec", and container creation to first command
 versus "docker run -d" + "docker exec", cold and from a warm pool (when an
 engine answers); a command through the ssh backend versus "ssh HOST true" and
 versus "ssh -S SOCKET HOST true" through an open ControlMaster (with
---ssh-host or ssh.host).
+--ssh-host or ssh.host); pod creation to first command and a command through
+the kubernetes backend versus client-go's own pod creation and exec (with a
+cluster in the kubernetes section or the kubeconfig).
 
 The default sizes keep the whole run under a minute; -n and --scale raise them
 (for example --only jobs.idle --scale 1000 for a thousand idle jobs). Ctrl-C
@@ -287,7 +289,9 @@ func (a *app) benchCases(opts *benchOptions) []benchCase {
 	cases = append(cases, benchGateCases(a)...)
 	cases = append(cases, benchJobCases(a)...)
 	cases = append(cases, benchSSHCases(a, &opts.ssh)...)
-	return append(cases, benchDockerCases(a)...)
+	cases = append(cases, benchDockerCases(a)...)
+	cases = append(cases, benchKubeCases(a)...)
+	return append(cases, benchKubectlCases(a)...)
 }
 
 func (a *app) benchLocalTrue(ctx context.Context, _ benchParams) (op, base func(context.Context) error, cleanup func(), err error) {

@@ -36,6 +36,9 @@ type providerReport struct {
 	Ready        bool              `json:"ready"`
 	Problem      string            `json:"problem,omitempty"`
 	Capabilities envs.Capabilities `json:"capabilities,omitempty"`
+	// Provisioning says how the backend gets its sandboxes, where that
+	// depends on the far side (envs.Provider.Provisioning).
+	Provisioning string `json:"provisioning,omitempty"`
 }
 
 // sandboxReport is the confinement local commands get: the profile in
@@ -99,6 +102,9 @@ func runDoctor(ctx context.Context, a *app, opts *doctorOptions) error {
 		}
 		if pr.Ready && p.Capabilities != nil {
 			pr.Capabilities = userCapabilities(p.Capabilities(ctx, envs.Spec{}))
+		}
+		if pr.Ready && p.Provisioning != nil {
+			pr.Provisioning = p.Provisioning(ctx)
 		}
 		rep.Providers = append(rep.Providers, pr)
 	}
@@ -166,6 +172,9 @@ func printDoctor(w io.Writer, rep doctorReport) {
 			status = "not ready: " + p.Problem
 		}
 		fmt.Fprintf(w, "%s — %s\n  %s\n", p.Name, p.Description, status)
+		if p.Provisioning != "" {
+			fmt.Fprintf(w, "  provisioning: %s\n", p.Provisioning)
+		}
 		for _, c := range envs.AllCapabilities {
 			if info, ok := p.Capabilities[c]; ok || p.Ready {
 				line := fmt.Sprintf("  %-16s %s", c, info.State)

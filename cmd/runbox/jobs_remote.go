@@ -18,6 +18,7 @@ import (
 type jobTarget struct {
 	backend, image, task string
 	ssh                  sshFlags
+	kube                 kubeFlags
 }
 
 // remoteJobs is the job registry in a task's container or on an ssh host,
@@ -49,10 +50,11 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 		}
 		t := &jobTarget{}
 		f := c.Flags()
-		f.StringVar(&t.backend, "backend", "", `where the job daemon is: "local" (default), "docker" (the task's container) or "ssh" (a remote host)`)
+		f.StringVar(&t.backend, "backend", "", `where the job daemon is: "local" (default), "docker" (the task's container), "kubernetes" (the task's pod) or "ssh" (a remote host)`)
 		f.StringVar(&t.image, "image", "", "container image, with --backend docker (default from config)")
-		f.StringVar(&t.task, "task", "", "the task whose container holds the jobs, with --backend docker (default docker.task)")
+		f.StringVar(&t.task, "task", "", "the task whose container or pod holds the jobs, with --backend docker or kubernetes (default docker.task, kubernetes.task)")
 		t.ssh.bind(f)
+		t.kube.bind(f)
 		local := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			var r *remoteJobs
@@ -64,8 +66,10 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 				r, err = a.dockerJobs(t)
 			case "ssh":
 				r = a.sshJobs(t)
+			case "kubernetes":
+				r, err = a.kubeJobs(t)
 			default:
-				return usageError{errorf("--backend %q: jobs run on local, docker or ssh", t.backend)}
+				return usageError{errorf("--backend %q: jobs run on local, docker, kubernetes or ssh", t.backend)}
 			}
 			if err != nil {
 				return err

@@ -22,6 +22,11 @@ import (
 const (
 	exitUsage  = 2   // bad flags or arguments
 	exitRunbox = 125 // runbox could not run the command (or the gate refused it)
+	// exitPidsLimit: the command failed after its container refused it
+	// more tasks (--pids). A failed fork leaves every program to pick its
+	// own status, so runbox gives this one instead: sysexits' EX_OSERR,
+	// "cannot fork".
+	exitPidsLimit = 71
 )
 
 func main() {
@@ -118,6 +123,9 @@ func exitCode(err error) int {
 	}
 	var ee *envs.ExitError
 	if errors.As(err, &ee) {
+		if ee.KilledBy == envs.KilledByPidsLimit {
+			return exitPidsLimit
+		}
 		return ee.Code
 	}
 	var se signalError

@@ -43,6 +43,7 @@ type runOptions struct {
 	syncExclude    []string
 	syncTo         string
 	ssh            sshFlags
+	kube           kubeFlags
 	yield          time.Duration // > 0: runYield (run_yield.go)
 	args           []string
 }
@@ -107,11 +108,12 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 	opts.limits.bind(f)
 	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
 	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends; the gate then treats the backend as having host access)")
-	f.StringVar(&opts.task, "task", "", "the task's own environment, kept between runs: a container kept running (--backend docker) or a sandbox snapshotted on exit and restored (--backend modal); with --sync, on any backend, the name its workspace is kept by")
+	f.StringVar(&opts.task, "task", "", "the task's own environment, kept between runs: a container or pod kept running (--backend docker, kubernetes) or a sandbox snapshotted on exit and restored (--backend modal); with --sync, on any backend, the name its workspace is kept by")
 	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's workspace first (only what changed after the first time; docker, modal, ssh: /workspace, local: a directory of the task's own); see runbox sync")
 	f.StringVar(&opts.syncTo, "sync-to", "", "with --sync: the directory on the backend that --sync's directory is pushed to, replaced by the first push (default /workspace; local: a directory of the task's own)")
 	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable; .git/ and .gitignore'd paths are left out anyway)")
 	opts.ssh.bind(f)
+	opts.kube.bind(f)
 	f.DurationVar(&opts.yield, "yield", 0, "run as a background job and wait this long: a command still running then has its output so far shown, its job id on stderr, and runbox exits 75 (continue with runbox logs/wait ID)")
 	return cmd
 }
@@ -154,6 +156,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		return err
 	}
 	opts.ssh.apply(&spec)
+	opts.kube.apply(&spec)
 	state, remote := "", ""
 	switch {
 	case opts.sync != "":
@@ -482,8 +485,10 @@ func reportEnd(a *app, c envs.Command, st envs.ExitStatus) {
 	switch {
 	case st.TimedOut:
 		fmt.Fprintf(a.stderr, "runbox: command timed out after %v; its process tree was killed\n", c.Timeout)
-	case st.KilledBy == envs.KilledByMemoryLimit || st.KilledBy == envs.KilledByPidsLimit:
-		fmt.Fprintf(a.stderr, "runbox: command killed by the %s\n", strings.ReplaceAll(string(st.KilledBy), "-", " "))
+	case st.KilledBy == envs.KilledByMemoryLimit:
+		fmt.Fprintf(a.stderr, "runbox: command killed by the memory limit\n")
+	case st.KilledBy == envs.KilledByPidsLimit:
+		fmt.Fprintf(a.stderr, "runbox: command failed at the pids limit: the kernel refused it more tasks (runbox exits %d)\n", exitPidsLimit)
 	}
 	if n := st.LeftoverKilled; n > 0 {
 		fmt.Fprintf(a.stderr, "runbox: the command left %d background process(es) running; they were killed with it (use runbox start for work that should outlive a command)\n", n)

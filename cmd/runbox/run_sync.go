@@ -11,10 +11,16 @@ import (
 	"github.com/runbox/runbox/workspace"
 )
 
+// taskBackends are the backends that keep a task's environment between
+// runs (a container, a snapshot, a pod or claim, an instance, a sandbox).
+func taskBackends() []string {
+	return []string{"docker", "modal", "kubernetes", "singularity", "vercel", "daytona"}
+}
+
 // checkTaskFlags refuses --task and --sync where they mean nothing.
 func checkTaskFlags(opts *runOptions, backend string) error {
-	if opts.task != "" && opts.sync == "" && backend != "docker" && backend != "modal" {
-		return usageError{errorf("--task: a task's environment needs --backend docker or modal (or --sync DIR, on any backend that can move files)")}
+	if opts.task != "" && opts.sync == "" && !slices.Contains(taskBackends(), backend) {
+		return usageError{errorf("--task: a task's environment needs --backend %s (or --sync DIR, on any backend that can move files)", strings.Join(taskBackends(), ", "))}
 	}
 	if opts.sync == "" {
 		if len(opts.syncExclude) > 0 {

@@ -279,3 +279,30 @@ func TestRun_NetworkNoneUnderTheSandbox(t *testing.T) {
 		t.Errorf("control: exit %d, %q %q; want connected", code, out, stderr)
 	}
 }
+
+// TestRun_PidsLimitHasItsOwnStatus protects issue 26's distinct exit
+// status: a command that fails because its container refused it more
+// tasks makes runbox exit 71 (whatever status the program chose for its
+// failed fork) and say why, and leaves none of its tasks behind. The
+// control, the same program under a limit it stays within, exits 0.
+func TestRun_PidsLimitHasItsOwnStatus(t *testing.T) {
+	dir := t.TempDir()
+	script := "import os, sys, time\nfor i in range(int(sys.argv[1])):\n    if os.fork() == 0:\n        time.sleep(600); os._exit(0)\n"
+	if err := os.WriteFile(filepath.Join(dir, "forker.py"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(pids, forks string) (string, int) {
+		_, stderr, code := cli(t, "", nil, "run", "--sandbox", "off", "--cwd", dir, "--pids", pids, "--timeout", "120s", "--", "python3 forker.py "+forks)
+		return stderr, code
+	}
+	if stderr, code := run("64", "4"); code != 0 {
+		t.Fatalf("within the limit: exit %d (%s); want 0", code, stderr)
+	}
+	stderr, code := run("16", "64")
+	if code != 71 || !strings.Contains(stderr, "pids limit") {
+		t.Errorf("over the limit: exit %d, stderr %q; want 71 and the pids limit named", code, stderr)
+	}
+	if pids := pgrep(t, "python3 forker.py"); len(pids) > 0 {
+		t.Errorf("left behind: %v", pids)
+	}
+}

@@ -37,6 +37,7 @@ type serveOptions struct {
 	sync        string
 	syncExclude []string
 	ssh         sshFlags
+	kube        kubeFlags
 
 	// Transports.
 	http      string
@@ -117,6 +118,7 @@ refused with a hint otherwise.`,
 	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's /workspace before each foreground command and offer the sync tool")
 	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable)")
 	opts.ssh.bind(f)
+	opts.kube.bind(f)
 	f.StringVar(&opts.http, "http", "", "serve streamable HTTP at ADDR (host:port) on /mcp instead of stdio")
 	f.StringVar(&opts.tokenFile, "token-file", "", "file holding the bearer token for --http (default: generate one)")
 	f.BoolVar(&opts.noToken, "insecure-loopback-no-token", false, "with --http on a loopback address only: check no bearer token (for test suites that cannot send one; every local user can then reach the server)")
@@ -149,6 +151,9 @@ func runServe(ctx context.Context, a *app, opts *serveOptions) error {
 	defer svc.Close(context.WithoutCancel(ctx))
 	defer srv.Close()
 	defer startTaskReaper(ctx, svc)()
+	if cmp.Or(opts.backend, svc.Config().Backend) == "kubernetes" {
+		svc.ReapKubernetes(ctx)
+	}
 	if opts.http == "" && opts.socket == "" {
 		return srv.ServeStdio(ctx, readCloser(a.stdin), nopWriteCloser{a.stdout})
 	}
@@ -202,6 +207,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 		sync = &server.SyncOptions{Workspace: a.syncOptions(opts.task, opts.sync, state, opts.syncExclude)}
 	}
 	opts.ssh.apply(&spec)
+	opts.kube.apply(&spec)
 	svc, err := service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
 		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log, WarmPool: true,

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testproc"
+)
+
+// kubeCLI is the test cluster (scripts/kube) as the CLI reaches it: a
+// configuration file whose kubernetes section points at it, and a client
+// for the test's own checks and cleanup.
+type kubeCLI struct {
+	env map[string]string
+	cs  k8s.Interface
+}
+
+// needKube skips (or, under RUNBOX_INTEGRATION=require, fails) when no
+// test cluster is up.
+func needKube(t *testing.T) *kubeCLI {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no cluster tests")
+	}
+	kc := os.Getenv("RUNBOX_TEST_KUBECONFIG")
+	why := ""
+	var cs k8s.Interface
+	if kc == "" {
+		why = "RUNBOX_TEST_KUBECONFIG is not set (start the test cluster with scripts/kube and source its env file)"
+	} else if cfg, err := clientcmd.BuildConfigFromFlags("", kc); err != nil {
+		why = fmt.Sprintf("kubeconfig %s: %v", kc, err)
+	} else if cs, err = kubeClient(t, cfg); err != nil {
+		t.Fatal(err)
+	} else if _, err := cs.Discovery().ServerVersion(); err != nil {
+		why = fmt.Sprintf("the test cluster does not answer: %v", err)
+	}
+	if why != "" {
+		integration.Skip(t, "%s", why)
+	}
+	dir := t.TempDir()
+	agentBin := filepath.Join(dir, "runbox-agent")
+	if err := testproc.BuildAgent(agentBin); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	conf := fmt.Sprintf("kubernetes:\n  kubeconfig: %s\n  image: runbox-test-debian:bookworm\n  pull_policy: Never\n  agent_binary: %s\n", kc, agentBin)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &kubeCLI{env: map[string]string{"RUNBOX_CONFIG": cfg, "RUNBOX_OWNER": fmt.Sprintf("cli-test-%d", os.Getpid())}, cs: cs}
+}
+
+// kubeClient is a client of cfg whose connections the test closes at its
+// end (client-go's shared transport would keep them past TestMain's leak
+// check).
+func kubeClient(t *testing.T, cfg *rest.Config) (k8s.Interface, error) {
+	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { utilnet.CloseIdleConnectionsFor(hc.Transport) })
+	return k8s.NewForConfigAndClient(cfg, hc)
+}
+
+// pods lists the pods of this test's owner.
+func (k *kubeCLI) pods(t *testing.T) []string {
+	t.Helper()
+	l, err := k.cs.CoreV1().Pods("default").List(t.Context(), metav1.ListOptions{LabelSelector: "runbox.owner=" + k.env["RUNBOX_OWNER"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range l.Items {
+		if p.DeletionTimestamp == nil {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// TestRunKubernetes_CommandInPod: `runbox run --backend kubernetes` runs
+// the command in a pod through the agent, passes its exit status, and
+// leaves no pod behind.
+func TestRunKubernetes_CommandInPod(t *testing.T) {
+	k := needKube(t)
+	out, stderr, code := cli(t, "", k.env, "run", "--backend", "kubernetes", "--namespace", "default", "--", "echo in $(cat /etc/debian_version | cut -c1-2); exit 3")
+	if code != 3 || out != "in 12\n" {
+		t.Fatalf("run: exit %d, stdout %q, stderr %q; want 3 and the image's Debian version", code, out, stderr)
+	}
+	envtest.Eventually(t, 60*time.Second, "no pod left after run", func() bool { return len(k.pods(t)) == 0 })
+}
+
+// TestJobsKubernetes_BackgroundJobOneNotice: a background job in a task's
+// pod completes, its exit code reaches wait, and exactly one completion
+// is queued for it.
+func TestJobsKubernetes_BackgroundJobOneNotice(t *testing.T) {
+	k := needKube(t)
+	task := fmt.Sprintf("jobs-%d", os.Getpid())
+	t.Cleanup(func() {
+		k.cs.CoreV1().Pods("default").DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},
+			metav1.ListOptions{LabelSelector: "runbox.task=" + task})
+	})
+	d := func(sub string, rest ...string) []string {
+		return append([]string{sub, "--backend", "kubernetes", "--task", task}, rest...)
+	}
+	out, stderr, code := cli(t, "", k.env, d("start", "--notify", "--", "for i in 1 2 3; do echo line $i; sleep 0.2; done; exit 5")...)
+	id := strings.TrimSpace(out)
+	if code != 0 || len(id) != 12 {
+		t.Fatalf("start: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	if out, stderr, code := cli(t, "", k.env, d("wait", "--timeout", "60s", id)...); code != 5 || !strings.Contains(out, "exited 5") {
+		t.Fatalf("wait: exit %d, %q %q; want 5", code, out, stderr)
+	}
+	if out, _, _ := cli(t, "", k.env, d("logs", id)...); out != "line 1\nline 2\nline 3\n" {
+		t.Fatalf("logs = %q", out)
+	}
+	out, _, _ = cli(t, "", k.env, d("events")...)
+	if strings.Count(out, `"type":"completion"`) != 1 || !strings.Contains(out, id) {
+		t.Fatalf("events = %q; want one completion of %s", out, id)
+	}
+	if pods := k.pods(t); len(pods) != 1 {
+		t.Fatalf("pods of the task: %v; want its one pod, kept", pods)
+	}
+}
+
+// TestBenchKubernetes_RowsWithBaselines: runbox bench's kubernetes rows
+// measure the backend and client-go's own pod creation and exec in the
+// same run, each with its baseline's time, and leave no pod behind.
+func TestBenchKubernetes_RowsWithBaselines(t *testing.T) {
+	k := needKube(t)
+	out, stderr, code := cli(t, "", k.env, "bench", "--json", "-n", "2", "--only", "kubernetes-create-to-first-command,kubernetes-exec")
+	if code != 0 {
+		t.Fatalf("bench: exit %d, %s", code, stderr)
+	}
+	ms := decodeMeasurements(t, out)
+	if len(ms) != 2 {
+		t.Fatalf("bench rows = %+v; want 2", ms)
+	}
+	for _, m := range ms {
+		if m.Note != "" || m.N != 2 || m.P50ms <= 0 || m.BaselineP50ms <= 0 || !strings.Contains(m.Baseline, "client-go") {
+			t.Errorf("row %+v; want measured against its client-go baseline", m)
+		}
+	}
+	envtest.Eventually(t, 60*time.Second, "no pod left after bench", func() bool { return len(k.pods(t)) == 0 })
+}
+
+// TestBenchKubernetes_KubectlBaselines: the two kubernetes rows measured
+// against the kubectl program itself in the same run (scripts/test
+// builds kubectl beside the test cluster and names it in
+// RUNBOX_KUBECTL), with no pod left by either side.
+func TestBenchKubernetes_KubectlBaselines(t *testing.T) {
+	k := needKube(t)
+	if os.Getenv("RUNBOX_KUBECTL") == "" {
+		if _, err := exec.LookPath("kubectl"); err != nil {
+			integration.Skip(t, "no kubectl: set RUNBOX_KUBECTL (scripts/kube/build.sh builds one)")
+		}
+	}
+	out, stderr, code := cli(t, "", k.env, "bench", "--json", "-n", "2", "--only", "kubernetes-create-to-first-command.kubectl,kubernetes-exec.kubectl")
+	if code != 0 {
+		t.Fatalf("bench: exit %d, %s", code, stderr)
+	}
+	ms := decodeMeasurements(t, out)
+	if len(ms) != 2 {
+		t.Fatalf("bench rows = %+v; want 2", ms)
+	}
+	for _, m := range ms {
+		if m.Note != "" || m.N != 2 || m.P50ms <= 0 || m.BaselineP50ms <= 0 || !strings.Contains(m.Baseline, "kubectl") {
+			t.Errorf("row %+v; want measured against its kubectl baseline", m)
+		}
+	}
+	envtest.Eventually(t, 60*time.Second, "no pod left after bench", func() bool { return len(k.pods(t)) == 0 })
+}

@@ -1,0 +1,95 @@
+package service_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/service"
+)
+
+// TestService_KubernetesSessionsOwnPods: as `runbox serve --backend
+// kubernetes` uses them, two sessions run in two pods of their own, and
+// closing a session deletes its pod while the other's keeps running.
+func TestService_KubernetesSessionsOwnPods(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no cluster tests")
+	}
+	kc := os.Getenv("RUNBOX_TEST_KUBECONFIG")
+	if kc == "" {
+		integration.Skip(t, "RUNBOX_TEST_KUBECONFIG is not set (start the test cluster with scripts/kube and source its env file)")
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		integration.Skip(t, "kubeconfig %s: %v", kc, err)
+	}
+	rc.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer utilnet.CloseIdleConnectionsFor(hc.Transport)
+	cs, err := k8s.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.Discovery().ServerVersion(); err != nil {
+		integration.Skip(t, "the test cluster does not answer: %v", err)
+	}
+	agentBin := filepath.Join(t.TempDir(), "runbox-agent")
+	if err := testproc.BuildAgent(agentBin); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Approval.Mode = "off"
+	cfg.Kubernetes = config.KubernetesConf{Kubeconfig: kc, Image: "runbox-test-debian:bookworm", PullPolicy: "Never", AgentBinary: agentBin}
+	s := newService(t, cfg)
+	pods := make([]string, 2)
+	sessions := make([]*service.Session, 2)
+	for i := range sessions {
+		ss, err := s.NewSession(service.SessionOptions{Backend: "kubernetes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ss.Run(t.Context(), envs.Command{Shell: "hostname"})
+		if err != nil || res.Code != 0 {
+			t.Fatalf("session %d: Run = %+v, %v", i, res, err)
+		}
+		sessions[i], pods[i] = ss, strings.TrimSpace(res.Output)
+	}
+	if pods[0] == pods[1] || !strings.HasPrefix(pods[0], "runbox-") {
+		t.Fatalf("the sessions ran in pods %v; want two pods of their own", pods)
+	}
+	if err := sessions[0].Close(t.Context()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	envtest.Eventually(t, 60*time.Second, "the closed session's pod deleted", func() bool {
+		_, err := cs.CoreV1().Pods("default").Get(t.Context(), pods[0], metav1.GetOptions{})
+		return err != nil
+	})
+	if res, err := sessions[1].Run(t.Context(), envs.Command{Shell: "hostname"}); err != nil || strings.TrimSpace(res.Output) != pods[1] {
+		t.Fatalf("the other session after the first closed: %+v, %v", res, err)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatalf("Service.Close: %v", err)
+	}
+	envtest.Eventually(t, 60*time.Second, "the last session's pod deleted with the service", func() bool {
+		_, err := cs.CoreV1().Pods("default").Get(t.Context(), pods[1], metav1.GetOptions{})
+		return err != nil
+	})
+}
