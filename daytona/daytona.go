@@ -32,6 +32,7 @@ func New(ctx context.Context, o Options) (*remote.Env, error) {
 	env, err := remote.New(ctx, sb, remote.Options{
 		Name: "daytona", Kind: "sandbox", Env: o.Env, Logger: log,
 		AgentBinary: o.AgentBinary, AgentDir: o.AgentDir,
+		CLI: true, CLIBinary: o.CLIBinary,
 		NoAgent: o.NoAgent, NoAgentReason: "agent turned off (Options.NoAgent); each command runs in a toolbox session",
 	})
 	if err != nil {

@@ -23,6 +23,13 @@
 // The agent is uploaded with the toolbox's file routes (temporary name,
 // chmod, rename), and a sandbox that already holds this build keeps it.
 //
+// A session's background jobs run in the job daemon inside the sandbox:
+// before the first command that runs [remote.Env.CLIPath], the agent
+// host uploads the full static runbox CLI (Options.CLIBinary) beside the
+// agent, under a name that carries its digest, and the service relays to
+// `runbox __relay` there. Without the agent (the fallback below) there is
+// no CLI either, and background jobs are refused with the reason.
+//
 // Closing the stream kills the PTY session — a raw terminal has no end of
 // file to send — and the toolbox kills the agent and its whole tree.
 //

@@ -16,6 +16,12 @@
 // command's environment travels in the agent protocol, never in the
 // sandbox's definition or an SDK secret.
 //
+// A session's background jobs run in the job daemon inside the sandbox:
+// the agent host copies the full static runbox CLI in (Options.CLIBinary,
+// under a name that carries its digest) before the first command that
+// runs [remote.Env.CLIPath], and the service relays to `runbox __relay`
+// there. Other commands never pay for that upload.
+//
 // A sandbox created a moment ago can answer its first exec with no task
 // id (SDK v0.7.0 reports "does not have a task ID"): exec retries that,
 // bounded by Options.ReadyTimeout, and a sandbox that never becomes ready

@@ -49,6 +49,8 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 		Kind:        "sandbox",
 		AgentBinary: o.AgentBinary,
 		AgentDir:    o.AgentDir,
+		CLI:         true,
+		CLIBinary:   o.CLIBinary,
 		Env:         o.Env,
 		Logger:      o.Logger,
 	})

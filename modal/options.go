@@ -63,6 +63,11 @@ type Options struct {
 	// AgentDir is where the agent goes in the sandbox; empty is
 	// remote.DefaultAgentDir.
 	AgentDir string
+	// CLIBinary is the static runbox CLI copied into the sandbox before
+	// the first command that runs it (the session's background jobs:
+	// their daemon runs in the sandbox); empty finds or builds one
+	// (remote.CLI().Find).
+	CLIBinary string
 	// Env is laid over every command's environment (sent with each
 	// command, never in the sandbox's definition).
 	Env map[string]string

@@ -112,8 +112,9 @@
 //
 // # What it does not do
 //
-// It runs no background jobs for a session on modal or daytona: their
-// sandboxes hold no runbox job daemon, and the start is refused with the
+// It runs no background jobs for a session whose sandbox cannot hold a
+// runbox job daemon (a backend without one, or a session whose agent does
+// not run, such as daytona's no_agent): the start is refused with the
 // reason ([service.ErrNoSandboxJobs]).
 // It does not put a cell of execute_code to the gate: the code runs with
 // the session environment's own confinement, and only the commands it

@@ -10,11 +10,11 @@ import (
 
 // sessionJobs reaches the registry a session's background jobs run in:
 // for a local session the server's (Options.Jobs: the per-user job
-// daemon), for a docker or ssh session the job daemon inside the
-// session's own container or on its own host, through the session's
-// agent channel. Either way the jobs are the session's alone, judged by
-// the gate before a registry is reached, and their events come to the
-// client through the same pump. A backend whose sandbox cannot hold the
+// daemon), for a docker, ssh, kubernetes, modal or daytona session the
+// job daemon inside the session's own sandbox or on its own host,
+// through the session's agent channel. Either way the jobs are the
+// session's alone, judged by the gate before a registry is reached, and
+// their events come to the client through the same pump. A backend whose sandbox cannot hold the
 // job daemon is refused with the reason (service.ErrNoSandboxJobs).
 func (s *Server) sessionJobs(ctx context.Context, ss *service.Session) (*service.OwnedJobs, error) {
 	max := s.opts.MaxJobs

@@ -13,7 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/daytona/daytonatest"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/modal/modaltest"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/ssh/sshtest"
@@ -62,7 +65,7 @@ func inTask(t *testing.T, task, script string) string {
 // session (see sandboxJobs).
 func TestSandboxJobs_DockerSession(t *testing.T) {
 	srv, task := dockerJobsServer(t)
-	sandboxJobs(t, srv, func() string { return inTask(t, task, "ps -eo args") })
+	sandboxJobs(t, srv, "/srv/w", func() string { return inTask(t, task, "ps -eo args") })
 }
 
 // sandboxJobs is the behaviour a session on a sandbox backend promises
@@ -71,23 +74,24 @@ func TestSandboxJobs_DockerSession(t *testing.T) {
 // command ended), its completion reaches the client exactly once with its
 // output, and list, poll, log, wait, write/submit (gated), close and kill
 // act on the sandbox's job; the session's end kills its session-lifetime
-// jobs there. ps lists the command lines running in the sandbox, seen
-// from outside runbox.
-func sandboxJobs(t *testing.T, srv *server.Server, ps func() string) {
+// jobs there. dir is a directory the sandbox's commands may make; ps
+// lists the command lines running in the sandbox, seen from outside
+// runbox.
+func sandboxJobs(t *testing.T, srv *server.Server, dir string, ps func() string) {
 	t.Helper()
 	n := &notices{}
 	cs := connect(t, srv, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
 
-	mustOK(t, cs, "terminal", map[string]any{"command": "mkdir -p /srv/w && cd /srv/w && echo from-the-session > marker"})
+	mustOK(t, cs, "terminal", map[string]any{"command": "mkdir -p " + dir + " && cd " + dir + " && echo from-the-session > marker"})
 	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "pwd; cat marker; echo last line; exit 3", "background": true, "notify_on_complete": true})
 	id, _ := out["session_id"].(string)
-	if id == "" || out["dir"] != "/srv/w" {
-		t.Fatalf("background start = %v; want a job in /srv/w", out)
+	if id == "" || out["dir"] != dir {
+		t.Fatalf("background start = %v; want a job in %s", out, dir)
 	}
 	eventually(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
 	nt := n.of(id, "completion")[0]
 	if want := "[background job " + id + " completed: exit 3]"; !strings.HasPrefix(nt.Message, want) ||
-		!strings.Contains(nt.Message, "/srv/w\nfrom-the-session\nlast line") {
+		!strings.Contains(nt.Message, dir+"\nfrom-the-session\nlast line") {
 		t.Errorf("notice = %q; want it to start %q and carry the job's output", nt.Message, want)
 	}
 
@@ -166,7 +170,7 @@ func TestSandboxJobs_SSHSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	sandboxJobs(t, srv, func() string {
+	sandboxJobs(t, srv, "/srv/w", func() string {
 		out, err := exec.Command("docker", "exec", d.Container, "ps", "-eo", "args").CombinedOutput()
 		if err != nil {
 			t.Fatalf("ps on the ssh host: %v: %s", err, out)
@@ -251,14 +255,170 @@ func TestSandboxJobs_DockerGateFirst(t *testing.T) {
 	}
 }
 
+// fakeSandboxes is what a test of sessions on a loopback cloud backend
+// (the fake Modal, the fake Daytona: sandboxes are directories of this
+// machine with real processes) needs: short directories (a job daemon's
+// socket lives under a sandbox's), the agent built once, and the job
+// daemons that the sandboxes' runbox CLI started detached stopped when
+// the test ends.
+type fakeSandboxes struct {
+	root     string // sandboxes live in root/s
+	agent    string // the static agent build
+	agentDir string // where the agent and the CLI go in a sandbox
+}
+
+func newFakeSandboxes(t *testing.T) *fakeSandboxes {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the agent and the runbox CLI")
+	}
+	root, err := os.MkdirTemp("", "rbm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	f := &fakeSandboxes{root: root, agent: filepath.Join(root, "runbox-agent"), agentDir: filepath.Join(root, "a")}
+	if err := testproc.BuildAgent(f.agent); err != nil {
+		t.Fatal(err)
+	}
+	// Registered before the fake and the service, so it runs after them.
+	t.Cleanup(func() {
+		clis, _ := filepath.Glob(filepath.Join(f.agentDir, "runbox-*"))
+		for _, c := range clis {
+			testproc.StopDaemons(c)
+		}
+	})
+	return f
+}
+
+// server is a server whose sessions are on backend, opened by a service
+// with cfg and the launch environment launch.
+func (f *fakeSandboxes) server(t *testing.T, backend string, cfg config.Config, launch map[string]string) *server.Server {
+	t.Helper()
+	svc, err := service.New(service.Options{Config: cfg, Getenv: func(k string) string { return launch[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close(context.Background()) })
+	srv, err := server.New(server.Options{Service: svc, Backend: backend, Redeliver: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// ps lists the command lines running in the fake's sandboxes.
+func (f *fakeSandboxes) ps(t *testing.T) func() string {
+	return func() string { return argsUnder(t, filepath.Join(f.root, "s")) }
+}
+
+// TestSandboxJobs_ModalSession: sandboxJobs and yield for a session in a Modal
+// sandbox (the fake Modal): the runbox CLI is put in the sandbox by the
+// first job command, and the jobs run in the job daemon it starts there
+// (its state under the sandbox's HOME).
+func TestSandboxJobs_ModalSession(t *testing.T) {
+	f := newFakeSandboxes(t)
+	const id, secret = "ak-jobs", "as-jobs-0b1c2d3e"
+	fm, err := modaltest.Start(modaltest.Config{TokenID: id, TokenSecret: secret, Dir: filepath.Join(f.root, "s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fm.Stop)
+	t.Setenv("MODAL_SERVER_URL", fm.URL())
+	t.Setenv("MODAL_CONFIG_PATH", filepath.Join(f.root, "none.toml"))
+	cfg := config.Default()
+	cfg.Modal.AgentBinary, cfg.Modal.AgentDir = f.agent, f.agentDir
+	srv := f.server(t, "modal", cfg, map[string]string{"MODAL_TOKEN_ID": id, "MODAL_TOKEN_SECRET": secret,
+		"MODAL_SERVER_URL": fm.URL(), "MODAL_CONFIG_PATH": filepath.Join(f.root, "none.toml")})
+	fakeSessionJobs(t, srv, f)
+}
+
+// fakeSessionJobs runs the sandbox-job behaviour, then the yield
+// promises (see yield_test.go), on sessions of srv.
+func fakeSessionJobs(t *testing.T, srv *server.Server, f *fakeSandboxes) {
+	t.Run("jobs", func(t *testing.T) { sandboxJobs(t, srv, filepath.Join(f.root, "w"), f.ps(t)) })
+	t.Run("yield still running", func(t *testing.T) { yieldStillRunning(t, srv) })
+	t.Run("yield finished first", func(t *testing.T) { yieldFinishedFirst(t, srv) })
+	t.Run("submit with a yield", func(t *testing.T) { submitYield(t, srv) })
+}
+
+// daytonaServer is a server whose sessions are in sandboxes of a fake
+// Daytona, with the agent, or with no_agent (toolbox sessions only).
+func daytonaServer(t *testing.T, f *fakeSandboxes, noAgent bool) *server.Server {
+	t.Helper()
+	const key = "dtn-jobs-key-5a7c"
+	fd := daytonatest.New(key, filepath.Join(f.root, "s"))
+	t.Cleanup(fd.Close)
+	cfg := config.Default()
+	cfg.Daytona.AgentBinary, cfg.Daytona.AgentDir, cfg.Daytona.NoAgent = f.agent, f.agentDir, noAgent
+	return f.server(t, "daytona", cfg, map[string]string{"DAYTONA_API_KEY": key, "DAYTONA_API_URL": fd.APIURL})
+}
+
+// TestSandboxJobs_DaytonaSession: the same for a session in a Daytona
+// sandbox (the fake Daytona, through the official SDK): the agent runs
+// over a toolbox PTY session, the CLI is uploaded by the first job
+// command, and the jobs run in the daemon it starts in the sandbox.
+func TestSandboxJobs_DaytonaSession(t *testing.T) {
+	f := newFakeSandboxes(t)
+	fakeSessionJobs(t, daytonaServer(t, f, false), f)
+}
+
+// TestSandboxJobs_DaytonaNoAgentRefused: a daytona session without the
+// agent (no_agent: each command in a toolbox session) has no runbox CLI
+// to hold the job daemon, so a background start is refused and says why;
+// nothing of it runs. The control: a foreground command in the same
+// session runs.
+func TestSandboxJobs_DaytonaNoAgentRefused(t *testing.T) {
+	f := newFakeSandboxes(t)
+	cs := connect(t, daytonaServer(t, f, true), nil)
+	fg, _ := mustOK(t, cs, "terminal", map[string]any{"command": "echo in-the-sandbox"})
+	if !strings.Contains(fmt.Sprint(fg["output"]), "in-the-sandbox") {
+		t.Fatalf("control: a foreground command in the no_agent session: %v", fg)
+	}
+	res := call(t, cs, "terminal", map[string]any{"command": "sleep 715", "background": true})
+	msg := text(res)
+	if !res.IsError || !strings.Contains(msg, "background jobs are not available") || !strings.Contains(msg, "without the runbox agent") {
+		t.Fatalf("background start without the agent: %q; want a refusal saying the agent is not there", msg)
+	}
+	if ps := f.ps(t)(); strings.Contains(ps, "sleep 715") {
+		t.Errorf("the refused job runs in the sandbox:\n%s", ps)
+	}
+}
+
+// argsUnder lists the command lines of the processes of this machine
+// whose HOME is under dir: those of the fake's sandboxes.
+func argsUnder(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range ents {
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if strings.HasPrefix(kv, "HOME="+dir+"/") {
+				args, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				b.WriteString(strings.ReplaceAll(strings.TrimRight(string(args), "\x00"), "\x00", " ") + "\n")
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
 // TestSandboxJobs_RefusedWithReason: a background start in a session
 // whose sandbox cannot hold runbox's job daemon says that background jobs
 // are not available there and why; nothing is started (no sandbox is
 // made: the refusal comes first, so no credentials are needed).
 func TestSandboxJobs_RefusedWithReason(t *testing.T) {
 	for _, tc := range []struct{ backend, why string }{
-		{"daytona", "not the runbox CLI"},
-		{"modal", "not the runbox CLI"},
+		{"singularity", "backend singularity"},
+		{"vercel", "backend vercel"},
 	} {
 		t.Run(tc.backend, func(t *testing.T) {
 			srv, err := server.New(server.Options{Service: newService(t), Backend: tc.backend})

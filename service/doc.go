@@ -32,9 +32,11 @@
 //     silently;
 //   - a session's background jobs where its commands run ([OwnedJobs]):
 //     the local job daemon's ([Session.Jobs]), or the job daemon inside
-//     the session's own container or pod, or on its own ssh host, reached
-//     through the agent channel ([Session.SandboxJobs]); modal and daytona
-//     sessions are refused ([ErrNoSandboxJobs]); a command given a yield
+//     the session's own container, pod or cloud sandbox (modal, daytona),
+//     or on its own ssh host, reached through the agent channel
+//     ([Session.SandboxJobs]); other backends, and sessions whose agent
+//     does not run (a native-exec fallback, daytona's no_agent), are
+//     refused ([ErrNoSandboxJobs]); a command given a yield
 //     time ([OwnedJobs.StartYield]) runs as such a job from the start and
 //     comes back either with its end (and its completion event is then
 //     never delivered) or, still running, with its output so far;

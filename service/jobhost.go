@@ -17,6 +17,10 @@ import (
 // [SandboxJobs]. An environment that cannot run the runbox CLI (its agent
 // fell back to native exec) or a backend without a job daemon of its own
 // is refused: jobs there would not outlive the command that started them.
+// So are modal and daytona for now: their sessions' jobs run in the
+// sandbox's own daemon ([Session.SandboxJobs]), but a modal task's
+// sandbox is snapshotted and terminated, and a daytona task's usually
+// stopped, when the command that opened it ends, and its jobs with it.
 func (s *Service) OpenJobHost(ctx context.Context, backend string, spec envs.Spec) (envs.Environment, []string, error) {
 	env, err := s.open(ctx, backend, spec)
 	if err != nil {
@@ -42,7 +46,7 @@ func (s *Service) OpenJobHost(ctx context.Context, backend string, spec envs.Spe
 		}
 	default:
 		env.Close(context.WithoutCancel(ctx))
-		return nil, nil, fmt.Errorf("service: --backend %s: no job daemon of its own: %w", backend, envs.ErrUnsupported)
+		return nil, nil, fmt.Errorf("service: --backend %s: no job daemon that outlives the command: %w", backend, envs.ErrUnsupported)
 	}
 	if fallback != "" {
 		env.Close(context.WithoutCancel(ctx))

@@ -12,23 +12,25 @@ import (
 )
 
 // ErrNoSandboxJobs is matched by the refusal of background jobs on a
-// backend whose sandbox cannot hold runbox's job daemon (daytona, modal),
-// or whose environment runs without the agent (a native-exec fallback).
+// backend whose sandbox cannot hold runbox's job daemon, or whose
+// environment runs without the agent (a native-exec fallback, daytona's
+// no_agent).
 // Nothing was started.
 // Such errors match envs.ErrUnsupported too.
 var ErrNoSandboxJobs = errors.New("service: background jobs are not available in this sandbox")
 
 // SandboxJobsSupported reports whether the session's background jobs can
 // run where its commands run. A local session's run in the local job
-// daemon; a docker, ssh or kubernetes session's in the job daemon inside
-// its own container, host or pod. For other backends it returns an error
-// matching [ErrNoSandboxJobs] that says why, without opening anything.
+// daemon; a docker, ssh, kubernetes, modal or daytona session's in the job
+// daemon inside its own container, host, pod or sandbox. For other
+// backends it returns an error matching [ErrNoSandboxJobs] that says why,
+// without opening anything. (A session whose agent does not run — a
+// native-exec fallback, daytona's no_agent — is refused later, when its
+// environment is open: see relayArgv.)
 func (ss *Session) SandboxJobsSupported() error {
 	switch ss.Backend {
-	case "local", "docker", "ssh", "kubernetes":
+	case "local", "docker", "ssh", "kubernetes", "modal", "daytona":
 		return nil
-	case "daytona", "modal":
-		return fmt.Errorf("%w: %s sandboxes get the runbox agent but not the runbox CLI that runs the job daemon; run the command in the foreground, or use a local, docker, ssh or kubernetes session for background jobs: %w", ErrNoSandboxJobs, ss.Backend, envs.ErrUnsupported)
 	}
 	return fmt.Errorf("%w: backend %s: %w", ErrNoSandboxJobs, ss.Backend, envs.ErrUnsupported)
 }
@@ -73,9 +75,11 @@ func (ss *Session) dialRelay(ctx context.Context) (net.Conn, error) {
 }
 
 // relayArgv is the argv of `runbox __relay` in env, where the backend
-// puts the runbox CLI before a command that runs it. An environment
-// whose agent did not start (commands through the native exec API) has
-// no CLI either: its jobs are refused, with the reason.
+// puts the runbox CLI before a command that runs it (ssh, kubernetes, and
+// through the agent host modal and daytona: CLIPath). An environment
+// whose agent did not start (commands through the native exec API, or
+// daytona's toolbox sessions under no_agent) has no CLI either: its jobs
+// are refused, with the reason.
 func relayArgv(backend string, env envs.Environment) ([]string, error) {
 	if fb, ok := env.(interface{ Fallback() string }); ok {
 		if why := fb.Fallback(); why != "" {
@@ -85,8 +89,8 @@ func relayArgv(backend string, env envs.Environment) ([]string, error) {
 	switch backend {
 	case "docker":
 		return []string{docker.CLIPath, RelayCommand}, nil
-	case "ssh", "kubernetes":
-		if c, ok := env.(interface{ CLIPath() string }); ok {
+	case "ssh", "kubernetes", "modal", "daytona":
+		if c, ok := env.(interface{ CLIPath() string }); ok && c.CLIPath() != "" {
 			return []string{c.CLIPath(), RelayCommand}, nil
 		}
 	}

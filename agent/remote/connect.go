@@ -114,32 +114,42 @@ func (e *Env) attachAgent(ctx context.Context, id, dst string) (*agent.Client, e
 // With recopy, the sandbox checks its copy end to end instead of
 // trusting the name ([Recopier.Recopy]).
 func (e *Env) deployLocked(ctx context.Context, id, bin string, recopy bool) (string, error) {
+	dst, err := e.copyDigestNamed(ctx, id, bin, "runbox-agent", recopy)
+	if err != nil {
+		return "", fmt.Errorf("deploy the agent: %w", err)
+	}
+	return dst, nil
+}
+
+// copyDigestNamed copies bin into the agent directory as name-<digest>
+// and returns that path (see deployLocked). Called with e.mu held.
+func (e *Env) copyDigestNamed(ctx context.Context, id, bin, name string, recopy bool) (string, error) {
 	f, err := os.Open(bin)
 	if err != nil {
-		return "", fmt.Errorf("agent binary: %w", err)
+		return "", fmt.Errorf("binary: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", fmt.Errorf("agent binary: %w", err)
+		return "", fmt.Errorf("binary: %w", err)
 	}
 	key := fmt.Sprintf("%s\x00%d\x00%d", bin, fi.Size(), fi.ModTime().UnixNano())
 	digest, ok := e.digests[key]
 	if !ok {
 		sum, err := FileDigest(bin)
 		if err != nil {
-			return "", fmt.Errorf("agent binary: %w", err)
+			return "", fmt.Errorf("binary: %w", err)
 		}
 		digest = sum[:2*digestBytes]
 		e.digests[key] = digest
 	}
-	dst := path.Join(e.opts.AgentDir, "runbox-agent-"+digest)
+	dst := path.Join(e.opts.AgentDir, name+"-"+digest)
 	put := e.sb.CopyIn
 	if rc, ok := e.sb.(Recopier); ok && recopy {
 		put = rc.Recopy
 	}
 	if err := put(ctx, id, dst, f, fi.Size(), 0o755); err != nil {
-		return "", fmt.Errorf("deploy the agent to %s: %w", dst, err)
+		return "", fmt.Errorf("copy to %s: %w", dst, err)
 	}
 	return dst, nil
 }

@@ -36,7 +36,14 @@
 //     [Env.Fallback] says why, every Result carries a "degraded" warning,
 //     and [Env.Capabilities] reports the native exec's own (weaker)
 //     capabilities.
-//  7. Report capabilities: the agent's (or the native exec's), with the
+//  7. The runbox CLI, on demand: with Options.CLI, a command whose
+//     argv[0] is [Env.CLIPath] (a job command: the sandbox's own job
+//     daemon) first gets the static runbox CLI (Options.CLIBinary, else
+//     [CLI]().Find) copied to <AgentDir>/runbox-<digest>, once per
+//     provisioning of the sandbox, and runs that copy. CLIPath names no
+//     content, so a same-named file a reused sandbox holds is never run.
+//     Other commands copy nothing.
+//  8. Report capabilities: the agent's (or the native exec's), with the
 //     sandbox's own laid over them ([Sandbox.Capabilities]).
 //
 // [Env.Close] shuts the agent's commands down, then calls

@@ -60,6 +60,14 @@ type Options struct {
 	ReplyTimeout time.Duration
 	// Logger receives debug logs. Nil discards them.
 	Logger *slog.Logger
+	// CLI makes the full runbox CLI runnable in the sandbox at
+	// [Env.CLIPath] (for the job daemon of the sandbox's own jobs): it is
+	// copied in before the first command that runs it. False leaves
+	// CLIPath empty.
+	CLI bool
+	// CLIBinary is the static runbox CLI to copy in. Empty means
+	// [CLI]().Find for the sandbox's architecture.
+	CLIBinary string
 }
 
 // Env is an [envs.Environment] and [envs.FileTransfer] in a [Sandbox],
@@ -78,7 +86,9 @@ type Env struct {
 	fallback  string            // why the agent is not used ("" when it is)
 	caps      envs.Capabilities // what be reported when it was set up
 	recreated bool              // the next result reports a recreated environment
-	digests   map[string]string // agent binary path → content digest
+	digests   map[string]string // binary path, size and mtime → content digest
+	arch      string            // the sandbox's architecture, as Provision said
+	cli       string            // where this setup put the runbox CLI ("" until a command needs it)
 }
 
 var _ envs.Environment = (*Env)(nil)
@@ -149,6 +159,8 @@ func (e *Env) setupLocked(ctx context.Context) (envs.Environment, error) {
 		return nil, err
 	}
 	e.id = inst.ID
+	e.arch = inst.Arch
+	e.cli = "" // a recreated sandbox gets the CLI again when a command needs it
 	e.recreated = again
 	be, err := e.connectLocked(ctx, inst)
 	if err != nil {
@@ -260,6 +272,9 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cmd, err = e.withCLI(ctx, be, cmd); err != nil {
+		return nil, err
+	}
 	res, err := be.Run(ctx, e.overlay(cmd))
 	if err != nil {
 		if isLost(err) {
@@ -285,6 +300,9 @@ func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error)
 	}
 	be, _, err := e.ensure(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if cmd, err = e.withCLI(ctx, be, cmd); err != nil {
 		return nil, err
 	}
 	p, err := be.Start(ctx, e.overlay(cmd))
