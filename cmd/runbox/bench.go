@@ -290,8 +290,7 @@ func (a *app) benchCases(opts *benchOptions) []benchCase {
 	cases = append(cases, benchJobCases(a)...)
 	cases = append(cases, benchSSHCases(a, &opts.ssh)...)
 	cases = append(cases, benchDockerCases(a)...)
-	cases = append(cases, benchKubeCases(a)...)
-	return append(cases, benchKubectlCases(a)...)
+	return append(cases, benchKubeCases(a)...)
 }
 
 func (a *app) benchLocalTrue(ctx context.Context, _ benchParams) (op, base func(context.Context) error, cleanup func(), err error) {

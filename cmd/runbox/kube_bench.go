@@ -10,21 +10,51 @@ import (
 	"strings"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
 )
 
-// benchKubeCases measures the kubernetes backend against client-go's own
-// pod creation and exec in the same run, on the same cluster and image
-// (the kubernetes section; none configured: the rows say why). The
-// baselines are what `kubectl run` + `kubectl exec` and `kubectl exec POD
-// -- true` do, without kubectl's own process start, which would only
-// flatter runbox.
+// kubeBaseline is one way to do without runbox what the kubernetes rows
+// measure: a pod made, waited for, given `true` and deleted; and `true`
+// in a pod that runs.
+type kubeBaseline struct {
+	suffix               string // of the rows' names
+	createDesc, execDesc string
+	// prepare finds what the baseline needs (nil: nothing).
+	prepare func() error
+	create  func(ctx context.Context, d *service.KubeDirect) error
+	exec    func(ctx context.Context, d *service.KubeDirect, pod string) error
+}
+
+// benchKubeCases measures the kubernetes backend, on the same cluster and
+// image (the kubernetes section; none configured: the rows say why),
+// against two baselines in the same run: client-go's own calls in this
+// process (what `kubectl run` + `kubectl exec` do, without a process
+// start that would only flatter runbox), and the kubectl program itself
+// when one is found ($RUNBOX_KUBECTL, else on PATH: the ".kubectl" rows).
 func benchKubeCases(a *app) []benchCase {
+	var cases []benchCase
+	for _, b := range []kubeBaseline{clientGoBaseline(), kubectlBaseline(a)} {
+		cases = append(cases, kubeRows(a, b)...)
+	}
+	return cases
+}
+
+// kubeRows are the two kubernetes rows against baseline b.
+func kubeRows(a *app, b kubeBaseline) []benchCase {
+	direct := func() (*service.KubeDirect, error) {
+		if b.prepare != nil {
+			if err := b.prepare(); err != nil {
+				return nil, err
+			}
+		}
+		return a.svc.NewKubeDirect(envs.Spec{})
+	}
 	return []benchCase{
 		{
-			name: "kubernetes-create-to-first-command", backend: "kubernetes", n: 5, maxN: 20,
-			baseline: "client-go: create pod, wait Running, exec true, delete (kubectl run + kubectl exec)",
+			name: "kubernetes-create-to-first-command" + b.suffix, backend: "kubernetes", n: 5, maxN: 20,
+			baseline: b.createDesc,
 			setup: func(ctx context.Context, p benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-				d, err := a.svc.NewKubeDirect(envs.Spec{})
+				d, err := direct()
 				if err != nil {
 					return nil, nil, nil, err
 				}
@@ -36,22 +66,15 @@ func benchKubeCases(a *app) []benchCase {
 					defer env.Close(context.WithoutCancel(ctx))
 					return benchTrue(ctx, env)
 				}
-				base = func(ctx context.Context) error {
-					pod, err := d.RunPod(ctx)
-					if err != nil {
-						return err
-					}
-					defer d.Delete(context.WithoutCancel(ctx), pod)
-					return d.Exec(ctx, pod, "true")
-				}
+				base = func(ctx context.Context) error { return b.create(ctx, d) }
 				return op, base, d.Close, nil
 			},
 		},
 		{
-			name: "kubernetes-exec", backend: "kubernetes", n: 20,
-			baseline: "client-go: exec true in the same pod (kubectl exec POD -- true)",
+			name: "kubernetes-exec" + b.suffix, backend: "kubernetes", n: 20,
+			baseline: b.execDesc,
 			setup: func(ctx context.Context, p benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-				d, err := a.svc.NewKubeDirect(envs.Spec{})
+				d, err := direct()
 				if err != nil {
 					return nil, nil, nil, err
 				}
@@ -61,94 +84,69 @@ func benchKubeCases(a *app) []benchCase {
 					return nil, nil, nil, err
 				}
 				op = func(ctx context.Context) error { return benchTrue(ctx, env) }
-				base = func(ctx context.Context) error { return d.Exec(ctx, pod, "true") }
+				base = func(ctx context.Context) error { return b.exec(ctx, d, pod) }
 				return op, base, func() { env.Close(context.Background()); d.Close() }, nil
 			},
 		},
 	}
 }
 
-// benchKubectlCases are the same two measurements against the kubectl
-// program itself (`kubectl run` + `kubectl wait` + `kubectl exec` +
-// `kubectl delete`, and `kubectl exec POD -- true`), process starts
-// included, when a kubectl is found ($RUNBOX_KUBECTL, else on PATH).
-func benchKubectlCases(a *app) []benchCase {
-	kubectl := func() (string, error) {
-		if p := a.getenv("RUNBOX_KUBECTL"); p != "" {
-			return p, nil
-		}
-		p, err := exec.LookPath("kubectl")
-		if err != nil {
-			return "", fmt.Errorf("no kubectl for the baseline (put it on PATH or name it in RUNBOX_KUBECTL): %w", err)
-		}
-		return p, nil
+// clientGoBaseline is client-go's own calls, in this process.
+func clientGoBaseline() kubeBaseline {
+	return kubeBaseline{
+		createDesc: "client-go: create pod, wait Running, exec true, delete (kubectl run + kubectl exec)",
+		execDesc:   "client-go: exec true in the same pod (kubectl exec POD -- true)",
+		create: func(ctx context.Context, d *service.KubeDirect) error {
+			pod, err := d.RunPod(ctx)
+			if err != nil {
+				return err
+			}
+			defer d.Delete(context.WithoutCancel(ctx), pod)
+			return d.Exec(ctx, pod, "true")
+		},
+		exec: func(ctx context.Context, d *service.KubeDirect, pod string) error { return d.Exec(ctx, pod, "true") },
 	}
-	run := func(ctx context.Context, bin string, args ...string) error {
+}
+
+// kubectlBaseline is the kubectl program, process starts included.
+func kubectlBaseline(a *app) kubeBaseline {
+	var bin string
+	run := func(ctx context.Context, d *service.KubeDirect, args ...string) error {
+		args = append(slices.Clip(d.KubectlFlags()), args...)
 		if out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 		return nil
 	}
-	return []benchCase{
-		{
-			name: "kubernetes-create-to-first-command.kubectl", backend: "kubernetes", n: 5, maxN: 20,
-			baseline: "kubectl run, kubectl wait Ready, kubectl exec POD -- true, kubectl delete",
-			setup: func(ctx context.Context, p benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-				bin, err := kubectl()
-				if err != nil {
-					return nil, nil, nil, err
-				}
-				d, err := a.svc.NewKubeDirect(envs.Spec{})
-				if err != nil {
-					return nil, nil, nil, err
-				}
-				flags := slices.Clip(d.KubectlFlags()) // appends below never share its array
-				op = func(ctx context.Context) error {
-					env, _, err := a.svc.OpenKubePod(ctx, envs.Spec{})
-					if err != nil {
-						return err
-					}
-					defer env.Close(context.WithoutCancel(ctx))
-					return benchTrue(ctx, env)
-				}
-				n := 0
-				base = func(ctx context.Context) error {
-					n++
-					pod := fmt.Sprintf("runbox-bench-kubectl-%d-%d", os.Getpid(), n)
-					defer run(context.WithoutCancel(ctx), bin, append(flags, "delete", "pod", pod, "--grace-period=0", "--force", "--wait=false")...)
-					if err := run(ctx, bin, append(flags, "run", pod, "--image", d.Image(), "--image-pull-policy", cmp.Or(d.PullPolicy(), "IfNotPresent"), "--restart=Never", "--command", "--", "sleep", "infinity")...); err != nil {
-						return err
-					}
-					if err := run(ctx, bin, append(flags, "wait", "--for=condition=Ready", "pod/"+pod, "--timeout=5m")...); err != nil {
-						return err
-					}
-					return run(ctx, bin, append(flags, "exec", pod, "--", "true")...)
-				}
-				return op, base, d.Close, nil
-			},
+	n := 0
+	return kubeBaseline{
+		suffix:     ".kubectl",
+		createDesc: "kubectl run, kubectl wait Ready, kubectl exec POD -- true, kubectl delete",
+		execDesc:   "kubectl exec POD -- true in the same pod",
+		prepare: func() error {
+			if bin = a.getenv("RUNBOX_KUBECTL"); bin != "" {
+				return nil
+			}
+			var err error
+			if bin, err = exec.LookPath("kubectl"); err != nil {
+				return fmt.Errorf("no kubectl for the baseline (put it on PATH or name it in RUNBOX_KUBECTL): %w", err)
+			}
+			return nil
 		},
-		{
-			name: "kubernetes-exec.kubectl", backend: "kubernetes", n: 20,
-			baseline: "kubectl exec POD -- true in the same pod",
-			setup: func(ctx context.Context, p benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-				bin, err := kubectl()
-				if err != nil {
-					return nil, nil, nil, err
-				}
-				d, err := a.svc.NewKubeDirect(envs.Spec{})
-				if err != nil {
-					return nil, nil, nil, err
-				}
-				env, pod, err := a.svc.OpenKubePod(ctx, envs.Spec{})
-				if err != nil {
-					d.Close()
-					return nil, nil, nil, err
-				}
-				flags := slices.Clip(d.KubectlFlags()) // appends below never share its array
-				op = func(ctx context.Context) error { return benchTrue(ctx, env) }
-				base = func(ctx context.Context) error { return run(ctx, bin, append(flags, "exec", pod, "--", "true")...) }
-				return op, base, func() { env.Close(context.Background()); d.Close() }, nil
-			},
+		create: func(ctx context.Context, d *service.KubeDirect) error {
+			n++
+			pod := fmt.Sprintf("runbox-bench-kubectl-%d-%d", os.Getpid(), n)
+			defer run(context.WithoutCancel(ctx), d, "delete", "pod", pod, "--grace-period=0", "--force", "--wait=false")
+			if err := run(ctx, d, "run", pod, "--image", d.Image(), "--image-pull-policy", cmp.Or(d.PullPolicy(), "IfNotPresent"), "--restart=Never", "--command", "--", "sleep", "infinity"); err != nil {
+				return err
+			}
+			if err := run(ctx, d, "wait", "--for=condition=Ready", "pod/"+pod, "--timeout=5m"); err != nil {
+				return err
+			}
+			return run(ctx, d, "exec", pod, "--", "true")
+		},
+		exec: func(ctx context.Context, d *service.KubeDirect, pod string) error {
+			return run(ctx, d, "exec", pod, "--", "true")
 		},
 	}
 }

@@ -144,21 +144,7 @@ func TestJobsKubernetes_BackgroundJobOneNotice(t *testing.T) {
 // measure the backend and client-go's own pod creation and exec in the
 // same run, each with its baseline's time, and leave no pod behind.
 func TestBenchKubernetes_RowsWithBaselines(t *testing.T) {
-	k := needKube(t)
-	out, stderr, code := cli(t, "", k.env, "bench", "--json", "-n", "2", "--only", "kubernetes-create-to-first-command,kubernetes-exec")
-	if code != 0 {
-		t.Fatalf("bench: exit %d, %s", code, stderr)
-	}
-	ms := decodeMeasurements(t, out)
-	if len(ms) != 2 {
-		t.Fatalf("bench rows = %+v; want 2", ms)
-	}
-	for _, m := range ms {
-		if m.Note != "" || m.N != 2 || m.P50ms <= 0 || m.BaselineP50ms <= 0 || !strings.Contains(m.Baseline, "client-go") {
-			t.Errorf("row %+v; want measured against its client-go baseline", m)
-		}
-	}
-	envtest.Eventually(t, 60*time.Second, "no pod left after bench", func() bool { return len(k.pods(t)) == 0 })
+	benchKubeRows(t, needKube(t), "client-go", "kubernetes-create-to-first-command", "kubernetes-exec")
 }
 
 // TestBenchKubernetes_KubectlBaselines: the two kubernetes rows measured
@@ -172,17 +158,25 @@ func TestBenchKubernetes_KubectlBaselines(t *testing.T) {
 			integration.Skip(t, "no kubectl: set RUNBOX_KUBECTL (scripts/kube/build.sh builds one)")
 		}
 	}
-	out, stderr, code := cli(t, "", k.env, "bench", "--json", "-n", "2", "--only", "kubernetes-create-to-first-command.kubectl,kubernetes-exec.kubectl")
+	benchKubeRows(t, k, "kubectl", "kubernetes-create-to-first-command.kubectl", "kubernetes-exec.kubectl")
+}
+
+// benchKubeRows runs the bench rows named, twice each, and wants every
+// one measured against a baseline that names baseline, with no pod left
+// by either side.
+func benchKubeRows(t *testing.T, k *kubeCLI, baseline string, rows ...string) {
+	t.Helper()
+	out, stderr, code := cli(t, "", k.env, "bench", "--json", "-n", "2", "--only", strings.Join(rows, ","))
 	if code != 0 {
 		t.Fatalf("bench: exit %d, %s", code, stderr)
 	}
 	ms := decodeMeasurements(t, out)
-	if len(ms) != 2 {
-		t.Fatalf("bench rows = %+v; want 2", ms)
+	if len(ms) != len(rows) {
+		t.Fatalf("bench rows = %+v; want %d", ms, len(rows))
 	}
 	for _, m := range ms {
-		if m.Note != "" || m.N != 2 || m.P50ms <= 0 || m.BaselineP50ms <= 0 || !strings.Contains(m.Baseline, "kubectl") {
-			t.Errorf("row %+v; want measured against its kubectl baseline", m)
+		if m.Note != "" || m.N != 2 || m.P50ms <= 0 || m.BaselineP50ms <= 0 || !strings.Contains(m.Baseline, baseline) {
+			t.Errorf("row %+v; want measured against its %s baseline", m, baseline)
 		}
 	}
 	envtest.Eventually(t, 60*time.Second, "no pod left after bench", func() bool { return len(k.pods(t)) == 0 })
