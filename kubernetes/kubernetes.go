@@ -250,32 +250,35 @@ func Capabilities(opts Options) envs.Capabilities {
 // Check says whether the API server answers with the configured
 // credentials.
 func Check(ctx context.Context, opts Options) error {
-	o, err := fill(opts)
-	if err != nil {
-		return err
-	}
-	c, err := connect(o)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	return c.ping(ctx)
+	return withCluster(opts, func(c *cluster) error { return c.ping(ctx) })
 }
 
 // AgentSandbox says whether the cluster serves the Agent Sandbox API
 // (SandboxClaim from a SandboxTemplate, with its warm pools): nil when it
 // does, else an error saying why not.
 func AgentSandbox(ctx context.Context, opts Options) error {
-	o, err := fill(opts)
-	if err != nil {
-		return err
-	}
-	c, err := connect(o)
+	return withCluster(opts, func(c *cluster) error { return c.agentSandbox(ctx) })
+}
+
+// withCluster connects as opts say, calls f, and closes the connection.
+func withCluster(opts Options, f func(*cluster) error) error {
+	c, _, err := dial(opts)
 	if err != nil {
 		return err
 	}
 	defer c.close()
-	return c.agentSandbox(ctx)
+	return f(c)
+}
+
+// dial fills in opts and connects as they say; the caller closes the
+// cluster.
+func dial(opts Options) (*cluster, Options, error) {
+	o, err := fill(opts)
+	if err != nil {
+		return nil, o, err
+	}
+	c, err := connect(o)
+	return c, o, err
 }
 
 // Provider is the kubernetes backend's row of a provider table; options

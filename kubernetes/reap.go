@@ -67,11 +67,7 @@ func holderGone(h string) bool {
 // claims are kept (runbox tasks removes them), and so is what a runbox
 // on another host holds. It returns the names it deleted.
 func Reap(ctx context.Context, opts Options) ([]string, error) {
-	o, err := fill(opts)
-	if err != nil {
-		return nil, err
-	}
-	c, err := connect(o)
+	c, o, err := dial(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -43,11 +43,7 @@ func taskSelector(o Options, task string) (string, error) {
 // Tasks lists the owner's task pods and claims in the namespace (opts as
 // for [New]: kubeconfig, context, namespace, owner).
 func Tasks(ctx context.Context, opts Options) ([]Task, error) {
-	o, err := fill(opts)
-	if err != nil {
-		return nil, err
-	}
-	c, err := connect(o)
+	c, o, err := dial(opts)
 	if err != nil {
 		return nil, err
 	}
