@@ -15,19 +15,7 @@ import (
 //
 //	providers.Register(docker.Provider(optionsFromConfig))
 func Provider(options func(envs.Spec) Options) envs.Provider {
-	return envs.Provider{
-		Name:        "docker",
-		Description: "a container per task (docker engine), with the runbox agent inside",
-		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
-			return New(ctx, options(spec))
-		},
-		Check: func(ctx context.Context) error {
-			return check(ctx, options(envs.Spec{}))
-		},
-		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			return Capabilities(options(spec))
-		},
-	}
+	return envs.Row("docker", "a container per task (docker engine), with the runbox agent inside", options, New, check, Capabilities)
 }
 
 // check says whether an engine answers.

@@ -124,3 +124,24 @@ func (t *Providers) Open(ctx context.Context, name string, spec Spec) (Environme
 	}
 	return env, nil
 }
+
+// Row is a provider row for a backend whose functions take its own
+// options type O: options turns a caller's Spec into O (the caller owns
+// its configuration), and open, check and capabilities are the
+// backend's New, requirement check and capability report over O.
+func Row[O any, E Environment](name, description string, options func(Spec) O,
+	open func(context.Context, O) (E, error), check func(context.Context, O) error, capabilities func(O) Capabilities) Provider {
+	return Provider{
+		Name:        name,
+		Description: description,
+		New: func(ctx context.Context, spec Spec) (Environment, error) {
+			e, err := open(ctx, options(spec))
+			if err != nil {
+				return nil, err // not e: a typed nil is no nil Environment
+			}
+			return e, nil
+		},
+		Check:        func(ctx context.Context) error { return check(ctx, options(Spec{})) },
+		Capabilities: func(ctx context.Context, spec Spec) Capabilities { return capabilities(options(spec)) },
+	}
+}

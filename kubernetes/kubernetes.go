@@ -284,17 +284,5 @@ func dial(opts Options) (*cluster, Options, error) {
 // Provider is the kubernetes backend's row of a provider table; options
 // turns a caller's Spec into Options.
 func Provider(options func(envs.Spec) Options) envs.Provider {
-	return envs.Provider{
-		Name:        "kubernetes",
-		Description: "a pod per task on a Kubernetes cluster (plain, or an Agent Sandbox claim), with the runbox agent inside",
-		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
-			return New(ctx, options(spec))
-		},
-		Check: func(ctx context.Context) error {
-			return Check(ctx, options(envs.Spec{}))
-		},
-		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			return Capabilities(options(spec))
-		},
-	}
+	return envs.Row("kubernetes", "a pod per task on a Kubernetes cluster (plain, or an Agent Sandbox claim), with the runbox agent inside", options, New, Check, Capabilities)
 }

@@ -110,19 +110,7 @@ func Check(ctx context.Context, opts Options) error {
 // Provider is the singularity backend's row of a provider table; options
 // turns a caller's Spec into Options.
 func Provider(options func(envs.Spec) Options) envs.Provider {
-	return envs.Provider{
-		Name:        "singularity",
-		Description: "an Apptainer (Singularity) instance per task, with the runbox agent inside",
-		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
-			return New(ctx, options(spec))
-		},
-		Check: func(ctx context.Context) error {
-			return Check(ctx, options(envs.Spec{}))
-		},
-		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			return Capabilities(options(spec))
-		},
-	}
+	return envs.Row("singularity", "an Apptainer (Singularity) instance per task, with the runbox agent inside", options, New, Check, Capabilities)
 }
 
 // Reap stops the instances of runbox processes that are gone (each named
