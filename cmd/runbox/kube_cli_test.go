@@ -107,6 +107,17 @@ func TestRunKubernetes_CommandInPod(t *testing.T) {
 	envtest.Eventually(t, 60*time.Second, "no pod left after run", func() bool { return len(k.pods(t)) == 0 })
 }
 
+// TestCodeKubernetes_KernelInPod: a Python cell runs in a kernel inside
+// the pod (its host name is the pod's), and the pod goes with the kernel.
+func TestCodeKubernetes_KernelInPod(t *testing.T) {
+	k := needKube(t)
+	out, stderr, code := cli(t, "", k.env, "code", "--backend", "kubernetes", "--yolo", "import socket; print(6 * 7, socket.gethostname())")
+	if code != 0 || !strings.HasPrefix(out, "42 runbox-") {
+		t.Fatalf("code: exit %d, stdout %q, stderr %q; want 42 and the pod's name", code, out, stderr)
+	}
+	envtest.Eventually(t, 60*time.Second, "no pod left after the kernel", func() bool { return len(k.pods(t)) == 0 })
+}
+
 // TestJobsKubernetes_BackgroundJobOneNotice: a background job in a task's
 // pod completes, its exit code reaches wait, and exactly one completion
 // is queued for it.
