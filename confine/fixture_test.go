@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // A user the attacks run as: root, or nobody (started by root with
@@ -32,7 +33,7 @@ var users = []user{
 // which it must to switch users).
 func forUsers(t *testing.T, f func(t *testing.T, u user)) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to run commands as root and as nobody")
+		integration.Skip(t, "needs root to run commands as root and as nobody")
 	}
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) { f(t, u) })

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // TestWorkspace_OrdinaryWork runs what an agent does all day under the
@@ -63,14 +64,14 @@ func TestWorkspace_OrdinaryWork(t *testing.T) {
 // root's).
 func TestWorkspace_GoBuildAndTest(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+		integration.Skip(t, "needs root")
 	}
 	if testing.Short() {
 		t.Skip("builds a module")
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go on PATH")
+		integration.Skip(t, "no go on PATH: %v", err)
 	}
 	f := newFixture(t, users[0])
 	files := map[string]string{
@@ -108,7 +109,7 @@ func goEnv(t *testing.T, goBin, name string) string {
 // it). The control run under off shows the same writes work unconfined.
 func TestWorkspace_ProtectGit(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for the mount namespace")
+		integration.Skip(t, "needs root for the mount namespace")
 	}
 	attacks := []struct{ name, script string }{
 		{"hook", `echo 'echo evil' > .git/hooks/pre-commit && echo WROTE`},
@@ -150,7 +151,7 @@ func TestWorkspace_ProtectGit(t *testing.T) {
 // capability at all, in any set, so execve of anything grants none.
 func TestCapabilities_RootLosesThem(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+		integration.Skip(t, "needs root")
 	}
 	script := `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; grep NoNewPrivs /proc/self/status; id -u`
 	for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/daytona/internal/fake"
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // payload is every byte value, then the ones a cooked terminal acts on:
@@ -38,7 +39,7 @@ func payload(n int) []byte {
 func TestAttach_RawTerminalIsByteClean(t *testing.T) {
 	cat, err := exec.LookPath("cat")
 	if err != nil {
-		t.Skip("no cat on this machine")
+		integration.Skip(t, "no cat on this machine: %v", err)
 	}
 	const key = "dtn_attach-test"
 	f := fake.New(key, t.TempDir())

@@ -45,29 +45,12 @@ func New(ctx context.Context, o Options) (*remote.Env, error) {
 // a caller's Spec into Options (credentials included, read by the caller
 // from its own launch environment).
 func Provider(options func(envs.Spec) (Options, error)) envs.Provider {
-	return envs.Provider{
-		Name:        "daytona",
-		Description: "a Daytona sandbox per task (official SDK), the runbox agent over a toolbox PTY session",
-		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
-			o, err := options(spec)
-			if err != nil {
-				return nil, err
-			}
-			return New(ctx, o)
-		},
-		Check: func(ctx context.Context) error {
-			o, err := options(envs.Spec{})
-			if err != nil {
-				return err
-			}
-			return Check(ctx, o.Credentials)
-		},
-		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			o, _ := options(spec)
-			return Capabilities(o)
-		},
-	}
+	return envs.FallibleRow("daytona", "a Daytona sandbox per task (official SDK), the runbox agent over a toolbox PTY session",
+		options, New, checkOptions, Capabilities)
 }
+
+// checkOptions is Check of o's credentials.
+func checkOptions(ctx context.Context, o Options) error { return Check(ctx, o.Credentials) }
 
 // Check says whether credentials were found and the API answers to them.
 func Check(ctx context.Context, c Credentials) error {

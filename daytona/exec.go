@@ -236,13 +236,9 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 			p.stdin.Close()
 		}()
 	}
-	out := envs.NewCapture(cmd.Limit(), "")
-	errc := out
-	if cmd.SeparateStreams {
-		errc = envs.NewCapture(cmd.Limit(), "")
-	}
+	out, errc := remote.NativeOutput(cmd)
 	copied := make(chan struct{})
-	go func() {
+	copyOut := func() error {
 		defer close(copied)
 		var wg sync.WaitGroup
 		wg.Go(func() { io.Copy(out, p.outR) })
@@ -250,21 +246,10 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 			wg.Go(func() { io.Copy(errc, p.errR) })
 		}
 		wg.Wait()
-	}()
-	rctx := ctx
-	if cmd.Timeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeoutCause(ctx, cmd.Timeout, envs.ErrTimeout)
-		defer cancel()
+		return nil
 	}
 	var killErr error
-	select {
-	case <-copied:
-	case <-rctx.Done():
-		st, _ := envs.StatusFromContext(rctx)
-		if ctx.Err() == nil {
-			st = envs.ExitStatus{Code: envs.ExitTimeout, TimedOut: true, KilledBy: "timeout"}
-		}
+	remote.AwaitNative(ctx, cmd.Timeout, copyOut, func(st envs.ExitStatus) {
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 		killErr = p.kill(kctx, st)
 		cancel()
@@ -272,9 +257,8 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		case <-copied:
 		case <-time.After(30 * time.Second):
 			p.abort()
-			<-copied
 		}
-	}
+	})
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 	st, err := p.Wait(wctx)
 	cancel()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
@@ -113,7 +114,7 @@ func (b agentBuild) ensureVolume(ctx context.Context, cli *client.Client, image 
 	if !refill {
 		if _, err := cli.VolumeInspect(ctx, b.volume); err == nil {
 			return nil
-		} else if !client.IsErrNotFound(err) {
+		} else if !cerrdefs.IsNotFound(err) {
 			return fmt.Errorf("docker: agent volume %s: %w", b.volume, err)
 		}
 	}

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 	"golang.org/x/term"
 
 	"github.com/runbox/runbox/agent/remote"
@@ -94,7 +94,7 @@ type imageInfo struct {
 func ensureImage(ctx context.Context, cli *client.Client, o Options) (imageInfo, error) {
 	ref := o.Image
 	ii, err := cli.ImageInspect(ctx, ref)
-	if client.IsErrNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		if perr := pull(ctx, cli, ref, o.Progress); perr != nil {
 			return imageInfo{}, &ImageError{Image: ref, Err: perr}
 		}
@@ -257,7 +257,7 @@ func (s *sandbox) create(ctx context.Context) (string, error) {
 	resp, err := s.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
 		// A conflict is another process's container of that name.
-		if !errdefs.IsConflict(err) {
+		if !cerrdefs.IsConflict(err) {
 			s.discard(context.WithoutCancel(ctx), name, ctx.Err() != nil)
 		}
 		return "", fmt.Errorf("docker: create container from %s: %w", s.opts.Image, err)
@@ -281,7 +281,7 @@ func (s *sandbox) discard(ctx context.Context, ref string, cut bool) {
 		switch {
 		case err == nil:
 			return
-		case !client.IsErrNotFound(err):
+		case !cerrdefs.IsNotFound(err):
 			s.log.Debug("docker: cannot remove a container that failed to start (Reap will)", "container", ref, "err", err)
 			return
 		case !cut || time.Now().After(deadline):
@@ -314,7 +314,7 @@ func sanitize(s string) string {
 
 func (s *sandbox) stopContainer(ctx context.Context, id string) error {
 	secs := int(s.opts.StopTimeout.Round(time.Second) / time.Second)
-	if err := s.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil && !client.IsErrNotFound(err) {
+	if err := s.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("docker: stop %s: %w", short(id), err)
 	}
 	return nil
@@ -322,7 +322,7 @@ func (s *sandbox) stopContainer(ctx context.Context, id string) error {
 
 // forceRemove kills and removes container id in one call.
 func (s *sandbox) forceRemove(ctx context.Context, id string) error {
-	if err := s.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+	if err := s.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("docker: remove %s: %w", short(id), err)
 	}
 	return nil
@@ -355,7 +355,7 @@ func Reap(ctx context.Context, cli *client.Client, age time.Duration) ([]string,
 		if now.Sub(ended) < age {
 			continue
 		}
-		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, err)
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"go.uber.org/goleak"
@@ -188,7 +189,7 @@ func TestEnv_Lifecycle(t *testing.T) {
 	if err := eph.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if _, err := cli.ContainerInspect(ctx, id); !client.IsErrNotFound(err) {
+	if _, err := cli.ContainerInspect(ctx, id); !cerrdefs.IsNotFound(err) {
 		t.Errorf("ephemeral container %s still exists after Close (err %v)", id, err)
 	}
 
@@ -214,12 +215,14 @@ func TestEnv_Lifecycle(t *testing.T) {
 }
 
 // TestEnv_ContainerKilledMidCommand: a container killed from outside
-// fails the running command quickly with a clear error, and the next
-// command recreates the environment and says so.
+// fails the running (started, streaming) command of a session quickly
+// with an error that says the container was killed (envs.ErrSandboxKilled,
+// a *docker.KilledError), and the next command recreates the environment,
+// says so, and has lost the session's state.
 func TestEnv_ContainerKilledMidCommand(t *testing.T) {
 	cli := engine(t, debianImage)
 	env := open(t, docker.Options{Image: debianImage})
-	mustRun(t, env, "true")
+	mustRun(t, env, "cd /tmp")
 	p, err := env.Start(t.Context(), envs.Command{Shell: "echo started; sleep 60"})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -235,7 +238,8 @@ func TestEnv_ContainerKilledMidCommand(t *testing.T) {
 		errc <- err
 	}()
 	start := time.Now()
-	if err := cli.ContainerKill(t.Context(), env.ContainerID(), "KILL"); err != nil {
+	id := env.ContainerID()
+	if err := cli.ContainerKill(t.Context(), id, "KILL"); err != nil {
 		t.Fatalf("docker kill: %v", err)
 	}
 	select {
@@ -244,15 +248,16 @@ func TestEnv_ContainerKilledMidCommand(t *testing.T) {
 			t.Fatalf("Wait during the kill = %v; want a lost-agent error (envs.ErrClosed)", err)
 		}
 		t.Logf("error: %v", err)
+		assertKilled(t, err, docker.KilledError{Container: id[:12], Status: "exited", ExitCode: 137, Signal: 9})
 	case <-time.After(20 * time.Second):
 		t.Fatalf("Run still hangs 20s after the container was killed")
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("failing took %v", d)
 	}
-	res := mustRun(t, env, "echo back")
-	if !res.EnvironmentRecreated || res.Output != "back\n" {
-		t.Errorf("next Run: recreated=%v output=%q; want true, back", res.EnvironmentRecreated, res.Output)
+	res := mustRun(t, env, "pwd")
+	if !res.EnvironmentRecreated || res.Output == "/tmp\n" {
+		t.Errorf("next Run: recreated=%v pwd=%q; want true, and not the killed session's /tmp", res.EnvironmentRecreated, res.Output)
 	}
 	if res := mustRun(t, env, "true"); res.EnvironmentRecreated {
 		t.Errorf("EnvironmentRecreated reported twice")

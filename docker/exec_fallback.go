@@ -28,6 +28,7 @@ import (
 // used to read the Env's fallback reason, which a recreation rewrote under
 // a lock this type did not hold.
 type execEnv struct {
+	remote.RunOnly
 	cli    *client.Client
 	id     string
 	base   []string     // the image's environment
@@ -35,7 +36,10 @@ type execEnv struct {
 }
 
 func newExecEnv(cli *client.Client, id string, base []string, policy spawn.Policy) *execEnv {
-	return &execEnv{cli: cli, id: id, base: slices.Clone(base), policy: policy}
+	return &execEnv{
+		RunOnly: remote.RunOnly{Name: "docker", How: "exec API"},
+		cli:     cli, id: id, base: slices.Clone(base), policy: policy,
+	}
 }
 
 // Both halves of the wrapper record the shell's pid so a timeout can kill it.
@@ -58,18 +62,7 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 		return nil, err
 	}
 	pidFile := "/tmp/.runbox-exec-" + randomID() + ".pid"
-	// The engine copies stdout and stderr in separate streams whose frames
-	// it may reorder; merging them in the container keeps arrival order.
-	merge := ""
-	if !cmd.SeparateStreams {
-		merge = "exec 2>&1; "
-	}
-	var argv []string
-	if cmd.Shell != "" {
-		argv = []string{"/bin/sh", "-c", merge + execShellWrapper, "runbox", pidFile, cmd.Shell}
-	} else {
-		argv = append([]string{"/bin/sh", "-c", merge + execArgvWrapper, "runbox", pidFile}, cmd.Args...)
-	}
+	argv := execArgv(cmd, pidFile)
 	if err := sres.CheckArgv(argv); err != nil {
 		return nil, fmt.Errorf("docker: run: %w", err)
 	}
@@ -86,57 +79,56 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 	}
 	defer hr.Close()
 	start := time.Now()
-	out := envs.NewCapture(cmd.Limit(), "")
-	errc := out
-	if cmd.SeparateStreams {
-		errc = envs.NewCapture(cmd.Limit(), "")
-	}
+	out, errc := remote.NativeOutput(cmd)
 	if cmd.Stdin != nil {
 		go func() { // ends with cmd.Stdin or when the connection is closed
 			io.Copy(hr.Conn, cmd.Stdin)
 			hr.CloseWrite()
 		}()
 	}
-	copied := make(chan error, 1)
-	go func() { copied <- demuxAll(hr.Reader, out, errc) }()
-
-	rctx := ctx
-	if cmd.Timeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeoutCause(ctx, cmd.Timeout, envs.ErrTimeout)
-		defer cancel()
-	}
-	var ended *envs.ExitStatus
-	select {
-	case <-copied:
-	case <-rctx.Done():
-		st, _ := envs.StatusFromContext(rctx)
-		if ctx.Err() == nil {
-			st = envs.ExitStatus{Code: envs.ExitTimeout, TimedOut: true, KilledBy: "timeout"}
+	st, stopped, _ := remote.AwaitNative(ctx, cmd.Timeout,
+		func() error { return demuxAll(hr.Reader, out, errc) },
+		func(envs.ExitStatus) {
+			x.kill(pidFile)
+			hr.Close()
+		})
+	res := &envs.Result{ExitStatus: st, Duration: time.Since(start)}
+	if !stopped {
+		if res.ExitStatus, err = x.exitStatus(ctx, xc.ID); err != nil {
+			return nil, err
 		}
-		ended = &st
-		x.kill(pidFile)
-		hr.Close()
-		<-copied
-	}
-	res := &envs.Result{Duration: time.Since(start)}
-	if ended != nil {
-		res.ExitStatus = *ended
-	} else {
-		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		xi, err := x.cli.ContainerExecInspect(ictx, xc.ID)
-		cancel()
-		if err != nil {
-			return nil, x.gone(err)
-		}
-		if xi.Running {
-			return nil, x.gone(fmt.Errorf("exec output ended while it still runs"))
-		}
-		res.ExitStatus = launch.ShellStatus(xi.ExitCode) // sh reports death by signal n as 128+n
 	}
 	x.cleanup(pidFile)
 	res.TakeOutput(out, errc)
 	return res, nil
+}
+
+// execArgv wraps cmd so its shell records its pid in pidFile.
+func execArgv(cmd envs.Command, pidFile string) []string {
+	// The engine copies stdout and stderr in separate streams whose frames
+	// it may reorder; merging them in the container keeps arrival order.
+	merge := ""
+	if !cmd.SeparateStreams {
+		merge = "exec 2>&1; "
+	}
+	if cmd.Shell != "" {
+		return []string{"/bin/sh", "-c", merge + execShellWrapper, "runbox", pidFile, cmd.Shell}
+	}
+	return append([]string{"/bin/sh", "-c", merge + execArgvWrapper, "runbox", pidFile}, cmd.Args...)
+}
+
+// exitStatus reads the status of exec xid, whose output has ended.
+func (x *execEnv) exitStatus(ctx context.Context, xid string) (envs.ExitStatus, error) {
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	xi, err := x.cli.ContainerExecInspect(ictx, xid)
+	cancel()
+	if err != nil {
+		return envs.ExitStatus{}, x.gone(err)
+	}
+	if xi.Running {
+		return envs.ExitStatus{}, x.gone(fmt.Errorf("exec output ended while it still runs"))
+	}
+	return launch.ShellStatus(xi.ExitCode), nil // sh reports death by signal n as 128+n
 }
 
 // kill kills the command's own process (degraded: not its tree).
@@ -179,23 +171,14 @@ func (x *execEnv) gone(err error) error {
 	return err
 }
 
-func (x *execEnv) Start(ctx context.Context, cmd envs.Command) (envs.Process, error) {
-	return nil, fmt.Errorf("docker: streaming processes need the agent: %w", envs.ErrUnsupported)
-}
-
 // Capabilities says what the exec API gives and what it does not.
 func (x *execEnv) Capabilities() envs.Capabilities {
-	return envs.Capabilities{
-		envs.CapTreeKill:      {State: envs.Degraded, Detail: "exec API: only the command's process is killed"},
-		envs.CapDurableOutput: {State: envs.Unsupported, Detail: "exec API: output lives only in the client"},
-		envs.CapSessionState:  {State: envs.Unsupported, Detail: "exec API: each command starts fresh"},
-		envs.CapPTY:           {State: envs.Unsupported, Detail: "exec API fallback"},
-		envs.CapSignals:       {State: envs.Degraded, Detail: "exec API: signals through kill inside the container"},
-		envs.CapStdin:         {State: envs.Active, Detail: "exec API attach"},
-	}
+	caps := x.Lacks()
+	caps[envs.CapTreeKill] = envs.CapInfo{State: envs.Degraded, Detail: "exec API: only the command's process is killed"}
+	caps[envs.CapSignals] = envs.CapInfo{State: envs.Degraded, Detail: "exec API: signals through kill inside the container"}
+	caps[envs.CapStdin] = envs.CapInfo{State: envs.Active, Detail: "exec API attach"}
+	return caps
 }
-
-func (x *execEnv) Close(ctx context.Context) error { return nil }
 
 func (x *execEnv) PutFile(ctx context.Context, path string, r io.Reader, perm os.FileMode) error {
 	return putFile(ctx, x.cli, x.id, path, r, perm)

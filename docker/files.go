@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
@@ -84,7 +85,7 @@ func copyToContainer(ctx context.Context, cli *client.Client, id, p string, r io
 // getFile reads one regular file out of the container.
 func getFile(ctx context.Context, cli *client.Client, id, p string) (io.ReadCloser, error) {
 	rc, st, err := cli.CopyFromContainer(ctx, id, p)
-	if client.IsErrNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		return nil, fmt.Errorf("docker: get %s: %w", p, envs.ErrNotFound)
 	}
 	if err != nil {
@@ -186,7 +187,7 @@ func writeTree(w io.Writer, root string) error {
 // with ErrUnsafePath before anything is written for them.
 func (e *Env) CopyFrom(ctx context.Context, src, dstDir string) error {
 	rc, _, err := e.cli.CopyFromContainer(ctx, e.ContainerID(), src)
-	if client.IsErrNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("docker: copy %s: %w", src, envs.ErrNotFound)
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
@@ -137,7 +138,7 @@ func (n *EgressNetwork) Close(ctx context.Context) error {
 		err = unguard(ctx, n.Bridge)
 	}
 	if n.ID != "" {
-		if rerr := n.cli.NetworkRemove(ctx, n.ID); rerr != nil && !client.IsErrNotFound(rerr) {
+		if rerr := n.cli.NetworkRemove(ctx, n.ID); rerr != nil && !cerrdefs.IsNotFound(rerr) {
 			err = errors.Join(err, fmt.Errorf("docker: remove egress network %s: %w", n.Name, rerr))
 		}
 	}

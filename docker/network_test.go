@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 
@@ -33,7 +34,7 @@ func guardRules(t *testing.T, bridge string) []string {
 func exists(t *testing.T, cli *client.Client, id string) bool {
 	t.Helper()
 	_, err := cli.NetworkInspect(t.Context(), id, network.InspectOptions{})
-	if err != nil && !client.IsErrNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	return err == nil

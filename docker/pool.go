@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
@@ -452,7 +453,7 @@ func (p *Pool) Close(ctx context.Context) error {
 		if out[c.ID] {
 			continue
 		}
-		if rerr := p.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !client.IsErrNotFound(rerr) {
+		if rerr := p.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !cerrdefs.IsNotFound(rerr) {
 			err = errors.Join(err, fmt.Errorf("docker: pool: remove %s: %w", short(c.ID), rerr))
 		}
 	}
@@ -492,7 +493,7 @@ func sweepPools(ctx context.Context, cli *client.Client, age time.Duration, pool
 		}) {
 			continue
 		}
-		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, err)
 			continue
 		}

@@ -18,7 +18,7 @@ func TestSweepPools_RemovesOnlyOrphans(t *testing.T) {
 	const image = "runbox-test-busybox:latest"
 	cli, err := NewClient()
 	if err != nil {
-		t.Skipf("no docker client: %v", err)
+		integration.Skip(t, "no docker client: %v", err)
 	}
 	defer cli.Close()
 	if _, err := cli.ImageInspect(t.Context(), image); err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
@@ -38,6 +39,7 @@ type sandbox struct {
 var (
 	_ remote.Sandbox    = (*sandbox)(nil)
 	_ remote.NativeExec = (*sandbox)(nil)
+	_ remote.Explainer  = (*sandbox)(nil)
 )
 
 // Provision makes sure the task's container exists and runs: the one it
@@ -48,7 +50,7 @@ func (s *sandbox) Provision(ctx context.Context) (remote.Instance, error) {
 	defer s.mu.Unlock()
 	id := s.last
 	if id != "" {
-		if _, err := s.cli.ContainerInspect(ctx, id); client.IsErrNotFound(err) {
+		if _, err := s.cli.ContainerInspect(ctx, id); cerrdefs.IsNotFound(err) {
 			id = ""
 		} else if err != nil {
 			return remote.Instance{}, fmt.Errorf("docker: inspect container %s: %w", short(id), err)
@@ -164,25 +166,10 @@ func (s *sandbox) Attach(ctx context.Context, id string, argv []string) (io.Read
 	return st, nil
 }
 
-// Describe says what became of container id, for error messages.
+// Describe says what became of container id, for error messages: what
+// [sandbox.Explain] finds, as text.
 func (s *sandbox) Describe(ctx context.Context, id string) string {
-	what := "container " + short(id)
-	ci, err := s.cli.ContainerInspect(ctx, id)
-	switch {
-	case client.IsErrNotFound(err):
-		return what + " is gone (removed)"
-	case err != nil:
-		return fmt.Sprintf("%s cannot be inspected (is the docker daemon up?): %v", what, err)
-	case ci.State == nil:
-		return what + " is in an unknown state"
-	case ci.State.Running:
-		return what + " is running but its agent died"
-	}
-	msg := fmt.Sprintf("%s is %s (exit code %d)", what, ci.State.Status, ci.State.ExitCode)
-	if ci.State.OOMKilled {
-		msg += ", killed for exceeding its memory limit"
-	}
-	return msg
+	return s.Explain(ctx, id).Error()
 }
 
 // Release removes an ephemeral container, stops a persistent one, and

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
@@ -95,7 +96,7 @@ func Tasks(ctx context.Context, cli *client.Client, owner string) ([]Task, error
 // removed while it is looked at keeps what the listing said.
 func lastUse(ctx context.Context, cli *client.Client, t *Task, now time.Time) error {
 	ci, err := cli.ContainerInspect(ctx, t.ContainerID)
-	if client.IsErrNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -206,7 +207,7 @@ func RemoveTask(ctx context.Context, cli *client.Client, owner, task string) ([]
 	var errs []error
 	for _, c := range list {
 		err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if err != nil && !client.IsErrNotFound(err) {
+		if err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("docker: remove task %s: container %s: %w", task, short(c.ID), err))
 			continue
 		}

@@ -9,8 +9,8 @@ import (
 	"path"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/client"
 
 	"github.com/runbox/runbox/envs"
 )
@@ -74,7 +74,7 @@ func rebase(w io.Writer, r io.Reader, root string) error {
 // dir's base name; that first element is taken off here.
 func (e *Env) GetTree(ctx context.Context, dir string) (io.ReadCloser, error) {
 	rc, _, err := e.cli.CopyFromContainer(ctx, e.ContainerID(), dir)
-	if client.IsErrNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		return nil, fmt.Errorf("docker: get tree %s: %w", dir, envs.ErrNotFound)
 	}
 	if err != nil {

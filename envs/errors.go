@@ -23,6 +23,12 @@ var (
 	ErrTimeout = errors.New("envs: command timeout")
 	// ErrBadCommand: the command is malformed (neither or both of Shell and Args, ...).
 	ErrBadCommand = errors.New("envs: bad command")
+	// ErrSandboxKilled: the sandbox a command ran in (a container, a pod,
+	// a cloud sandbox) was killed, stopped or removed from outside while
+	// the command ran — as opposed to its agent dying in a sandbox that
+	// still runs. A backend's error type says how (signal, exit code, out
+	// of memory) and matches it.
+	ErrSandboxKilled = errors.New("envs: sandbox killed")
 )
 
 // Decision is the gate's verdict on a command it refused; the JSON form

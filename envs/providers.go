@@ -131,17 +131,40 @@ func (t *Providers) Open(ctx context.Context, name string, spec Spec) (Environme
 // backend's New, requirement check and capability report over O.
 func Row[O any, E Environment](name, description string, options func(Spec) O,
 	open func(context.Context, O) (E, error), check func(context.Context, O) error, capabilities func(O) Capabilities) Provider {
+	always := func(spec Spec) (O, error) { return options(spec), nil }
+	return FallibleRow(name, description, always, open, check, capabilities)
+}
+
+// FallibleRow is [Row] for a backend whose options can fail to be made
+// (no credentials where the caller looks for them): New and Check return
+// that error, and Capabilities reports over the options returned with it,
+// since a report needs no credentials.
+func FallibleRow[O any, E Environment](name, description string, options func(Spec) (O, error),
+	open func(context.Context, O) (E, error), check func(context.Context, O) error, capabilities func(O) Capabilities) Provider {
 	return Provider{
 		Name:        name,
 		Description: description,
 		New: func(ctx context.Context, spec Spec) (Environment, error) {
-			e, err := open(ctx, options(spec))
+			o, err := options(spec)
+			if err != nil {
+				return nil, err
+			}
+			e, err := open(ctx, o)
 			if err != nil {
 				return nil, err // not e: a typed nil is no nil Environment
 			}
 			return e, nil
 		},
-		Check:        func(ctx context.Context) error { return check(ctx, options(Spec{})) },
-		Capabilities: func(ctx context.Context, spec Spec) Capabilities { return capabilities(options(spec)) },
+		Check: func(ctx context.Context) error {
+			o, err := options(Spec{})
+			if err != nil {
+				return err
+			}
+			return check(ctx, o)
+		},
+		Capabilities: func(ctx context.Context, spec Spec) Capabilities {
+			o, _ := options(spec)
+			return capabilities(o)
+		},
 	}
 }

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 // stderrKeep is how much of a process's recent standard error is kept for
@@ -46,6 +46,9 @@ func (c *cluster) executor(pod, container string, argv []string, stdin bool) (re
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: exec in pod %s: %w", pod, err)
 	}
+	// The websocket executor reports a refused upgrade with
+	// k8s.io/streaming's error type; apimachinery's copy of the package
+	// has a type of its own, which would never match.
 	ex, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})

@@ -34,7 +34,9 @@
 // launch does not build the child's environment (package spawn does),
 // wire its stdio, time it out, or tear its tree down (package
 // termination): each launcher keeps those, since they are what makes it
-// different. It keeps no state between calls.
+// different. It keeps no state between calls. It never touches cgroupfs
+// or systemd itself: a container is package termination's from creation
+// to removal (its doc says why no cgroup library drives them).
 //
 // # Invariants callers may rely on
 //

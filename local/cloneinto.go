@@ -122,7 +122,7 @@ func (e *Env) placeWarm(ctx context.Context, w *warmShell, pid int) error {
 	e.log.Debug("local: a warm shell's container vanished; making a new one", "err", err)
 	w.cont.Remove(ctx)
 	w.cont = nil
-	cont, cerr := launch.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), w.limits, termination.WithDetection(e.detection()))
+	cont, cerr := launch.NewContainer(ctx, e.containerID(), w.limits, termination.WithDetection(e.detection()))
 	if cerr != nil {
 		return fmt.Errorf("local: %w", cerr)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/termination/subreaper"
 )
@@ -70,7 +71,7 @@ func TestConformance(t *testing.T) {
 
 func TestConformance_Sh(t *testing.T) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
-		t.Skip("no /bin/sh")
+		integration.Skip(t, "no /bin/sh: %v", err)
 	}
 	envtest.Run(t, func(t *testing.T) envs.Environment {
 		return open(t, local.Options{Shell: "/bin/sh"})

@@ -133,7 +133,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	}
 	var gate *launch.Gate
 	if !e.opts.NoContainment || !limits.IsZero() {
-		cont, cerr := launch.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), limits, termination.WithDetection(e.detection()))
+		cont, cerr := launch.NewContainer(ctx, e.containerID(), limits, termination.WithDetection(e.detection()))
 		if cerr != nil {
 			if !limits.IsZero() {
 				return nil, nil, fmt.Errorf("local: %w", cerr)
@@ -245,6 +245,13 @@ func closeAll(fs ...*os.File) {
 			f.Close()
 		}
 	}
+}
+
+// containerID names the container of the next command: unique across
+// the environments of this process (termination refuses an id in use),
+// by the random part of this one's state directory's name.
+func (e *Env) containerID() string {
+	return fmt.Sprintf("%d-%s-%d", os.Getpid(), strings.TrimPrefix(filepath.Base(e.stateDir), "runbox-session-"), e.nextID())
 }
 
 func (e *Env) nextID() int {

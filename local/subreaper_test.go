@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
 )
 
@@ -47,7 +48,7 @@ func TestSubreaper_SignalStatusKept(t *testing.T) {
 func TestContainer_LeftoversKilledAndCounted(t *testing.T) {
 	env := open(t, local.Options{})
 	if env.Capabilities().State(envs.CapContainment) != envs.Active {
-		t.Skip("no cgroup or scope here")
+		integration.Skip(t, "no cgroup or scope here: %s", env.Capabilities()[envs.CapContainment].Detail)
 	}
 	res := run(t, env, envs.Command{Shell: "( setsid sleep 1000.4712 & ); sleep 1001.4712 & exit 4"})
 	if res.Code != 4 || res.LeftoverKilled != 2 {

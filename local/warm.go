@@ -251,7 +251,7 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	if cont := e.spareContainer(); cont != nil {
 		w.cont = cont
 	} else if !e.opts.NoContainment || !w.limits.IsZero() {
-		cont, cerr := launch.NewContainer(ctx, fmt.Sprintf("%d-%d", os.Getpid(), e.nextID()), w.limits, termination.WithDetection(e.detection()))
+		cont, cerr := launch.NewContainer(ctx, e.containerID(), w.limits, termination.WithDetection(e.detection()))
 		if cerr != nil {
 			if !w.limits.IsZero() {
 				return nil, fmt.Errorf("local: %w", cerr)

@@ -103,14 +103,7 @@ func fill(opts Options) (Options, error) {
 // sandbox's own laid over them.
 func Capabilities(opts Options) envs.Capabilities {
 	o, _ := fill(opts)
-	caps := envs.Capabilities{
-		envs.CapTreeKill:      {State: envs.Active, Detail: "runbox agent in the sandbox"},
-		envs.CapPTY:           {State: envs.Active, Detail: "runbox agent in the sandbox"},
-		envs.CapStdin:         {State: envs.Active},
-		envs.CapSignals:       {State: envs.Active},
-		envs.CapSessionState:  {State: envs.Active, Detail: "runbox agent in the sandbox"},
-		envs.CapDurableOutput: {State: envs.Active, Detail: "runbox agent in the sandbox"},
-	}
+	caps := remote.AgentCapabilities()
 	sandboxCapabilities(o, caps)
 	return caps
 }
@@ -131,17 +124,8 @@ func Check(ctx context.Context, getenv func(string) string) error {
 // Provider is the modal backend's row of a provider table; options turns
 // a caller's Spec into Options.
 func Provider(options func(envs.Spec) Options) envs.Provider {
-	return envs.Provider{
-		Name:        "modal",
-		Description: "a Modal sandbox per task (Modal's Go SDK), with the runbox agent inside",
-		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
-			return New(ctx, options(spec))
-		},
-		Check: func(ctx context.Context) error {
-			return Check(ctx, options(envs.Spec{}).Getenv)
-		},
-		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			return Capabilities(options(spec))
-		},
-	}
+	return envs.Row("modal", "a Modal sandbox per task (Modal's Go SDK), with the runbox agent inside", options, New, checkOptions, Capabilities)
 }
+
+// checkOptions is Check with the environment o reads credentials from.
+func checkOptions(ctx context.Context, o Options) error { return Check(ctx, o.Getenv) }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/procregistry/internal/jobdir"
 )
 
@@ -20,7 +21,7 @@ const nobody = 65534
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("giving a file to another user (chown) needs root")
+		integration.Skip(t, "giving a file to another user (chown) needs root")
 	}
 }
 
@@ -118,7 +119,7 @@ func TestOpen_RefusesHostileStateDir(t *testing.T) {
 			d := filepath.Join(base, "state")
 			mkdir(t, d, 0o700)
 			if err := os.Link(victim, filepath.Join(d, "events.jsonl")); err != nil {
-				t.Skip("no hard links here:", err)
+				integration.Skip(t, "no hard links here: %v", err)
 			}
 			return d
 		}, "has 2 hard links"},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/server"
 )
 
@@ -205,7 +206,7 @@ func TestUnixSocket_OwnerOnly(t *testing.T) {
 
 	curl, err := exec.LookPath("curl")
 	if err != nil || os.Getuid() != 0 {
-		t.Skip("the foreign-user check needs root and curl")
+		integration.Skip(t, "the foreign-user check needs root and curl")
 	}
 	os.Chmod(dir, 0o755)
 	os.Chmod(sock, 0o666) // a mistake the peer check must still cover

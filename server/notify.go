@@ -36,6 +36,11 @@ func (s *session) notify(ctx context.Context, ev procregistry.Event) error {
 	if id := s.mcp.ID(); id != "" && !s.srv.listening(id) {
 		return fmt.Errorf("runbox: session %s: %w", s.id, errNotListening)
 	}
+	// The SDK marks logging deprecated as of protocol 2026-07-28, which
+	// runbox does not negotiate (sessionProtocolVersions); in the versions
+	// it speaks, log messages are the specification's channel for what a
+	// server sends on its own (docs/mcp-protocol.md).
+	//lint:ignore SA1019 deprecated only in a protocol version runbox refuses
 	return s.mcp.Log(ctx, &mcp.LoggingMessageParams{
 		Level:  eventLevel(ev),
 		Logger: notifyLogger,

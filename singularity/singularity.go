@@ -76,14 +76,7 @@ func New(ctx context.Context, opts Options) (*Env, error) {
 // agent's, with the instance's own laid over them.
 func Capabilities(opts Options) envs.Capabilities {
 	o, _ := fill(opts)
-	caps := envs.Capabilities{
-		envs.CapTreeKill:      {State: envs.Active, Detail: "runbox agent in the instance"},
-		envs.CapPTY:           {State: envs.Active, Detail: "runbox agent in the instance"},
-		envs.CapStdin:         {State: envs.Active},
-		envs.CapSignals:       {State: envs.Active},
-		envs.CapSessionState:  {State: envs.Active, Detail: "runbox agent in the instance"},
-		envs.CapDurableOutput: {State: envs.Active, Detail: "runbox agent in the instance"},
-	}
+	caps := remote.AgentCapabilities()
 	prog := "no apptainer or singularity found"
 	if p, err := findProgram(o.Program, o.Getenv); err == nil {
 		prog = p.path

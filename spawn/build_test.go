@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // envMap turns a built Env into a map, failing on a malformed or repeated
@@ -389,7 +391,7 @@ func TestBuild_Errors(t *testing.T) {
 func TestBuild_ChildNeverSeesSecret(t *testing.T) {
 	envPath, err := exec.LookPath("/usr/bin/env")
 	if err != nil {
-		t.Skipf("no /usr/bin/env: %v", err)
+		integration.Skip(t, "no /usr/bin/env: %v", err)
 	}
 	const (
 		providerKey = "sk-provider-0123456789"

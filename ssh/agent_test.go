@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/ssh/sshtest"
 )
 
@@ -23,7 +24,7 @@ func startAgent(t *testing.T, key any) string {
 	t.Helper()
 	path, err := exec.LookPath("ssh-agent")
 	if err != nil {
-		t.Skipf("no ssh-agent: %v", err)
+		integration.Skip(t, "no ssh-agent: %v", err)
 	}
 	sock := filepath.Join(t.TempDir(), "agent.sock")
 	cmd := exec.Command(path, "-D", "-a", sock)

@@ -33,6 +33,7 @@ import (
 // its own input: the remote argv holds only the fixed wrapper and the
 // command itself.
 type execEnv struct {
+	remote.RunOnly
 	cn    *conn
 	dir   string
 	grace time.Duration
@@ -57,7 +58,8 @@ func (s *sandbox) Native(ctx context.Context, id string) (envs.Environment, erro
 		return nil, err
 	}
 	s.dropLead() // the agent will not run: its session is not needed
-	return &execEnv{cn: cn, dir: s.o.Dir, grace: s.o.Grace}, nil
+	run := remote.RunOnly{Name: "ssh", How: "session per command"}
+	return &execEnv{RunOnly: run, cn: cn, dir: s.o.Dir, grace: s.o.Grace}, nil
 }
 
 // preamble is the exports and cd that the wrapper evaluates.
@@ -99,10 +101,42 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 			return nil, fmt.Errorf("ssh: environment variable name %q: %w", k, envs.ErrBadCommand)
 		}
 	}
-	dir := x.dir
-	if cmd.Dir != "" {
-		dir = cmd.Dir
+	stdin, err := x.input(cmd)
+	if err != nil {
+		return nil, err
 	}
+	argv := execArgv(cmd)
+	sess, err := x.cn.client.NewSession()
+	if err != nil {
+		return nil, x.gone(err)
+	}
+	defer sess.Close()
+	out, errc := remote.NativeOutput(cmd)
+	pg := &pgidLine{w: out}
+	var mu sync.Mutex // orders writes to a shared capture
+	sess.Stdin = stdin
+	sess.Stdout = lockedWriter{&mu, pg}
+	sess.Stderr = lockedWriter{&mu, errc}
+	start := time.Now()
+	if err := sess.Start(shellCommand(argv...)); err != nil {
+		return nil, x.gone(err)
+	}
+	st, stopped, err := remote.AwaitNative(ctx, cmd.Timeout, sess.Wait, func(envs.ExitStatus) {
+		x.kill(pg.pgid())
+		sess.Close()
+	})
+	res := &envs.Result{ExitStatus: st, Duration: time.Since(start)}
+	if !stopped && err != nil {
+		if res.ExitStatus, err = x.exitStatus(err); err != nil {
+			return nil, err
+		}
+	}
+	res.TakeOutput(out, errc)
+	return res, nil
+}
+
+// execArgv is the remote argv: the wrapper and cmd, nothing else.
+func execArgv(cmd envs.Command) []string {
 	wrapper := execWrapper
 	if !cmd.SeparateStreams {
 		// One stream on the host keeps the order of stdout and stderr.
@@ -110,9 +144,17 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 	}
 	argv := []string{"/bin/sh", "-c", wrapper, "runbox"}
 	if cmd.Shell != "" {
-		argv = append(argv, "shell", cmd.Shell)
-	} else {
-		argv = append(append(argv, "args"), cmd.Args...)
+		return append(argv, "shell", cmd.Shell)
+	}
+	return append(append(argv, "args"), cmd.Args...)
+}
+
+// input is what the session's stdin carries: the preamble's length and
+// the preamble, then cmd's own input.
+func (x *execEnv) input(cmd envs.Command) (io.Reader, error) {
+	dir := x.dir
+	if cmd.Dir != "" {
+		dir = cmd.Dir
 	}
 	// The defaults every child gets (PAGER=cat, ...) and the caller's
 	// variables, under the same policy as the agent's children; the host's
@@ -131,60 +173,20 @@ func (x *execEnv) Run(ctx context.Context, cmd envs.Command) (*envs.Result, erro
 	if cmd.Stdin != nil {
 		stdin = io.MultiReader(stdin, cmd.Stdin)
 	}
-	sess, err := x.cn.client.NewSession()
-	if err != nil {
-		return nil, x.gone(err)
+	return stdin, nil
+}
+
+// exitStatus maps the error of a session that ended by itself to the
+// command's status.
+func (x *execEnv) exitStatus(err error) (envs.ExitStatus, error) {
+	var ee *gossh.ExitError
+	if !errors.As(err, &ee) {
+		return envs.ExitStatus{}, x.gone(err)
 	}
-	defer sess.Close()
-	out := envs.NewCapture(cmd.Limit(), "")
-	errc := out
-	if cmd.SeparateStreams {
-		errc = envs.NewCapture(cmd.Limit(), "")
+	if n := signalNumber(ee.Signal()); n > 0 {
+		return envs.SignalStatus(syscall.Signal(n)), nil
 	}
-	pg := &pgidLine{w: out}
-	var mu sync.Mutex // orders writes to a shared capture
-	sess.Stdin = stdin
-	sess.Stdout = lockedWriter{&mu, pg}
-	sess.Stderr = lockedWriter{&mu, errc}
-	start := time.Now()
-	if err := sess.Start(shellCommand(argv...)); err != nil {
-		return nil, x.gone(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- sess.Wait() }() // ends when the session does
-	rctx := ctx
-	if cmd.Timeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeoutCause(ctx, cmd.Timeout, envs.ErrTimeout)
-		defer cancel()
-	}
-	res := &envs.Result{}
-	select {
-	case err = <-done:
-	case <-rctx.Done():
-		st, _ := envs.StatusFromContext(rctx)
-		if ctx.Err() == nil {
-			st = envs.ExitStatus{Code: envs.ExitTimeout, TimedOut: true, KilledBy: "timeout"}
-		}
-		x.kill(pg.pgid())
-		sess.Close()
-		<-done
-		res.ExitStatus, err = st, nil
-	}
-	res.Duration = time.Since(start)
-	if err != nil {
-		var ee *gossh.ExitError
-		if !errors.As(err, &ee) {
-			return nil, x.gone(err)
-		}
-		if n := signalNumber(ee.Signal()); n > 0 {
-			res.ExitStatus = envs.SignalStatus(syscall.Signal(n))
-		} else {
-			res.ExitStatus = launch.ShellStatus(ee.ExitStatus()) // sh reports death by signal n as 128+n
-		}
-	}
-	res.TakeOutput(out, errc)
-	return res, nil
+	return launch.ShellStatus(ee.ExitStatus()), nil // sh reports death by signal n as 128+n
 }
 
 // signalNumber maps the signal names sshd reports to numbers.
@@ -237,26 +239,17 @@ func (x *execEnv) gone(err error) error {
 	return fmt.Errorf("ssh: session on %s: %w", x.cn.t, err)
 }
 
-func (x *execEnv) Start(ctx context.Context, cmd envs.Command) (envs.Process, error) {
-	return nil, fmt.Errorf("ssh: streaming processes need the agent: %w", envs.ErrUnsupported)
-}
-
 // Capabilities says what a session per command gives and what it does not.
 func (x *execEnv) Capabilities() envs.Capabilities {
-	return envs.Capabilities{
-		envs.CapTreeKill:      {State: envs.Degraded, Detail: "session per command: its process group is killed; a setsid child escapes"},
-		envs.CapDurableOutput: {State: envs.Unsupported, Detail: "session per command: output lives only in the client"},
-		envs.CapSessionState:  {State: envs.Unsupported, Detail: "session per command: each command starts fresh"},
-		envs.CapPTY:           {State: envs.Unsupported, Detail: "session per command fallback"},
-		envs.CapSignals:       {State: envs.Degraded, Detail: "kill of the process group through another session"},
-		envs.CapStdin:         {State: envs.Active, Detail: "session stdin"},
-		envs.CapFileTransfer:  {State: envs.Active, Detail: "cat through a session"},
-		envs.CapContainment:   {State: envs.Unsupported, Detail: "session per command fallback"},
-		envs.CapLimits:        {State: envs.Unsupported, Detail: "session per command fallback"},
-	}
+	caps := x.Lacks()
+	caps[envs.CapTreeKill] = envs.CapInfo{State: envs.Degraded, Detail: "session per command: its process group is killed; a setsid child escapes"}
+	caps[envs.CapSignals] = envs.CapInfo{State: envs.Degraded, Detail: "kill of the process group through another session"}
+	caps[envs.CapStdin] = envs.CapInfo{State: envs.Active, Detail: "session stdin"}
+	caps[envs.CapFileTransfer] = envs.CapInfo{State: envs.Active, Detail: "cat through a session"}
+	caps[envs.CapContainment] = envs.CapInfo{State: envs.Unsupported, Detail: x.How + " fallback"}
+	caps[envs.CapLimits] = envs.CapInfo{State: envs.Unsupported, Detail: x.How + " fallback"}
+	return caps
 }
-
-func (x *execEnv) Close(ctx context.Context) error { return nil }
 
 // PutFile writes r to path through a session that copies its stdin there.
 func (x *execEnv) PutFile(ctx context.Context, path string, r io.Reader, perm os.FileMode) error {

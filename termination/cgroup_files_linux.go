@@ -31,6 +31,46 @@ func writeCgroupFile(dir, name, s string) error {
 	return err
 }
 
+// makeCgroup creates cgroup dir, whose parent must exist. A dir that
+// exists already is refused: it is another container's (an id in use
+// twice), and sharing it would let one command's teardown kill the
+// other's processes.
+func makeCgroup(dir string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("termination: create cgroup %s: %w", dir, err)
+	}
+	return nil
+}
+
+// limitFile is one control file a limit is written to.
+type limitFile struct {
+	ctrl     string // the controller the file belongs to
+	name     string
+	value    string
+	optional bool // a kernel may lack it (swap accounting); errors are ignored
+}
+
+// controllers lists the controllers files belong to, once each.
+func controllers(files []limitFile) []string {
+	var out []string
+	for _, f := range files {
+		if !slices.Contains(out, f.ctrl) {
+			out = append(out, f.ctrl)
+		}
+	}
+	return out
+}
+
+// writeLimits writes files, in order, into cgroup dir.
+func writeLimits(dir string, files []limitFile) error {
+	for _, f := range files {
+		if err := writeCgroupFile(dir, f.name, f.value); err != nil && !f.optional {
+			return fmt.Errorf("termination: set %s of %s to %s: %w", f.name, dir, f.value, err)
+		}
+	}
+	return nil
+}
+
 // removeTries bounds the rmdir retries of one cgroup: a cgroup whose last
 // task just exited can refuse removal (EBUSY) for a moment.
 const removeTries = 6

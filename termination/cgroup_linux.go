@@ -13,9 +13,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/containerd/cgroups/v3/cgroup1"
-	"github.com/containerd/cgroups/v3/cgroup2"
-
 	"github.com/runbox/runbox/envs"
 )
 
@@ -23,11 +20,11 @@ import (
 // mode the v2 cgroup holds membership and kill, and v1 cgroups (only for
 // the limits that are set) hold the limits.
 //
-// The containerd library creates the cgroups and sets their limits
-// (newCgroup); everything after that — Add, Kill, Procs, Remove,
-// LimitEvent — is plain file operations on the directories, so a
-// container reopened from its [ContainerRef] (openCgroup) runs exactly the
-// same code as the one that made it.
+// Its whole life is plain file operations on the cgroup directories —
+// mkdir and the limit files (newCgroup), then cgroup.procs, cgroup.kill or
+// the v1 freezer, rmdir — so a container reopened from its [ContainerRef]
+// (openCgroup) runs exactly the same code as the one that made it. The
+// package doc says why no cgroup library does it.
 type cgroupContainer struct {
 	mech   Mechanism
 	v2dir  string            // CgroupV2, Hybrid
@@ -39,91 +36,90 @@ type cgroupContainer struct {
 
 var _ Container = (*cgroupContainer)(nil)
 
+// newCgroup makes the cgroups of a container of mechanism m, named
+// runbox-<id>, beside this process's own cgroup in each hierarchy, with
+// limits. A cgroup of that name that exists already is an error, never
+// shared. Whatever it made is removed when it fails.
 func newCgroup(m Mechanism, id string, limits envs.Limits, d Detection) (_ *cgroupContainer, err error) {
-	name := "runbox-" + id
 	c := &cgroupContainer{mech: m, v1dirs: map[string]string{}}
 	defer func() {
 		if err != nil {
 			c.Remove(context.Background())
 		}
 	}()
+	mounts, err := cgroupMounts()
+	if err != nil {
+		return nil, err
+	}
+	own, err := ownCgroups()
+	if err != nil {
+		return nil, err
+	}
+	name := "runbox-" + id
 	if m == CgroupV2 || m == Hybrid {
-		own, err := ownCgroups()
-		if err != nil {
+		if err := c.makeV2(mounts, own[""], name, limits, d); err != nil {
 			return nil, err
-		}
-		mounts, err := cgroupMounts()
-		if err != nil {
-			return nil, err
-		}
-		i := slices.IndexFunc(mounts, func(x mount) bool { return x.v2 && x.point == d.Unified })
-		if i < 0 {
-			return nil, fmt.Errorf("termination: cgroup2 mount %q gone", d.Unified)
-		}
-		// The library takes the group relative to the mountpoint.
-		group := filepath.Join(strings.TrimPrefix(dirIn(mounts[i], own[""]), d.Unified), name)
-		if !strings.HasPrefix(group, "/") {
-			group = "/" + group
-		}
-		res := &cgroup2.Resources{}
-		if m == CgroupV2 {
-			res = v2Resources(limits)
-		}
-		if _, err := cgroup2.NewManager(d.Unified, group, res); err != nil {
-			// The directory may exist with some limits unset: remove it.
-			c.v2dir = filepath.Join(d.Unified, group)
-			return nil, fmt.Errorf("termination: create cgroup %s in %s: %w", group, d.Unified, err)
-		}
-		c.v2dir = filepath.Join(d.Unified, group)
-		if m == CgroupV2 && limits.MemoryBytes > 0 {
-			// Without swap the memory limit is a hard limit; a kernel
-			// without swap accounting has no such file, which is fine.
-			os.WriteFile(filepath.Join(c.v2dir, "memory.swap.max"), []byte("0"), 0)
 		}
 	}
 	if m == CgroupV1 || m == Hybrid {
-		var want []string
-		if m == CgroupV1 {
-			want = append(want, "freezer")
-		}
-		if limits.MemoryBytes > 0 {
-			want = append(want, "memory")
-		}
-		if limits.Pids > 0 {
-			want = append(want, "pids")
-		}
-		if limits.CPUs > 0 {
-			want = append(want, "cpu")
-		}
-		for _, w := range want {
-			if _, ok := d.V1[w]; !ok {
-				return nil, fmt.Errorf("termination: no cgroup v1 %s controller: %w", w, envs.ErrUnsupported)
-			}
-		}
-		if len(want) > 0 {
-			path := cgroup1.NestedPath(name)
-			hier := func() ([]cgroup1.Subsystem, error) {
-				all, err := cgroup1.Default()
-				if err != nil {
-					return nil, err
-				}
-				return slices.DeleteFunc(all, func(s cgroup1.Subsystem) bool {
-					return !slices.Contains(want, string(s.Name()))
-				}), nil
-			}
-			for _, w := range want {
-				rel, err := path(cgroup1.Name(w))
-				if err != nil {
-					return nil, fmt.Errorf("termination: v1 %s path: %w", w, err)
-				}
-				c.v1dirs[w] = filepath.Join(d.V1[w], rel)
-			}
-			if _, err := cgroup1.New(path, v1Resources(limits), cgroup1.WithHierarchy(hier)); err != nil {
-				return nil, fmt.Errorf("termination: create v1 cgroups %s: %w", name, err)
-			}
+		if err := c.makeV1(mounts, own, name, limits, d); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// makeV2 makes the container's cgroup in the cgroup2 hierarchy at
+// d.Unified, as a child of ownPath (this process's cgroup there), with
+// the limits when the container is CgroupV2 (a Hybrid one keeps its
+// limits in v1).
+func (c *cgroupContainer) makeV2(mounts []mount, ownPath, name string, limits envs.Limits, d Detection) error {
+	i := slices.IndexFunc(mounts, func(x mount) bool { return x.v2 && x.point == d.Unified })
+	if i < 0 {
+		return fmt.Errorf("termination: cgroup2 mount %q gone", d.Unified)
+	}
+	parent := dirIn(mounts[i], ownPath)
+	var files []limitFile
+	if c.mech == CgroupV2 {
+		files = v2Limits(limits)
+	}
+	if err := enableControllers(d.Unified, parent, controllers(files)); err != nil {
+		return err
+	}
+	dir := filepath.Join(parent, name)
+	if err := makeCgroup(dir); err != nil {
+		return err
+	}
+	c.v2dir = dir
+	return writeLimits(dir, files)
+}
+
+// makeV1 makes the container's v1 cgroups: freezer (CgroupV1, for
+// membership and kill) and one per limit that is set, each as a child of
+// this process's cgroup in that controller's hierarchy. It refuses before
+// making anything when a controller it needs is not mounted.
+func (c *cgroupContainer) makeV1(mounts []mount, own map[string]string, name string, limits envs.Limits, d Detection) error {
+	want := v1Wanted(c.mech, limits)
+	for _, w := range want {
+		if _, ok := d.V1[w]; !ok {
+			return fmt.Errorf("termination: no cgroup v1 %s controller: %w", w, envs.ErrUnsupported)
+		}
+	}
+	for _, w := range want {
+		i := slices.IndexFunc(mounts, func(x mount) bool { return !x.v2 && x.point == d.V1[w] })
+		if i < 0 {
+			return fmt.Errorf("termination: cgroup v1 %s mount %q gone", w, d.V1[w])
+		}
+		dir := filepath.Join(dirIn(mounts[i], own[w]), name)
+		if err := makeCgroup(dir); err != nil {
+			return err
+		}
+		c.v1dirs[w] = dir
+		if err := writeLimits(dir, v1Limits(w, limits)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // openCgroup reopens the cgroups ref names, after checking that each

@@ -8,11 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/runbox/runbox/envs"
 )
@@ -20,19 +19,47 @@ import (
 // v1Controllers are the cgroup v1 controllers runbox uses.
 var v1Controllers = []string{"freezer", "pids", "memory", "cpu"}
 
-func v1Resources(l envs.Limits) *specs.LinuxResources {
-	r := &specs.LinuxResources{}
+// v1Wanted lists the v1 controllers a container of mechanism m needs:
+// the freezer (CgroupV1's membership and kill) and one per limit set.
+func v1Wanted(m Mechanism, l envs.Limits) []string {
+	var want []string
+	if m == CgroupV1 {
+		want = append(want, "freezer")
+	}
 	if l.MemoryBytes > 0 {
-		r.Memory = &specs.LinuxMemory{Limit: &l.MemoryBytes}
+		want = append(want, "memory")
 	}
 	if l.Pids > 0 {
-		r.Pids = &specs.LinuxPids{Limit: &l.Pids}
+		want = append(want, "pids")
 	}
 	if l.CPUs > 0 {
-		q, p := int64(l.CPUs*cpuPeriod), uint64(cpuPeriod)
-		r.CPU = &specs.LinuxCPU{Quota: &q, Period: &p}
+		want = append(want, "cpu")
 	}
-	return r
+	return want
+}
+
+// v1Limits are the control files that set the limits of controller ctrl
+// in its v1 cgroup, in the order they must be written (the CFS period
+// before the quota; the memory limit before the memory+swap limit, which
+// may not be below it). Without swap accounting there is no
+// memory.memsw.limit_in_bytes, which is fine.
+func v1Limits(ctrl string, l envs.Limits) []limitFile {
+	switch ctrl {
+	case "memory":
+		n := strconv.FormatInt(l.MemoryBytes, 10)
+		return []limitFile{
+			{ctrl: ctrl, name: "memory.limit_in_bytes", value: n},
+			{ctrl: ctrl, name: "memory.memsw.limit_in_bytes", value: n, optional: true},
+		}
+	case "pids":
+		return []limitFile{{ctrl: ctrl, name: "pids.max", value: strconv.FormatInt(l.Pids, 10)}}
+	case "cpu":
+		return []limitFile{
+			{ctrl: ctrl, name: "cpu.cfs_period_us", value: strconv.Itoa(cpuPeriod)},
+			{ctrl: ctrl, name: "cpu.cfs_quota_us", value: strconv.FormatInt(int64(l.CPUs*cpuPeriod), 10)},
+		}
+	}
+	return nil
 }
 
 // freezeWait bounds how long a v1 freezer may take to reach a state.

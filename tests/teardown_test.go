@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // treeShapes are the ways a command leaves processes behind; each %s is a
@@ -150,7 +152,7 @@ func TestTeardown_LeftoversAnnounced(t *testing.T) {
 		}
 	}
 	if u == nil {
-		t.Skip("needs root to switch to an unprivileged user")
+		integration.Skip(t, "needs root to switch to an unprivileged user")
 	}
 	home := u.home(t)
 	env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + home + "/state"}

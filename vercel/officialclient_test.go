@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // jsClientVersion is the @vercel/sandbox release the fake is checked
@@ -36,11 +38,11 @@ func TestFake_OfficialClient(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed; the official client cannot run")
+		integration.Skip(t, "node is not installed; the official client cannot run: %v", err)
 	}
 	dir := jsClientDir()
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@vercel", "sandbox", "package.json")); err != nil {
-		t.Skipf("@vercel/sandbox %s is not installed in %s (run scripts/vercel/install-js-client.sh)", jsClientVersion, dir)
+		integration.Skip(t, "@vercel/sandbox %s is not installed in %s (run scripts/vercel/install-js-client.sh)", jsClientVersion, dir)
 	}
 	script, err := filepath.Abs(filepath.Join("testdata", "client.cjs"))
 	if err != nil {

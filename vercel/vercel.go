@@ -48,14 +48,7 @@ func (e *Env) Sandbox() string {
 // Capabilities is what an environment opened with opts would report: the
 // agent's, with the sandbox's own laid over them.
 func Capabilities(opts Options) envs.Capabilities {
-	caps := envs.Capabilities{
-		envs.CapTreeKill:      {State: envs.Active, Detail: "runbox agent in the sandbox"},
-		envs.CapPTY:           {State: envs.Active, Detail: "runbox agent in the sandbox"},
-		envs.CapStdin:         {State: envs.Active},
-		envs.CapSignals:       {State: envs.Active},
-		envs.CapSessionState:  {State: envs.Active, Detail: "runbox agent in the sandbox"},
-		envs.CapDurableOutput: {State: envs.Active, Detail: "runbox agent in the sandbox"},
-	}
+	caps := remote.AgentCapabilities()
 	sandboxCapabilities(opts, caps)
 	return caps
 }
@@ -74,26 +67,9 @@ func Check(ctx context.Context, creds Credentials) error {
 // turns a caller's Spec into Options (failing when credentials are
 // missing).
 func Provider(options func(envs.Spec) (Options, error)) envs.Provider {
-	return envs.Provider{
-		Name:        "vercel",
-		Description: "a Vercel Sandbox microVM per task (REST API), with the runbox agent inside over its interactive PTY",
-		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
-			o, err := options(spec)
-			if err != nil {
-				return nil, err
-			}
-			return New(ctx, o)
-		},
-		Check: func(ctx context.Context) error {
-			o, err := options(envs.Spec{})
-			if err != nil {
-				return err
-			}
-			return Check(ctx, o.Credentials)
-		},
-		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
-			o, _ := options(spec)
-			return Capabilities(o)
-		},
-	}
+	return envs.FallibleRow("vercel", "a Vercel Sandbox microVM per task (REST API), with the runbox agent inside over its interactive PTY",
+		options, New, checkOptions, Capabilities)
 }
+
+// checkOptions is Check of o's credentials.
+func checkOptions(ctx context.Context, o Options) error { return Check(ctx, o.Credentials) }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // TestHunks_PatchAccepts: for texts with changes at the start, the end,
@@ -13,7 +15,7 @@ import (
 // hunks turn the old text into the new one when patch applies them.
 func TestHunks_PatchAccepts(t *testing.T) {
 	if _, err := exec.LookPath("patch"); err != nil {
-		t.Skip("no patch program")
+		integration.Skip(t, "no patch program: %v", err)
 	}
 	lines := func(n int, f func(i int) string) string {
 		var b strings.Builder

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/workspace"
 )
@@ -22,7 +23,7 @@ import (
 // compare, apply, incremental push — works through it, with no docker.
 func TestPush_TarFallbackOnLocal(t *testing.T) {
 	if _, err := exec.LookPath("tar"); err != nil {
-		t.Skip("no tar")
+		integration.Skip(t, "no tar: %v", err)
 	}
 	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
 	if err != nil {

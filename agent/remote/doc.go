@@ -24,9 +24,11 @@
 //     and stdout carry the agent protocol, and [agent.NewClient] does the
 //     handshake (bounded by Options.HandshakeTimeout).
 //  4. Detect loss: when the stream fails ([agent.ErrLost]) or the native
-//     exec finds the sandbox gone ([ErrGone]), the command fails at once
-//     with an error that says what became of the sandbox
-//     ([Sandbox.Describe]).
+//     exec finds the sandbox gone ([ErrGone]), the command (or a started
+//     command's Wait) fails at once with an error that says what became
+//     of the sandbox ([Sandbox.Describe]; an [Explainer]'s error, which
+//     matches envs.ErrSandboxKilled when the sandbox was killed from
+//     outside, is wrapped).
 //  5. Recreate: the next command provisions again (the same sandbox when
 //     it still exists) and reconnects; its Result has
 //     EnvironmentRecreated set and a warning that session state was reset.

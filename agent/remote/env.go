@@ -196,16 +196,42 @@ func (e *Env) ensure(ctx context.Context) (envs.Environment, bool, error) {
 // agent gone, so the next command sets it up again, and returns the error
 // that command reports.
 func (e *Env) lost(ctx context.Context, be envs.Environment, op string, err error) error {
+	return e.lostIn(ctx, be, e.ID(), op, err)
+}
+
+// lostIn is lost for a command that ran in sandbox id: a started command
+// may be waited for after another command has set a new sandbox up.
+func (e *Env) lostIn(ctx context.Context, be envs.Environment, id, op string, err error) error {
 	e.mu.Lock()
 	if e.be == be {
 		e.dropBackendLocked()
 	}
-	id := e.id
 	e.mu.Unlock()
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	if x, ok := e.sb.(Explainer); ok {
+		// The explanation names the backend itself ("docker: container …").
+		return fmt.Errorf("%w, during %s; the next command recreates the environment: %w", x.Explain(dctx, id), op, err)
+	}
 	state := e.sb.Describe(dctx, id)
-	cancel()
 	return fmt.Errorf("%s: %s: %s; the next command recreates the environment: %w", e.opts.Name, op, state, err)
+}
+
+// lostProcess is a started command whose Wait, when the sandbox or its
+// agent is lost under it, says what became of its sandbox, as a Run would.
+type lostProcess struct {
+	envs.Process
+	e  *Env
+	be envs.Environment
+	id string // the sandbox it runs in
+}
+
+func (p *lostProcess) Wait(ctx context.Context) (envs.ExitStatus, error) {
+	st, err := p.Process.Wait(ctx)
+	if err != nil && isLost(err) {
+		err = p.e.lostIn(ctx, p.be, p.id, "wait", err)
+	}
+	return st, err
 }
 
 func (e *Env) dropBackendLocked() {
@@ -315,7 +341,7 @@ func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error)
 		}
 		return nil, fmt.Errorf("%s: start: %w", e.opts.Name, err)
 	}
-	return p, nil
+	return &lostProcess{Process: p, e: e, be: be, id: e.ID()}, nil
 }
 
 // Capabilities reports what this environment enforces: the agent's

@@ -95,6 +95,18 @@ type NativeExec interface {
 	Native(ctx context.Context, id string) (envs.Environment, error)
 }
 
+// Explainer is an optional ability of a [Sandbox] whose loss has causes
+// callers branch on. Explain says what became of sandbox id, as Describe
+// does, but as an error: one matching [envs.ErrSandboxKilled] (with the
+// backend's details, for errors.As) when the sandbox was killed, stopped
+// or removed from outside. Its text starts with the backend's name, as
+// the backend's own errors do. [Env] calls it in place of Describe, and
+// the error of the command (Run, Start, a started command's Wait, a file
+// transfer) that lost the sandbox wraps what it returns.
+type Explainer interface {
+	Explain(ctx context.Context, id string) error
+}
+
 // ErrGone is what a native environment's errors wrap when the sandbox no
 // longer exists or no longer runs: [Env] then provisions again on the next
 // command, as it does when the agent's stream is lost.

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,13 +17,10 @@ import (
 )
 
 type codeOptions struct {
-	backend string
-	image   string
-	cwd     string
-	timeout time.Duration
-	json    bool
-	file    string
-	args    []string
+	placeFlags
+	json bool
+	file string
+	args []string
 }
 
 func newCodeCommand(a *app) *cobra.Command {
@@ -57,10 +52,7 @@ traceback goes to stderr); sys.exit's code; 124 when --timeout expired;
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.backend, "backend", "", "backend to run on (default from config: local)")
-	f.StringVar(&opts.image, "image", "", "container image (docker backend)")
-	f.StringVar(&opts.cwd, "cwd", "", "working directory (default: the current one)")
-	f.DurationVar(&opts.timeout, "timeout", 0, "interrupt the cell after this long (exit 124); 0 = config default")
+	opts.register(f, forCode)
 	f.BoolVar(&opts.json, "json", false, "print the reply as JSON")
 	f.StringVarP(&opts.file, "file", "f", "", "read the code from FILE")
 	return cmd
@@ -97,7 +89,10 @@ func runCode(ctx context.Context, a *app, opts *codeOptions) error {
 	if opts.timeout < 0 {
 		return usageError{errorf("--timeout %v: want a duration >= 0", opts.timeout)}
 	}
-	spec := envs.Spec{Dir: opts.cwd, Image: cmp.Or(opts.image, a.cfg.Docker.Image)}
+	spec, err := opts.spec(envs.Limits{})
+	if err != nil {
+		return err
+	}
 	var reply *kernel.Reply
 	err = a.withAsker(func(asker approval.Asker) error {
 		ss, err := a.svc.NewSession(service.SessionOptions{Backend: opts.backend, Spec: spec, Asker: asker})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/procregistry"
 )
 
@@ -143,7 +144,7 @@ func acceptedConns(t *testing.T, sock string) int {
 	t.Helper()
 	b, err := os.ReadFile("/proc/net/unix")
 	if err != nil {
-		t.Skip("no /proc/net/unix to see the daemon's connections:", err)
+		integration.Skip(t, "no /proc/net/unix to see the daemon's connections: %v", err)
 	}
 	n := 0
 	for _, line := range strings.Split(string(b), "\n") {

@@ -15,11 +15,7 @@ import (
 // jobTarget says where a job command acts: this machine's job daemon, the
 // job daemon inside a task's docker container, or the one on a remote
 // host over ssh.
-type jobTarget struct {
-	backend, image, task string
-	ssh                  sshFlags
-	kube                 kubeFlags
-}
+type jobTarget struct{ placeFlags }
 
 // remoteJobs is the job registry in a task's container or on an ssh host,
 // reached through the agent (service.SandboxJobs); the environment is
@@ -49,12 +45,7 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 			continue
 		}
 		t := &jobTarget{}
-		f := c.Flags()
-		f.StringVar(&t.backend, "backend", "", `where the job daemon is: "local" (default), "docker" (the task's container), "kubernetes" (the task's pod) or "ssh" (a remote host)`)
-		f.StringVar(&t.image, "image", "", "container image, with --backend docker (default from config)")
-		f.StringVar(&t.task, "task", "", "the task whose container or pod holds the jobs, with --backend docker or kubernetes (default docker.task, kubernetes.task)")
-		t.ssh.bind(f)
-		t.kube.bind(f)
+		t.register(c.Flags(), forJobs)
 		local := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			var r *remoteJobs

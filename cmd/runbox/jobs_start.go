@@ -25,12 +25,12 @@ type startOptions struct {
 	pty       bool
 	key       string
 	owner     string
-	cwd       string
-	env       []string
 	session   bool
 	lifetime  string
-	limits    limitFlags
 	args      []string
+	// --cwd, --env and the limits; where the job daemon is comes with
+	// every job command (withJobTargets).
+	placeFlags
 }
 
 func newStartCommand(a *app) *cobra.Command {
@@ -65,11 +65,9 @@ and handoff; job ids may be shortened to any unique prefix.`,
 	f.BoolVar(&opts.pty, "pty", false, "run on a pseudo-terminal")
 	f.StringVar(&opts.key, "key", "", "idempotency key: a start with a key used before returns that job")
 	f.StringVar(&opts.owner, "owner", "", "owner receiving the job's events (default $RUNBOX_OWNER or \"user\")")
-	f.StringVar(&opts.cwd, "cwd", "", "working directory (default: the current one)")
-	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the job's environment (repeatable); a bare KEY hands over runbox's own KEY, even a blocked one, keeping the value off the command line")
 	f.BoolVar(&opts.session, "session", false, "end the job with its owner's session instead of leaving it detached (--lifetime session)")
 	f.StringVar(&opts.lifetime, "lifetime", "", "the job's class: session, detached (the default) or keep-awake (detached, and its sandbox counts as in use while it runs)")
-	opts.limits.bind(f)
+	opts.register(f, forStart)
 	return cmd
 }
 
@@ -85,7 +83,7 @@ func runStart(ctx context.Context, a *app, opts *startOptions) error {
 			return errorf("%v", err)
 		}
 	}
-	limits, err := opts.limits.resolve(a.svc.Limits())
+	limits, err := opts.limitsOver(a.svc.Limits())
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // A state directory made by another user — named by RUNBOX_STATE_DIR,
@@ -14,7 +16,7 @@ import (
 // linked from it is untouched. Breaks if runbox trusts the directory.
 func TestJobs_CLIRefusesHostileStateDir(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("giving a directory to another user (chown) needs root")
+		integration.Skip(t, "giving a directory to another user (chown) needs root")
 	}
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	const nobody = 65534

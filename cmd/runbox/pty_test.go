@@ -13,6 +13,8 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // testTerminal is a pseudo-terminal for tests: slave is the terminal runbox
@@ -30,7 +32,7 @@ func newTestTerminal(t *testing.T, raw bool) *testTerminal {
 	t.Helper()
 	m, s, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
+		integration.Skip(t, "no pseudo-terminal: %v", err)
 	}
 	if raw {
 		if _, err := term.MakeRaw(int(s.Fd())); err != nil {

@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/gated"
 	"github.com/runbox/runbox/service"
@@ -26,24 +24,11 @@ import (
 )
 
 type runOptions struct {
-	backend        string
-	image          string
-	cwd            string
-	timeout        time.Duration
-	env            []string
+	placeFlags
 	pty            bool
 	json           bool
 	outputLimit    int
-	outputLimitSet bool // --output-limit was given: it also bounds output to a pipe
-	limits         limitFlags
-	network        string
-	workspace      bool
-	task           string
-	sync           string
-	syncExclude    []string
-	syncTo         string
-	ssh            sshFlags
-	kube           kubeFlags
+	outputLimitSet bool          // --output-limit was given: it also bounds output to a pipe
 	yield          time.Duration // > 0: runYield (run_yield.go)
 	args           []string
 }
@@ -97,23 +82,10 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.backend, "backend", "", "backend to run on (default from config: local)")
-	f.StringVar(&opts.image, "image", "", "container image (docker backend)")
-	f.StringVar(&opts.cwd, "cwd", "", "working directory (default: the current one)")
-	f.DurationVar(&opts.timeout, "timeout", 0, "kill the command's tree after this long (exit 124); 0 = config default")
-	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in the command's environment (repeatable); a bare KEY hands over runbox's own KEY, even a blocked one, keeping the value off the command line")
+	opts.register(f, forRun)
 	f.BoolVar(&opts.pty, "pty", false, "run on a pseudo-terminal")
 	f.BoolVar(&opts.json, "json", false, "print the result as JSON instead of the output")
 	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept with --json or shown on a terminal (default from config); given, it bounds a pipe too")
-	opts.limits.bind(f)
-	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
-	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends; the gate then treats the backend as having host access)")
-	f.StringVar(&opts.task, "task", "", "the task's own environment, kept between runs: a container or pod kept running (--backend docker, kubernetes) or a sandbox snapshotted on exit and restored (--backend modal); with --sync, on any backend, the name its workspace is kept by")
-	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's workspace first (only what changed after the first time; docker, modal, ssh: /workspace, local: a directory of the task's own); see runbox sync")
-	f.StringVar(&opts.syncTo, "sync-to", "", "with --sync: the directory on the backend that --sync's directory is pushed to, replaced by the first push (default /workspace; local: a directory of the task's own)")
-	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable; .git/ and .gitignore'd paths are left out anyway)")
-	opts.ssh.bind(f)
-	opts.kube.bind(f)
 	f.DurationVar(&opts.yield, "yield", 0, "run as a background job and wait this long: a command still running then has its output so far shown, its job id on stderr, and runbox exits 75 (continue with runbox logs/wait ID)")
 	return cmd
 }
@@ -133,7 +105,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		return usageError{errorf("--yield %v: want a duration > 0", opts.yield)}
 	}
 	backend := cmp.Or(opts.backend, a.cfg.Backend)
-	limits, err := opts.limits.resolve(a.svc.Limits())
+	spec, err := opts.spec(a.svc.Limits())
 	if err != nil {
 		return err
 	}
@@ -142,21 +114,11 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		return err
 	}
 	if opts.yield > 0 {
-		return runYield(ctx, a, opts, shell, env, limits)
+		return runYield(ctx, a, opts, shell, env, spec.Limits)
 	}
-	spec := envs.Spec{Dir: opts.cwd, Image: opts.image, Limits: limits, Network: opts.network}
-	if opts.workspace {
-		wd, err := os.Getwd()
-		if err != nil {
-			return errorf("--workspace: %v", err)
-		}
-		spec.Settings = map[string]string{"workspace": wd}
-	}
-	if err := checkTaskFlags(opts, backend); err != nil {
+	if err := checkTaskFlags(&opts.placeFlags, backend); err != nil {
 		return err
 	}
-	opts.ssh.apply(&spec)
-	opts.kube.apply(&spec)
 	state, remote := "", ""
 	switch {
 	case opts.sync != "":
@@ -307,37 +269,6 @@ func shellCommand(args []string) string {
 		return args[0]
 	}
 	return gated.Line(envs.Command{Args: args})
-}
-
-// limitFlags are --memory, --pids and --cpus, shared by run and start.
-type limitFlags struct {
-	memory string
-	pids   int64
-	cpus   float64
-}
-
-func (l *limitFlags) bind(f *pflag.FlagSet) {
-	f.StringVar(&l.memory, "memory", "", "memory limit, e.g. 256M")
-	f.Int64Var(&l.pids, "pids", 0, "limit on the number of tasks")
-	f.Float64Var(&l.cpus, "cpus", 0, "CPU limit, e.g. 0.5")
-}
-
-// resolve lays the flags that were given over base (the configuration).
-func (l *limitFlags) resolve(base envs.Limits) (envs.Limits, error) {
-	if l.memory != "" {
-		m, err := config.ParseSize(l.memory)
-		if err != nil {
-			return base, usageError{errorf("--memory: %v", err)}
-		}
-		base.MemoryBytes = m
-	}
-	if l.pids > 0 {
-		base.Pids = l.pids
-	}
-	if l.cpus > 0 {
-		base.CPUs = l.cpus
-	}
-	return base, nil
 }
 
 // commandStdin passes runbox's stdin to the command when it is a pipe or a

@@ -18,7 +18,7 @@ func taskBackends() []string {
 }
 
 // checkTaskFlags refuses --task and --sync where they mean nothing.
-func checkTaskFlags(opts *runOptions, backend string) error {
+func checkTaskFlags(opts *placeFlags, backend string) error {
 	if opts.task != "" && opts.sync == "" && !slices.Contains(taskBackends(), backend) {
 		return usageError{errorf("--task: a task's environment needs --backend %s (or --sync DIR, on any backend that can move files)", strings.Join(taskBackends(), ", "))}
 	}

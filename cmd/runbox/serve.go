@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runbox/runbox/config"
-	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
@@ -24,20 +23,8 @@ import (
 
 type serveOptions struct {
 	// Where commands run: the flags of run.
-	backend     string
-	image       string
-	cwd         string
-	timeout     time.Duration
-	env         []string
+	placeFlags
 	outputLimit int
-	limits      limitFlags
-	network     string
-	workspace   bool
-	task        string
-	sync        string
-	syncExclude []string
-	ssh         sshFlags
-	kube        kubeFlags
 
 	// Transports.
 	http      string
@@ -105,20 +92,8 @@ refused with a hint otherwise.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.backend, "backend", "", "backend the sessions run on (default from config: local)")
-	f.StringVar(&opts.image, "image", "", "container image (docker backend)")
-	f.StringVar(&opts.cwd, "cwd", "", "initial working directory of each session (default: the current one)")
-	f.DurationVar(&opts.timeout, "timeout", 0, "default per-command timeout when a call gives none; 0 = config default")
-	f.StringArrayVar(&opts.env, "env", nil, "set KEY=VALUE in every command's environment (repeatable)")
+	opts.register(f, forServe)
 	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept per tool call (default from config)")
-	opts.limits.bind(f)
-	f.StringVar(&opts.network, "network", "", `network policy ("none" to cut the network; container backends)`)
-	f.BoolVar(&opts.workspace, "workspace", false, "mount the current directory at /workspace (container backends)")
-	f.StringVar(&opts.task, "task", "", "sessions run in the task's own container, kept running between commands (--backend docker)")
-	f.StringVar(&opts.sync, "sync", "", "push this directory to the task's /workspace before each foreground command and offer the sync tool")
-	f.StringArrayVar(&opts.syncExclude, "sync-exclude", nil, "gitignore-style pattern of paths --sync leaves out (repeatable)")
-	opts.ssh.bind(f)
-	opts.kube.bind(f)
 	f.StringVar(&opts.http, "http", "", "serve streamable HTTP at ADDR (host:port) on /mcp instead of stdio")
 	f.StringVar(&opts.tokenFile, "token-file", "", "file holding the bearer token for --http (default: generate one)")
 	f.BoolVar(&opts.noToken, "insecure-loopback-no-token", false, "with --http on a loopback address only: check no bearer token (for test suites that cannot send one; every local user can then reach the server)")
@@ -172,7 +147,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	if opts.dockerPool >= 0 {
 		cfg.Docker.Pool = opts.dockerPool
 	}
-	limits, err := opts.limits.resolve(a.svc.Limits())
+	spec, err := opts.spec(a.svc.Limits())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -184,14 +159,9 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	if err != nil {
 		return nil, nil, errorf("%v", err)
 	}
-	spec := envs.Spec{Dir: opts.cwd, Image: opts.image, Limits: limits, Network: opts.network}
-	if opts.workspace {
-		spec.Settings = map[string]string{"workspace": wd}
-	}
 	var sync *server.SyncOptions
 	if opts.sync != "" || opts.task != "" {
-		ro := runOptions{task: opts.task, sync: opts.sync, syncExclude: opts.syncExclude, workspace: opts.workspace}
-		if err := checkTaskFlags(&ro, cmp.Or(opts.backend, cfg.Backend)); err != nil {
+		if err := checkTaskFlags(&opts.placeFlags, cmp.Or(opts.backend, cfg.Backend)); err != nil {
 			return nil, nil, err
 		}
 		if spec.Settings == nil {
@@ -206,8 +176,6 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 		}
 		sync = &server.SyncOptions{Workspace: a.syncOptions(opts.task, opts.sync, state, opts.syncExclude)}
 	}
-	opts.ssh.apply(&spec)
-	opts.kube.apply(&spec)
 	svc, err := service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
 		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log, WarmPool: true,

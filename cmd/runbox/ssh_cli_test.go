@@ -15,6 +15,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/ssh/sshtest"
 )
@@ -332,7 +333,7 @@ func sshBenchHost(t *testing.T) (*sshtest.Server, string, string) {
 	t.Helper()
 	d := sshtest.Start(t)
 	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Skipf("no OpenSSH client: %v", err)
+		integration.Skip(t, "no OpenSSH client: %v", err)
 	}
 	dir := t.TempDir()
 	agentBin := filepath.Join(dir, "runbox-agent")

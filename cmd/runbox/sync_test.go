@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // TestSyncDocker_RunDiffApply: run --task --sync pushes the directory
@@ -160,7 +162,7 @@ func TestSyncDocker_ApplyWritesNothingThatRunsHere(t *testing.T) {
 	const image = "runbox-test-debian:bookworm"
 	needDocker(t, image)
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
+		integration.Skip(t, "no git: %v", err)
 	}
 	task := fmt.Sprintf("sync-attack-test-%d", os.Getpid())
 	t.Cleanup(func() {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // repl is an interactive program to type into: python3 when there is
@@ -25,7 +27,7 @@ func findREPL(t *testing.T) repl {
 		return repl{args: []string{"--", "python3 -q"}, prompt: ">>> ", compute: "print(6*7)\n", quit: "exit()\n"}
 	}
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("neither python3 nor bash")
+		integration.Skip(t, "neither python3 nor bash: %v", err)
 	}
 	return repl{args: []string{"--", "PS1='rb> ' bash --norc --noprofile -i"}, prompt: "rb> ", compute: "echo $((6*7))\n", quit: "exit\n"}
 }
@@ -97,7 +99,7 @@ func TestRun_PTYCtrlCReachesCommand(t *testing.T) {
 // reaches the command's terminal.
 func TestRun_PTYResizeFollows(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
+		integration.Skip(t, "no bash: %v", err)
 	}
 	tt := newTestTerminal(t, false)
 	if err := pty.Setsize(tt.master, &pty.Winsize{Rows: 24, Cols: 80}); err != nil {

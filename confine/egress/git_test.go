@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // TestProxy_GitClone: ordinary work — git, configured only by Env,
@@ -17,15 +19,15 @@ import (
 func TestProxy_GitClone(t *testing.T) {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("git is not installed")
+		integration.Skip(t, "git is not installed: %v", err)
 	}
 	out, err := exec.Command(gitPath, "--exec-path").Output()
 	if err != nil {
-		t.Skipf("git --exec-path: %v", err)
+		integration.Skip(t, "git --exec-path: %v", err)
 	}
 	backendPath := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
 	if _, err := os.Stat(backendPath); err != nil {
-		t.Skipf("git-http-backend is not installed: %v", err)
+		integration.Skip(t, "git-http-backend is not installed: %v", err)
 	}
 	root := t.TempDir()
 	work := filepath.Join(root, "work")

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/integration"
 )
 
 // hang bounds every wait of these tests: it only catches a hang, so it is
@@ -88,7 +90,7 @@ func writeCA(t *testing.T, s *httptest.Server) string {
 func run(t *testing.T, env map[string]string, name string, args ...string) (string, string, int) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed", name)
+		integration.Skip(t, "%s is not installed: %v", name, err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), hang)
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/procregistry/internal/jobdir"
 )
 
@@ -75,7 +76,7 @@ func hostedJob(t *testing.T, state string, spec jobdir.Spec) (string, jobdir.PID
 	var pids jobdir.PIDRecord
 	readWithin(t, dir, jobdir.FilePID, &pids)
 	if pids.Container == nil {
-		t.Skipf("no container here, so no host: %s", pids.Warning)
+		integration.Skip(t, "no container here, so no host: %s", pids.Warning)
 	}
 	if !pids.Host {
 		hl, _ := os.ReadFile(filepath.Join(state, jobdir.HostDir, jobdir.HostLog))

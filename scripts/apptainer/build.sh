@@ -33,13 +33,22 @@ log() { printf 'apptainer: %s\n' "$*" >&2; }
 # Runtime helpers (squashfuse mounts SIFs unprivileged, fuse-overlayfs
 # and fuse2fs give writable overlays, uidmap gives newuidmap) and the
 # build's C libraries.
-install_packages() {
-	local want=(libseccomp-dev uidmap squashfs-tools squashfuse fuse-overlayfs
-		fuse2fs cryptsetup-bin libsubid-dev pkg-config gcc make)
-	local missing=() p
-	for p in "${want[@]}"; do
-		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+want_packages=(libseccomp-dev uidmap squashfs-tools squashfuse fuse-overlayfs
+	fuse2fs cryptsetup-bin libsubid-dev pkg-config gcc make)
+
+# missing_packages prints the Debian packages of want_packages not yet
+# installed (`build.sh --missing-packages` prints them, so that
+# scripts/test can install everything in one apt-get run).
+missing_packages() {
+	local p
+	for p in "${want_packages[@]}"; do
+		dpkg -s "$p" >/dev/null 2>&1 || echo "$p"
 	done
+}
+
+install_packages() {
+	local missing
+	mapfile -t missing < <(missing_packages)
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" != 0 ]; then
 		log "missing packages ${missing[*]} and not root to install them"
@@ -74,7 +83,10 @@ build() {
 	# machine's shared build cache.
 	export GOCACHE=$work/gocache GOFLAGS=-mod=mod GONOSUMDB=$module
 	log "configuring (prefix $prefix)"
-	(cd "$src" && ./mconfig --without-suid --prefix="$prefix" >"$work/mconfig.log" 2>&1) || {
+	# --without-network: the backend asks only for the host's network or
+	# `--network none`, which needs no CNI plugin; skipping the plugins
+	# saves linking a dozen programs on a cold machine.
+	(cd "$src" && ./mconfig --without-suid --without-network --prefix="$prefix" >"$work/mconfig.log" 2>&1) || {
 		tail -n 30 "$work/mconfig.log" >&2
 		return 1
 	}
@@ -117,6 +129,10 @@ sif() {
 }
 
 main() {
+	if [ "${1:-}" = --missing-packages ]; then
+		missing_packages
+		return 0
+	fi
 	install_packages
 	if [ -n "${REBUILD:-}" ] || [ ! -s "$prefix/.built" ]; then
 		build

@@ -28,6 +28,12 @@ out="$cache/kube-$k8s-vk-$vk-$hash"
 missing=()
 command -v etcd >/dev/null || missing+=(etcd-server)
 command -v openssl >/dev/null || missing+=(openssl) # up.sh makes the certificates
+# `build.sh --missing-packages` prints them, so that scripts/test can
+# install everything in one apt-get run.
+if [ "${1:-}" = --missing-packages ]; then
+	[ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}"
+	exit 0
+fi
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		log "installing ${missing[*]}"
