@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
@@ -165,7 +166,7 @@ func (x *execEnv) gone(err error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	ci, ierr := x.cli.ContainerInspect(ctx, x.id)
-	if client.IsErrNotFound(ierr) || (ierr == nil && ci.State != nil && !ci.State.Running) || client.IsErrConnectionFailed(ierr) {
+	if cerrdefs.IsNotFound(ierr) || (ierr == nil && ci.State != nil && !ci.State.Running) || client.IsErrConnectionFailed(ierr) {
 		return fmt.Errorf("docker: container %s: %w: %v", short(x.id), remote.ErrGone, err)
 	}
 	return err
