@@ -46,7 +46,11 @@ func BenchmarkTrue(b *testing.B) {
 		defer pp.Close()
 		for b.Loop() {
 			cmd := exec.Command("/bin/true")
-			if err := pp.Start(cmd.Start); err != nil {
+			gone, err := pp.Start(cmd.Start)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := gone(); err != nil {
 				b.Fatal(err)
 			}
 			if err := cmd.Wait(); err != nil {

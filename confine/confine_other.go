@@ -23,7 +23,9 @@ func Prepare(p Policy) (*Prepared, error) {
 func (*Prepared) Current() bool { return false }
 
 // Start refuses.
-func (*Prepared) Start(func() error) error { return ErrNotEnforced }
+func (*Prepared) Start(func() error) (func() error, error) {
+	return func() error { return nil }, ErrNotEnforced
+}
 
 // Close does nothing.
 func (*Prepared) Close() error { return nil }

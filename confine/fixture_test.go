@@ -229,7 +229,11 @@ func startPrepared(t *testing.T, p confine.Policy, cmd *exec.Cmd) error {
 		t.Fatalf("Prepare: %v", err)
 	}
 	defer pp.Close()
-	return pp.Start(cmd.Start)
+	gone, err := pp.Start(cmd.Start)
+	if gerr := gone(); err == nil {
+		err = gerr
+	}
+	return err
 }
 
 // threadHelper runs as the helper of runArgv: its arguments are the
@@ -250,7 +254,11 @@ func threadHelper(args []string) int {
 		var pp *confine.Prepared
 		if pp, err = confine.Prepare(p); err == nil {
 			defer pp.Close()
-			err = pp.Start(cmd.Start)
+			var gone func() error
+			gone, err = pp.Start(cmd.Start)
+			if gerr := gone(); err == nil {
+				err = gerr
+			}
 		}
 	}
 	if err != nil {

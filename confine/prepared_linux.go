@@ -68,7 +68,9 @@ func Prepare(p Policy) (*Prepared, error) {
 
 // Current reports whether the files the ruleset was built from are as
 // they were (see the type's documentation): false means a Start now would
-// grant what a fresh build would not, or miss what it would grant.
+// grant what a fresh build would not, or miss what it would grant. While
+// nothing changed in the directories the rules depend on (inotify says
+// so) it costs one read; after a change, a few directory listings.
 func (pp *Prepared) Current() bool {
 	return pp.w.current()
 }
@@ -78,30 +80,36 @@ func (pp *Prepared) Current() bool {
 // (exec.Cmd.Start, which forks from the calling thread): the process
 // inherits every layer. It must start it itself, not through another
 // goroutine (which runs on another, unconfined, thread), and must not ask
-// for a parent-death signal (the thread, its parent, ends at once). The
-// thread ends when start returns, its rights with it, and is never used
-// for anything else; Start returns only once it is gone. When the thread
-// cannot be confined, start is not called and the error matches
-// [ErrNotEnforced].
-func (pp *Prepared) Start(start func() error) error {
+// for a parent-death signal (the thread, its parent, ends at once). When
+// the thread cannot be confined, start is not called and the error
+// matches [ErrNotEnforced].
+//
+// The thread ends when start returns, its rights with it, and is never
+// used for anything else; Start returns without waiting for that. Until
+// the thread is gone the program shares its Landlock domain, and so could
+// signal or trace it (and through it, read this process's memory): the
+// caller calls gone, which returns once the thread has ended, before it
+// hands the program any work of its own (a command, input). A program
+// busy starting (a shell reading its start-up files) gives the thread the
+// time to end, so gone rarely waits. gone is never nil, and is to be
+// called whatever the error; calls after the first return at once.
+func (pp *Prepared) Start(start func() error) (gone func() error, err error) {
 	pp.mu.RLock()
 	defer pp.mu.RUnlock()
 	if pp.closed {
-		return fmt.Errorf("%w: prepared sandbox closed", ErrNotEnforced)
+		return func() error { return nil }, fmt.Errorf("%w: prepared sandbox closed", ErrNotEnforced)
 	}
-	return pp.onThread(start)
+	pidfd, err := pp.onThread(start)
+	return sync.OnceValue(func() error { return threadGone(pidfd) }), err
 }
 
 // onThread runs enforce and start on a thread of their own, which ends
-// with them; it returns once that thread is gone. While it lives the
-// thread shares the program's Landlock domain, and so could be traced or
-// signalled by it (its memory is this process's): the program runs
-// nothing of its own before start returns (it is being started), but the
-// caller may hand it work as soon as Start returns.
-func (pp *Prepared) onThread(start func() error) error {
+// with them, and returns a pidfd of that thread (-1 when there was none
+// to wait for).
+func (pp *Prepared) onThread(start func() error) (pidfd int, err error) {
 	type result struct {
 		err   error
-		pidfd int // the thread's, -1 when there is no thread to wait for
+		pidfd int
 	}
 	res := make(chan result, 1)
 	go func() {
@@ -113,9 +121,9 @@ func (pp *Prepared) onThread(start func() error) error {
 			// while another goroutine does the work puts that one on
 			// another thread; the main thread is then let go as it
 			// was.
-			err := pp.onThread(start)
+			fd, err := pp.onThread(start)
 			runtime.UnlockOSThread()
-			res <- result{err: err, pidfd: -1}
+			res <- result{err: err, pidfd: fd}
 			return
 		}
 		// Never unlocked: the runtime ends a thread whose goroutine
@@ -133,20 +141,19 @@ func (pp *Prepared) onThread(start func() error) error {
 		res <- result{err: start(), pidfd: fd}
 	}()
 	r := <-res
-	if r.pidfd >= 0 {
-		if err := threadGone(r.pidfd); err != nil && r.err == nil {
-			r.err = err
-		}
-	}
-	return r.err
+	return r.pidfd, r.err
 }
 
 // pidfdThread is PIDFD_THREAD (O_EXCL in linux/pidfd.h): a pidfd of one
 // thread, readable when that thread has exited (Linux 6.9).
 const pidfdThread = unix.O_EXCL
 
-// threadGone waits for the thread of pidfd to exit, and closes pidfd.
+// threadGone waits for the thread of pidfd to exit, and closes pidfd
+// (-1: there is nothing to wait for).
 func threadGone(pidfd int) error {
+	if pidfd < 0 {
+		return nil
+	}
 	defer unix.Close(pidfd)
 	for {
 		_, err := unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, -1)
@@ -167,6 +174,7 @@ func (pp *Prepared) Close() error {
 	if !pp.closed {
 		pp.closed = true
 		pp.r.close()
+		pp.w.close()
 	}
 	return nil
 }

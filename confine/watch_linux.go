@@ -32,6 +32,14 @@ import (
 //
 // Nothing is compared by time stamp: a change within one tick of the
 // file system's clock is seen as well.
+//
+// Comparing takes a few directory listings. So that it is not paid before
+// every start, the directories those observations depend on are also
+// watched with inotify: while no event has come, nothing can have
+// changed, and current answers at the cost of one read that finds the
+// queue empty. An event (or a lost one: the queue overflowed) makes the
+// next current compare in full. Without inotify (a user out of
+// instances), every current compares in full.
 type watch struct {
 	mu      sync.Mutex
 	dirs    map[string][sha256.Size]byte
@@ -41,6 +49,12 @@ type watch struct {
 	// resolving are the links current resolves again: those the
 	// listings do not already vouch for (see seal).
 	resolving []string
+
+	// notify is the inotify instance watching the directories the
+	// observations depend on (-1: none); dirty, that an event came since
+	// the last full comparison found nothing changed. Both under mu.
+	notify int
+	dirty  bool
 }
 
 // link is what resolving a path gave: with deny, by resolve (a missing
@@ -58,7 +72,7 @@ type fileID struct {
 }
 
 func newWatch() *watch {
-	return &watch{dirs: map[string][sha256.Size]byte{}, entries: map[string][]dirent{}, files: map[string]fileID{}, links: map[string]link{}}
+	return &watch{dirs: map[string][sha256.Size]byte{}, entries: map[string][]dirent{}, files: map[string]fileID{}, links: map[string]link{}, notify: -1}
 }
 
 // statID looks path up (following symbolic links, as a rule's open does).
@@ -251,7 +265,10 @@ func digest(ents []dirent) [sha256.Size]byte {
 }
 
 // seal ends the recording: it finds the links that current must resolve
-// again, which are those the listings do not vouch for.
+// again, which are those the listings do not vouch for, and starts
+// watching. The watches are added after the observations were made: a
+// change in between would go unnoticed, so seal compares once in full
+// after adding them, and a difference leaves the watch dirty.
 func (w *watch) seal() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -261,6 +278,116 @@ func (w *watch) seal() {
 		}
 	}
 	w.entries = nil // only needed until now
+	w.startNotify()
+	if w.notify >= 0 && !w.compare() {
+		w.dirty = true
+	}
+}
+
+// notifyMask is every change of a directory's entries, and of the
+// directory itself going away.
+const notifyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+
+// startNotify watches every directory an observation depends on: each
+// listed directory, and each directory on the way to a path looked up or
+// resolved (and to what it resolved to). It leaves notify at -1 when
+// inotify cannot be had.
+func (w *watch) startNotify() {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return
+	}
+	dirs := map[string]bool{}
+	for d := range w.dirs {
+		dirs[d] = true
+	}
+	ancestors := func(p string) {
+		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+			dirs[d] = true
+			if d == "/" || d == "." {
+				return
+			}
+		}
+	}
+	for p := range w.files {
+		ancestors(p)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			ancestors(real)
+		}
+	}
+	for _, p := range w.resolving {
+		ancestors(p)
+		if to := w.links[p].to; to != "" {
+			ancestors(to)
+		}
+	}
+	for d := range dirs {
+		_, err := unix.InotifyAddWatch(fd, d, notifyMask)
+		if err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) {
+			// Out of watches, or not allowed to: compare in full
+			// every time rather than trust a partial watch. (A
+			// directory that does not exist has nothing to watch:
+			// its parent, watched, sees it appear.)
+			unix.Close(fd)
+			return
+		}
+	}
+	w.notify = fd
+}
+
+// close stops watching.
+func (w *watch) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.notify >= 0 {
+		unix.Close(w.notify)
+		w.notify = -1
+	}
+}
+
+// changed reports whether an event came since the last call (draining
+// the queue). When the watches no longer cover every directory (one was
+// removed or moved: a new one in its place would not be watched), or
+// events were lost, it stops watching: every later call of current
+// compares in full.
+func (w *watch) changed() bool {
+	var buf [4096]byte
+	got := false
+	for {
+		n, err := unix.Read(w.notify, buf[:])
+		switch {
+		case n > 0:
+			got = true
+			if !wholeWatch(buf[:n]) {
+				unix.Close(w.notify)
+				w.notify = -1
+				return true
+			}
+		case errors.Is(err, unix.EAGAIN):
+			return got
+		case errors.Is(err, unix.EINTR):
+		default:
+			unix.Close(w.notify)
+			w.notify = -1
+			return true
+		}
+	}
+}
+
+// wholeWatch reports whether the events in b (struct inotify_event: wd,
+// mask, cookie, name length, then the name) leave every watch in place
+// and lost none.
+func wholeWatch(b []byte) bool {
+	const broken = unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_IGNORED | unix.IN_Q_OVERFLOW | unix.IN_UNMOUNT
+	for len(b) >= unix.SizeofInotifyEvent {
+		mask := binary.NativeEndian.Uint32(b[4:8])
+		size := unix.SizeofInotifyEvent + int(binary.NativeEndian.Uint32(b[12:16]))
+		if mask&broken != 0 || size > len(b) {
+			return false
+		}
+		b = b[size:]
+	}
+	return true
 }
 
 // vouched reports whether the listings recorded decide how path resolves,
@@ -297,6 +424,26 @@ func (w *watch) vouched(path string, l link) bool {
 
 // current reports whether every observation still holds.
 func (w *watch) current() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.notify >= 0 && w.changed() {
+		w.dirty = true
+	}
+	if w.notify < 0 {
+		return w.compare()
+	}
+	if !w.dirty {
+		return true
+	}
+	if !w.compare() {
+		return false // and stays dirty: the next call compares again
+	}
+	w.dirty = false
+	return true
+}
+
+// compare makes every observation again and compares.
+func (w *watch) compare() bool {
 	for _, path := range w.resolving {
 		want := w.links[path]
 		var got string
