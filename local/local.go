@@ -425,6 +425,7 @@ func (e *Env) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	e.closeWarm()
+	e.sandbox.threads.close()
 	if err := e.reaper.Close(ctx); err != nil {
 		errs = append(errs, err)
 	}

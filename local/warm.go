@@ -295,10 +295,12 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	xc.ExtraFiles = []*os.File{sr, readyW}
 	xc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	xc.WaitDelay = e.opts.DrainDelay
-	if err := e.confineCmd(xc); err != nil {
+	underSubreaper := e.opts.Subreaper != nil && (w.cont == nil || w.cont.Mechanism() == termination.ProcessGroup)
+	threaded, err := e.confineWarm(xc, underSubreaper)
+	if err != nil {
 		return nil, fmt.Errorf("local: warm shell: %w", err)
 	}
-	if e.opts.Subreaper != nil && (w.cont == nil || w.cont.Mechanism() == termination.ProcessGroup) {
+	if underSubreaper {
 		rr, rw, err := os.Pipe()
 		if err != nil {
 			return nil, fmt.Errorf("local: subreaper pipe: %w", err)
@@ -309,7 +311,21 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 		xc.Path = e.opts.Subreaper[0]
 		xc.ExtraFiles = append([]*os.File{rw}, xc.ExtraFiles...)
 	}
-	xc, placed, err := e.startInto(xc, w.cont)
+	var placed bool
+	start := func() (err error) {
+		xc, placed, err = e.startInto(xc, w.cont)
+		return err
+	}
+	// The thread that started a shell confined, in its sandbox until it
+	// ends, ends while the shell starts: it is waited for once the shell
+	// is ready, before the shell is handed to anyone.
+	gone := noWait
+	if threaded {
+		gone, err = e.sandbox.threads.start(e.log, start)
+		defer gone()
+	} else {
+		err = start()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("local: warm shell: %w", err)
 	}
@@ -332,6 +348,9 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	readyR.SetReadDeadline(time.Now().Add(warmReadyTimeout))
 	if _, err := readyR.Read(make([]byte, 1)); err != nil {
 		return nil, fmt.Errorf("local: warm shell did not get ready: %w", err)
+	}
+	if err := gone(); err != nil {
+		return nil, fmt.Errorf("local: warm shell: %w", err)
 	}
 	return w, nil
 }
