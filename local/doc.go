@@ -101,17 +101,20 @@
 // programs, each time they change), and would be the shells' parent
 // instead of this process, which waits for them, reads their exit and
 // places them in their containers. A thread has none of these problems
-// and inherits nothing to a program but what the policy gives.
+// and passes nothing on to a program but what the policy gives.
 //
 // What it costs: `runbox bench` on a 2-core machine shared with other work
-// (load average near 20), p50 ratios of each run against the unconfined
-// environment in the same run: `true.sandboxed` (back to back, each
-// command waiting for its successor's shell) 2.9–3.6x through the
-// trampoline, RATIO_B2B from a confined thread; `true.sandboxed.paced`
-// (a pause before each command, as an agent's come) 3.7–4.7x and
-// RATIO_PACED. The per-start price is a thread, the layers (capabilities,
-// no_new_privs, Landlock, seccomp) and the check of the rules, well under
-// a millisecond even on that machine, where bash's own start takes ten.
+// (load average 6–11), p50 ratios of four runs, each against the
+// unconfined environment in the same run, the two builds alternating:
+// `true.sandboxed` (back to back, each command waiting for its
+// successor's shell) 2.98–4.10x through the trampoline, 1.10–1.41x from a
+// confined thread; `true.sandboxed.paced` (a pause before each command,
+// as an agent's come) 2.53–4.65x and 1.04–1.35x. On that machine the
+// same runs put the unconfined environment itself at 0.73–1.09x of a bare
+// `bash -c true`: the spread is the machine's. The per-start price is a
+// thread, the layers (capabilities, no_new_privs, Landlock, seccomp) and
+// the check of the rules, a fraction of a millisecond of CPU there, where
+// bash's own start takes ten.
 //
 // # Concurrency and output
 //
