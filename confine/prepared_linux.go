@@ -26,10 +26,13 @@ var ErrNotEnforced = errors.New("confine: the sandbox could not be enforced")
 //
 // A ruleset names the files its rules grant as they were when it was
 // built. [Prepared.Current] says whether a fresh build would give the
-// same rules; a caller checks it before each Start (it costs a few
-// directory listings) and prepares anew when it does not, so a program
+// same rules; a caller checks it before each Start (one read while
+// nothing changed) and prepares anew when it does not, so a program
 // started later sees the file system as a program the trampoline starts
 // then would.
+//
+// It needs Linux 6.9 or later (a pidfd of a thread, to wait for the
+// confined thread's end); Prepare refuses older kernels.
 //
 // A Prepared is safe for concurrent use. Close releases the ruleset.
 type Prepared struct {
@@ -57,6 +60,11 @@ func Prepare(p Policy) (*Prepared, error) {
 	if self, err := os.FindProcess(os.Getpid()); err == nil {
 		self.Release()
 	}
+	fd, err := unix.PidfdOpen(unix.Gettid(), pidfdThread)
+	if err != nil {
+		return nil, fmt.Errorf("confine: no pidfd of a thread (Linux 6.9 or later is needed to start from a confined thread): %w", err)
+	}
+	unix.Close(fd)
 	w := newWatch()
 	r, err := prepare(p, w)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -242,6 +243,70 @@ func TestConfine_WarmShellsFollowFiles(t *testing.T) {
 		}
 	}
 	t.Fatal("no command read a file created in HOME after the environment opened")
+}
+
+// TestConfine_WarmShellStartIsRunboxs: a confined command may write its
+// session's state directory (it saves its state there), but not what a
+// pre-started shell runs at its start: that runs while the thread that
+// started the shell may still live in the shell's sandbox, so it must be
+// runbox's own code. A command that puts a line at the head of every
+// script in its state directory changes nothing the next shells run.
+func TestConfine_WarmShellStartIsRunboxs(t *testing.T) {
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: brokenTrampoline})
+	ctx := context.Background()
+	inject := `d=$(dirname "$__rb_out") && for x in "$d"/*.bash; do [ -f "$x" ] && sed -i '1i echo INJECTED >&2' "$x"; done; echo DONE`
+	res, err := env.Run(ctx, envs.Command{Shell: inject})
+	if err != nil || !strings.Contains(res.Output, "DONE") {
+		t.Fatalf("inject: %v %+v", err, res)
+	}
+	for i := range 5 {
+		res, err := env.Run(ctx, envs.Command{Shell: "echo RAN"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Output, "INJECTED") || !strings.Contains(res.Output, "RAN") {
+			t.Fatalf("command %d after the injection:\n%s", i, res.Output)
+		}
+	}
+}
+
+// TestConfine_WritableShellThroughTrampoline: a shell binary the commands
+// could overwrite (here in the workspace) is never started from a
+// confined thread, whose sandbox it would share before the thread ends:
+// with a trampoline that runs nothing its commands fail, where the same
+// commands with the system's bash run (the control).
+func TestConfine_WritableShellThroughTrampoline(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	own := filepath.Join(f.ws, "bin", "bash")
+	if err := os.MkdirAll(filepath.Dir(own), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(bash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(own, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		shell string
+		runs  bool
+	}{{bash, true}, {own, false}} {
+		env := open(t, local.Options{Dir: f.ws, Shell: c.shell, Confine: &p, Confiner: brokenTrampoline})
+		res, err := env.Run(ctx, envs.Command{Shell: "echo RAN"})
+		ran := err == nil && strings.Contains(res.Output, "RAN")
+		if ran != c.runs {
+			t.Errorf("shell %s: ran = %v (%v %+v); want %v", c.shell, ran, err, res, c.runs)
+		}
+	}
 }
 
 // BenchmarkRun_Sandboxed measures `true` through the local backend with

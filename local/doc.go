@@ -76,9 +76,12 @@
 // its path. A pre-started shell does not: it is started (fork and exec of
 // bash) from a new thread of this process that the policy confines
 // (confine.Prepared), and that thread ends with the start; the shell is
-// handed its command only once the thread is gone. The shell gets the
-// same layers and a Landlock domain of its own, as the trampoline would
-// give it; what it no longer pays is the trampoline's start. The rules
+// handed its command only once the thread is gone, and what it runs
+// before (bash, and its start-up file: a sealed copy) is nothing a
+// command can change (while it lives, the thread shares the shell's
+// sandbox). The shell gets the same layers and a Landlock domain of its
+// own, as the trampoline would give it; what it no longer pays is the
+// trampoline's start. The rules
 // are built once and kept while the files they were built from are
 // unchanged, which is checked before each shell starts (inotify: one read
 // while nothing changed); when they changed (an entry added beside a

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -99,15 +102,41 @@ func (t *threadStarts) close() {
 	}
 }
 
+// inWritable reports whether the program at prog lies where commands under
+// p may write (the workspace, a writable path): a shell there is started
+// through the trampoline, since what a pre-started shell runs before its
+// thread has ended must be nothing a command can change.
+func inWritable(p confine.Policy, prog string) bool {
+	real, err := filepath.EvalSymlinks(prog)
+	if err != nil {
+		return true
+	}
+	roots := slices.Clone(p.Writable)
+	if p.Profile == confine.ProfileWorkspace {
+		roots = append(roots, p.Workspace)
+	}
+	for _, r := range roots {
+		if rr, err := filepath.EvalSymlinks(r); err == nil {
+			r = rr
+		}
+		if real == r || strings.HasPrefix(real, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // confineWarm prepares xc, a pre-started shell, for its sandbox: nothing
 // to do when it starts from a confined thread (threaded), else wrapped in
 // the trampoline; refused when the sandbox cannot be given. A shell that
 // runs under the subreaper always goes through the trampoline: started
 // from a confined thread, the subreaper would be in the command's
 // sandbox, where the command could kill it and leave its own children to
-// escape teardown; through the trampoline, only the shell is.
+// escape teardown; through the trampoline, only the shell is. So does a
+// shell whose start-up file is one a command could write (there is no
+// sealed one, see newWarmPrologue).
 func (e *Env) confineWarm(xc *exec.Cmd, underSubreaper bool) (threaded bool, err error) {
-	if e.sandbox.refusal == nil && !underSubreaper && e.sandbox.threads.usable() {
+	if e.sandbox.refusal == nil && !underSubreaper && e.warmSource != nil && e.sandbox.threads.usable() {
 		return true, nil
 	}
 	return false, e.confineCmd(xc)

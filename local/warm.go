@@ -18,7 +18,8 @@ import (
 	"github.com/runbox/runbox/termination/subreaper"
 )
 
-// warmPrologue is the BASH_ENV file of a warm shell. Its start done, it
+// warmPrologue is the BASH_ENV file of a warm shell (read from fd 5, a
+// sealed copy: see newWarmPrologue). Its start done, it closes fd 5,
 // says so with a byte on fd 4 and blocks reading fd 3 until its command
 // arrives there as a few assignments: the inputs a cold shell gets in
 // __RB_* variables (the state as text in __rb_state, or as a file in
@@ -33,7 +34,7 @@ import (
 // on the command's time; the two ways out before the command (no command,
 // a directory it cannot enter) disarm it, as a cold shell has not armed
 // it yet there.
-const warmPrologue = `builtin unset BASH_ENV
+const warmPrologue = `builtin unset BASH_ENV; builtin exec 5<&-
 ` + warmTouch + `
 ` + bashSave + `builtin printf . >&4; builtin exec 4>&-
 builtin . /dev/fd/3 2>/dev/null
@@ -286,13 +287,18 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 
 	xc := exec.Command(e.shell, "-c", warmCommand)
 	xc.Args[0] = "bash"
-	xc.Env = append(env[:len(env):len(env)], "BASH_ENV="+e.warmPrologue)
+	bashEnv := e.warmPrologue
+	xc.ExtraFiles = []*os.File{sr, readyW}
+	if e.warmSource != nil {
+		bashEnv = fmt.Sprintf("/dev/fd/%d", 3+len(xc.ExtraFiles))
+		xc.ExtraFiles = append(xc.ExtraFiles, e.warmSource)
+	}
+	xc.Env = append(env[:len(env):len(env)], "BASH_ENV="+bashEnv)
 	// "/" cannot be deleted under the shell while it starts (bash would
 	// complain on stderr, which is the command's output); the command
 	// moves it to its own directory before running anything.
 	xc.Dir = "/"
 	xc.Stdout, xc.Stderr = ow, ow
-	xc.ExtraFiles = []*os.File{sr, readyW}
 	xc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	xc.WaitDelay = e.opts.DrainDelay
 	underSubreaper := e.opts.Subreaper != nil && (w.cont == nil || w.cont.Mechanism() == termination.ProcessGroup)
