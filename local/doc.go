@@ -107,14 +107,15 @@
 // and passes nothing on to a program but what the policy gives.
 //
 // What it costs: `runbox bench` on a 2-core machine shared with other work
-// (load average 6–11), p50 ratios of four runs, each against the
+// (load average 6–11), p50 ratios of seven runs, each against the
 // unconfined environment in the same run, the two builds alternating:
 // `true.sandboxed` (back to back, each command waiting for its
-// successor's shell) 2.98–4.10x through the trampoline, 1.10–1.41x from a
-// confined thread; `true.sandboxed.paced` (a pause before each command,
-// as an agent's come) 2.53–4.65x and 1.04–1.35x. On that machine the
-// same runs put the unconfined environment itself at 0.73–1.09x of a bare
-// `bash -c true`: the spread is the machine's. The per-start price is a
+// successor's shell) 2.54–4.10x through the trampoline, 1.04–1.41x from a
+// confined thread (1.04, 1.04, 1.07 in the last three); and
+// `true.sandboxed.paced` (a pause before each command, as an agent's
+// come) 2.53–4.65x and 1.04–1.58x. On that machine the same runs put the
+// unconfined environment itself at 0.73–1.24x of a bare `bash -c true`:
+// the spread is the machine's. The per-start price is a
 // thread, the layers (capabilities, no_new_privs, Landlock, seccomp) and
 // the check of the rules, a fraction of a millisecond of CPU there, where
 // bash's own start takes ten.
