@@ -125,40 +125,51 @@ var attacks = []attack{
 // real), under workspace it fails and Explain names it. A layer that
 // stopped working would let the workspace run succeed.
 func TestAttacks_FailUnderWorkspace(t *testing.T) {
-	forUsers(t, func(t *testing.T, u user) {
-		for _, a := range attacks {
-			t.Run(a.name, func(t *testing.T) {
-				if a.rootOnly && u.cred != nil {
-					t.Skip("root only")
+	forUsers(t, func(t *testing.T, u user) { runAttacks(t, u, false) })
+}
+
+// TestAttacks_FailFromPreparedThread performs the same attacks on
+// programs started from a thread a Prepared confined (in this test
+// process as root, in a helper process running as nobody): they must
+// hold exactly what the trampoline's programs hold.
+func TestAttacks_FailFromPreparedThread(t *testing.T) {
+	forUsers(t, func(t *testing.T, u user) { runAttacks(t, u, true) })
+}
+
+func runAttacks(t *testing.T, u user, thread bool) {
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			if a.rootOnly && u.cred != nil {
+				t.Skip("root only")
+			}
+			for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {
+				f := newFixture(t, u)
+				f.thread = thread
+				env := []string{"VICTIM=" + f.victim}
+				if a.setup != nil {
+					env = append(env, a.setup(t, f)...)
 				}
-				for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {
-					f := newFixture(t, u)
-					env := []string{"VICTIM=" + f.victim}
-					if a.setup != nil {
-						env = append(env, a.setup(t, f)...)
+				p := f.policy(profile)
+				out, code := f.run(t, p, a.script, env...)
+				worked := a.worked(f, out)
+				if profile == confine.ProfileOff {
+					if !worked {
+						t.Fatalf("control run under off: the attack did not work (exit %d):\n%s", code, out)
 					}
-					p := f.policy(profile)
-					out, code := f.run(t, p, a.script, env...)
-					worked := a.worked(f, out)
-					if profile == confine.ProfileOff {
-						if !worked {
-							t.Fatalf("control run under off: the attack did not work (exit %d):\n%s", code, out)
-						}
-						continue
-					}
-					if worked {
-						t.Fatalf("under workspace the attack worked (exit %d):\n%s", code, out)
-					}
-					vs := confine.Explain(p, out)
-					t.Logf("output: %s\nviolations: %v", out, vs)
-					op, target := a.want(f)
-					if !hasViolation(vs, op, target) {
-						t.Errorf("Explain = %v; want %s %s... from output:\n%s", vs, op, target, out)
-					}
+					continue
 				}
-			})
-		}
-	})
+				if worked {
+					t.Fatalf("under workspace the attack worked (exit %d):\n%s", code, out)
+				}
+				vs := confine.Explain(p, out)
+				t.Logf("output: %s\nviolations: %v", out, vs)
+				op, target := a.want(f)
+				if !hasViolation(vs, op, target) {
+					t.Errorf("Explain = %v; want %s %s... from output:\n%s", vs, op, target, out)
+				}
+			}
+		})
+	}
 }
 
 // memCanary is a secret in this test process's memory, which the command

@@ -17,11 +17,8 @@ import (
 // CAP_SETPCAP cannot shrink its bounding set; that is harmless when it
 // holds no capability (a non-root user), since no_new_privs then keeps
 // setuid and file capabilities from granting any, and an error otherwise.
-func dropCapabilities() error {
-	last, err := lastCap()
-	if err != nil {
-		return err
-	}
+// last is the highest capability number the kernel knows (lastCap).
+func dropCapabilities(last int) error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {

@@ -3,9 +3,32 @@
 package confine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
+
+// ErrNotEnforced: [Prepared.Start] could not confine its thread.
+var ErrNotEnforced = errors.New("confine: the sandbox could not be enforced")
+
+// Prepared cannot be made: confinement exists on Linux only.
+type Prepared struct{}
+
+// Prepare refuses: confinement needs Linux.
+func Prepare(p Policy) (*Prepared, error) {
+	return nil, fmt.Errorf("confine: confinement needs Linux: choose `sandbox: off`")
+}
+
+// Current is false.
+func (*Prepared) Current() bool { return false }
+
+// Start refuses.
+func (*Prepared) Start(func() error) (func() error, error) {
+	return func() error { return nil }, ErrNotEnforced
+}
+
+// Close does nothing.
+func (*Prepared) Close() error { return nil }
 
 // Main refuses: confinement exists on Linux only.
 func Main(args []string) int {

@@ -67,6 +67,27 @@
 // ProfileReadOnly is the same without the workspace in the write list;
 // ProfileOff applies nothing and [Argv] returns the program bare.
 //
+// # Without the trampoline
+//
+// [Prepare] builds a policy's rules once, in the calling process, and
+// [Prepared.Start] enforces them on a new thread of that process (every
+// layer above is a property of a thread) and starts a program from it:
+// the program inherits the layers as it would from the trampoline, and
+// the thread ends with the start, never running anything else (never the
+// main thread, which the Go runtime does not end). Each Start is a
+// Landlock domain of its own. Until the thread has ended the program
+// shares its domain and could trace or signal it: Start hands back a
+// wait for that end (a pidfd of the thread, Linux 6.9 and later; older
+// kernels refuse, and the caller keeps the trampoline), which the caller
+// passes before giving the program any work. The rules name the files
+// they grant as they were when they were built; [Prepared.Current] says
+// whether a fresh build would give the same ones (the directories listed
+// on the way to each denied path, the paths looked up, the links
+// resolved: watched with inotify, compared again only after a change),
+// and a caller prepares anew when it does not. runbox's local backend
+// starts its pre-started shells this way, so that a confined shell's
+// start costs an unconfined one's, plus well under a millisecond.
+//
 // # What it does not do
 //
 // It does not choose what to allow: [DefaultPolicy] gives the documented

@@ -1,10 +1,8 @@
 package confine
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -39,27 +37,29 @@ type grant struct {
 // themselves only the right to list them. The same split is applied to a
 // writable directory that holds a denied path. Entries are enumerated
 // now: one created later beside a denied path (or beside a step toward
-// it) is not readable by this command.
-func fileGrants(p Policy) ([]grant, error) {
-	deny, err := resolveAll(p.DenyRead)
+// it) is not readable by this command. What the rules were built from is
+// recorded in w (when not nil), so that rules built once can be checked
+// against the file system before they are used again.
+func fileGrants(p Policy, w *watch) ([]grant, error) {
+	deny, err := w.resolveAll(p.DenyRead)
 	if err != nil {
 		return nil, err
 	}
 	// /dev is not readable as a whole: a raw disk read by root would
 	// bypass the deny list. Only the nodes a program needs are granted.
 	readCut := append(slices.Clone(deny), "/dev")
-	grants, err := grantExcept("/", readCut, readDir, readFile, ll.AccessFSReadDir)
+	grants, err := grantExcept(w, "/", readCut, readDir, readFile, ll.AccessFSReadDir)
 	if err != nil {
 		return nil, err
 	}
 	grants = append(grants, grant{path: "/dev", rights: ll.AccessFSReadDir, dir: true})
 	for _, d := range devWritable {
-		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+		if fi, err := w.stat(d); err == nil && !fi.IsDir() {
 			grants = append(grants, grant{path: d, rights: deviceFile})
 		}
 	}
 	for _, d := range devTrees {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+		if fi, err := w.stat(d); err == nil && fi.IsDir() {
 			grants = append(grants, grant{path: d, rights: readDir | writeTree | ll.AccessFSIoctlDev, dir: true})
 		}
 	}
@@ -67,14 +67,15 @@ func fileGrants(p Policy) ([]grant, error) {
 	if p.Profile == ProfileWorkspace {
 		writable = append(writable, p.Workspace)
 	}
-	for _, w := range writable {
-		real, err := filepath.EvalSymlinks(w)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("confine: writable path %s: %w", w, err)
+	for _, path := range writable {
+		real, err := w.evalSymlinks(path)
+		if err != nil {
+			return nil, fmt.Errorf("confine: writable path %s: %w", path, err)
 		}
-		g, err := grantExcept(real, deny, readDir|writeTree, readFile|writeFile, makeRemove)
+		if real == "" {
+			continue // missing: not writable (Policy.Writable)
+		}
+		g, err := grantExcept(w, real, deny, readDir|writeTree, readFile|writeFile, makeRemove)
 		if err != nil {
 			return nil, err
 		}
@@ -86,14 +87,14 @@ func fileGrants(p Policy) ([]grant, error) {
 // grantExcept grants dirRights on the directories and fileRights on the
 // files under root, except the paths in cut and what lies below them.
 // Directories on the way from root to a cut path get only stepRights.
-func grantExcept(root string, cut []string, dirRights, fileRights, stepRights landlock.AccessFSSet) ([]grant, error) {
+func grantExcept(w *watch, root string, cut []string, dirRights, fileRights, stepRights landlock.AccessFSSet) ([]grant, error) {
 	var below []string
 	for _, c := range cut {
 		if c != root && within(c, root) {
 			below = append(below, c)
 		}
 	}
-	fi, err := os.Stat(root)
+	fi, err := w.stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("confine: %w", err)
 	}
@@ -104,29 +105,29 @@ func grantExcept(root string, cut []string, dirRights, fileRights, stepRights la
 		return []grant{{path: root, rights: dirRights, dir: true}}, nil
 	}
 	out := []grant{{path: root, rights: stepRights, dir: true}}
-	entries, err := os.ReadDir(root)
+	entries, err := w.readDir(root)
 	if err != nil {
-		return nil, fmt.Errorf("confine: listing %s: %w", root, err)
+		return nil, err
 	}
 	for _, e := range entries {
-		child := filepath.Join(root, e.Name())
+		child := filepath.Join(root, e.name)
 		if slices.Contains(below, child) {
 			continue
 		}
 		switch {
-		case e.Type()&fs.ModeSymlink != 0:
+		case e.typ == fs.ModeSymlink:
 			// A rule on a link would apply to its target: the
 			// target's own rule decides, so links get none.
 			continue
-		case e.IsDir() && leadsTo(child, below):
-			g, err := grantExcept(child, below, dirRights, fileRights, stepRights)
+		case e.typ == fs.ModeDir && leadsTo(child, below):
+			g, err := grantExcept(w, child, below, dirRights, fileRights, stepRights)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, g...)
-		case e.IsDir():
+		case e.typ == fs.ModeDir:
 			out = append(out, grant{path: child, rights: dirRights, dir: true})
-		case e.Type().IsRegular():
+		case e.typ == 0:
 			out = append(out, grant{path: child, rights: fileRights})
 		default:
 			// Sockets, fifos and device nodes: the file rights, never

@@ -3,7 +3,10 @@
 package confine_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -49,6 +52,9 @@ type fixture struct {
 	outside, victim     string
 	secret              string // path of the ssh key canary
 	exe                 string
+	// thread: programs start from a thread confined by a
+	// confine.Prepared instead of through the trampoline.
+	thread bool
 }
 
 const (
@@ -161,28 +167,112 @@ func (f *fixture) run(t *testing.T, p confine.Policy, script string, env ...stri
 
 func (f *fixture) runArgv(t *testing.T, p confine.Policy, path string, args []string, env ...string) (string, int) {
 	t.Helper()
-	argv, err := confine.Argv([]string{f.exe, confine.Command}, p, path, args)
-	if err != nil {
-		t.Fatalf("Argv: %v", err)
-	}
 	// The bound only catches a hang.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	if p.Profile == confine.ProfileOff {
-		cmd.Args = args // Argv has nothing to wrap: keep argv[0]
+	var cmd *exec.Cmd
+	switch {
+	case f.thread && f.u.cred == nil:
+		cmd = exec.CommandContext(ctx, path)
+		cmd.Args = args
+	case f.thread:
+		// A confined thread cannot switch users for its child (its
+		// capabilities are gone): a helper running as the user
+		// confines its own thread.
+		enc, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd = exec.CommandContext(ctx, f.exe, append([]string{string(enc), path}, args...)...)
+		cmd.Args[0] = helperThread
+	default:
+		argv, err := confine.Argv([]string{f.exe, confine.Command}, p, path, args)
+		if err != nil {
+			t.Fatalf("Argv: %v", err)
+		}
+		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+		if p.Profile == confine.ProfileOff {
+			cmd.Args = args // Argv has nothing to wrap: keep argv[0]
+		}
 	}
 	cmd.Dir = f.ws
 	cmd.Env = append([]string{"HOME=" + f.home, "TMPDIR=" + f.tmp, "PATH=" + os.Getenv("PATH"), "LC_ALL=C"}, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: f.u.cred, Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.CombinedOutput()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	var err error
+	if f.thread && f.u.cred == nil && p.Profile != confine.ProfileOff {
+		// The confined thread ends as soon as the child started: a
+		// parent-death signal would kill the child at once.
+		cmd.SysProcAttr.Pdeathsig = 0
+		err = startPrepared(t, p, cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		t.Fatalf("starting %q: %v", args, err)
+	}
+	err = cmd.Wait()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("running %q: %v", args, err)
 	}
-	return string(out), code
+	return out.String(), code
+}
+
+// startPrepared starts cmd from a thread confined by p.
+func startPrepared(t *testing.T, p confine.Policy, cmd *exec.Cmd) error {
+	t.Helper()
+	pp, err := confine.Prepare(p)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	defer pp.Close()
+	gone, err := pp.Start(cmd.Start)
+	if gerr := gone(); err == nil {
+		err = gerr
+	}
+	return err
+}
+
+// threadHelper runs as the helper of runArgv: its arguments are the
+// policy as JSON, the program and its argv; it starts the program from a
+// thread confined by the policy (unconfined under off), waits for it and
+// exits with its status.
+func threadHelper(args []string) int {
+	var p confine.Policy
+	if len(args) < 3 || json.Unmarshal([]byte(args[0]), &p) != nil {
+		fmt.Fprintln(os.Stderr, "thread helper: bad arguments")
+		return 2
+	}
+	cmd := &exec.Cmd{Path: args[1], Args: args[2:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	var err error
+	if p.Profile == confine.ProfileOff {
+		err = cmd.Start()
+	} else {
+		var pp *confine.Prepared
+		if pp, err = confine.Prepare(p); err == nil {
+			defer pp.Close()
+			var gone func() error
+			gone, err = pp.Start(cmd.Start)
+			if gerr := gone(); err == nil {
+				err = gerr
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "thread helper:", err)
+		return 126
+	}
+	if err := cmd.Wait(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		return 125
+	}
+	return 0
 }
 
 func (f *fixture) victimChanged() bool {

@@ -142,16 +142,18 @@ func assemble(p []insn) ([]unix.SockFilter, error) {
 	return out, nil
 }
 
-// installSeccomp loads the filter into the calling thread, which must
-// already have no_new_privs; it survives execve.
-func installSeccomp(network string) error {
+// seccompProgram assembles the filter for the network mode.
+func seccompProgram(network string) ([]unix.SockFilter, error) {
 	if auditArch == 0 {
-		return fmt.Errorf("confine: seccomp: no filter for this architecture")
+		return nil, fmt.Errorf("confine: seccomp: no filter for this architecture")
 	}
-	prog, err := assemble(filter(network))
-	if err != nil {
-		return err
-	}
+	return assemble(filter(network))
+}
+
+// loadSeccomp loads prog into the calling thread, which must already have
+// no_new_privs; it survives execve and is inherited by the thread's
+// children.
+func loadSeccomp(prog []unix.SockFilter) error {
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fp)), 0, 0); err != nil {
 		return fmt.Errorf("confine: installing the seccomp filter: %w", err)

@@ -66,20 +66,51 @@ func trampoline(args []string) error {
 // mount namespace), then the capabilities go, then no_new_privs, Landlock
 // and seccomp.
 func apply(p Policy) error {
-	abi, err := ll.LandlockGetABIVersion()
-	if err != nil || abi < 1 {
-		return fmt.Errorf("confine: the kernel has no Landlock (%v): choose `sandbox: off` to run unconfined", err)
-	}
-	if p.network() == NetworkAllowlist && abi < 4 {
-		return fmt.Errorf("confine: network allowlist needs Landlock ABI 4 (the kernel has %d): choose `network: open` or `sandbox: off`", abi)
-	}
-	if fi, err := os.Stat(p.Workspace); err != nil || !fi.IsDir() {
-		return fmt.Errorf("confine: workspace %s is not a directory (%v)", p.Workspace, err)
-	}
-	cfg := landlockConfig(abi, p.network() == NetworkAllowlist)
-	grants, err := fileGrants(p)
+	r, err := prepare(p, nil)
 	if err != nil {
 		return err
+	}
+	defer r.close()
+	return r.enforce()
+}
+
+// ready is a policy made ready to enforce: its Landlock ruleset built and
+// its seccomp program assembled. One ready may be enforced on any number
+// of threads, each becoming a Landlock domain of its own.
+type ready struct {
+	p       Policy
+	ruleset int // the Landlock ruleset's descriptor (close-on-exec)
+	flags   uint32
+	seccomp []unix.SockFilter
+	lastCap int
+}
+
+// prepare builds what enforcing p takes, recording in w (when not nil)
+// what the file rules were built from. It changes nothing in this
+// process.
+func prepare(p Policy, w *watch) (*ready, error) {
+	abi, err := ll.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return nil, fmt.Errorf("confine: the kernel has no Landlock (%v): choose `sandbox: off` to run unconfined", err)
+	}
+	if p.network() == NetworkAllowlist && abi < 4 {
+		return nil, fmt.Errorf("confine: network allowlist needs Landlock ABI 4 (the kernel has %d): choose `network: open` or `sandbox: off`", abi)
+	}
+	if fi, err := w.stat(p.Workspace); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("confine: workspace %s is not a directory (%v)", p.Workspace, err)
+	}
+	last, err := lastCap()
+	if err != nil {
+		return nil, err
+	}
+	prog, err := seccompProgram(p.network())
+	if err != nil {
+		return nil, err
+	}
+	cfg := landlockConfig(abi, p.network() == NetworkAllowlist)
+	grants, err := fileGrants(p, w)
+	if err != nil {
+		return nil, err
 	}
 	ruleset := rules(grants, cfg.HandledAccessFS)
 	if p.network() == NetworkAllowlist {
@@ -89,28 +120,38 @@ func apply(p Policy) error {
 	}
 	fd, flags, err := cfg.NewRulesetFD(ruleset...)
 	if err != nil {
-		return fmt.Errorf("confine: building the Landlock ruleset: %w", err)
+		return nil, fmt.Errorf("confine: building the Landlock ruleset: %w", err)
 	}
 	if fd < 0 {
-		return fmt.Errorf("confine: Landlock refused the ruleset: choose `sandbox: off` to run unconfined")
+		return nil, fmt.Errorf("confine: Landlock refused the ruleset: choose `sandbox: off` to run unconfined")
 	}
-	defer unix.Close(fd)
-	if p.ProtectGit && p.Profile == ProfileWorkspace {
-		if err := protectGit(p.Workspace); err != nil {
+	return &ready{p: p, ruleset: fd, flags: flags, seccomp: prog, lastCap: last}, nil
+}
+
+// enforce confines the calling thread, which must be locked to its
+// goroutine and never unlocked: first what needs privileges (the mount
+// namespace), then the capabilities go, then no_new_privs, Landlock and
+// seccomp. Every layer is a property of the thread, inherited by what it
+// starts or executes.
+func (r *ready) enforce() error {
+	if r.p.ProtectGit && r.p.Profile == ProfileWorkspace {
+		if err := protectGit(r.p.Workspace); err != nil {
 			return err
 		}
 	}
-	if err := dropCapabilities(); err != nil {
+	if err := dropCapabilities(r.lastCap); err != nil {
 		return err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("confine: no_new_privs: %w", err)
 	}
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+	if err := ll.LandlockRestrictSelf(r.ruleset, r.flags); err != nil {
 		return fmt.Errorf("confine: enforcing Landlock: %w", err)
 	}
-	return installSeccomp(p.network())
+	return loadSeccomp(r.seccomp)
 }
+
+func (r *ready) close() { unix.Close(r.ruleset) }
 
 // landlockConfig is the strongest configuration the kernel's ABI gives:
 // every file right it knows, TCP connect when the network is an

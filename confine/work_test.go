@@ -116,35 +116,38 @@ func TestWorkspace_ProtectGit(t *testing.T) {
 		{"config", `git config core.hooksPath /tmp && echo WROTE`},
 		{"swap-git-dir", `mv .git .git-old && mkdir -p .git/hooks && echo WROTE`},
 	}
-	for _, a := range attacks {
-		t.Run(a.name, func(t *testing.T) {
-			for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {
-				f := newFixture(t, users[0])
-				if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
-					t.Fatalf("git init: %v\n%s", err, out)
-				}
-				p := f.policy(profile)
-				out, _ := f.run(t, p, a.script)
-				wrote := strings.Contains(out, "WROTE")
-				if profile == confine.ProfileOff && !wrote {
-					t.Fatalf("control run under off failed:\n%s", out)
-				}
-				if profile == confine.ProfileWorkspace {
-					if wrote {
-						t.Fatalf("under workspace %s worked:\n%s", a.name, out)
+	viaBoth(t, func(t *testing.T, thread bool) {
+		for _, a := range attacks {
+			t.Run(a.name, func(t *testing.T) {
+				for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {
+					f := newFixture(t, users[0])
+					f.thread = thread
+					if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
+						t.Fatalf("git init: %v\n%s", err, out)
 					}
-					vs := confine.Explain(p, out)
-					if !slices.ContainsFunc(vs, func(v confine.Violation) bool { return strings.HasPrefix(v.Rule, "protected: ") }) {
-						t.Errorf("Explain = %v; want a protected-path violation in:\n%s", vs, out)
+					p := f.policy(profile)
+					out, _ := f.run(t, p, a.script)
+					wrote := strings.Contains(out, "WROTE")
+					if profile == confine.ProfileOff && !wrote {
+						t.Fatalf("control run under off failed:\n%s", out)
 					}
-					commit := `echo a > a && git add a && git -c user.name=t -c user.email=t@example.com commit -qm c && echo COMMITTED`
-					if out, _ := f.run(t, p, commit); !strings.Contains(out, "COMMITTED") {
-						t.Fatalf("git commit under workspace failed:\n%s", out)
+					if profile == confine.ProfileWorkspace {
+						if wrote {
+							t.Fatalf("under workspace %s worked:\n%s", a.name, out)
+						}
+						vs := confine.Explain(p, out)
+						if !slices.ContainsFunc(vs, func(v confine.Violation) bool { return strings.HasPrefix(v.Rule, "protected: ") }) {
+							t.Errorf("Explain = %v; want a protected-path violation in:\n%s", vs, out)
+						}
+						commit := `echo a > a && git add a && git -c user.name=t -c user.email=t@example.com commit -qm c && echo COMMITTED`
+						if out, _ := f.run(t, p, commit); !strings.Contains(out, "COMMITTED") {
+							t.Fatalf("git commit under workspace failed:\n%s", out)
+						}
 					}
 				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // TestCapabilities_RootLosesThem: a root command keeps its uid but has no
@@ -154,24 +157,34 @@ func TestCapabilities_RootLosesThem(t *testing.T) {
 		integration.Skip(t, "needs root")
 	}
 	script := `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; grep NoNewPrivs /proc/self/status; id -u`
-	for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {
-		f := newFixture(t, users[0])
-		out, code := f.run(t, f.policy(profile), script)
-		if code != 0 {
-			t.Fatalf("%s: exit %d\n%s", profile, code, out)
-		}
-		zero := strings.Count(out, "0000000000000000")
-		switch profile {
-		case confine.ProfileOff:
-			if zero == 5 {
-				t.Fatalf("control run: root has no capabilities even unconfined:\n%s", out)
+	viaBoth(t, func(t *testing.T, thread bool) {
+		for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {
+			f := newFixture(t, users[0])
+			f.thread = thread
+			out, code := f.run(t, f.policy(profile), script)
+			if code != 0 {
+				t.Fatalf("%s: exit %d\n%s", profile, code, out)
 			}
-		default:
-			if zero != 5 || !strings.Contains(out, "NoNewPrivs:\t1") || !strings.HasSuffix(strings.TrimSpace(out), "0") {
-				t.Fatalf("under workspace want every capability set empty, no_new_privs and uid 0:\n%s", out)
+			zero := strings.Count(out, "0000000000000000")
+			switch profile {
+			case confine.ProfileOff:
+				if zero == 5 {
+					t.Fatalf("control run: root has no capabilities even unconfined:\n%s", out)
+				}
+			default:
+				if zero != 5 || !strings.Contains(out, "NoNewPrivs:\t1") || !strings.HasSuffix(strings.TrimSpace(out), "0") {
+					t.Fatalf("under workspace want every capability set empty, no_new_privs and uid 0:\n%s", out)
+				}
 			}
 		}
-	}
+	})
+}
+
+// viaBoth runs f for programs started through the trampoline and for
+// programs started from a thread a confine.Prepared confined.
+func viaBoth(t *testing.T, f func(t *testing.T, thread bool)) {
+	t.Run("trampoline", func(t *testing.T) { f(t, false) })
+	t.Run("thread", func(t *testing.T) { f(t, true) })
 }
 
 // TestNetwork_AllowedPortsOnly: under allowlist the proxy's port is

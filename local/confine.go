@@ -21,6 +21,9 @@ type sandbox struct {
 	policy  *confine.Policy
 	tmpDir  string
 	refusal error
+	// threads confines pre-started shells from a thread of this process
+	// (nil when there is no policy to enforce, or it is refused).
+	threads *threadStarts
 }
 
 // newSandbox prepares the sandbox of Options.Confine: the policy made
@@ -68,6 +71,9 @@ func newSandbox(o *Options, stateDir string) (sandbox, error) {
 		if err := confine.Probe().Check(p); err != nil {
 			sb.refusal = fmt.Errorf("local: %w", err)
 		}
+	}
+	if sb.refusal == nil {
+		sb.threads = &threadStarts{policy: p}
 	}
 	return sb, nil
 }

@@ -3,7 +3,9 @@ package local_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
+	"github.com/runbox/runbox/termination"
 )
 
 // sandboxFixture is a HOME with an ssh key canary, a workspace in it and a
@@ -159,10 +162,157 @@ func TestConfine_RefusedWithoutTrampoline(t *testing.T) {
 	}
 }
 
+// brokenTrampoline is a Confiner that runs nothing: /bin/false exits 1
+// whatever it is given. A command that goes through the trampoline
+// fails with it; a pre-started shell, confined from a thread of this
+// process, does not need it.
+var brokenTrampoline = []string{"/bin/false"}
+
+// TestConfine_WarmShellsNeedNoTrampoline: pre-started shells are
+// confined without the trampoline (the argv command, which needs it,
+// fails: the control), and hold as it would: the write outside the
+// workspace and the key read fail and are reported.
+func TestConfine_WarmShellsNeedNoTrampoline(t *testing.T) {
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: brokenTrampoline})
+	ctx := context.Background()
+	res, err := env.Run(ctx, envs.Command{Args: []string{"/bin/echo", "ARGV-RAN"}})
+	if err == nil && (res.Code == 0 || strings.Contains(res.Output, "ARGV-RAN")) {
+		t.Fatalf("control: the argv command ran without its trampoline: %+v", res)
+	}
+	// Several commands back to back: the first shell started with the
+	// environment, the next ones while commands ran.
+	for i := range 4 {
+		res, err := env.Run(ctx, envs.Command{Shell: "echo SHELL-RAN; echo PWNED > " + f.victim + "; cat " + f.key})
+		if err != nil {
+			t.Fatalf("command %d: %v", i, err)
+		}
+		b, _ := os.ReadFile(f.victim)
+		if !strings.Contains(res.Output, "SHELL-RAN") || string(b) != "ORIGINAL" || strings.Contains(res.Output, "KEY-CANARY") {
+			t.Fatalf("command %d: want it run, the victim untouched and the key unread; victim %q:\n%s", i, b, res.Output)
+		}
+		if len(res.SandboxViolations) != 2 || res.Sandbox != confine.ProfileWorkspace {
+			t.Errorf("command %d: profile %q, violations %v; want workspace and two", i, res.Sandbox, res.SandboxViolations)
+		}
+	}
+	// Held as a command is without the sandbox: in a container of its
+	// own, and what it leaves behind (in a session of its own) is killed
+	// and counted.
+	marker := fmt.Sprintf("1001.%d", os.Getpid()%10000)
+	t.Cleanup(func() { exec9(t, marker) })
+	res, err = env.Run(ctx, envs.Command{Shell: "(setsid sleep " + marker + " &); cat /proc/self/cgroup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := os.ReadFile("/proc/self/cgroup")
+	if d := termination.Detect(ctx); d.Mechanism != termination.ProcessGroup && res.Output == string(own) {
+		t.Errorf("the command ran in this process's cgroup %q; want a container of its own (%v)", own, d)
+	}
+	if res.LeftoverKilled != 1 || liveWithArg(t, marker) != 0 {
+		t.Errorf("LeftoverKilled = %d, %d still running; want the setsid child killed and counted", res.LeftoverKilled, liveWithArg(t, marker))
+	}
+}
+
+// TestConfine_WarmShellsFollowFiles: a file created beside a step toward
+// a denied path (here in HOME, which holds .ssh) after the environment
+// opened is readable by a command whose shell started after it was
+// created, as a command the trampoline starts then would read it: the
+// ruleset the shells are confined with is built anew when what it was
+// built from changed. At most warmPoolMax shells (3) were started
+// before, so the fifth command runs on a later one at the latest.
+func TestConfine_WarmShellsFollowFiles(t *testing.T) {
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: brokenTrampoline})
+	ctx := context.Background()
+	if res, err := env.Run(ctx, envs.Command{Shell: "true"}); err != nil || res.Code != 0 {
+		t.Fatalf("first command: %v %+v", err, res)
+	}
+	added := filepath.Join(f.home, "added-later.txt")
+	if err := os.WriteFile(added, []byte("ADDED-LATER"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		res, err := env.Run(ctx, envs.Command{Shell: "cat " + added})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Output, "ADDED-LATER") {
+			return
+		}
+	}
+	t.Fatal("no command read a file created in HOME after the environment opened")
+}
+
+// TestConfine_WarmShellStartIsRunboxs: a confined command may write its
+// session's state directory (it saves its state there), but not what a
+// pre-started shell runs at its start: that runs while the thread that
+// started the shell may still live in the shell's sandbox, so it must be
+// runbox's own code. A command that puts a line at the head of every
+// script in its state directory changes nothing the next shells run.
+func TestConfine_WarmShellStartIsRunboxs(t *testing.T) {
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: brokenTrampoline})
+	ctx := context.Background()
+	inject := `d=$(dirname "$__rb_out") && for x in "$d"/*.bash; do [ -f "$x" ] && sed -i '1i echo INJECTED >&2' "$x"; done; echo DONE`
+	res, err := env.Run(ctx, envs.Command{Shell: inject})
+	if err != nil || !strings.Contains(res.Output, "DONE") {
+		t.Fatalf("inject: %v %+v", err, res)
+	}
+	for i := range 5 {
+		res, err := env.Run(ctx, envs.Command{Shell: "echo RAN"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Output, "INJECTED") || !strings.Contains(res.Output, "RAN") {
+			t.Fatalf("command %d after the injection:\n%s", i, res.Output)
+		}
+	}
+}
+
+// TestConfine_WritableShellThroughTrampoline: a shell binary the commands
+// could overwrite (here in the workspace) is never started from a
+// confined thread, whose sandbox it would share before the thread ends:
+// with a trampoline that runs nothing its commands fail, where the same
+// commands with the system's bash run (the control).
+func TestConfine_WritableShellThroughTrampoline(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	f := newSandboxFixture(t)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	own := filepath.Join(f.ws, "bin", "bash")
+	if err := os.MkdirAll(filepath.Dir(own), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(bash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(own, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		shell string
+		runs  bool
+	}{{bash, true}, {own, false}} {
+		env := open(t, local.Options{Dir: f.ws, Shell: c.shell, Confine: &p, Confiner: brokenTrampoline})
+		res, err := env.Run(ctx, envs.Command{Shell: "echo RAN"})
+		ran := err == nil && strings.Contains(res.Output, "RAN")
+		if ran != c.runs {
+			t.Errorf("shell %s: ran = %v (%v %+v); want %v", c.shell, ran, err, res, c.runs)
+		}
+	}
+}
+
 // BenchmarkRun_Sandboxed measures `true` through the local backend with
-// and without the workspace sandbox, on pre-started shells (where the
-// trampoline runs while the shell is started ahead of the command) and
-// cold (where it is on every command's path).
+// and without the workspace sandbox, on pre-started shells (confined from
+// a thread of this process while the shell is started ahead of the
+// command) and cold (where the trampoline is on every command's path).
 func BenchmarkRun_Sandboxed(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {

@@ -115,7 +115,10 @@ type Env struct {
 	bash     bool
 	stateDir string
 	prologue string // bash's BASH_ENV file
-	// warmPrologue is a warm shell's BASH_ENV file (see warm.go).
+	// warmSource holds a warm shell's BASH_ENV, sealed (see
+	// newWarmPrologue); warmPrologue is the file used instead when
+	// there is none.
+	warmSource   *os.File
 	warmPrologue string
 	log          *slog.Logger
 
@@ -226,19 +229,24 @@ func New(opts Options) (*Env, error) {
 		os.RemoveAll(stateDir)
 		return nil, fmt.Errorf("local: session prologue: %w", err)
 	}
-	warmPro := filepath.Join(stateDir, "warm.bash")
-	if err := os.WriteFile(warmPro, []byte(warmPrologue), 0o600); err != nil {
-		os.RemoveAll(stateDir)
-		return nil, fmt.Errorf("local: session prologue: %w", err)
-	}
-	sb, err := newSandbox(&o, stateDir)
+	warmPro, warmSource, err := newWarmPrologue(stateDir, log)
 	if err != nil {
 		os.RemoveAll(stateDir)
 		return nil, err
 	}
+	sb, err := newSandbox(&o, stateDir)
+	if err != nil {
+		closeAll(warmSource)
+		os.RemoveAll(stateDir)
+		return nil, err
+	}
+	if sb.threads != nil && inWritable(*sb.policy, shell) {
+		sb.threads.off.Store(true)
+	}
 	e := &Env{
 		prologue:     prologue,
 		warmPrologue: warmPro,
+		warmSource:   warmSource,
 		reaper:       termination.NewReaper(0, log),
 		opts:         o,
 		shell:        shell,
@@ -425,6 +433,8 @@ func (e *Env) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	e.closeWarm()
+	e.sandbox.threads.close()
+	closeAll(e.warmSource)
 	if err := e.reaper.Close(ctx); err != nil {
 		errs = append(errs, err)
 	}

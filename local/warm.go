@@ -18,7 +18,8 @@ import (
 	"github.com/runbox/runbox/termination/subreaper"
 )
 
-// warmPrologue is the BASH_ENV file of a warm shell. Its start done, it
+// warmPrologue is the BASH_ENV file of a warm shell (read from fd 5, a
+// sealed copy: see newWarmPrologue). Its start done, it closes fd 5,
 // says so with a byte on fd 4 and blocks reading fd 3 until its command
 // arrives there as a few assignments: the inputs a cold shell gets in
 // __RB_* variables (the state as text in __rb_state, or as a file in
@@ -33,7 +34,7 @@ import (
 // on the command's time; the two ways out before the command (no command,
 // a directory it cannot enter) disarm it, as a cold shell has not armed
 // it yet there.
-const warmPrologue = `builtin unset BASH_ENV
+const warmPrologue = `builtin unset BASH_ENV; builtin exec 5<&-
 ` + warmTouch + `
 ` + bashSave + `builtin printf . >&4; builtin exec 4>&-
 builtin . /dev/fd/3 2>/dev/null
@@ -286,19 +287,26 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 
 	xc := exec.Command(e.shell, "-c", warmCommand)
 	xc.Args[0] = "bash"
-	xc.Env = append(env[:len(env):len(env)], "BASH_ENV="+e.warmPrologue)
+	bashEnv := e.warmPrologue
+	xc.ExtraFiles = []*os.File{sr, readyW}
+	if e.warmSource != nil {
+		bashEnv = fmt.Sprintf("/dev/fd/%d", 3+len(xc.ExtraFiles))
+		xc.ExtraFiles = append(xc.ExtraFiles, e.warmSource)
+	}
+	xc.Env = append(env[:len(env):len(env)], "BASH_ENV="+bashEnv)
 	// "/" cannot be deleted under the shell while it starts (bash would
 	// complain on stderr, which is the command's output); the command
 	// moves it to its own directory before running anything.
 	xc.Dir = "/"
 	xc.Stdout, xc.Stderr = ow, ow
-	xc.ExtraFiles = []*os.File{sr, readyW}
 	xc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	xc.WaitDelay = e.opts.DrainDelay
-	if err := e.confineCmd(xc); err != nil {
+	underSubreaper := e.opts.Subreaper != nil && (w.cont == nil || w.cont.Mechanism() == termination.ProcessGroup)
+	threaded, err := e.confineWarm(xc, underSubreaper)
+	if err != nil {
 		return nil, fmt.Errorf("local: warm shell: %w", err)
 	}
-	if e.opts.Subreaper != nil && (w.cont == nil || w.cont.Mechanism() == termination.ProcessGroup) {
+	if underSubreaper {
 		rr, rw, err := os.Pipe()
 		if err != nil {
 			return nil, fmt.Errorf("local: subreaper pipe: %w", err)
@@ -309,7 +317,21 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 		xc.Path = e.opts.Subreaper[0]
 		xc.ExtraFiles = append([]*os.File{rw}, xc.ExtraFiles...)
 	}
-	xc, placed, err := e.startInto(xc, w.cont)
+	var placed bool
+	start := func() (err error) {
+		xc, placed, err = e.startInto(xc, w.cont)
+		return err
+	}
+	// The thread that started a shell confined, in its sandbox until it
+	// ends, ends while the shell starts: it is waited for once the shell
+	// is ready, before the shell is handed to anyone.
+	gone := noWait
+	if threaded {
+		gone, err = e.sandbox.threads.start(e.log, start)
+		defer gone()
+	} else {
+		err = start()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("local: warm shell: %w", err)
 	}
@@ -332,6 +354,9 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	readyR.SetReadDeadline(time.Now().Add(warmReadyTimeout))
 	if _, err := readyR.Read(make([]byte, 1)); err != nil {
 		return nil, fmt.Errorf("local: warm shell did not get ready: %w", err)
+	}
+	if err := gone(); err != nil {
+		return nil, fmt.Errorf("local: warm shell: %w", err)
 	}
 	return w, nil
 }

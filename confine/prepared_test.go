@@ -1,0 +1,266 @@
+//go:build linux
+
+package confine_test
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/runbox/runbox/confine"
+)
+
+// startOn starts bash running script from a thread pp confines, with the
+// fixture's environment, and waits for that thread to end; the caller
+// waits for the program.
+func startOn(t *testing.T, pp *confine.Prepared, f *fixture, script string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command("/bin/bash", "-c", script)
+	cmd.Dir = f.ws
+	cmd.Env = []string{"HOME=" + f.home, "TMPDIR=" + f.tmp, "PATH=" + os.Getenv("PATH"), "LC_ALL=C"}
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	gone, err := pp.Start(cmd.Start)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if err := gone(); err != nil {
+		t.Fatalf("gone: %v", err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd, out
+}
+
+func prepare(t *testing.T, p confine.Policy) *confine.Prepared {
+	t.Helper()
+	pp, err := confine.Prepare(p)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	t.Cleanup(func() { pp.Close() })
+	return pp
+}
+
+// TestPrepared_EachStartIsolated: two programs started from one Prepared
+// are two sandboxes (neither can signal the other, nor this process), and
+// this process keeps every right it had: the confined threads ended with
+// the starts, and no goroutine runs on one afterwards.
+func TestPrepared_EachStartIsolated(t *testing.T) {
+	if confine.Probe().LandlockABI < 6 {
+		t.Skip("signal scoping needs Landlock ABI 6")
+	}
+	f := newFixture(t, user{name: "root"})
+	pp := prepare(t, f.policy(confine.ProfileWorkspace))
+	first, _ := startOn(t, pp, f, "exec sleep 600")
+	pid := strconv.Itoa(first.Process.Pid)
+
+	second, out := startOn(t, pp, f, "kill -0 "+pid+" && echo SIBLING; kill -0 "+strconv.Itoa(os.Getpid())+" && echo PARENT; true")
+	second.Wait()
+	if strings.Contains(out.String(), "SIBLING") || strings.Contains(out.String(), "PARENT") {
+		t.Fatalf("a confined program signalled outside its own sandbox:\n%s", out)
+	}
+	// The control: unconfined, the same signals are allowed.
+	ctl, err := exec.Command("/bin/bash", "-c", "kill -0 "+pid+" && echo SIBLING").CombinedOutput()
+	if err != nil || !strings.Contains(string(ctl), "SIBLING") {
+		t.Fatalf("control: %v %s", err, ctl)
+	}
+
+	// No thread of this process keeps a layer once gone returned: the
+	// confined thread has ended by then, while the program still runs
+	// (the main thread is never used).
+	for range 20 {
+		cmd, _ := startOn(t, pp, f, "exec sleep 600")
+		assertNoThreadConfined(t)
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+
+	// Rights the sandbox takes away, tried on every thread this process
+	// may run goroutines on: none of them is confined.
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Go(func() {
+			c, err := net.ListenPacket("udp4", "127.0.0.1:0") // seccomp would refuse
+			if err != nil {
+				errs <- err
+				return
+			}
+			c.Close()
+			err = os.WriteFile(filepath.Join(f.outside, "w"+strconv.Itoa(i)), []byte("x"), 0o644) // Landlock would refuse
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("this process lost a right after Start: %v", err)
+	}
+}
+
+// TestPrepared_CurrentFollowsFiles: a ruleset grants the entries of the
+// directories on the way to a denied path as they were when it was
+// built. Current turns false when they change, and a ruleset built anew
+// grants what a fresh one must: a file created since is readable, and a
+// directory renamed into a denied path is not — which the stale ruleset,
+// bound to the old directory, would still let a program read.
+func TestPrepared_CurrentFollowsFiles(t *testing.T) {
+	f := newFixture(t, user{name: "root"})
+	notes := filepath.Join(f.home, "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notes, "key"), []byte("RENAMED-CANARY"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := f.policy(confine.ProfileWorkspace)
+	// Work in the workspace and TMPDIR changes nothing the rules were
+	// built from: every command would otherwise prepare anew. The
+	// fixture lies in the temporary directory, which other processes
+	// change too (and Current rightly says so): a few tries.
+	var old *confine.Prepared
+	for try := 0; old == nil; try++ {
+		if try == 5 {
+			t.Fatal("Current = false after work in the workspace and TMPDIR, five times")
+		}
+		pp := prepare(t, p)
+		cmd, out := startOn(t, pp, f, `mkdir -p build && echo x > build/f && echo y > "$TMPDIR/t"`)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("work: %v\n%s", err, out)
+		}
+		if pp.Current() {
+			old = pp
+		}
+	}
+
+	if err := os.WriteFile(filepath.Join(f.home, "new.txt"), []byte("NEW-FILE"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(notes, filepath.Join(f.home, ".kube")); err != nil {
+		t.Fatal(err)
+	}
+	if old.Current() {
+		t.Fatal("Current = true after HOME changed")
+	}
+	script := `cat ~/new.txt; cat ~/.kube/key`
+	cmd, staleOut := startOn(t, old, f, script)
+	cmd.Wait()
+	if strings.Contains(staleOut.String(), "NEW-FILE") || !strings.Contains(staleOut.String(), "RENAMED-CANARY") {
+		// If this fails the ruleset does not bind what the test thinks,
+		// and the rest proves nothing.
+		t.Fatalf("stale ruleset: want the new file unreadable and the renamed directory readable:\n%s", staleOut)
+	}
+
+	fresh := prepare(t, p)
+	cmd, freshOut := startOn(t, fresh, f, script)
+	cmd.Wait()
+	if !strings.Contains(freshOut.String(), "NEW-FILE") || strings.Contains(freshOut.String(), "RENAMED-CANARY") {
+		t.Fatalf("fresh ruleset: want the new file readable and the denied path not:\n%s", freshOut)
+	}
+}
+
+// TestPrepared_CurrentAfterWatchedDirectoryReplaced: Current is kept cheap
+// by watching the directories the rules depend on. A writable cache's
+// parent is one of them (only watched: nothing lists it); when it is
+// replaced by a new one with the cache moved over (nothing Current
+// compares differs), the new parent is not watched, and replacing the
+// cache in it later must still make Current false.
+func TestPrepared_CurrentAfterWatchedDirectoryReplaced(t *testing.T) {
+	// Away from the temporary directory, which other processes change
+	// all the time (Current would be false for their sake).
+	if fi, err := os.Stat("/var/tmp"); err != nil || !fi.IsDir() {
+		t.Skip("no /var/tmp")
+	}
+	t.Setenv("TMPDIR", "/var/tmp")
+	f := newFixture(t, user{name: "root"})
+	parent := filepath.Join(t.TempDir(), "tools")
+	cache := filepath.Join(parent, "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := f.policy(confine.ProfileWorkspace)
+	p.Writable = append(p.Writable, cache)
+	pp := prepare(t, p)
+	if !pp.Current() {
+		t.Fatal("Current = false right after Prepare")
+	}
+	swap := func(dir, moveIn string) {
+		t.Helper()
+		fresh := dir + ".new"
+		if err := os.Mkdir(fresh, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if moveIn != "" {
+			if err := os.Rename(filepath.Join(dir, moveIn), filepath.Join(fresh, moveIn)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Rename(dir, dir+".old"+strconv.Itoa(rand.Int())); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(fresh, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	swap(parent, "cache")
+	if !pp.Current() {
+		// Not wrong, but then the rest proves nothing.
+		t.Fatal("Current = false with the same cache in a new parent")
+	}
+	swap(cache, "")
+	if pp.Current() {
+		t.Fatal("Current = true after the writable cache was replaced")
+	}
+}
+
+// TestPrepared_StartAfterClose: a closed Prepared starts nothing.
+func TestPrepared_StartAfterClose(t *testing.T) {
+	f := newFixture(t, user{name: "root"})
+	pp, err := confine.Prepare(f.policy(confine.ProfileWorkspace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp.Close()
+	called := false
+	_, err = pp.Start(func() error { called = true; return nil })
+	if !errors.Is(err, confine.ErrNotEnforced) || called {
+		t.Fatalf("Start after Close = %v (called %v); want ErrNotEnforced, not called", err, called)
+	}
+	if _, err := confine.Prepare(f.policy(confine.ProfileOff)); err == nil {
+		t.Error("Prepare(off) succeeded; want an error: there is nothing to enforce")
+	}
+}
+
+// assertNoThreadConfined fails when a thread of this process has a
+// seccomp filter or no_new_privs, which only a confined thread has here.
+func assertNoThreadConfined(t *testing.T) {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		if strings.Contains(string(b), "\nSeccomp:\t2") || strings.Contains(string(b), "\nNoNewPrivs:\t1") {
+			t.Errorf("thread %s of this process is still confined:\n%s", task.Name(), b)
+		}
+	}
+}
