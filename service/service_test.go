@@ -15,6 +15,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry/supervisor"
 	"github.com/runbox/runbox/service"
 )
 
@@ -22,6 +23,10 @@ func TestMain(m *testing.M) {
 	// The test binary plays runbox's confinement trampoline.
 	if len(os.Args) > 1 && os.Args[1] == confine.Command {
 		os.Exit(confine.Main(os.Args[2:]))
+	}
+	// It also plays a background job's supervisor (localJobDaemon).
+	if len(os.Args) > 1 && os.Args[1] == supervisorCommand {
+		os.Exit(supervisor.Main(os.Args[2:]))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // sandbox is one fake sandbox: a directory and the processes started in
@@ -42,7 +44,10 @@ func (sb *sandbox) ended() bool {
 	return sb.result != nil
 }
 
-// terminate marks the sandbox ended and kills every process group in it.
+// terminate marks the sandbox ended and kills every process in it: each
+// exec's process group, then, as Modal's container goes with everything
+// in it, whatever left those groups (a daemon that detached itself, and
+// what it runs), found by the sandbox's HOME.
 func (sb *sandbox) terminate() {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -56,6 +61,7 @@ func (sb *sandbox) terminate() {
 			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		}
 	}
+	testproc.KillHome(sb.dir)
 }
 
 // output is an exec's stdout or stderr as it grows, read by offset.

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // The markers Daytona's log stream puts before each stdout and stderr chunk.
@@ -149,6 +151,9 @@ func (b *sandbox) killAll() {
 	for _, p := range ptys {
 		p.kill(b, true)
 	}
+	// A sandbox that stops loses every process, also those that left the
+	// trees above (a daemon that detached itself, and what it runs).
+	testproc.KillHome(b.dir)
 }
 
 func (s *Server) toolboxRoutes(mux *http.ServeMux) {
