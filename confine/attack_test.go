@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/runbox/runbox/confine"
@@ -88,6 +89,17 @@ var attacks = []attack{
 		script:   `echo $$ > "$CG/cgroup.procs" && grep -qx $$ "$CG/cgroup.procs" && echo MOVED`,
 		worked:   printed("MOVED"),
 		want:     func(*fixture) (string, string) { return "write", "/sys/fs/cgroup/" },
+	},
+	{
+		// The kernel checks only file modes before starting a child in
+		// another cgroup (clone3's CLONE_INTO_CGROUP): root passes them
+		// everywhere, and Landlock does not see the check.
+		name:     "fork-into-another-cgroup",
+		rootOnly: true,
+		setup:    otherCgroup2,
+		script:   forkIntoCgroup,
+		worked:   printed("MOVED"),
+		want:     func(*fixture) (string, string) { return "cgroup", "clone3" },
 	},
 	{
 		name:     "write-kernel-setting",
@@ -224,6 +236,67 @@ func otherCgroup(t *testing.T, _ *fixture) []string {
 	}
 	integration.Skip(t, "no cgroup hierarchy to create a group in")
 	return nil
+}
+
+// forkIntoCgroup starts a child in $CG (a cgroup2 group) with clone3 and
+// prints MOVED when the child is there; the child waits on a pipe until
+// its parent has looked.
+const forkIntoCgroup = `python3 - <<'EOF'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+cg = os.environ["CG"]
+fd = os.open(cg, os.O_RDONLY | os.O_DIRECTORY)
+r, w = os.pipe()
+CLONE_INTO_CGROUP, SIGCHLD, SYS_clone3 = 0x200000000, 17, 435
+args = ctypes.create_string_buffer(struct.pack("11Q", CLONE_INTO_CGROUP, 0, 0, 0, SIGCHLD, 0, 0, 0, 0, 0, fd), 88)
+pid = libc.syscall(SYS_clone3, args, 88)
+if pid == 0:
+    os.close(w)
+    os.read(r, 1)
+    os._exit(0)
+if pid < 0:
+    print("clone3 into " + cg + ": " + os.strerror(ctypes.get_errno()))
+    sys.exit(1)
+os.close(r)
+print("MOVED" if str(pid) in open(cg + "/cgroup.procs").read().split() else "stayed")
+os.close(w)
+os.waitpid(pid, 0)
+EOF`
+
+// otherCgroup2 makes a group in the cgroup2 hierarchy, which the command
+// is not in, and removes it after (once the command's child has left it).
+func otherCgroup2(t *testing.T, _ *fixture) []string {
+	t.Helper()
+	for _, h := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
+		if _, err := os.Stat(filepath.Join(h, "cgroup.controllers")); err != nil {
+			continue
+		}
+		dir, err := os.MkdirTemp(h, "confine-test-")
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { removeCgroup(t, dir) })
+		return []string{"CG=" + dir}
+	}
+	integration.Skip(t, "no cgroup2 hierarchy to create a group in")
+	return nil
+}
+
+// removeCgroup removes an empty group, waiting while a process that has
+// exited still counts in it.
+func removeCgroup(t *testing.T, dir string) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := os.Remove(dir)
+		if err == nil || os.IsNotExist(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("removing %s: %v", dir, err)
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval, bounded by deadline
+	}
 }
 
 func tcpListener(t *testing.T, _ *fixture) []string {

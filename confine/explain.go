@@ -12,7 +12,8 @@ import (
 
 // Violation is one access the sandbox denied.
 type Violation struct {
-	// Op is read, write, exec, connect, domain, signal or ptrace.
+	// Op is read, write, exec, connect, domain, signal, ptrace or
+	// cgroup.
 	Op string `json:"op"`
 	// Target is the path, the host:port or the process.
 	Target string `json:"target"`
@@ -70,6 +71,13 @@ func Explain(p Policy, output string) []Violation {
 	}
 	for _, line := range strings.Split(output, "\n") {
 		line = strings.TrimSpace(line)
+		if strings.Contains(line, "clone3") && strings.Contains(line, "Function not implemented") {
+			// Only a program that calls clone3 itself and reports its
+			// failure says so: the C library falls back to clone
+			// silently.
+			add(Violation{Op: "cgroup", Target: "clone3", Rule: "no process may start in another cgroup (clone3 is refused)"}, true)
+			continue
+		}
 		if !rx.denial.MatchString(line) {
 			continue
 		}

@@ -21,9 +21,18 @@ import (
 //     SOCK_CLOEXEC and SOCK_NONBLOCK are or'ed into it; the protocol 0 or
 //     IPPROTO_TCP, since Landlock does not see Multipath TCP, which fails
 //     with EPROTONOSUPPORT so that programs fall back to TCP); every other
-//     family (packet, raw, vsock...) fails.
+//     family (packet, raw, vsock...) fails;
+//  5. clone3 fails with ENOSYS, under every network mode. Its
+//     CLONE_INTO_CGROUP starts a child in any cgroup whose cgroup.procs the
+//     caller could write by file modes alone, and root owns them all: the
+//     child of a root command would leave the command's cgroup, and with
+//     it teardown, though Landlock refuses the write to cgroup.procs
+//     (the flag's check is not one Landlock sees). seccomp cannot read
+//     clone3's arguments, which are in memory, so the whole call goes;
+//     ENOSYS makes the C library (threads, posix_spawn) fall back to
+//     clone, which has no such flag.
 //
-// Refusals return EPERM, which programs report as "Operation not
+// Other refusals return EPERM, which programs report as "Operation not
 // permitted".
 
 // seccomp_data offsets (linux/seccomp.h); arguments are read as their low
@@ -71,9 +80,10 @@ func filter(network string) []insn {
 		jeq(uint32(unix.SYS_IO_URING_SETUP), "eperm", ""),
 		jeq(uint32(unix.SYS_IO_URING_ENTER), "eperm", ""),
 		jeq(uint32(unix.SYS_IO_URING_REGISTER), "eperm", ""),
+		jeq(uint32(unix.SYS_CLONE3), "enosys", ""),
 	)
 	if network == NetworkOpen {
-		return append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"), ret(errno(unix.EPERM), "eperm"))
+		return append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"), ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
 	}
 	p = append(p,
 		jeq(uint32(unix.SYS_SOCKET), "", "allow"),
@@ -100,6 +110,7 @@ func filter(network string) []insn {
 		ret(unix.SECCOMP_RET_ALLOW, "allow"),
 		ret(errno(unix.EPERM), "eperm"),
 		ret(errno(unix.EPROTONOSUPPORT), "noproto"),
+		ret(errno(unix.ENOSYS), "enosys"),
 	)
 }
 

@@ -63,6 +63,15 @@ func (c Credentials) check() error {
 	return nil
 }
 
+// token is what the API takes as the bearer token: the API key, else the
+// JWT.
+func (c Credentials) token() string {
+	if c.APIKey != "" {
+		return c.APIKey
+	}
+	return c.JWTToken
+}
+
 func (c Credentials) url() string {
 	if c.APIURL == "" {
 		return DefaultAPIURL

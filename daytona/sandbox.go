@@ -35,6 +35,10 @@ type sandbox struct {
 
 	mu   sync.Mutex
 	last *sdk.Sandbox // what Provision returned last
+	// awake: KeepAwake turned last's auto-stop off; autoStop is the
+	// interval (minutes) it gives back.
+	awake    bool
+	autoStop float32
 }
 
 var (
@@ -78,6 +82,9 @@ func (s *sandbox) Provision(ctx context.Context) (remote.Instance, error) {
 		return remote.Instance{}, err
 	}
 	sb.ToolboxClient.GetConfig().HTTPClient = s.toolbox
+	if s.last == nil || s.last.ID != sb.ID {
+		s.awake, s.autoStop = false, 0 // a new sandbox has its own auto-stop
+	}
 	s.last = sb
 	return remote.Instance{ID: sb.ID, OS: "linux"}, nil
 }

@@ -72,6 +72,16 @@ type FileTransfer interface {
 	GetFile(ctx context.Context, path string) (io.ReadCloser, error)
 }
 
+// Waker is implemented by environments whose provider stops the sandbox
+// by its own idle clock, which does not count what runs inside (Daytona's
+// auto-stop): KeepAwake(ctx, true) turns that clock off while a job that
+// must not be stopped runs, KeepAwake(ctx, false) gives it back. Calls
+// that change nothing are no-ops; a sandbox not made yet has nothing to
+// change.
+type Waker interface {
+	KeepAwake(ctx context.Context, on bool) error
+}
+
 // TreeTransfer is implemented by environments that can move a whole
 // directory tree as one tar stream, which is much cheaper than a call per
 // file when a workspace is copied in for the first time.

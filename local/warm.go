@@ -319,6 +319,12 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	}
 	var placed bool
 	start := func() (err error) {
+		if threaded {
+			// The sandbox refuses clone3 (see confine's seccomp
+			// filter), so the confined thread cannot start the shell
+			// inside its cgroup: it is moved in below.
+			return xc.Start()
+		}
 		xc, placed, err = e.startInto(xc, w.cont)
 		return err
 	}

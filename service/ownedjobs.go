@@ -112,7 +112,11 @@ func (o *OwnedJobs) Start(ctx context.Context, req procregistry.StartRequest) (p
 		}
 		return o.jobs, nil
 	}
-	return o.ss.svc.StartJob(ctx, connect, o.target, req)
+	in, err := o.ss.svc.StartJob(ctx, connect, o.target, req)
+	if err != nil {
+		return in, err
+	}
+	return o.keepAwake(ctx, in), nil
 }
 
 // checkCap refuses a start when the session has MaxLive live jobs.
@@ -248,7 +252,11 @@ func (o *OwnedJobs) SetLifetime(ctx context.Context, id string, l procregistry.L
 	if err != nil {
 		return procregistry.Info{}, err
 	}
-	return o.jobs.SetLifetime(ctx, in.ID, l)
+	in, err = o.jobs.SetLifetime(ctx, in.ID, l)
+	if err != nil {
+		return in, err
+	}
+	return o.keepAwake(ctx, in), nil
 }
 
 // KeepsAwake reports whether a job of the session that keeps its sandbox

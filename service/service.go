@@ -58,6 +58,10 @@ type Options struct {
 	Progress io.Writer
 	// Logger receives debug logs. Nil discards them.
 	Logger *slog.Logger
+	// AwakePoll is how often a session whose sandbox a keep-awake job
+	// keeps awake looks whether one still runs. Zero means
+	// DefaultAwakePoll.
+	AwakePoll time.Duration
 }
 
 // Service is the application core. It is safe for concurrent use.

@@ -63,6 +63,7 @@ type Session struct {
 	mu     sync.Mutex
 	env    envs.Environment
 	closed bool
+	awake  awake // the sandbox kept from its idle clock (awake.go)
 	// readmit is the command text Start admitted but the backend could
 	// not stream (envs.ErrUnsupported): a caller then runs it with Run,
 	// which does not judge it (and ask the user) a second time.
@@ -274,6 +275,7 @@ func (ss *Session) Close(ctx context.Context) error {
 	ss.closed = true
 	env := ss.env
 	ss.mu.Unlock()
+	ss.stopAwake()
 	ss.svc.mu.Lock()
 	delete(ss.svc.sessions, ss.ID)
 	ss.svc.mu.Unlock()

@@ -174,7 +174,10 @@ func (o *OwnedJobs) startHeld(ctx context.Context, req procregistry.StartRequest
 		}
 		o.eventMu.Unlock()
 	}
-	return info, err
+	if err != nil {
+		return info, err
+	}
+	return o.keepAwake(ctx, info), nil
 }
 
 // startToEnd starts a job whatever becomes of the caller meanwhile: once

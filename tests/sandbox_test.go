@@ -84,6 +84,7 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 					happened: nil},
 				{name: "read runbox's memory", rootOnly: true, cmd: memoryScan(secret), happened: nil},
 				{name: "leave the cgroup", rootOnly: true, cmd: cgroupEscape(), happened: nil},
+				{name: "start a child in another cgroup", rootOnly: true, cmd: cloneIntoRootCgroup, happened: nil},
 				{name: "loopback port not allowed", cmd: fmt.Sprintf("echo hello-tcp > /dev/tcp/127.0.0.1/%d", tcp.port),
 					happened: tcp.got("hello-tcp")},
 				{name: "udp", cmd: fmt.Sprintf("echo hello-udp > /dev/udp/127.0.0.1/%d; sleep 0.5", udp.port),
@@ -222,6 +223,28 @@ func cgroupEscape() string {
   [ -e "$f" ] && echo $$ > "$f" 2>/dev/null && { echo ESCAPED; break; }
 done; true`
 }
+
+// cloneIntoRootCgroup starts a child in the root of the cgroup2 hierarchy
+// (clone3 with CLONE_INTO_CGROUP), out of the command's cgroup and so out
+// of teardown, and prints ESCAPED when the child is there.
+const cloneIntoRootCgroup = `python3 - <<'EOF'
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+root = next(d for d in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup") if os.path.exists(d + "/cgroup.controllers"))
+r, w = os.pipe()
+args = ctypes.create_string_buffer(struct.pack("11Q", 0x200000000, 0, 0, 0, 17, 0, 0, 0, 0, 0, os.open(root, os.O_RDONLY)), 88)
+pid = libc.syscall(435, args, 88)  # clone3(CLONE_INTO_CGROUP)
+if pid == 0:
+    os.close(w)
+    os.read(r, 1)
+    os._exit(0)
+if pid < 0:
+    print("clone3: " + os.strerror(ctypes.get_errno()))
+else:
+    print("ESCAPED" if str(pid) in open(root + "/cgroup.procs").read().split() else "stayed")
+    os.close(w)
+    os.waitpid(pid, 0)
+EOF`
 
 // sandboxDirs makes u's HOME, a workspace and a directory outside it,
 // side by side and owned by u.

@@ -141,6 +141,17 @@ func (e *Env) ID() string {
 	return e.id
 }
 
+// KeepAwake tells the sandbox's provider to keep it running, or lets its
+// idle clock run again ([envs.Waker]); ErrUnsupported when the backend's
+// sandboxes have no such clock that runbox can turn off.
+func (e *Env) KeepAwake(ctx context.Context, on bool) error {
+	w, ok := e.sb.(envs.Waker)
+	if !ok {
+		return fmt.Errorf("remote: keep awake: %w", envs.ErrUnsupported)
+	}
+	return w.KeepAwake(ctx, on)
+}
+
 // Fallback says why commands run through the sandbox's native exec rather
 // than the agent; empty when the agent is in use.
 func (e *Env) Fallback() string {

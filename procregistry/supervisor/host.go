@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/runbox/runbox/procregistry/internal/jobdir"
 )
 
@@ -93,12 +95,11 @@ func hostMain(state string) int {
 	if err := jobdir.CheckPrivateDir(hdir); err != nil {
 		return fail(err)
 	}
-	lock, err := jobdir.OpenPrivateFile(filepath.Join(hdir, jobdir.HostLock), os.O_RDWR|os.O_CREATE, 0o600)
+	lock, err := holdUntilExit(filepath.Join(hdir, jobdir.HostLock))
 	if err != nil {
 		return fail(err)
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := syscall.Flock(lock, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			say("busy")
 			return 0
@@ -128,6 +129,24 @@ func hostMain(state string) int {
 	h.serve()
 	h.wg.Wait()
 	return 0
+}
+
+// holdUntilExit opens the host's lock file as a bare descriptor that is
+// never closed: the kernel releases the flock only as the process ends,
+// after its memory (and with it its command line) is gone. Whoever sees
+// the lock free (WaitHostGone) then finds no host process left, not one
+// that has let go of the lock but not yet exited.
+func holdUntilExit(path string) (int, error) {
+	f, err := jobdir.OpenPrivateFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("hold %s: %w", path, err)
+	}
+	return fd, nil
 }
 
 // forwardTerm forwards SIGTERM to the command of every running job (the

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -22,7 +23,9 @@ type sandbox struct {
 
 	mu       sync.Mutex
 	state    string
-	gets     int // reads since creation: the first one still sees "creating"
+	active   time.Time // the last call that named it (Daytona's "event")
+	stops    int       // times the auto-stop clock stopped it
+	gets     int       // reads since creation: the first one still sees "creating"
 	sessions map[string]*session
 	ptys     map[string]*ptySession
 }
@@ -31,7 +34,7 @@ func (b *sandbox) info() Sandbox {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return Sandbox{ID: b.id, Name: b.name, State: b.state, Labels: b.labels, Env: b.env,
-		CPU: b.cpu, Memory: b.memory, Disk: b.disk, AutoStop: b.autoStop, Snapshot: b.snapshot,
+		CPU: b.cpu, Memory: b.memory, Disk: b.disk, AutoStop: b.autoStop, AutoStops: b.stops, Snapshot: b.snapshot,
 		Dockerfile: b.dockerfile, Dir: b.dir, NetworkBlockAll: b.blockAll, NetworkAllowList: b.allowList}
 }
 
@@ -92,6 +95,18 @@ func (s *Server) routes(mux *http.ServeMux) {
 		b.mu.Unlock()
 		writeJSON(w, http.StatusOK, b.json(s.toolboxURL()))
 	}))
+	mux.HandleFunc("POST /api/sandbox/{id}/autostop/{interval}", s.withSandbox(func(w http.ResponseWriter, r *http.Request, b *sandbox) {
+		v, err := strconv.ParseFloat(r.PathValue("interval"), 32)
+		if err != nil || v < 0 {
+			writeErr(w, http.StatusBadRequest, "invalid auto-stop interval "+r.PathValue("interval"))
+			return
+		}
+		iv := int32(v)
+		b.mu.Lock()
+		b.autoStop = &iv
+		b.mu.Unlock()
+		writeJSON(w, http.StatusOK, b.json(s.toolboxURL()))
+	}))
 	mux.HandleFunc("PUT /api/sandbox/{id}/labels", s.withSandbox(func(w http.ResponseWriter, r *http.Request, b *sandbox) {
 		var req struct {
 			Labels map[string]string `json:"labels"`
@@ -115,6 +130,9 @@ func (s *Server) withSandbox(h func(http.ResponseWriter, *http.Request, *sandbox
 			writeErr(w, http.StatusNotFound, "Sandbox with ID or name "+r.PathValue("id")+" not found")
 			return
 		}
+		b.mu.Lock()
+		b.active = time.Now()
+		b.mu.Unlock()
 		h(w, r, b)
 	}
 }
@@ -160,7 +178,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	b := &sandbox{id: id, name: name, snapshot: req.Snapshot, dir: dir, labels: req.Labels, env: req.Env,
 		cpu: req.CPU, memory: req.Memory, disk: req.Disk, autoStop: req.AutoStopInterval,
-		blockAll: req.NetworkBlockAll, allowList: req.NetworkAllowList, state: "creating",
+		blockAll: req.NetworkBlockAll, allowList: req.NetworkAllowList, state: "creating", active: time.Now(),
 		sessions: map[string]*session{}, ptys: map[string]*ptySession{}}
 	if req.BuildInfo != nil {
 		b.dockerfile = req.BuildInfo.DockerfileContent

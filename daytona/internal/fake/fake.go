@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Request is one recorded request.
@@ -51,6 +52,8 @@ type Server struct {
 	mu        sync.Mutex
 	log       []Request
 	sandboxes map[string]*sandbox
+	clock     chan struct{} // closed to stop the auto-stop clock
+	clockDone chan struct{}
 }
 
 // New starts a fake accepting key, with its sandboxes' directories under
@@ -66,6 +69,7 @@ func New(key, root string) *Server {
 
 // Close stops the server and kills every command still running.
 func (s *Server) Close() {
+	s.StopAutoStop()
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 	s.mu.Lock()
@@ -92,6 +96,7 @@ type Sandbox struct {
 	Labels, Env               map[string]string
 	CPU, Memory, Disk         int32
 	AutoStop                  *int32
+	AutoStops                 int // times the auto-stop clock stopped it
 	Snapshot, Dockerfile, Dir string
 	NetworkBlockAll           bool
 	NetworkAllowList          string
@@ -123,6 +128,79 @@ func (s *Server) SetState(id, state string) error {
 	b.state = state
 	b.mu.Unlock()
 	return nil
+}
+
+// RunAutoStop starts Daytona's auto-stop clock, with minute as the length
+// of one of its minutes: a started sandbox that no call has named for
+// its auto-stop interval (15 when it was given none; 0 is never) is
+// stopped, its processes killed, as Daytona stops it whatever runs in
+// it. Idle time counts from the clock's start at the earliest: a test
+// starts it once its sandboxes are set up. StopAutoStop (or Close) stops
+// it.
+func (s *Server) RunAutoStop(minute time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clock != nil {
+		return
+	}
+	s.clock, s.clockDone = make(chan struct{}), make(chan struct{})
+	go s.autoStop(minute, time.Now(), s.clock, s.clockDone)
+}
+
+// StopAutoStop stops the clock RunAutoStop started, if it runs.
+func (s *Server) StopAutoStop() {
+	s.mu.Lock()
+	stop, done := s.clock, s.clockDone
+	s.clock = nil
+	s.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+func (s *Server) autoStop(minute time.Duration, since time.Time, stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(minute / 10)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		boxes := make([]*sandbox, 0, len(s.sandboxes))
+		for _, b := range s.sandboxes {
+			boxes = append(boxes, b)
+		}
+		s.mu.Unlock()
+		for _, b := range boxes {
+			if b.idleFor(minute, since) {
+				b.killAll()
+			}
+		}
+	}
+}
+
+// idleFor marks b stopped when it is started and idle past its auto-stop
+// interval, and reports whether it did.
+func (b *sandbox) idleFor(minute time.Duration, since time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	interval := int32(15)
+	if b.autoStop != nil {
+		interval = *b.autoStop
+	}
+	if b.active.After(since) {
+		since = b.active
+	}
+	if b.state != "started" || interval == 0 || time.Since(since) < time.Duration(interval)*minute {
+		return false
+	}
+	b.state = "stopped"
+	b.stops++
+	return true
 }
 
 // Delete removes a sandbox behind the client's back.

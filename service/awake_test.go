@@ -1,0 +1,113 @@
+package service_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/daytona/daytonatest"
+	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/service"
+)
+
+// TestKeepAwake_Daytona: Daytona stops a sandbox after its auto-stop
+// interval without a call, whatever runs in it (the fake's clock, started
+// once the sandbox is set up, runs a minute in 300 ms). A session job is stopped with its sandbox while the
+// agent waits (the control: the clock is real); a keep-awake job turns
+// the auto-stop off while it runs, finishes, and the interval comes back
+// after it, so the idle sandbox is stopped again. What would break: a
+// keep-awake that only spares the session (the MCP idle reaper) but not
+// the sandbox, or one that leaves the sandbox awake for good.
+func TestKeepAwake_Daytona(t *testing.T) {
+	t.Parallel()
+	f := newFakeSandboxes(t)
+	const key = "dtn-awake-key-41c2"
+	fd := daytonatest.New(key, filepath.Join(f.root, "s"))
+	t.Cleanup(fd.Close)
+	cfg := config.Default()
+	cfg.Daytona.AgentBinary, cfg.Daytona.AgentDir = f.agent, f.agentDir
+	getenv := map[string]string{"DAYTONA_API_KEY": key, "DAYTONA_API_URL": fd.APIURL}
+	svc, err := service.New(service.Options{Config: cfg, Getenv: func(k string) string { return getenv[k] }, AwakePoll: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close(context.Background()) })
+	marks := t.TempDir()
+
+	run := func(t *testing.T, l procregistry.Lifetime, seconds int) (finished string) {
+		t.Helper()
+		s := sandboxSession(svc, "daytona", envs.Spec{})(t)
+		t.Cleanup(func() { s.Session.Close(context.Background()) })
+		finished = filepath.Join(marks, string(l))
+		in, err := s.Jobs.Start(t.Context(), procregistry.StartRequest{
+			Shell: "sleep " + strconv.Itoa(seconds) + " && echo done > " + finished, Lifetime: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Warning != "" {
+			t.Errorf("start warning: %s", in.Warning)
+		}
+		// The sandbox is set up: its clock runs from here.
+		fd.RunAutoStop(300 * time.Millisecond)
+		t.Cleanup(fd.StopAutoStop)
+		return finished
+	}
+	// The subtests run one after the other, each with the only sandbox.
+	box := func() daytonatest.Sandbox {
+		boxes := fd.Sandboxes()
+		if len(boxes) != 1 {
+			t.Fatalf("want one sandbox, have %+v", boxes)
+		}
+		return boxes[0]
+	}
+
+	t.Run("control: a session job is stopped with its sandbox", func(t *testing.T) {
+		finished := run(t, procregistry.LifetimeSession, 60)
+		waitFor(t, "the idle sandbox to be stopped", func() bool { return box().AutoStops > 0 })
+		if done(finished) {
+			t.Fatal("the job finished before its sandbox was stopped: the control proves nothing")
+		}
+		fd.Delete(box().ID)
+	})
+	t.Run("keep-awake", func(t *testing.T) {
+		finished := run(t, procregistry.LifetimeKeepAwake, 10)
+		if iv := box().AutoStop; iv == nil || *iv != 0 {
+			t.Fatalf("auto-stop while a keep-awake job runs = %v; want 0 (off)", iv)
+		}
+		waitFor(t, "the keep-awake job to finish", func() bool {
+			return done(finished) || box().AutoStops > 0
+		})
+		if n := box().AutoStops; n != 0 {
+			t.Fatalf("the sandbox was stopped %d times while a keep-awake job ran", n)
+		}
+		waitFor(t, "the auto-stop interval to come back", func() bool {
+			iv := box().AutoStop
+			return iv != nil && *iv == 15
+		})
+		waitFor(t, "the idle sandbox to be stopped again", func() bool { return box().AutoStops > 0 })
+	})
+}
+
+// done reports whether the job that writes finished got that far.
+func done(finished string) bool {
+	b, _ := os.ReadFile(finished)
+	return string(b) == "done\n"
+}
+
+// waitFor polls cond (every 50 ms, up to two minutes: the bound catches a
+// hang, not a slow machine).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval, bounded by deadline
+	}
+}
