@@ -35,7 +35,7 @@ func (o *OwnedJobs) keepAwake(ctx context.Context, in procregistry.Info) procreg
 		return in
 	}
 	if err := o.ss.keepAwake(ctx, o); err != nil {
-		in.Warning = joinWarning(in.Warning, "the sandbox may still be stopped by its provider when idle: "+err.Error())
+		in.Warning = joinWarning(in.Warning, "the sandbox may still be stopped by its provider: "+err.Error())
 	}
 	return in
 }

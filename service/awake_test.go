@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/daytona/daytonatest"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/modal/modaltest"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
 )
@@ -109,5 +111,42 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("gave up waiting for %s", what)
 		}
 		time.Sleep(50 * time.Millisecond) // poll interval, bounded by deadline
+	}
+}
+
+// TestKeepAwake_ModalSaysItsTimeout: a Modal sandbox's timeout is a
+// maximum lifetime that nothing extends, so a keep-awake job there starts
+// with a warning that names it, and a session job without one.
+func TestKeepAwake_ModalSaysItsTimeout(t *testing.T) {
+	// Not parallel: the SDK reads its server from the process environment.
+	f := newFakeSandboxes(t)
+	const id, secret = "ak-awake", "as-awake-7d1e0f"
+	fm, err := modaltest.Start(modaltest.Config{TokenID: id, TokenSecret: secret, Dir: filepath.Join(f.root, "s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fm.Stop)
+	none := filepath.Join(f.root, "none.toml")
+	t.Setenv("MODAL_SERVER_URL", fm.URL())
+	t.Setenv("MODAL_CONFIG_PATH", none)
+	cfg := config.Default()
+	cfg.Modal.AgentBinary, cfg.Modal.AgentDir = f.agent, f.agentDir
+	cfg.Modal.Timeout = config.Duration(20 * time.Minute)
+	svc := f.service(t, cfg, map[string]string{"MODAL_TOKEN_ID": id, "MODAL_TOKEN_SECRET": secret,
+		"MODAL_SERVER_URL": fm.URL(), "MODAL_CONFIG_PATH": none})
+	s := sandboxSession(svc, "modal", envs.Spec{})(t)
+	t.Cleanup(func() { s.Session.Close(context.Background()) })
+	for _, c := range []struct {
+		lifetime procregistry.Lifetime
+		warn     bool
+	}{{procregistry.LifetimeSession, false}, {procregistry.LifetimeKeepAwake, true}} {
+		in, err := s.Jobs.Start(t.Context(), procregistry.StartRequest{Shell: "sleep 600", Lifetime: c.lifetime})
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(in.Warning, "timeout (20m0s")
+		if said != c.warn {
+			t.Errorf("%s job: warning %q; want one naming the sandbox's timeout: %v", c.lifetime, in.Warning, c.warn)
+		}
 	}
 }
