@@ -32,6 +32,7 @@ import (
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/kubernetes"
+	"github.com/runbox/runbox/kubernetes/kubetest"
 )
 
 // testImage is the image pods run: present in the node's docker engine
@@ -77,23 +78,7 @@ type testCluster struct {
 // reason when there is none.
 func cluster(t *testing.T) *testCluster {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: no cluster tests")
-	}
-	kc := os.Getenv("RUNBOX_TEST_KUBECONFIG")
-	if kc == "" {
-		integration.Skip(t, "RUNBOX_TEST_KUBECONFIG is not set (start the test cluster with scripts/kube and source its env file)")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		integration.Skip(t, "kubeconfig %s: %v", kc, err)
-	}
-	cs := clientFor(t, cfg)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	if _, err := cs.Discovery().ServerVersion(); err != nil || ctx.Err() != nil {
-		integration.Skip(t, "the test cluster's API server does not answer (%s): %v", kc, err)
-	}
+	kc, cs := kubetest.Cluster(t)
 	if agentBin == "" {
 		t.Fatalf("agent build: %v", agentErr)
 	}
@@ -652,25 +637,6 @@ func (tc *testCluster) dynamic(t *testing.T) dynamic.Interface {
 		t.Fatal(err)
 	}
 	return dyn
-}
-
-// clientFor is a client of cfg whose connections the test closes at its
-// end (client-go's shared transport would keep them past TestMain's leak
-// check).
-func clientFor(t *testing.T, cfg *rest.Config) k8s.Interface {
-	t.Helper()
-	cfg = rest.CopyConfig(cfg)
-	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { utilnet.CloseIdleConnectionsFor(hc.Transport) })
-	cs, err := k8s.NewForConfigAndClient(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
 }
 
 // TestEnv_NonRootAndNetworkNone: with NonRoot the commands run as uid

@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,11 +12,6 @@ import (
 	"testing"
 	"time"
 
-	utilnet "k8s.io/apimachinery/pkg/util/net"
-	k8s "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/daytona/daytonatest"
@@ -25,6 +19,7 @@ import (
 	"github.com/runbox/runbox/envs/jobtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/kubernetes/kubetest"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/modal/modaltest"
 	"github.com/runbox/runbox/procregistry"
@@ -317,7 +312,7 @@ func TestJobs_Kubernetes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no cluster tests")
 	}
-	kc := testCluster(t)
+	kc, _ := kubetest.Cluster(t)
 	warmCLI(t)
 	agentBin := filepath.Join(t.TempDir(), "runbox-agent")
 	if err := testproc.BuildAgent(agentBin); err != nil {
@@ -331,33 +326,4 @@ func TestJobs_Kubernetes(t *testing.T) {
 		Processes:     jobtest.HostProcesses,
 		ReleasedAtEnd: "a kubernetes session without a task has a pod of its own, deleted when the session ends",
 	})
-}
-
-// testCluster is the kubeconfig of the test cluster; it skips when none
-// is named or its API server does not answer.
-func testCluster(t *testing.T) string {
-	t.Helper()
-	kc := os.Getenv("RUNBOX_TEST_KUBECONFIG")
-	if kc == "" {
-		integration.Skip(t, "RUNBOX_TEST_KUBECONFIG is not set (start the test cluster with scripts/kube and source its env file)")
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		integration.Skip(t, "kubeconfig %s: %v", kc, err)
-	}
-	rc.Timeout = 10 * time.Second
-	rc.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
-	hc, err := rest.HTTPClientFor(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer utilnet.CloseIdleConnectionsFor(hc.Transport)
-	cs, err := k8s.NewForConfigAndClient(rc, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.Discovery().ServerVersion(); err != nil {
-		integration.Skip(t, "the test cluster does not answer (%s): %v", kc, err)
-	}
-	return kc
 }

@@ -2,24 +2,18 @@ package service_test
 
 import (
 	"context"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
-	k8s "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
-	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/kubernetes/kubetest"
 	"github.com/runbox/runbox/service"
 )
 
@@ -27,30 +21,7 @@ import (
 // kubernetes` uses them, two sessions run in two pods of their own, and
 // closing a session deletes its pod while the other's keeps running.
 func TestService_KubernetesSessionsOwnPods(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: no cluster tests")
-	}
-	kc := os.Getenv("RUNBOX_TEST_KUBECONFIG")
-	if kc == "" {
-		integration.Skip(t, "RUNBOX_TEST_KUBECONFIG is not set (start the test cluster with scripts/kube and source its env file)")
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		integration.Skip(t, "kubeconfig %s: %v", kc, err)
-	}
-	rc.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
-	hc, err := rest.HTTPClientFor(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer utilnet.CloseIdleConnectionsFor(hc.Transport)
-	cs, err := k8s.NewForConfigAndClient(rc, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.Discovery().ServerVersion(); err != nil {
-		integration.Skip(t, "the test cluster does not answer: %v", err)
-	}
+	kc, cs := kubetest.Cluster(t)
 	agentBin := filepath.Join(t.TempDir(), "runbox-agent")
 	if err := testproc.BuildAgent(agentBin); err != nil {
 		t.Fatal(err)

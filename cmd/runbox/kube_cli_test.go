@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,15 +11,13 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	k8s "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/kubernetes/kubetest"
 )
 
 // kubeCLI is the test cluster (scripts/kube) as the CLI reaches it: a
@@ -35,24 +32,7 @@ type kubeCLI struct {
 // test cluster is up.
 func needKube(t *testing.T) *kubeCLI {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: no cluster tests")
-	}
-	kc := os.Getenv("RUNBOX_TEST_KUBECONFIG")
-	why := ""
-	var cs k8s.Interface
-	if kc == "" {
-		why = "RUNBOX_TEST_KUBECONFIG is not set (start the test cluster with scripts/kube and source its env file)"
-	} else if cfg, err := clientcmd.BuildConfigFromFlags("", kc); err != nil {
-		why = fmt.Sprintf("kubeconfig %s: %v", kc, err)
-	} else if cs, err = kubeClient(t, cfg); err != nil {
-		t.Fatal(err)
-	} else if _, err := cs.Discovery().ServerVersion(); err != nil {
-		why = fmt.Sprintf("the test cluster does not answer: %v", err)
-	}
-	if why != "" {
-		integration.Skip(t, "%s", why)
-	}
+	kc, cs := kubetest.Cluster(t)
 	dir := t.TempDir()
 	agentBin := filepath.Join(dir, "runbox-agent")
 	if err := testproc.BuildAgent(agentBin); err != nil {
@@ -64,19 +44,6 @@ func needKube(t *testing.T) *kubeCLI {
 		t.Fatal(err)
 	}
 	return &kubeCLI{env: map[string]string{"RUNBOX_CONFIG": cfg, "RUNBOX_OWNER": fmt.Sprintf("cli-test-%d", os.Getpid())}, cs: cs}
-}
-
-// kubeClient is a client of cfg whose connections the test closes at its
-// end (client-go's shared transport would keep them past TestMain's leak
-// check).
-func kubeClient(t *testing.T, cfg *rest.Config) (k8s.Interface, error) {
-	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	t.Cleanup(func() { utilnet.CloseIdleConnectionsFor(hc.Transport) })
-	return k8s.NewForConfigAndClient(cfg, hc)
 }
 
 // pods lists the pods of this test's owner.
