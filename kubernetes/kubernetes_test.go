@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,10 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/dynamic"
 	k8s "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
@@ -626,12 +623,7 @@ func (tc *testCluster) dynamic(t *testing.T) dynamic.Interface {
 	if _, err := tc.cs.Discovery().ServerResourcesForGroupVersion("extensions.agents.x-k8s.io/v1beta1"); err != nil {
 		integration.Skip(t, "the test cluster has no Agent Sandbox CRDs: %v", err)
 	}
-	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { utilnet.CloseIdleConnectionsFor(hc.Transport) })
+	cfg, hc := kubetest.HTTPClient(t, cfg)
 	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		t.Fatal(err)

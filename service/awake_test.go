@@ -12,7 +12,6 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/daytona/daytonatest"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/modal/modaltest"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
 )
@@ -27,18 +26,7 @@ import (
 // the sandbox, or one that leaves the sandbox awake for good.
 func TestKeepAwake_Daytona(t *testing.T) {
 	t.Parallel()
-	f := newFakeSandboxes(t)
-	const key = "dtn-awake-key-41c2"
-	fd := daytonatest.New(key, filepath.Join(f.root, "s"))
-	t.Cleanup(fd.Close)
-	cfg := config.Default()
-	cfg.Daytona.AgentBinary, cfg.Daytona.AgentDir = f.agent, f.agentDir
-	getenv := map[string]string{"DAYTONA_API_KEY": key, "DAYTONA_API_URL": fd.APIURL}
-	svc, err := service.New(service.Options{Config: cfg, Getenv: func(k string) string { return getenv[k] }, AwakePoll: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close(context.Background()) })
+	svc, fd := newFakeSandboxes(t).daytona(t, service.Options{AwakePoll: 200 * time.Millisecond})
 	marks := t.TempDir()
 
 	run := func(t *testing.T, l procregistry.Lifetime, seconds int) (finished string) {
@@ -119,21 +107,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // with a warning that names it, and a session job without one.
 func TestKeepAwake_ModalSaysItsTimeout(t *testing.T) {
 	// Not parallel: the SDK reads its server from the process environment.
-	f := newFakeSandboxes(t)
-	const id, secret = "ak-awake", "as-awake-7d1e0f"
-	fm, err := modaltest.Start(modaltest.Config{TokenID: id, TokenSecret: secret, Dir: filepath.Join(f.root, "s")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fm.Stop)
-	none := filepath.Join(f.root, "none.toml")
-	t.Setenv("MODAL_SERVER_URL", fm.URL())
-	t.Setenv("MODAL_CONFIG_PATH", none)
 	cfg := config.Default()
-	cfg.Modal.AgentBinary, cfg.Modal.AgentDir = f.agent, f.agentDir
 	cfg.Modal.Timeout = config.Duration(20 * time.Minute)
-	svc := f.service(t, cfg, map[string]string{"MODAL_TOKEN_ID": id, "MODAL_TOKEN_SECRET": secret,
-		"MODAL_SERVER_URL": fm.URL(), "MODAL_CONFIG_PATH": none})
+	svc := newFakeSandboxes(t).modal(t, cfg)
 	s := sandboxSession(svc, "modal", envs.Spec{})(t)
 	t.Cleanup(func() { s.Session.Close(context.Background()) })
 	for _, c := range []struct {

@@ -247,15 +247,24 @@ func newFakeSandboxes(t *testing.T) *fakeSandboxes {
 	return f
 }
 
-// service is a service with cfg and the launch environment launch.
-func (f *fakeSandboxes) service(t *testing.T, cfg config.Config, launch map[string]string) *service.Service {
+// modal is a service whose modal backend is the fake Modal (through the
+// official SDK), with cfg's modal section but the agent's. It sets the
+// process environment (the SDK reads its server from there too): the
+// caller must not be parallel.
+func (f *fakeSandboxes) modal(t *testing.T, cfg config.Config) *service.Service {
 	t.Helper()
-	svc, err := service.New(service.Options{Config: cfg, Getenv: func(k string) string { return launch[k] }})
+	const id, secret = "ak-jobtest", "as-jobtest-4f5e6d7c"
+	fm, err := modaltest.Start(modaltest.Config{TokenID: id, TokenSecret: secret, Dir: filepath.Join(f.root, "s")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { svc.Close(context.Background()) })
-	return svc
+	t.Cleanup(fm.Stop)
+	none := filepath.Join(f.root, "none.toml")
+	t.Setenv("MODAL_SERVER_URL", fm.URL())
+	t.Setenv("MODAL_CONFIG_PATH", none)
+	cfg.Modal.AgentBinary, cfg.Modal.AgentDir = f.agent, f.agentDir
+	launch := map[string]string{"MODAL_TOKEN_ID": id, "MODAL_TOKEN_SECRET": secret, "MODAL_SERVER_URL": fm.URL(), "MODAL_CONFIG_PATH": none}
+	return newServiceWith(t, service.Options{Config: cfg, Getenv: func(k string) string { return launch[k] }})
 }
 
 // TestJobs_Modal: a modal session's jobs run in the job daemon inside its
@@ -263,20 +272,7 @@ func (f *fakeSandboxes) service(t *testing.T, cfg config.Config, launch map[stri
 // when the session ends.
 func TestJobs_Modal(t *testing.T) {
 	// Not parallel: the SDK reads its server from the process environment.
-	f := newFakeSandboxes(t)
-	const id, secret = "ak-jobtest", "as-jobtest-4f5e6d7c"
-	fm, err := modaltest.Start(modaltest.Config{TokenID: id, TokenSecret: secret, Dir: filepath.Join(f.root, "s")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fm.Stop)
-	// The SDK reads these from the process's environment too.
-	t.Setenv("MODAL_SERVER_URL", fm.URL())
-	t.Setenv("MODAL_CONFIG_PATH", filepath.Join(f.root, "none.toml"))
-	cfg := config.Default()
-	cfg.Modal.AgentBinary, cfg.Modal.AgentDir = f.agent, f.agentDir
-	svc := f.service(t, cfg, map[string]string{"MODAL_TOKEN_ID": id, "MODAL_TOKEN_SECRET": secret,
-		"MODAL_SERVER_URL": fm.URL(), "MODAL_CONFIG_PATH": filepath.Join(f.root, "none.toml")})
+	svc := newFakeSandboxes(t).modal(t, config.Default())
 	jobtest.Run(t, jobtest.Backend{
 		Open:          sandboxSession(svc, "modal", envs.Spec{}),
 		Processes:     jobtest.HostProcesses,
@@ -284,18 +280,26 @@ func TestJobs_Modal(t *testing.T) {
 	})
 }
 
+// daytona is a service with opts whose daytona backend is the fake
+// Daytona (through the official SDK), and that fake.
+func (f *fakeSandboxes) daytona(t *testing.T, opts service.Options) (*service.Service, *daytonatest.Server) {
+	t.Helper()
+	const key = "dtn-jobtest-key-8e1f"
+	fd := daytonatest.New(key, filepath.Join(f.root, "s"))
+	t.Cleanup(fd.Close)
+	opts.Config = config.Default()
+	opts.Config.Daytona.AgentBinary, opts.Config.Daytona.AgentDir = f.agent, f.agentDir
+	launch := map[string]string{"DAYTONA_API_KEY": key, "DAYTONA_API_URL": fd.APIURL}
+	opts.Getenv = func(k string) string { return launch[k] }
+	return newServiceWith(t, opts), fd
+}
+
 // TestJobs_Daytona: a daytona session's jobs run in the job daemon inside
 // its sandbox (the fake Daytona, through the official SDK; the agent over
 // a toolbox PTY session), which is deleted when the session ends.
 func TestJobs_Daytona(t *testing.T) {
 	t.Parallel() // the backends wait on their own sandboxes: side by side
-	f := newFakeSandboxes(t)
-	const key = "dtn-jobtest-key-8e1f"
-	fd := daytonatest.New(key, filepath.Join(f.root, "s"))
-	t.Cleanup(fd.Close)
-	cfg := config.Default()
-	cfg.Daytona.AgentBinary, cfg.Daytona.AgentDir = f.agent, f.agentDir
-	svc := f.service(t, cfg, map[string]string{"DAYTONA_API_KEY": key, "DAYTONA_API_URL": fd.APIURL})
+	svc, _ := newFakeSandboxes(t).daytona(t, service.Options{})
 	jobtest.Run(t, jobtest.Backend{
 		Open:          sandboxSession(svc, "daytona", envs.Spec{}),
 		Processes:     jobtest.HostProcesses,

@@ -33,7 +33,13 @@ func TestMain(m *testing.M) {
 
 func newService(t *testing.T, cfg config.Config) *service.Service {
 	t.Helper()
-	s, err := service.New(service.Options{Config: cfg, Getenv: func(string) string { return "" }})
+	return newServiceWith(t, service.Options{Config: cfg, Getenv: func(string) string { return "" }})
+}
+
+// newServiceWith is a service with opts, closed at the test's end.
+func newServiceWith(t *testing.T, opts service.Options) *service.Service {
+	t.Helper()
+	s, err := service.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

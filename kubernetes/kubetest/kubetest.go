@@ -51,6 +51,19 @@ func Cluster(t testing.TB) (kubeconfig string, cs k8s.Interface) {
 // test's end.
 func Client(t testing.TB, cfg *rest.Config) k8s.Interface {
 	t.Helper()
+	cfg, hc := HTTPClient(t, cfg)
+	cs, err := k8s.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// HTTPClient is a copy of cfg through the proxy settings of the
+// environment, and the HTTP client for it, for client-go's constructors
+// (NewForConfigAndClient); its connections are closed at the test's end.
+func HTTPClient(t testing.TB, cfg *rest.Config) (*rest.Config, *http.Client) {
+	t.Helper()
 	cfg = rest.CopyConfig(cfg)
 	cfg.Proxy = utilnet.NewProxierWithNoProxyCIDR(http.ProxyFromEnvironment)
 	hc, err := rest.HTTPClientFor(cfg)
@@ -58,9 +71,5 @@ func Client(t testing.TB, cfg *rest.Config) k8s.Interface {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { utilnet.CloseIdleConnectionsFor(hc.Transport) })
-	cs, err := k8s.NewForConfigAndClient(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	return cfg, hc
 }

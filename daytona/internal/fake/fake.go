@@ -72,15 +72,20 @@ func (s *Server) Close() {
 	s.StopAutoStop()
 	s.srv.CloseClientConnections()
 	s.srv.Close()
+	for _, b := range s.all() {
+		b.killAll()
+	}
+}
+
+// all is every sandbox that exists now.
+func (s *Server) all() []*sandbox {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	boxes := make([]*sandbox, 0, len(s.sandboxes))
 	for _, b := range s.sandboxes {
 		boxes = append(boxes, b)
 	}
-	s.mu.Unlock()
-	for _, b := range boxes {
-		b.killAll()
-	}
+	return boxes
 }
 
 // Requests returns a copy of the request log.
@@ -169,13 +174,7 @@ func (s *Server) autoStop(minute time.Duration, since time.Time, stop, done chan
 			return
 		case <-t.C:
 		}
-		s.mu.Lock()
-		boxes := make([]*sandbox, 0, len(s.sandboxes))
-		for _, b := range s.sandboxes {
-			boxes = append(boxes, b)
-		}
-		s.mu.Unlock()
-		for _, b := range boxes {
+		for _, b := range s.all() {
 			if b.idleFor(minute, since) {
 				b.killAll()
 			}
