@@ -54,6 +54,7 @@ type ptyClient struct {
 	conn   *websocket.Conn
 	wmu    sync.Mutex // one writer at a time on the connection
 	send   chan []byte
+	bye    chan []byte // the close frame, written once send is empty
 	closed chan struct{}
 	once   sync.Once
 }
@@ -66,11 +67,32 @@ func (c *ptyClient) write(typ int, data []byte) error {
 }
 
 func (c *ptyClient) close(code int, reason string) {
+	c.closeWith(websocket.FormatCloseMessage(code, reason))
+}
+
+func (c *ptyClient) closeWith(frame []byte) {
 	c.once.Do(func() {
-		c.write(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
+		c.write(websocket.CloseMessage, frame)
 		c.conn.Close()
 		close(c.closed)
 	})
+}
+
+// closeAfterOutput closes the client once the output queued for it is
+// written, as the toolbox sends a session's last output before the frame
+// that reports its end; a writer that is stuck or gone gets the frame
+// after one write deadline.
+func (c *ptyClient) closeAfterOutput(code int, reason string) {
+	frame := websocket.FormatCloseMessage(code, reason)
+	select {
+	case c.bye <- frame:
+	default:
+	}
+	select {
+	case <-c.closed:
+	case <-time.After(ptyWriteWait):
+		c.closeWith(frame)
+	}
 }
 
 func (p *ptySession) info() map[string]any {
@@ -200,9 +222,11 @@ func (p *ptySession) end(b *sandbox, code int) {
 		data["exitReason"] = reason
 	}
 	msg, _ := json.Marshal(data)
+	var wg sync.WaitGroup
 	for c := range clients {
-		c.close(wsCode, string(msg))
+		wg.Go(func() { c.closeAfterOutput(wsCode, string(msg)) })
 	}
+	wg.Wait()
 	if ptmx != nil {
 		ptmx.Close()
 	}
@@ -295,7 +319,7 @@ func (p *ptySession) broadcast(b []byte) {
 
 // attach serves one websocket client until it goes away.
 func (p *ptySession) attach(conn *websocket.Conn) {
-	c := &ptyClient{conn: conn, send: make(chan []byte, ptySendQueue), closed: make(chan struct{})}
+	c := &ptyClient{conn: conn, send: make(chan []byte, ptySendQueue), bye: make(chan []byte, 1), closed: make(chan struct{})}
 	p.mu.Lock()
 	if p.ended {
 		p.mu.Unlock()
@@ -315,6 +339,14 @@ func (p *ptySession) attach(conn *websocket.Conn) {
 				if err := c.write(websocket.BinaryMessage, b); err != nil {
 					return
 				}
+			case frame := <-c.bye:
+				for len(c.send) > 0 {
+					if err := c.write(websocket.BinaryMessage, <-c.send); err != nil {
+						break
+					}
+				}
+				c.closeWith(frame)
+				return
 			}
 		}
 	}()
