@@ -4,14 +4,17 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/server"
+	"github.com/runbox/runbox/service"
 )
 
 // TestLifetime_SessionEnd protects issue 29's lifetime classes through a
@@ -105,30 +108,11 @@ func TestLifetime_BadArgs(t *testing.T) {
 // until that job ends. The control is the same session shape with a
 // session job: closed at the first idle check.
 func TestLifetime_KeepAwakeHoldsIdleSession(t *testing.T) {
-	for _, c := range []struct {
-		lifetime string
-		kept     bool
-	}{
-		{"keep-awake", true},
-		{"session", false},
-	} {
+	for _, c := range keepAwakeCases {
 		t.Run(c.lifetime, func(t *testing.T) {
-			kept := &logSignal{msg: "server: an idle session is kept", ch: make(chan struct{}, 16)}
+			kept := newKeptSignal()
 			srv, jobs := newServer(t, func(o *server.Options) { o.Logger = slog.New(kept) })
-			ln, err := server.ListenTCP("127.0.0.1:0", false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			serveHTTP(t, srv, ln, server.HTTPOptions{SessionIdle: 300 * time.Millisecond})
-			gone, vanish := context.WithCancel(context.Background())
-			defer vanish()
-			hc := &http.Client{Transport: vanishing{gone, http.DefaultTransport}}
-			tr := &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + server.Path, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "vanishing", Version: "1"}, nil).Connect(t.Context(), tr, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cs.Close() })
+			cs, vanish := vanishingClient(t, srv)
 			job, _ := mustOK(t, cs, "terminal", map[string]any{"command": "sleep 600", "background": true, "lifetime": c.lifetime})
 			id := job["session_id"].(string)
 			vanish()
@@ -139,21 +123,110 @@ func TestLifetime_KeepAwakeHoldsIdleSession(t *testing.T) {
 				}
 				return
 			}
-			for range 3 { // three idle checks that kept it
-				select {
-				case <-kept.ch:
-				case <-time.After(60 * time.Second):
-					t.Fatalf("no idle check kept the session (sessions: %d)", srv.Sessions())
-				}
-			}
-			if srv.Sessions() != 1 {
-				t.Fatalf("sessions = %d while the keep-awake job runs; want 1", srv.Sessions())
-			}
+			keptThrice(t, srv, kept)
 			if _, err := jobs.reg.Kill(context.Background(), id); err != nil {
 				t.Fatal(err)
 			}
 			eventually(t, "the session to close once its keep-awake job ended", func() bool { return srv.Sessions() == 0 })
 		})
+	}
+}
+
+// TestLifetime_KeepAwakeHoldsPooledContainer: the same with a docker
+// session whose container came from the warm pool, its job inside that
+// container: while the keep-awake job runs, the idle session and its
+// container are kept; once it ends, both go. The control: a session job,
+// and the container goes at the first idle check.
+func TestLifetime_KeepAwakeHoldsPooledContainer(t *testing.T) {
+	needDocker(t)
+	for _, c := range keepAwakeCases {
+		t.Run(c.lifetime, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Docker.Image, cfg.Docker.Pool = syncImage, 1
+			svc, err := service.New(service.Options{Config: cfg, WarmPool: true, Getenv: func(string) string { return "" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { svc.Close(context.Background()) })
+			kept := newKeptSignal()
+			srv, err := server.New(server.Options{Service: svc, Backend: "docker", Redeliver: 50 * time.Millisecond, Logger: slog.New(kept)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { srv.Close() })
+			cs, vanish := vanishingClient(t, srv)
+			out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "hostname"})
+			container := strings.TrimSpace(out["output"].(string))
+			exists := func() bool { return exec.Command("docker", "inspect", container).Run() == nil }
+			if !exists() {
+				t.Fatalf("the session's container %q is not one docker knows", container)
+			}
+			mustOK(t, cs, "terminal", map[string]any{"command": "sleep 600", "background": true, "lifetime": c.lifetime})
+			vanish()
+			if !c.kept {
+				eventually(t, "the idle session's container to go", func() bool { return srv.Sessions() == 0 && !exists() })
+				return
+			}
+			keptThrice(t, srv, kept)
+			if !exists() {
+				t.Fatal("the container of a session kept awake is gone")
+			}
+			if out, err := exec.Command("docker", "exec", container, "pkill", "-f", "sleep 600").CombinedOutput(); err != nil {
+				t.Fatalf("ending the job: %v: %s", err, out)
+			}
+			eventually(t, "the session and its container to go once the keep-awake job ended", func() bool { return srv.Sessions() == 0 && !exists() })
+		})
+	}
+}
+
+// keepAwakeCases: a keep-awake job keeps its idle session, a session job
+// (the control) does not.
+var keepAwakeCases = []struct {
+	lifetime string
+	kept     bool
+}{
+	{"keep-awake", true},
+	{"session", false},
+}
+
+func newKeptSignal() *logSignal {
+	return &logSignal{msg: "server: an idle session is kept", ch: make(chan struct{}, 16)}
+}
+
+// vanishingClient connects to srv over HTTP (sessions idle after 300 ms
+// without their client); vanish makes the client disappear without
+// ending its session, as a crashed agent would.
+func vanishingClient(t *testing.T, srv *server.Server) (cs *mcp.ClientSession, vanish func()) {
+	t.Helper()
+	ln, err := server.ListenTCP("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveHTTP(t, srv, ln, server.HTTPOptions{SessionIdle: 300 * time.Millisecond})
+	gone, vanish := context.WithCancel(context.Background())
+	t.Cleanup(vanish)
+	hc := &http.Client{Transport: vanishing{gone, http.DefaultTransport}}
+	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + server.Path, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "vanishing", Version: "1"}, nil).Connect(t.Context(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, vanish
+}
+
+// keptThrice waits for three idle checks that kept srv's one session.
+func keptThrice(t *testing.T, srv *server.Server, kept *logSignal) {
+	t.Helper()
+	for range 3 {
+		select {
+		case <-kept.ch:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("no idle check kept the session (sessions: %d)", srv.Sessions())
+		}
+	}
+	if srv.Sessions() != 1 {
+		t.Fatalf("sessions = %d while the keep-awake job runs; want 1", srv.Sessions())
 	}
 }
 

@@ -47,6 +47,7 @@ func TestJobs_Local(t *testing.T) {
 			return jobtest.Session{Session: ss, Jobs: ss.Jobs(client, service.OwnedJobsOptions{HostAccess: true})}
 		},
 		Processes: jobtest.HostProcesses,
+		Parallel:  true,
 	})
 }
 
@@ -120,6 +121,7 @@ func TestJobs_Docker(t *testing.T) {
 		Open:          sandboxSession(svc, "docker", envs.Spec{}),
 		Processes:     jobtest.HostProcesses,
 		ReleasedAtEnd: "a docker session without a task has a container of its own, removed when the session ends",
+		Parallel:      true,
 	})
 }
 
@@ -304,6 +306,7 @@ func TestJobs_Daytona(t *testing.T) {
 		Open:          sandboxSession(svc, "daytona", envs.Spec{}),
 		Processes:     jobtest.HostProcesses,
 		ReleasedAtEnd: "a daytona session's sandbox (no task) is deleted when the session ends",
+		Parallel:      true,
 	})
 }
 

@@ -43,6 +43,11 @@ type Backend struct {
 	// end with it. Empty means the sandbox outlives the session, and the
 	// check asserts that they run on.
 	ReleasedAtEnd string
+	// Parallel runs the checks side by side, each in its own session
+	// (they mostly wait: for a yield, a quiet spell, a timeout). False
+	// runs them one after the other, as a backend whose test sets the
+	// process environment (t.Setenv) must.
+	Parallel bool
 	// Unsupported names the checks the backend cannot pass, each with
 	// the reason, which the check is skipped with. Nil means none: every
 	// check runs.
@@ -103,6 +108,9 @@ func Run(t *testing.T, b Backend) {
 	}
 	for _, c := range checks {
 		t.Run(string(c.name), func(t *testing.T) {
+			if b.Parallel {
+				t.Parallel()
+			}
 			if why, ok := b.Unsupported[c.name]; ok {
 				t.Skipf("declared unsupported on this backend: %s", why)
 			}

@@ -101,22 +101,37 @@ func testYield(t *testing.T, x *session) {
 		t.Fatalf("StartYield: %v", err)
 	}
 	id := res.Job.ID
-	if res.Done || id == "" || res.Job.Status != procregistry.StatusRunning {
-		t.Fatalf("StartYield of a 3 s command with a 1 s yield = %+v; want it still running, with its id", res)
+	const whole = "begun\ndone\n"
+	if id == "" || !strings.HasPrefix(res.Output, "begun") || !strings.HasPrefix(whole, res.Output) {
+		t.Fatalf("StartYield of a 3 s command with a 1 s yield = %+v; want its id and begun", res)
 	}
-	if !strings.Contains(res.Output, "begun") || strings.Contains(res.Output, "done") {
-		t.Errorf("output so far = %q; want begun and not done", res.Output)
-	}
-	if res.Job.Lifetime != procregistry.LifetimeSession {
-		t.Errorf("the yielded job's class = %q; want the session's", res.Job.Lifetime)
-	}
-	ev := x.n.await(t, id, procregistry.EventCompletion, 1)[0]
-	if ev.Exit == nil || ev.Exit.Code != 0 || !strings.Contains(ev.Tail, "done") {
-		t.Errorf("completion = %+v; want exit 0 and done in the tail", ev)
-	}
-	more, err := x.Jobs.PollYield(c, id, res.Next, 0, 0)
-	if err != nil || !more.Done || more.Output != "done\n" {
-		t.Errorf("PollYield from %d = %+v, %v; want the rest, done", res.Next, more, err)
+	// The yield passes after 1 s, but on a loaded machine the calls that
+	// follow it (the class, the status, the output, each through the
+	// sandbox's registry) can take longer than the command's last 2 s:
+	// the result may then already hold its end, and the job is over.
+	if res.Done {
+		if res.Output != whole || res.ExitCode() != 0 {
+			t.Errorf("a yield that came back after the end = %+v; want the whole output and exit 0", res)
+		}
+		x.later(t)
+		if n := x.n.count(id, procregistry.EventCompletion); n != 0 {
+			t.Errorf("the job whose end was the result was notified too (%d times)", n)
+		}
+	} else {
+		if res.Job.Status != procregistry.StatusRunning {
+			t.Errorf("a yield not done says the job is %s; want running", res.Job.Status)
+		}
+		if res.Job.Lifetime != procregistry.LifetimeSession {
+			t.Errorf("the yielded job's class = %q; want the session's", res.Job.Lifetime)
+		}
+		ev := x.n.await(t, id, procregistry.EventCompletion, 1)[0]
+		if ev.Exit == nil || ev.Exit.Code != 0 || !strings.Contains(ev.Tail, "done") {
+			t.Errorf("completion = %+v; want exit 0 and done in the tail", ev)
+		}
+		more, err := x.Jobs.PollYield(c, id, res.Next, 0, 0)
+		if err != nil || !more.Done || res.Output+more.Output != whole {
+			t.Errorf("PollYield from %d = %+v, %v; want the rest of %q, done", res.Next, more, err, whole)
+		}
 	}
 
 	quick, err := x.Jobs.StartYield(c, procregistry.StartRequest{Shell: "echo quick; exit 4"}, hang, 0)
@@ -127,7 +142,7 @@ func testYield(t *testing.T, x *session) {
 		t.Errorf("StartYield of a command that ends in time = %+v; want done, exit 4, its output", quick)
 	}
 	x.later(t)
-	if n := x.n.count(id, procregistry.EventCompletion); n != 1 {
+	if n := x.n.count(id, procregistry.EventCompletion); !res.Done && n != 1 {
 		t.Errorf("the yielded job's completion was delivered %d times; want once", n)
 	}
 	if n := x.n.count(quick.Job.ID, procregistry.EventCompletion); n != 0 {
