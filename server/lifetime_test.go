@@ -193,16 +193,17 @@ func newKeptSignal() *logSignal {
 	return &logSignal{msg: "server: an idle session is kept", ch: make(chan struct{}, 16)}
 }
 
-// vanishingClient connects to srv over HTTP (sessions idle after 300 ms
-// without their client); vanish makes the client disappear without
-// ending its session, as a crashed agent would.
+// vanishingClient connects to srv over HTTP (sessions idle after 2 s
+// without a request: long enough for a loaded machine between a test's
+// calls); vanish makes the client disappear without ending its session,
+// as a crashed agent would.
 func vanishingClient(t *testing.T, srv *server.Server) (cs *mcp.ClientSession, vanish func()) {
 	t.Helper()
 	ln, err := server.ListenTCP("127.0.0.1:0", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{SessionIdle: 300 * time.Millisecond})
+	serveHTTP(t, srv, ln, server.HTTPOptions{SessionIdle: 2 * time.Second})
 	gone, vanish := context.WithCancel(context.Background())
 	t.Cleanup(vanish)
 	hc := &http.Client{Transport: vanishing{gone, http.DefaultTransport}}
