@@ -54,9 +54,8 @@
 //     sockets. /sys, /proc/sys and every cgroup.procs are outside the
 //     write list, so a command cannot change system settings or leave its
 //     cgroup. Under NetworkAllowlist only TCP connects to Policy.ProxyPorts
-//     and Policy.AllowPorts pass (ABI 4+); binding is free, so a command
-//     may serve, but only clients outside the sandbox (or commands allowed
-//     the port) can reach the server.
+//     and Policy.AllowPorts pass (ABI 4+), on any address; binding is
+//     free, so a command may serve.
 //  5. seccomp (written by hand, see seccomp_linux.go): foreign system-call
 //     ABIs and io_uring fail (io_uring does socket and file work seccomp
 //     never sees); under NetworkAllowlist IPv4/IPv6 sockets must be TCP
@@ -98,7 +97,20 @@
 // /var/run/docker.sock) before Landlock ABI 9; nor reads of files that
 // are outside DenyRead (the deny list is the boundary). Paths given in
 // Writable that do not exist when the command starts are not writable by
-// it. Policy.AllowPorts opens a port on every address, not only loopback.
+// it.
+//
+// # The command's own servers
+//
+// Under NetworkAllowlist the seccomp filter also hands connect(2) and
+// listen(2) to a seccomp user-notification listener that this package
+// serves outside the sandbox (notify_linux.go): a goroutine of the
+// process that called [Prepared.Start], or, for the trampoline, a helper
+// process it starts before confining itself (server_linux.go). It records
+// the sockets the programs listen on, refuses connects to addresses that
+// are not loopback, and connects on the programs' behalf to loopback
+// ports that are allowed or served by their own sockets only; every other
+// call goes on to Landlock. Both end when the last program of the start
+// has.
 //
 // # Where it is degraded
 //

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -152,6 +153,9 @@ func (p Policy) explainNet(proto, host, portText string) (Violation, bool) {
 	case NetworkOpen:
 		return Violation{}, false
 	case NetworkAllowlist:
+		if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
+			return Violation{Op: "connect", Target: target, Rule: "not loopback (direct connections go to loopback only; other hosts through the session proxy)"}, true
+		}
 		if slices.Contains(p.ProxyPorts, port) || slices.Contains(p.AllowPorts, port) {
 			return Violation{}, false
 		}
@@ -166,7 +170,7 @@ func (p Policy) netRule(proto string) string {
 	case proto == "udp":
 		return "UDP and raw sockets are blocked (DNS goes through the proxy)"
 	default:
-		return "port not allowed (only the session proxy and allowed ports)"
+		return "port not allowed (only the session proxy, allowed ports and the command's own servers)"
 	}
 }
 

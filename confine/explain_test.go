@@ -20,6 +20,7 @@ func TestExplain(t *testing.T) {
 		ProtectGit: true,
 		ProxyPorts: []int{8080},
 	}
+	const notLoopback = "not loopback (direct connections go to loopback only; other hosts through the session proxy)"
 	cases := []struct {
 		name   string
 		output string
@@ -42,9 +43,11 @@ func TestExplain(t *testing.T) {
 		{"proc-mem", "dd: failed to open '/proc/42/mem': Permission denied\n",
 			[]confine.Violation{{Op: "ptrace", Target: "/proc/42/mem", Rule: "process outside the sandbox"}}},
 		{"tcp-port", "bash: connect: Permission denied\nbash: line 1: /dev/tcp/127.0.0.1/9999: Permission denied\n",
-			[]confine.Violation{{Op: "connect", Target: "127.0.0.1:9999", Rule: "port not allowed (only the session proxy and allowed ports)"}}},
+			[]confine.Violation{{Op: "connect", Target: "127.0.0.1:9999", Rule: "port not allowed (only the session proxy, allowed ports and the command's own servers)"}}},
 		{"curl-port", "curl: (7) Failed to connect to 10.0.0.1 port 443 after 0 ms: Couldn't connect to server: Permission denied\n",
-			[]confine.Violation{{Op: "connect", Target: "10.0.0.1:443", Rule: "port not allowed (only the session proxy and allowed ports)"}}},
+			[]confine.Violation{{Op: "connect", Target: "10.0.0.1:443", Rule: notLoopback}}},
+		{"allowed-port-elsewhere", "bash: connect: Permission denied\nbash: /dev/tcp/10.0.0.1/8080: Permission denied\n",
+			[]confine.Violation{{Op: "connect", Target: "10.0.0.1:8080", Rule: notLoopback}}},
 		{"udp", "bash: socket: Operation not permitted\nbash: /dev/udp/8.8.8.8/53: Operation not permitted\n",
 			[]confine.Violation{{Op: "connect", Target: "udp 8.8.8.8:53", Rule: "UDP and raw sockets are blocked (DNS goes through the proxy)"}}},
 		{"signal", "bash: line 1: kill: (77) - Operation not permitted\n",

@@ -201,13 +201,16 @@ func (f *fixture) runArgv(t *testing.T, p confine.Policy, path string, args []st
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	var err error
-	if f.thread && f.u.cred == nil && p.Profile != confine.ProfileOff {
+	switch {
+	case f.thread && f.u.cred == nil && p.Profile != confine.ProfileOff:
 		// The confined thread ends as soon as the child started: a
 		// parent-death signal would kill the child at once.
 		cmd.SysProcAttr.Pdeathsig = 0
 		err = startPrepared(t, p, cmd)
-	} else {
+	case f.thread:
 		err = cmd.Start()
+	default:
+		err = startHandedOver(p, cmd)
 	}
 	if err != nil {
 		t.Fatalf("starting %q: %v", args, err)
@@ -220,6 +223,25 @@ func (f *fixture) runArgv(t *testing.T, p confine.Policy, path string, args []st
 		t.Fatalf("running %q: %v", args, err)
 	}
 	return out.String(), code
+}
+
+// startHandedOver starts cmd, a program wrapped in the trampoline, and
+// serves its seccomp listener in this process, as runbox does.
+func startHandedOver(p confine.Policy, cmd *exec.Cmd) error {
+	h, err := confine.NewHandover(p)
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		return cmd.Start()
+	}
+	cmd.Env = append(cmd.Env, h.Env())
+	if err := cmd.Start(); err != nil {
+		h.Close()
+		return err
+	}
+	h.Serve(cmd.Process.Pid)
+	return nil
 }
 
 // startPrepared starts cmd from a thread confined by p.

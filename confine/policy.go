@@ -217,6 +217,12 @@ func (p Policy) network() string {
 	return p.Network
 }
 
+// connectPorts are the TCP ports a command may connect to under
+// NetworkAllowlist: the proxy's and AllowPorts.
+func (p Policy) connectPorts() []int {
+	return append(slices.Clone(p.ProxyPorts), p.AllowPorts...)
+}
+
 // Argv returns the argument vector that runs the program at path (with
 // args as its arguments, args[0] included and kept as the program's
 // argv[0]) confined by p. prefix runs the runbox binary's subcommand (for

@@ -142,9 +142,16 @@ func (pp *Prepared) onThread(start func() error) (pidfd int, err error) {
 			res <- result{err: fmt.Errorf("%w: watching the thread (Linux 6.9 or later is needed): %w", ErrNotEnforced, err), pidfd: -1}
 			return
 		}
-		if err := pp.r.enforce(); err != nil {
+		listener, err := pp.r.enforce(true)
+		if err != nil {
 			res <- result{err: fmt.Errorf("%w: %w", ErrNotEnforced, err), pidfd: fd}
 			return
+		}
+		if listener >= 0 {
+			// Served by a goroutine of an unconfined thread until
+			// the programs this thread starts (and the thread) are
+			// gone.
+			go serveListener(listener, pp.r.p.connectPorts())
 		}
 		res <- result{err: start(), pidfd: fd}
 	}()

@@ -30,7 +30,11 @@ import (
 //     (the flag's check is not one Landlock sees). seccomp cannot read
 //     clone3's arguments, which are in memory, so the whole call goes;
 //     ENOSYS makes the C library (threads, posix_spawn) fall back to
-//     clone, which has no such flag.
+//     clone, which has no such flag;
+//  6. under NetworkAllowlist, when the caller serves a listener
+//     (notify), connect(2) and listen(2) go to it (SECCOMP_RET_USER_NOTIF,
+//     see notify_linux.go), which lets a command reach its own loopback
+//     servers and continues every other call to Landlock.
 //
 // Other refusals return EPERM, which programs report as "Operation not
 // permitted".
@@ -66,8 +70,9 @@ func and(k uint32) insn           { return insn{code: unix.BPF_ALU | unix.BPF_AN
 func ret(k uint32, l string) insn { return insn{code: unix.BPF_RET | unix.BPF_K, k: k, label: l} }
 func errno(e unix.Errno) uint32   { return unix.SECCOMP_RET_ERRNO | uint32(e)&unix.SECCOMP_RET_DATA }
 
-// filter builds the program for the network mode.
-func filter(network string) []insn {
+// filter builds the program for the network mode; notify sends connect
+// and listen to a listener under NetworkAllowlist.
+func filter(network string, notify bool) []insn {
 	p := []insn{
 		load(offArch),
 		jeq(auditArch, "", "eperm"),
@@ -84,6 +89,12 @@ func filter(network string) []insn {
 	)
 	if network == NetworkOpen {
 		return append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"), ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
+	}
+	if notify && network == NetworkAllowlist {
+		p = append(p,
+			jeq(uint32(unix.SYS_CONNECT), "notify", ""),
+			jeq(uint32(unix.SYS_LISTEN), "notify", ""),
+		)
 	}
 	p = append(p,
 		jeq(uint32(unix.SYS_SOCKET), "", "allow"),
@@ -106,12 +117,16 @@ func filter(network string) []insn {
 			jeq(unix.IPPROTO_MPTCP, "noproto", "eperm"),
 		)
 	}
-	return append(p,
+	p = append(p,
 		ret(unix.SECCOMP_RET_ALLOW, "allow"),
 		ret(errno(unix.EPERM), "eperm"),
 		ret(errno(unix.EPROTONOSUPPORT), "noproto"),
 		ret(errno(unix.ENOSYS), "enosys"),
 	)
+	if notify && network == NetworkAllowlist {
+		p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
+	}
+	return p
 }
 
 // assemble resolves labels into relative jumps.
@@ -154,20 +169,29 @@ func assemble(p []insn) ([]unix.SockFilter, error) {
 }
 
 // seccompProgram assembles the filter for the network mode.
-func seccompProgram(network string) ([]unix.SockFilter, error) {
+func seccompProgram(network string, notify bool) ([]unix.SockFilter, error) {
 	if auditArch == 0 {
 		return nil, fmt.Errorf("confine: seccomp: no filter for this architecture")
 	}
-	return assemble(filter(network))
+	return assemble(filter(network, notify))
 }
 
 // loadSeccomp loads prog into the calling thread, which must already have
 // no_new_privs; it survives execve and is inherited by the thread's
-// children.
-func loadSeccomp(prog []unix.SockFilter) error {
+// children. With listen it returns the filter's notification listener
+// (close-on-exec), else -1.
+func loadSeccomp(prog []unix.SockFilter, listen bool) (listener int, err error) {
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fp)), 0, 0); err != nil {
-		return fmt.Errorf("confine: installing the seccomp filter: %w", err)
+	var flags uintptr
+	if listen {
+		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
 	}
-	return nil
+	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fp)))
+	if e != 0 {
+		return -1, fmt.Errorf("confine: installing the seccomp filter: %w", e)
+	}
+	if !listen {
+		return -1, nil
+	}
+	return int(fd), nil
 }

@@ -49,12 +49,20 @@ func trampoline(args []string) error {
 		return err
 	}
 	path, argv := args[1], args[2:]
+	// The handover is the trampoline's, never the program's.
+	server := os.Getenv(ServerEnv)
+	os.Unsetenv(ServerEnv)
 	// Every layer below is a property of the calling thread, and execve
 	// keeps the thread that calls it: the goroutine must stay on this one
 	// thread from the first layer to the exec (and is never unlocked).
 	runtime.LockOSThread()
 	if p.Profile != ProfileOff {
-		if err := apply(p); err != nil {
+		var handover *os.File
+		if p.network() == NetworkAllowlist {
+			// Without a server, Landlock alone decides connects.
+			handover = dialServer(server)
+		}
+		if err := apply(p, handover); err != nil {
 			return err
 		}
 	}
@@ -64,14 +72,22 @@ func trampoline(args []string) error {
 
 // apply confines the calling thread: first what needs privileges (the
 // mount namespace), then the capabilities go, then no_new_privs, Landlock
-// and seccomp.
-func apply(p Policy) error {
+// and seccomp. When server is not nil it is handed the filter's listener
+// (and closed).
+func apply(p Policy, server *os.File) error {
+	if server != nil {
+		defer server.Close()
+	}
 	r, err := prepare(p, nil)
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	return r.enforce()
+	listener, err := r.enforce(server != nil)
+	if err != nil || listener < 0 {
+		return err
+	}
+	return handOver(server, listener)
 }
 
 // ready is a policy made ready to enforce: its Landlock ruleset built and
@@ -82,6 +98,9 @@ type ready struct {
 	ruleset int // the Landlock ruleset's descriptor (close-on-exec)
 	flags   uint32
 	seccomp []unix.SockFilter
+	// notify is the filter that sends connect and listen to a listener
+	// (nil when the network is not an allowlist).
+	notify  []unix.SockFilter
 	lastCap int
 }
 
@@ -103,9 +122,15 @@ func prepare(p Policy, w *watch) (*ready, error) {
 	if err != nil {
 		return nil, err
 	}
-	prog, err := seccompProgram(p.network())
+	prog, err := seccompProgram(p.network(), false)
 	if err != nil {
 		return nil, err
+	}
+	var notify []unix.SockFilter
+	if p.network() == NetworkAllowlist {
+		if notify, err = seccompProgram(p.network(), true); err != nil {
+			return nil, err
+		}
 	}
 	cfg := landlockConfig(abi, p.network() == NetworkAllowlist)
 	grants, err := fileGrants(p, w)
@@ -114,7 +139,7 @@ func prepare(p Policy, w *watch) (*ready, error) {
 	}
 	ruleset := rules(grants, cfg.HandledAccessFS)
 	if p.network() == NetworkAllowlist {
-		for _, port := range append(append([]int{}, p.ProxyPorts...), p.AllowPorts...) {
+		for _, port := range p.connectPorts() {
 			ruleset = append(ruleset, landlock.ConnectTCP(uint16(port)))
 		}
 	}
@@ -125,30 +150,35 @@ func prepare(p Policy, w *watch) (*ready, error) {
 	if fd < 0 {
 		return nil, fmt.Errorf("confine: Landlock refused the ruleset: choose `sandbox: off` to run unconfined")
 	}
-	return &ready{p: p, ruleset: fd, flags: flags, seccomp: prog, lastCap: last}, nil
+	return &ready{p: p, ruleset: fd, flags: flags, seccomp: prog, notify: notify, lastCap: last}, nil
 }
 
 // enforce confines the calling thread, which must be locked to its
 // goroutine and never unlocked: first what needs privileges (the mount
 // namespace), then the capabilities go, then no_new_privs, Landlock and
 // seccomp. Every layer is a property of the thread, inherited by what it
-// starts or executes.
-func (r *ready) enforce() error {
+// starts or executes. With serve, and under NetworkAllowlist, it returns
+// the seccomp listener the caller is to serve (serveListener) for the
+// programs the thread starts; else -1.
+func (r *ready) enforce(serve bool) (listener int, err error) {
 	if r.p.ProtectGit && r.p.Profile == ProfileWorkspace {
 		if err := protectGit(r.p.Workspace); err != nil {
-			return err
+			return -1, err
 		}
 	}
 	if err := dropCapabilities(r.lastCap); err != nil {
-		return err
+		return -1, err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("confine: no_new_privs: %w", err)
+		return -1, fmt.Errorf("confine: no_new_privs: %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(r.ruleset, r.flags); err != nil {
-		return fmt.Errorf("confine: enforcing Landlock: %w", err)
+		return -1, fmt.Errorf("confine: enforcing Landlock: %w", err)
 	}
-	return loadSeccomp(r.seccomp)
+	if serve && r.notify != nil {
+		return loadSeccomp(r.notify, true)
+	}
+	return loadSeccomp(r.seccomp, false)
 }
 
 func (r *ready) close() { unix.Close(r.ruleset) }

@@ -79,20 +79,33 @@ func newSandbox(o *Options, stateDir string) (sandbox, error) {
 }
 
 // confineCmd makes xc start its program through the trampoline, or
-// refuses it when the sandbox cannot be given.
-func (e *Env) confineCmd(xc *exec.Cmd) error {
+// refuses it when the sandbox cannot be given. The handover (nil when the
+// policy has none to serve) is served once xc has started (Serve with its
+// pid) or closed when it does not start: it lets the command reach the
+// loopback servers it starts itself (see confine.Handover).
+func (e *Env) confineCmd(xc *exec.Cmd) (*confine.Handover, error) {
 	if e.sandbox.refusal != nil {
-		return e.sandbox.refusal
+		return nil, e.sandbox.refusal
 	}
 	if e.sandbox.policy == nil {
-		return nil
+		return nil, nil
 	}
 	argv, err := confine.Argv(e.opts.Confiner, *e.sandbox.policy, xc.Path, xc.Args)
 	if err != nil {
-		return fmt.Errorf("local: %w", err)
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	h, err := confine.NewHandover(*e.sandbox.policy)
+	if err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if h != nil {
+		if xc.Env == nil {
+			xc.Env = os.Environ()
+		}
+		xc.Env = append(xc.Env[:len(xc.Env):len(xc.Env)], h.Env())
 	}
 	xc.Path, xc.Args = argv[0], argv
-	return nil
+	return h, nil
 }
 
 // noteSandbox records in res the profile the command ran under and the

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
@@ -38,6 +39,9 @@ type process struct {
 	isShell bool
 	dirSet  bool
 	ptyFile *os.File
+	// handover serves the sandbox's listener once the command started
+	// (nil without one).
+	handover *confine.Handover
 
 	stdin   io.WriteCloser
 	output  io.Reader
@@ -156,6 +160,9 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 		if p.cont != nil {
 			p.cont.Remove(ctx)
 		}
+		if p.handover != nil {
+			p.handover.Close()
+		}
 	}
 
 	xc, res, err := e.command(c, files, dir, childEnv, sres, gate != nil)
@@ -166,6 +173,10 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	if res != nil {
 		abandon()
 		return nil, res, nil
+	}
+	if p.handover, err = e.confineCmd(xc); err != nil {
+		abandon()
+		return nil, nil, err
 	}
 	if gate != nil {
 		xc.ExtraFiles = []*os.File{gate.File()}
@@ -206,6 +217,9 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 		p.closeParentEnds()
 		p.cancel(nil)
 		return nil, e.startFailure(c, err), nil
+	}
+	if p.handover != nil {
+		p.handover.Serve(xc.Process.Pid)
 	}
 	p.proc, _ = termination.Identify(xc.Process.Pid)
 	if p.proc.PID == 0 {
@@ -368,9 +382,6 @@ func (e *Env) command(c envs.Command, f sessionFiles, dir string, env []string, 
 	xc.Dir = dir
 	if xc.Env == nil {
 		xc.Env = env
-	}
-	if err := e.confineCmd(xc); err != nil {
-		return nil, nil, err
 	}
 	return xc, nil, nil
 }

@@ -128,16 +128,18 @@ func inWritable(p confine.Policy, prog string) bool {
 
 // confineWarm prepares xc, a pre-started shell, for its sandbox: nothing
 // to do when it starts from a confined thread (threaded), else wrapped in
-// the trampoline; refused when the sandbox cannot be given. A shell that
+// the trampoline (with its handover, see confineCmd); refused when the
+// sandbox cannot be given. A shell that
 // runs under the subreaper always goes through the trampoline: started
 // from a confined thread, the subreaper would be in the command's
 // sandbox, where the command could kill it and leave its own children to
 // escape teardown; through the trampoline, only the shell is. So does a
 // shell whose start-up file is one a command could write (there is no
 // sealed one, see newWarmPrologue).
-func (e *Env) confineWarm(xc *exec.Cmd, underSubreaper bool) (threaded bool, err error) {
+func (e *Env) confineWarm(xc *exec.Cmd, underSubreaper bool) (threaded bool, h *confine.Handover, err error) {
 	if e.sandbox.refusal == nil && !underSubreaper && e.warmSource != nil && e.sandbox.threads.usable() {
-		return true, nil
+		return true, nil, nil
 	}
-	return false, e.confineCmd(xc)
+	h, err = e.confineCmd(xc)
+	return false, h, err
 }

@@ -302,9 +302,18 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	xc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	xc.WaitDelay = e.opts.DrainDelay
 	underSubreaper := e.opts.Subreaper != nil && (w.cont == nil || w.cont.Mechanism() == termination.ProcessGroup)
-	threaded, err := e.confineWarm(xc, underSubreaper)
+	threaded, handover, err := e.confineWarm(xc, underSubreaper)
 	if err != nil {
 		return nil, fmt.Errorf("local: warm shell: %w", err)
+	}
+	if handover != nil {
+		// Served as soon as the shell started (the trampoline waits for
+		// it before the shell can get ready), else given up.
+		defer func() {
+			if handover != nil {
+				handover.Close()
+			}
+		}()
 	}
 	if underSubreaper {
 		rr, rw, err := os.Pipe()
@@ -340,6 +349,10 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("local: warm shell: %w", err)
+	}
+	if handover != nil {
+		handover.Serve(xc.Process.Pid)
+		handover = nil
 	}
 	w.cmd = xc
 	w.proc, _ = termination.Identify(xc.Process.Pid)

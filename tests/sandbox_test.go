@@ -157,10 +157,11 @@ func TestSandbox_OrdinaryWorkSucceeds(t *testing.T) {
 				"git init -q . && git -c user.email=a@b -c user.name=a add notes.txt && git -c user.email=a@b -c user.name=a commit -qm first",
 				"echo tmp > \"$TMPDIR/x\" && cat \"$TMPDIR/x\"",
 				"curl -sS --max-time 20 http://" + ln.Addr().String() + "/simple/",
+				ownServer(freePort(t)),
 			}, "\n")
 			out, errOut, code := u.run(t, env, "--yolo", "run", "--json", "--cwd", ws, "--", script)
 			r := decodeRun(t, out, errOut)
-			if code != 0 || r.ExitCode != 0 || !strings.Contains(r.Output, "registry-ok") || !strings.Contains(r.Output, "tmp") {
+			if code != 0 || r.ExitCode != 0 || !strings.Contains(r.Output, "registry-ok") || !strings.Contains(r.Output, "tmp") || !strings.Contains(r.Output, "own-server-ok") {
 				t.Fatalf("ordinary work failed under the default sandbox: exit %d, %+v, stderr %q", code, r, errOut)
 			}
 			if r.Sandbox != "workspace" || len(r.Violations) != 0 {
@@ -168,6 +169,26 @@ func TestSandbox_OrdinaryWorkSucceeds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ownServer is a script that starts a loopback web server on port (one
+// no rule allows) in the background, fetches a file from it directly (not
+// through the session's proxy) and prints own-server-ok once it did.
+func ownServer(port int) string {
+	return fmt.Sprintf(`python3 -m http.server %d -b 127.0.0.1 >/dev/null 2>&1 &
+for i in $(seq 600); do curl -s --noproxy '*' --max-time 10 -o /dev/null http://127.0.0.1:%d/ && { echo own-server-ok; break; }; sleep 0.1; done
+kill $!`, port, port)
+}
+
+// freePort is a loopback TCP port nothing listens on (as the test
+// starts).
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func hasViolation(r runResult, op string) bool {
@@ -377,7 +398,8 @@ func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 		t.Run(u.name, func(t *testing.T) {
 			home, ws, outside := sandboxDirs(t, u)
 			victim := filepath.Join(outside, "job-wrote-here")
-			writeOwned(t, u, filepath.Join(ws, "job.sh"), "t=${TMPDIR:-/tmp}/t.$$; echo tmp > \"$t\" && cat \"$t\" && rm -f \"$t\"\necho pwned > "+victim+"\necho done\n", 0o755)
+			writeOwned(t, u, filepath.Join(ws, "job.sh"), "t=${TMPDIR:-/tmp}/t.$$; echo tmp > \"$t\" && cat \"$t\" && rm -f \"$t\"\n"+
+				ownServer(freePort(t))+"\necho pwned > "+victim+"\necho done\n", 0o755)
 			state := filepath.Join(home, "state")
 			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + state}
 			t.Cleanup(func() { stopDaemon(state) })
@@ -392,6 +414,9 @@ func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 				logs, _, _ := u.run(t, env, "logs", id)
 				if !strings.Contains(logs, "tmp\n") || !strings.Contains(logs, "done") {
 					t.Errorf("%s: the job's own TMPDIR and output: %q", profile, logs)
+				}
+				if !strings.Contains(logs, "own-server-ok") {
+					t.Errorf("%s: the job did not reach the loopback server it started: %q", profile, logs)
 				}
 				_, err := os.Stat(victim)
 				if wrote := err == nil; wrote != (profile == "off") {

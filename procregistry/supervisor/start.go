@@ -88,6 +88,25 @@ func confined(dir string, spec jobdir.Spec, path string, argv []string) (string,
 	return wrapped[0], wrapped, nil
 }
 
+// handover makes the handover of a job confined under a network
+// allowlist (nil for any other) and names it in cmd's environment: this
+// process serves the sandbox's listener, so that the job reaches the
+// loopback servers it starts itself (see confine.Handover).
+func handover(spec jobdir.Spec, cmd *exec.Cmd) (*confine.Handover, error) {
+	if spec.Confine == nil {
+		return nil, nil
+	}
+	h, err := confine.NewHandover(*spec.Confine)
+	if err != nil || h == nil {
+		return nil, err
+	}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], h.Env())
+	return h, nil
+}
+
 // start launches the job's command, in a container of its own when one
 // can be made (see the package documentation, "Containment").
 func (s *supervisor) start() error {
@@ -215,6 +234,15 @@ func (s *supervisor) launch(spec jobdir.Spec, path string, argv []string, cont t
 	// are the ones the backend gave the first stage. A host sets the ones
 	// the first stage sent it.
 	cmd.Env, cmd.Dir = s.env, s.cwd
+	h, err := handover(spec, cmd)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if h != nil { // not started
+			h.Close()
+		}
+	}()
 	s.cmd = cmd
 	if spec.PTY != nil {
 		ptmx, err := launch.StartPTY(cmd, spec.PTY)
@@ -236,6 +264,10 @@ func (s *supervisor) launch(spec jobdir.Spec, path string, argv []string, cont t
 		}
 		r.Close()
 		s.stdin = w
+	}
+	if h != nil {
+		h.Serve(cmd.Process.Pid)
+		h = nil
 	}
 	if !wrapped {
 		s.cmdPID = cmd.Process.Pid

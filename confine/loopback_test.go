@@ -1,0 +1,147 @@
+//go:build linux
+
+package confine_test
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/internal/integration"
+)
+
+// ownServer is a command that serves on a loopback port it picks itself
+// (no port is allowed but the proxy's) and connects to it twice: a
+// blocking connect, and one with a timeout (a non-blocking socket whose
+// connect completes later), in a child process.
+const ownServer = `python3 - <<'EOF'
+import os, socket
+srv = socket.socket()
+srv.bind(('127.0.0.1', 0))
+srv.listen(4)
+port = srv.getsockname()[1]
+c = socket.socket()
+c.connect(('127.0.0.1', port))
+a, _ = srv.accept()
+c.sendall(b'one')
+print('GOT', a.recv(3).decode(), flush=True)
+if os.fork() == 0:
+    c2 = socket.create_connection(('localhost', port), timeout=30)
+    c2.sendall(b'two')
+    os._exit(0)
+b, _ = srv.accept()
+print('GOT', b.recv(3).decode(), flush=True)
+os.wait()
+EOF`
+
+// TestNetwork_OwnLoopbackServerReachable: under allowlist a command
+// reaches a loopback server it started itself, on a port no rule allows,
+// while a server outside it on such a port stays out of reach; a command
+// cannot reach an outside server by listening on the same port itself.
+func TestNetwork_OwnLoopbackServerReachable(t *testing.T) {
+	forUsers(t, func(t *testing.T, u user) {
+		viaBoth(t, func(t *testing.T, thread bool) {
+			outside, err := net.Listen("tcp4", "127.0.0.2:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer outside.Close()
+			port := strconv.Itoa(outside.Addr().(*net.TCPAddr).Port)
+			proxy, err := net.Listen("tcp4", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+
+			f := newFixture(t, u)
+			f.thread = thread
+			p := f.policy(confine.ProfileWorkspace)
+			p.Network = confine.NetworkAllowlist
+			p.ProxyPorts = []int{proxy.Addr().(*net.TCPAddr).Port}
+
+			out, code := f.run(t, p, ownServer)
+			if code != 0 || !strings.Contains(out, "GOT one") || !strings.Contains(out, "GOT two") {
+				t.Fatalf("own loopback server not reachable under allowlist (exit %d):\n%s", code, out)
+			}
+
+			reach := `exec 3<>/dev/tcp/127.0.0.2/` + port + ` && echo CONNECTED`
+			if out, _ := f.run(t, f.policy(confine.ProfileOff), reach); !strings.Contains(out, "CONNECTED") {
+				t.Fatalf("control under off: outside server not reachable:\n%s", out)
+			}
+			if out, _ := f.run(t, p, reach); strings.Contains(out, "CONNECTED") {
+				t.Errorf("outside server on a port no rule allows reached under allowlist:\n%s", out)
+			}
+			// The command listens on the outside server's port (on
+			// another loopback address) and then connects to it: the
+			// port is not the command's alone.
+			squat := `python3 - <<'EOF'
+import socket
+s = socket.socket(); s.bind(('127.0.0.1', ` + port + `)); s.listen(1)
+c = socket.socket()
+try:
+    c.connect(('127.0.0.2', ` + port + `)); print('CONNECTED')
+except OSError as e:
+    print('refused:', e)
+EOF`
+			if out, _ := f.run(t, p, squat); strings.Contains(out, "CONNECTED") || !strings.Contains(out, "refused") {
+				t.Errorf("a command listening on an outside server's port reached it:\n%s", out)
+			}
+		})
+	})
+}
+
+// TestNetwork_AllowedPortsOnLoopbackOnly: an allowed port is a loopback
+// service: the same port on another address of this host is refused
+// (Landlock alone would allow it on every address).
+func TestNetwork_AllowedPortsOnLoopbackOnly(t *testing.T) {
+	other := nonLoopbackAddr(t)
+	ln, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	forUsers(t, func(t *testing.T, u user) {
+		viaBoth(t, func(t *testing.T, thread bool) {
+			f := newFixture(t, u)
+			f.thread = thread
+			p := f.policy(confine.ProfileWorkspace)
+			p.Network = confine.NetworkAllowlist
+			p.AllowPorts = []int{port}
+			reach := func(host string) string {
+				return fmt.Sprintf(`exec 3<>/dev/tcp/%s/%d && echo CONNECTED`, host, port)
+			}
+			if out, _ := f.run(t, p, reach("127.0.0.1")); !strings.Contains(out, "CONNECTED") {
+				t.Fatalf("allowed loopback port not reachable:\n%s", out)
+			}
+			if out, _ := f.run(t, f.policy(confine.ProfileOff), reach(other)); !strings.Contains(out, "CONNECTED") {
+				t.Fatalf("control under off: %s:%d not reachable:\n%s", other, port, out)
+			}
+			out, _ := f.run(t, p, reach(other))
+			if strings.Contains(out, "CONNECTED") {
+				t.Fatalf("allowed port reached on %s, not loopback:\n%s", other, out)
+			}
+			if !strings.Contains(out, "Permission denied") {
+				t.Errorf("want the connect refused with EACCES:\n%s", out)
+			}
+		})
+	})
+}
+
+// nonLoopbackAddr is an IPv4 address of this host that is not loopback.
+func nonLoopbackAddr(t *testing.T) string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	integration.Skip(t, "no IPv4 address but loopback")
+	return ""
+}

@@ -1,0 +1,321 @@
+package confine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Under NetworkAllowlist Landlock lets a command connect to the allowed
+// TCP ports only, but on every address, and a server the command starts
+// itself on loopback could be bound but not reached. The seccomp filter
+// therefore hands connect(2) and listen(2) to a listener this package
+// serves (a seccomp user notification), outside the command's sandbox:
+//
+//   - listen: the socket is recorded as the command's own (its inode, read
+//     through a duplicate taken with pidfd_getfd), and the call continues;
+//   - connect to an IPv4 or IPv6 address that is not loopback (nor
+//     unspecified): refused with EACCES, whatever the port (the session's
+//     proxy is the only way out, and allowed ports are loopback services);
+//   - connect to a loopback address on an allowed port (the proxy's, the
+//     policy's AllowPorts), or on a port where every listening socket of
+//     the command's network namespace is the command's own: the connect is
+//     made here, on a duplicate of the command's socket, with the address
+//     as read once (a thread rewriting it after the read changes nothing),
+//     and its result is the command's;
+//   - every other call (unix sockets, loopback ports not allowed) continues
+//     as it was made, and Landlock decides it as before.
+//
+// Whatever goes wrong on the way (the command's memory unreadable, a
+// process gone, /proc unreadable) continues the call to Landlock, which
+// allows the allowed ports only, as without the listener. The programs of
+// one start share one listener and one set of sockets: a server started by
+// one command of a session's shell is reachable by the next.
+
+// Seccomp user-notification records (linux/seccomp.h).
+type seccompNotif struct {
+	ID    uint64
+	Pid   uint32
+	Flags uint32
+	Nr    int32
+	Arch  uint32
+	IP    uint64
+	Args  [6]uint64
+}
+
+type seccompNotifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+// seccompIoctlNotifIDValid is SECCOMP_IOCTL_NOTIF_ID_VALID: whether a
+// notification's process is still waiting for its answer (its pid not
+// reused).
+const seccompIoctlNotifIDValid = 0x40082102
+
+// notifier answers the notifications of one listener.
+type notifier struct {
+	fd      int
+	allowed map[uint16]bool // loopback ports the policy allows
+
+	mu    sync.Mutex
+	owned map[uint64]bool // inodes of sockets the programs listened on
+
+	sendMu sync.Mutex
+	wg     sync.WaitGroup // connects made on a program's behalf, under way
+}
+
+// serveListener answers the notifications of listener until no program
+// uses its filter any more, then closes it. It owns listener. allowed are
+// the policy's ports (ProxyPorts and AllowPorts).
+func serveListener(listener int, allowed []int) {
+	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}}
+	for _, p := range allowed {
+		n.allowed[uint16(p)] = true
+	}
+	defer unix.Close(listener)
+	defer n.wg.Wait()
+	for {
+		var req seccompNotif
+		if err := n.recv(&req); err != nil {
+			return
+		}
+		n.handle(&req)
+	}
+}
+
+// recv waits for the next notification; io.EOF when every program of the
+// filter has ended.
+func (n *notifier) recv(req *seccompNotif) error {
+	for {
+		pfd := []unix.PollFd{{Fd: int32(n.fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return err
+		}
+		if pfd[0].Revents&unix.POLLIN == 0 {
+			return io.EOF
+		}
+		*req = seccompNotif{}
+		err := ioctlPtr(n.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(req))
+		switch err {
+		case nil:
+			return nil
+		case unix.EINTR, unix.ENOENT: // the process went before its call was read
+			continue
+		default:
+			return err
+		}
+	}
+}
+
+func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// answer sends the result of a call: continue it as made (cont), or fail it
+// with errno (0: it returns 0).
+func (n *notifier) answer(id uint64, cont bool, errno unix.Errno) {
+	resp := seccompNotifResp{ID: id}
+	if cont {
+		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	} else if errno != 0 {
+		resp.Error = -int32(errno)
+	}
+	n.sendMu.Lock()
+	defer n.sendMu.Unlock()
+	// ENOENT: the process was interrupted or ended meanwhile.
+	_ = ioctlPtr(n.fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+}
+
+func (n *notifier) valid(id uint64) bool {
+	return ioctlPtr(n.fd, seccompIoctlNotifIDValid, unsafe.Pointer(&id)) == nil
+}
+
+func (n *notifier) handle(req *seccompNotif) {
+	switch int(req.Nr) {
+	case unix.SYS_LISTEN:
+		n.noteListen(req)
+		n.answer(req.ID, true, 0)
+	case unix.SYS_CONNECT:
+		dup, addr, errno := n.decideConnect(req)
+		if dup < 0 {
+			n.answer(req.ID, errno == 0, errno)
+			return
+		}
+		// A connect may wait (a full backlog): the next notification
+		// does not.
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			defer unix.Close(dup)
+			n.answer(req.ID, false, connectRaw(dup, addr))
+		}()
+	default:
+		n.answer(req.ID, true, 0)
+	}
+}
+
+// noteListen records the socket a program listens on as its own.
+func (n *notifier) noteListen(req *seccompNotif) {
+	dup, err := n.socketOf(req, int(int32(req.Args[0])))
+	if err != nil {
+		return
+	}
+	defer unix.Close(dup)
+	var st unix.Stat_t
+	if unix.Fstat(dup, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return
+	}
+	n.mu.Lock()
+	n.owned[st.Ino] = true
+	n.mu.Unlock()
+}
+
+// socketOf duplicates descriptor fd of the notification's process, once
+// sure the process is the one that made the call.
+func (n *notifier) socketOf(req *seccompNotif, fd int) (int, error) {
+	pidfd, err := unix.PidfdOpen(int(req.Pid), 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pidfd)
+	if !n.valid(req.ID) {
+		return -1, unix.ENOENT
+	}
+	return unix.PidfdGetfd(pidfd, fd, 0)
+}
+
+// decideConnect decides a connect: a duplicate of the connecting socket
+// and the address to connect it to when it is to be made here, else -1
+// and the errno to fail it with (0: continue it to Landlock).
+func (n *notifier) decideConnect(req *seccompNotif) (dup int, addr []byte, errno unix.Errno) {
+	addr, port, err := inetAddr(int(req.Pid), uintptr(req.Args[1]), int(req.Args[2]))
+	switch {
+	case err == errNotLoopback:
+		return -1, nil, unix.EACCES
+	case err != nil || !n.valid(req.ID):
+		return -1, nil, 0
+	}
+	if !n.allowed[port] {
+		inodes, err := listeners(int(req.Pid), port)
+		if err != nil || len(inodes) == 0 || !n.allOwned(inodes) {
+			return -1, nil, 0
+		}
+	}
+	dup, err = n.socketOf(req, int(int32(req.Args[0])))
+	if err != nil {
+		return -1, nil, 0
+	}
+	fam, err1 := unix.GetsockoptInt(dup, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	proto, err2 := unix.GetsockoptInt(dup, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+	if err1 != nil || err2 != nil || fam != int(binary.LittleEndian.Uint16(addr)) || proto != unix.IPPROTO_TCP {
+		unix.Close(dup)
+		return -1, nil, 0
+	}
+	return dup, addr, 0
+}
+
+func (n *notifier) allOwned(inodes []uint64) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ino := range inodes {
+		if !n.owned[ino] {
+			return false
+		}
+	}
+	return true
+}
+
+// errNotLoopback: an IPv4 or IPv6 address that is neither loopback nor
+// unspecified; errNotInet: not an IPv4 or IPv6 address.
+var (
+	errNotLoopback = errors.New("confine: not a loopback address")
+	errNotInet     = errors.New("confine: not an IPv4 or IPv6 address")
+)
+
+// inetAddr reads the socket address a process passed to connect (at ptr,
+// size bytes) and returns it with its port when it is an IPv4 or IPv6
+// loopback or unspecified address.
+func inetAddr(pid int, ptr uintptr, size int) ([]byte, uint16, error) {
+	if size < unix.SizeofSockaddrInet4 || size > 128 {
+		return nil, 0, errNotInet
+	}
+	size = min(size, unix.SizeofSockaddrInet6)
+	buf := make([]byte, size)
+	local := []unix.Iovec{{Base: &buf[0], Len: uint64(size)}}
+	remote := []unix.RemoteIovec{{Base: ptr, Len: size}}
+	if got, err := unix.ProcessVMReadv(pid, local, remote, 0); err != nil || got != size {
+		return nil, 0, fmt.Errorf("confine: reading the address of process %d: %v", pid, err)
+	}
+	port := binary.BigEndian.Uint16(buf[2:4])
+	var ip net.IP
+	switch binary.LittleEndian.Uint16(buf) {
+	case unix.AF_INET:
+		buf = buf[:unix.SizeofSockaddrInet4]
+		ip = net.IP(buf[4:8])
+	case unix.AF_INET6:
+		if size < unix.SizeofSockaddrInet6 {
+			return nil, 0, errNotInet // the kernel refuses it (EINVAL)
+		}
+		ip = net.IP(buf[8:24])
+	default:
+		return nil, 0, errNotInet
+	}
+	if !ip.IsLoopback() && !ip.IsUnspecified() {
+		return nil, 0, errNotLoopback
+	}
+	return buf, port, nil
+}
+
+// listeners lists the inodes of the TCP sockets listening on port, on any
+// address, in the network namespace of process pid.
+func listeners(pid int, port uint16) ([]uint64, error) {
+	var inodes []uint64
+	for _, table := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/net/" + table)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			const listen = "0A"
+			if len(f) < 10 || f[3] != listen {
+				continue
+			}
+			_, hex, _ := strings.Cut(f[1], ":")
+			if p, err := strconv.ParseUint(hex, 16, 16); err != nil || uint16(p) != port {
+				continue
+			}
+			ino, err := strconv.ParseUint(f[9], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("confine: /proc/%d/net/%s: inode %q: %w", pid, table, f[9], err)
+			}
+			inodes = append(inodes, ino)
+		}
+	}
+	return inodes, nil
+}
+
+// connectRaw connects socket fd to the raw socket address addr.
+func connectRaw(fd int, addr []byte) unix.Errno {
+	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&addr[0])), uintptr(len(addr)))
+	return e
+}
