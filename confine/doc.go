@@ -104,8 +104,9 @@
 // Under NetworkAllowlist the seccomp filter also hands connect(2) and
 // listen(2) to a seccomp user-notification listener that this package
 // serves outside the sandbox (notify_linux.go): a goroutine of the
-// process that called [Prepared.Start], or, for the trampoline, a helper
-// process it starts before confining itself (server_linux.go). It records
+// process that called [Prepared.Start], or, for the trampoline, of the
+// process that started it and made a [Handover] (handover_linux.go);
+// without one, the trampoline loads the filter without it. It records
 // the sockets the programs listen on, refuses connects to addresses that
 // are not loopback, and connects on the programs' behalf to loopback
 // ports that are allowed or served by their own sockets only; every other

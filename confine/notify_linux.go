@@ -38,8 +38,8 @@ import (
 // Whatever goes wrong on the way (the command's memory unreadable, a
 // process gone, /proc unreadable) continues the call to Landlock, which
 // allows the allowed ports only, as without the listener. The programs of
-// one start share one listener and one set of sockets: a server started by
-// one command of a session's shell is reachable by the next.
+// one start (a shell, a job, and all they start) share one listener and
+// one set of sockets.
 
 // Seccomp user-notification records (linux/seccomp.h).
 type seccompNotif struct {

@@ -146,3 +146,36 @@ func TestSession_SandboxProfileChosen(t *testing.T) {
 		}
 	}
 }
+
+// TestSession_OwnLoopbackServer: in a sandboxed session a command reaches
+// a loopback server it starts itself, on a port no rule allows, directly
+// (not through the session's proxy).
+func TestSession_OwnLoopbackServer(t *testing.T) {
+	home := t.TempDir()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "page.txt"), []byte("own-page\n"), 0o644)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	s := sandboxedService(t, config.Default(), home)
+	ss, err := s.NewSession(service.SessionOptions{Backend: "local", Spec: envs.Spec{Dir: ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close(context.Background())
+	script := fmt.Sprintf(`python3 -m http.server %d -b 127.0.0.1 >/dev/null 2>&1 &
+for i in $(seq 600); do curl -s --noproxy '*' --max-time 10 http://127.0.0.1:%d/page.txt && break; sleep 0.1; done
+kill $!`, port, port)
+	for i := range 2 {
+		res, err := ss.Run(t.Context(), envs.Command{Shell: script})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sandbox != confine.ProfileWorkspace || !strings.Contains(res.Output, "own-page") {
+			t.Fatalf("command %d: sandbox %q, output %q; want the page from its own server", i, res.Sandbox, res.Output)
+		}
+	}
+}
