@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -67,6 +68,7 @@ const seccompIoctlNotifIDValid = 0x40082102
 // notifier answers the notifications of one listener.
 type notifier struct {
 	fd      int
+	rc      syscall.RawConn // fd in the runtime's poller; nil: waited for by a blocked thread
 	allowed map[uint16]bool // loopback ports the policy allows
 
 	mu    sync.Mutex
@@ -78,13 +80,23 @@ type notifier struct {
 
 // serveListener answers the notifications of listener until no program
 // uses its filter any more, then closes it. It owns listener. allowed are
-// the policy's ports (ProxyPorts and AllowPorts).
+// the policy's ports (ProxyPorts and AllowPorts). The listener waits in
+// the runtime's poller, as a socket would: an idle sandbox holds no
+// thread.
 func serveListener(listener int, allowed []int) {
 	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}}
 	for _, p := range allowed {
 		n.allowed[uint16(p)] = true
 	}
-	defer unix.Close(listener)
+	if unix.SetNonblock(listener, true) == nil {
+		f := os.NewFile(uintptr(listener), "seccomp-listener")
+		defer f.Close()
+		if rc, err := f.SyscallConn(); err == nil {
+			n.rc = rc
+		}
+	} else {
+		defer unix.Close(listener)
+	}
 	defer n.wg.Wait()
 	for {
 		var req seccompNotif
@@ -98,27 +110,46 @@ func serveListener(listener int, allowed []int) {
 // recv waits for the next notification; io.EOF when every program of the
 // filter has ended.
 func (n *notifier) recv(req *seccompNotif) error {
+	if n.rc != nil {
+		var opErr error
+		err := n.rc.Read(func(fd uintptr) bool {
+			ready, err := n.take(req, 0)
+			opErr = err
+			return ready || err != nil
+		})
+		if err == nil {
+			return opErr
+		}
+		n.rc = nil // not in the poller after all: wait blocked
+	}
 	for {
-		pfd := []unix.PollFd{{Fd: int32(n.fd), Events: unix.POLLIN}}
-		if _, err := unix.Poll(pfd, -1); err != nil {
-			if err == unix.EINTR {
-				continue
-			}
+		if ready, err := n.take(req, -1); ready || err != nil {
 			return err
 		}
-		if pfd[0].Revents&unix.POLLIN == 0 {
-			return io.EOF
-		}
-		*req = seccompNotif{}
-		err := ioctlPtr(n.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(req))
-		switch err {
-		case nil:
-			return nil
-		case unix.EINTR, unix.ENOENT: // the process went before its call was read
-			continue
-		default:
-			return err
-		}
+	}
+}
+
+// take receives a notification if one is pending within timeout
+// milliseconds (-1: no bound): ready is false when none was.
+func (n *notifier) take(req *seccompNotif, timeout int) (ready bool, err error) {
+	pfd := []unix.PollFd{{Fd: int32(n.fd), Events: unix.POLLIN}}
+	k, err := unix.Poll(pfd, timeout)
+	switch {
+	case err == unix.EINTR || k == 0:
+		return false, nil
+	case err != nil:
+		return false, err
+	case pfd[0].Revents&unix.POLLIN == 0:
+		return false, io.EOF
+	}
+	*req = seccompNotif{}
+	switch err := ioctlPtr(n.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(req)); err {
+	case nil:
+		return true, nil
+	case unix.EINTR, unix.ENOENT, unix.EAGAIN: // the process went before its call was read
+		return false, nil
+	default:
+		return false, err
 	}
 }
 
