@@ -217,6 +217,10 @@ func benchRunID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// benchChunk is how many runs of a measurement come back to back before
+// as many of its baseline.
+const benchChunk = 10
+
 func measure(ctx context.Context, c benchCase, p benchParams) (measurement, error) {
 	if c.custom != nil {
 		return c.custom(ctx, p)
@@ -233,13 +237,22 @@ func measure(ctx context.Context, c benchCase, p benchParams) (measurement, erro
 	if err := base(ctx); err != nil {
 		return measurement{}, fmt.Errorf("baseline: %w", err)
 	}
-	opT, err := timeN(ctx, op, p.n)
-	if err != nil {
-		return measurement{}, err
-	}
-	baseT, err := timeN(ctx, base, p.n)
-	if err != nil {
-		return measurement{}, fmt.Errorf("baseline: %w", err)
+	// In alternating runs of benchChunk, so that a change in the
+	// machine's load weighs on both sides alike, while each side still
+	// runs back to back.
+	opT := make([]time.Duration, 0, p.n)
+	baseT := make([]time.Duration, 0, p.n)
+	for len(opT) < p.n {
+		k := min(benchChunk, p.n-len(opT))
+		o, err := timeN(ctx, op, k)
+		if err != nil {
+			return measurement{}, err
+		}
+		b, err := timeN(ctx, base, k)
+		if err != nil {
+			return measurement{}, fmt.Errorf("baseline: %w", err)
+		}
+		opT, baseT = append(opT, o...), append(baseT, b...)
 	}
 	return measurement{
 		Name: c.name, Backend: c.backend, N: p.n,

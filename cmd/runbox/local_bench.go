@@ -86,31 +86,32 @@ func (a *app) benchLocalSandboxedPaced(ctx context.Context, p benchParams) (meas
 	return benchPaced(ctx, p, "true.sandboxed.paced", "runbox true, sandbox off, paced", op, base)
 }
 
-// benchPaced times p.n runs of op, then of base, each after benchPace.
+// benchPaced times p.n runs of op and of base, alternating (pair by pair,
+// so that a change in the machine's load weighs on both alike), each
+// after benchPace.
 func benchPaced(ctx context.Context, p benchParams, name, baseline string, op, base func(context.Context) error) (measurement, error) {
-	timePaced := func(f func(context.Context) error) ([]time.Duration, error) {
-		d := make([]time.Duration, 0, p.n)
-		for range p.n {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(benchPace):
-			}
-			start := time.Now()
-			if err := f(ctx); err != nil {
-				return nil, err
-			}
-			d = append(d, time.Since(start))
+	timed := func(f func(context.Context) error) (time.Duration, error) {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(benchPace):
 		}
-		return d, nil
+		start := time.Now()
+		err := f(ctx)
+		return time.Since(start), err
 	}
-	opT, err := timePaced(op)
-	if err != nil {
-		return measurement{}, err
-	}
-	baseT, err := timePaced(base)
-	if err != nil {
-		return measurement{}, err
+	opT := make([]time.Duration, 0, p.n)
+	baseT := make([]time.Duration, 0, p.n)
+	for range p.n {
+		d, err := timed(op)
+		if err != nil {
+			return measurement{}, err
+		}
+		opT = append(opT, d)
+		if d, err = timed(base); err != nil {
+			return measurement{}, err
+		}
+		baseT = append(baseT, d)
 	}
 	return measurement{
 		Name: name, Backend: "local", N: p.n,
