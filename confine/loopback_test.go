@@ -3,6 +3,7 @@
 package confine_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -144,4 +145,34 @@ func nonLoopbackAddr(t *testing.T) string {
 	}
 	integration.Skip(t, "no IPv4 address but loopback")
 	return ""
+}
+
+// TestNetwork_NestedSandbox: a program confined inside a confined command
+// (runbox in a runbox sandbox) starts and reaches an allowed port: a
+// thread may have one seccomp listener only, so the inner sandbox does
+// without one.
+func TestNetwork_NestedSandbox(t *testing.T) {
+	forUsers(t, func(t *testing.T, u user) {
+		viaBoth(t, func(t *testing.T, thread bool) {
+			proxy, err := net.Listen("tcp4", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+			f := newFixture(t, u)
+			f.thread = thread
+			p := f.policy(confine.ProfileWorkspace)
+			p.Network = confine.NetworkAllowlist
+			p.ProxyPorts = []int{proxy.Addr().(*net.TCPAddr).Port}
+			enc, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			script := `exec -a ` + helperThread + ` "$EXE" "$POLICY" /bin/bash bash -c 'exec 3<>/dev/tcp/127.0.0.1/$PORT && echo NESTED-CONNECTED'`
+			out, code := f.run(t, p, script, "EXE="+f.exe, "POLICY="+string(enc), "PORT="+strconv.Itoa(p.ProxyPorts[0]))
+			if code != 0 || !strings.Contains(out, "NESTED-CONNECTED") {
+				t.Fatalf("nested sandbox: exit %d\n%s", code, out)
+			}
+		})
+	})
 }

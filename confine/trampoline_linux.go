@@ -176,7 +176,13 @@ func (r *ready) enforce(serve bool) (listener int, err error) {
 		return -1, fmt.Errorf("confine: enforcing Landlock: %w", err)
 	}
 	if serve && r.notify != nil {
-		return loadSeccomp(r.notify, true)
+		listener, err := loadSeccomp(r.notify, true)
+		if !errors.Is(err, unix.EBUSY) {
+			return listener, err
+		}
+		// A filter above this one has a listener already (runbox in a
+		// runbox sandbox): a thread may have only one, so this
+		// sandbox does without.
 	}
 	return loadSeccomp(r.seccomp, false)
 }
