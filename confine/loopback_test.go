@@ -38,6 +38,24 @@ print('GOT', b.recv(3).decode(), flush=True)
 os.wait()
 EOF`
 
+// allowlistFixture is a fixture for u whose policy is the workspace
+// profile under a network allowlist, with a loopback listener standing
+// for the session's proxy (its port the only one allowed).
+func allowlistFixture(t *testing.T, u user, thread bool) (*fixture, confine.Policy) {
+	t.Helper()
+	proxy, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	f := newFixture(t, u)
+	f.thread = thread
+	p := f.policy(confine.ProfileWorkspace)
+	p.Network = confine.NetworkAllowlist
+	p.ProxyPorts = []int{proxy.Addr().(*net.TCPAddr).Port}
+	return f, p
+}
+
 // TestNetwork_OwnLoopbackServerReachable: under allowlist a command
 // reaches a loopback server it started itself, on a port no rule allows,
 // while a server outside it on such a port stays out of reach; a command
@@ -51,18 +69,7 @@ func TestNetwork_OwnLoopbackServerReachable(t *testing.T) {
 			}
 			defer outside.Close()
 			port := strconv.Itoa(outside.Addr().(*net.TCPAddr).Port)
-			proxy, err := net.Listen("tcp4", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer proxy.Close()
-
-			f := newFixture(t, u)
-			f.thread = thread
-			p := f.policy(confine.ProfileWorkspace)
-			p.Network = confine.NetworkAllowlist
-			p.ProxyPorts = []int{proxy.Addr().(*net.TCPAddr).Port}
-
+			f, p := allowlistFixture(t, u, thread)
 			out, code := f.run(t, p, ownServer)
 			if code != 0 || !strings.Contains(out, "GOT one") || !strings.Contains(out, "GOT two") {
 				t.Fatalf("own loopback server not reachable under allowlist (exit %d):\n%s", code, out)
@@ -154,16 +161,7 @@ func nonLoopbackAddr(t *testing.T) string {
 func TestNetwork_NestedSandbox(t *testing.T) {
 	forUsers(t, func(t *testing.T, u user) {
 		viaBoth(t, func(t *testing.T, thread bool) {
-			proxy, err := net.Listen("tcp4", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer proxy.Close()
-			f := newFixture(t, u)
-			f.thread = thread
-			p := f.policy(confine.ProfileWorkspace)
-			p.Network = confine.NetworkAllowlist
-			p.ProxyPorts = []int{proxy.Addr().(*net.TCPAddr).Port}
+			f, p := allowlistFixture(t, u, thread)
 			enc, err := json.Marshal(p)
 			if err != nil {
 				t.Fatal(err)
