@@ -96,7 +96,7 @@ func TestProbe_ThisKernel(t *testing.T) {
 	if r.LandlockABI < 6 {
 		integration.Skip(t, "Landlock ABI %d; this test wants 6 or later", r.LandlockABI)
 	}
-	for _, n := range []string{confine.LayerFiles, confine.LayerProcesses, confine.LayerPtrace, confine.LayerSignals, confine.LayerNetwork} {
+	for _, n := range []string{confine.LayerFiles, confine.LayerProcesses, confine.LayerPtrace, confine.LayerSignals, confine.LayerNetwork, confine.LayerOwnServers} {
 		if l := r.Layer(n); l.State != confine.Active {
 			t.Errorf("layer %s = %s (%s); want active", n, l.State, l.Reason)
 		}

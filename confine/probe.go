@@ -27,6 +27,9 @@ const (
 	LayerSignals   = "signals"
 	LayerNetwork   = "network"
 	LayerMountNS   = "mount namespace"
+	// LayerOwnServers: under a network allowlist, runbox decides connects
+	// (see "The command's own servers" in the package documentation).
+	LayerOwnServers = "own servers"
 )
 
 // Layer is one confinement layer and how the kernel gives it.

@@ -1,9 +1,11 @@
 package confine
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
+	"unsafe"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -55,12 +57,45 @@ func Probe() Report {
 	default:
 		add(LayerNetwork, Active, "seccomp: no UDP or raw sockets, no io_uring; Landlock: TCP connect to allowed ports only")
 	}
+	if why := ownServersMissing(); abi < 4 || why != "" {
+		add(LayerOwnServers, Degraded, cmp.Or(why, "no TCP port rules")+": a command reaches its own loopback servers only on allowed ports, and allowed ports on every address")
+	} else {
+		add(LayerOwnServers, Active, "seccomp user notification: a command reaches its own loopback servers; allowed ports on loopback only")
+	}
 	if hasCap(unix.CAP_SYS_ADMIN) {
 		add(LayerMountNS, Active, "private mount namespace: .git/hooks and .git/config read-only")
 	} else {
 		add(LayerMountNS, Degraded, "needs root: .git/hooks and .git/config of the workspace stay writable")
 	}
 	return r
+}
+
+// ownServersMissing says what the kernel lacks for runbox to decide a
+// command's connects ("" when nothing): seccomp user notifications,
+// pidfd_getfd, and the right to read a command's memory (Yama's
+// ptrace_scope below 2).
+func ownServersMissing() string {
+	var sizes [3]uint16
+	const seccompGetNotifSizes = 3
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, seccompGetNotifSizes, 0, uintptr(unsafe.Pointer(&sizes))); e != 0 {
+		return fmt.Sprintf("no seccomp user notification (%v)", e)
+	}
+	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return fmt.Sprintf("no pidfd (%v)", err)
+	}
+	defer unix.Close(pidfd)
+	fd, err := unix.PidfdGetfd(pidfd, pidfd, 0)
+	if err != nil {
+		return fmt.Sprintf("no pidfd_getfd (%v)", err)
+	}
+	unix.Close(fd)
+	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil {
+		if scope := strings.TrimSpace(string(b)); scope != "0" && scope != "1" {
+			return "Yama ptrace_scope " + scope
+		}
+	}
+	return ""
 }
 
 // seccompAvailable reports whether the kernel has seccomp filters.
