@@ -177,12 +177,13 @@ func (r *ready) enforce(serve bool) (listener int, err error) {
 	}
 	if serve && r.notify != nil {
 		listener, err := loadSeccomp(r.notify, true)
-		if !errors.Is(err, unix.EBUSY) {
-			return listener, err
+		if err == nil {
+			return listener, nil
 		}
-		// A filter above this one has a listener already (runbox in a
-		// runbox sandbox): a thread may have only one, so this
-		// sandbox does without.
+		// EBUSY: a filter above this one has a listener already
+		// (runbox in a runbox sandbox), and a thread may have only
+		// one; any other refusal, a kernel without listeners: this
+		// sandbox does without (Landlock alone decides connects).
 	}
 	return loadSeccomp(r.seccomp, false)
 }
