@@ -136,6 +136,12 @@ func candidates(line string) []string {
 	return out
 }
 
+// The rules a refused TCP connect is reported under.
+const (
+	ruleNotLoopback = "not loopback (direct connections go to loopback only; other hosts through the session proxy)"
+	rulePort        = "port not allowed (only the session proxy, allowed ports and the command's own servers)"
+)
+
 // explainNet classifies a refused connection.
 func (p Policy) explainNet(proto, host, portText string) (Violation, bool) {
 	port, err := strconv.Atoi(portText)
@@ -154,7 +160,7 @@ func (p Policy) explainNet(proto, host, portText string) (Violation, bool) {
 		return Violation{}, false
 	case NetworkAllowlist:
 		if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
-			return Violation{Op: "connect", Target: target, Rule: "not loopback (direct connections go to loopback only; other hosts through the session proxy)"}, true
+			return Violation{Op: "connect", Target: target, Rule: ruleNotLoopback}, true
 		}
 		if slices.Contains(p.ProxyPorts, port) || slices.Contains(p.AllowPorts, port) {
 			return Violation{}, false
@@ -170,7 +176,7 @@ func (p Policy) netRule(proto string) string {
 	case proto == "udp":
 		return "UDP and raw sockets are blocked (DNS goes through the proxy)"
 	default:
-		return "port not allowed (only the session proxy, allowed ports and the command's own servers)"
+		return rulePort
 	}
 }
 

@@ -55,6 +55,9 @@ type fixture struct {
 	// thread: programs start from a thread confined by a
 	// confine.Prepared instead of through the trampoline.
 	thread bool
+	// report, when set, is told of the connects the sandbox refuses
+	// (programs started by this process: not as nobody from a thread).
+	report func(confine.Violation)
 }
 
 const (
@@ -206,11 +209,11 @@ func (f *fixture) runArgv(t *testing.T, p confine.Policy, path string, args []st
 		// The confined thread ends as soon as the child started: a
 		// parent-death signal would kill the child at once.
 		cmd.SysProcAttr.Pdeathsig = 0
-		err = startPrepared(t, p, cmd)
+		err = startPrepared(t, p, cmd, f.report)
 	case f.thread:
 		err = cmd.Start()
 	default:
-		err = startHandedOver(p, cmd)
+		err = startHandedOver(p, cmd, f.report)
 	}
 	if err != nil {
 		t.Fatalf("starting %q: %v", args, err)
@@ -227,7 +230,7 @@ func (f *fixture) runArgv(t *testing.T, p confine.Policy, path string, args []st
 
 // startHandedOver starts cmd, a program wrapped in the trampoline, and
 // serves its seccomp listener in this process, as runbox does.
-func startHandedOver(p confine.Policy, cmd *exec.Cmd) error {
+func startHandedOver(p confine.Policy, cmd *exec.Cmd, report func(confine.Violation)) error {
 	h, err := confine.NewHandover(p)
 	if err != nil {
 		return err
@@ -240,19 +243,19 @@ func startHandedOver(p confine.Policy, cmd *exec.Cmd) error {
 		h.Close()
 		return err
 	}
-	h.Serve(cmd.Process.Pid)
+	h.Serve(cmd.Process.Pid, report)
 	return nil
 }
 
 // startPrepared starts cmd from a thread confined by p.
-func startPrepared(t *testing.T, p confine.Policy, cmd *exec.Cmd) error {
+func startPrepared(t *testing.T, p confine.Policy, cmd *exec.Cmd, report func(confine.Violation)) error {
 	t.Helper()
 	pp, err := confine.Prepare(p)
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
 	defer pp.Close()
-	gone, err := pp.Start(cmd.Start)
+	gone, err := pp.Start(cmd.Start, report)
 	if gerr := gone(); err == nil {
 		err = gerr
 	}
@@ -278,7 +281,7 @@ func threadHelper(args []string) int {
 		if pp, err = confine.Prepare(p); err == nil {
 			defer pp.Close()
 			var gone func() error
-			gone, err = pp.Start(cmd.Start)
+			gone, err = pp.Start(cmd.Start, nil)
 			if gerr := gone(); err == nil {
 				err = gerr
 			}

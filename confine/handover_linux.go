@@ -75,8 +75,9 @@ func (h *Handover) Env() string { return ServerEnv + "=" + h.name }
 // serves it on a goroutine that ends when the program and everything it
 // started have ended, or at once when pid ends without handing it over.
 // Serve is called once, after the start; a Handover whose program did
-// not start is closed instead.
-func (h *Handover) Serve(pid int) {
+// not start is closed instead. report, when not nil, is told of each
+// connect the sandbox refuses the program, as [Prepared.Start]'s is.
+func (h *Handover) Serve(pid int, report func(Violation)) {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		h.Close()
@@ -87,7 +88,7 @@ func (h *Handover) Serve(pid int) {
 		listener, err := h.receive(pid, pidfd)
 		h.Close()
 		if err == nil {
-			serveListener(listener, h.allowed)
+			serveListener(listener, h.allowed, report)
 		}
 	}()
 }

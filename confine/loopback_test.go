@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/runbox/runbox/confine"
@@ -172,5 +175,60 @@ func TestNetwork_NestedSandbox(t *testing.T) {
 				t.Fatalf("nested sandbox: exit %d\n%s", code, out)
 			}
 		})
+	})
+}
+
+// TestNetwork_RefusedConnectsReported: the connects the sandbox refuses
+// are reported as it decides them, with the address and the rule, though
+// the program prints nothing; a loopback port nothing listens on is
+// refused as without the sandbox (ECONNREFUSED), and not reported.
+func TestNetwork_RefusedConnectsReported(t *testing.T) {
+	if os.Geteuid() != 0 {
+		integration.Skip(t, "needs root, as the fixtures do")
+	}
+	other := nonLoopbackAddr(t)
+	outside, err := net.Listen("tcp4", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outside.Close()
+	free, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	freePort := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	viaBoth(t, func(t *testing.T, thread bool) {
+		f, p := allowlistFixture(t, users[0], thread)
+		var mu sync.Mutex
+		var got []confine.Violation
+		f.report = func(v confine.Violation) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, v)
+		}
+		script := fmt.Sprintf(`python3 - <<'EOF'
+import errno, socket
+for host, port in (('127.0.0.2', %d), ('%s', %d), ('127.0.0.1', %d)):
+    s = socket.socket()
+    try:
+        s.connect((host, port))
+    except OSError as e:
+        if port == %d:
+            print('free port:', errno.errorcode[e.errno])
+EOF`, outside.Addr().(*net.TCPAddr).Port, other, p.ProxyPorts[0], freePort, freePort)
+		out, code := f.run(t, p, script)
+		if code != 0 || !strings.Contains(out, "free port: ECONNREFUSED") {
+			t.Fatalf("exit %d; want the free port refused as without a sandbox:\n%s", code, out)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		want := []confine.Violation{
+			{Op: "connect", Target: outside.Addr().String(), Rule: "port not allowed (only the session proxy, allowed ports and the command's own servers)"},
+			{Op: "connect", Target: net.JoinHostPort(other, strconv.Itoa(p.ProxyPorts[0])), Rule: "not loopback (direct connections go to loopback only; other hosts through the session proxy)"},
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("reported %+v\nwant %+v", got, want)
+		}
 	})
 }

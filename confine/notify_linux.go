@@ -33,6 +33,9 @@ import (
 //     made here, on a duplicate of the command's socket, with the address
 //     as read once (a thread rewriting it after the read changes nothing),
 //     and its result is the command's;
+//   - connect to a loopback port nothing listens on: refused with
+//     ECONNREFUSED, as without the sandbox (a command waiting for its own
+//     server to come up retries on that, and may give up on EACCES);
 //   - every other call (unix sockets, loopback ports not allowed) continues
 //     as it was made, and Landlock decides it as before.
 //
@@ -70,6 +73,7 @@ type notifier struct {
 	fd      int
 	rc      syscall.RawConn // fd in the runtime's poller; nil: waited for by a blocked thread
 	allowed map[uint16]bool // loopback ports the policy allows
+	report  func(Violation) // nil: refusals are not reported
 
 	mu    sync.Mutex
 	owned map[uint64]bool // inodes of sockets the programs listened on
@@ -80,11 +84,11 @@ type notifier struct {
 
 // serveListener answers the notifications of listener until no program
 // uses its filter any more, then closes it. It owns listener. allowed are
-// the policy's ports (ProxyPorts and AllowPorts). The listener waits in
-// the runtime's poller, as a socket would: an idle sandbox holds no
-// thread.
-func serveListener(listener int, allowed []int) {
-	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}}
+// the policy's ports (ProxyPorts and AllowPorts); report (may be nil) is
+// told of each connect refused. The listener waits in the runtime's
+// poller, as a socket would: an idle sandbox holds no thread.
+func serveListener(listener int, allowed []int, report func(Violation)) {
+	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}, report: report}
 	for _, p := range allowed {
 		n.allowed[uint16(p)] = true
 	}
@@ -241,14 +245,24 @@ func (n *notifier) decideConnect(req *seccompNotif) (dup int, addr []byte, errno
 	addr, port, err := inetAddr(int(req.Pid), uintptr(req.Args[1]), int(req.Args[2]))
 	switch {
 	case err == errNotLoopback:
+		n.refused(addr, ruleNotLoopback)
 		return -1, nil, unix.EACCES
 	case err != nil || !n.valid(req.ID):
 		return -1, nil, 0
 	}
 	if !n.allowed[port] {
 		inodes, err := listeners(int(req.Pid), port)
-		if err != nil || len(inodes) == 0 || !n.allOwned(inodes) {
+		switch {
+		case err != nil:
 			return -1, nil, 0
+		case len(inodes) == 0:
+			// Nothing there to protect: refused as without the
+			// sandbox, so that a command waiting for its own server
+			// to listen sees what it expects.
+			return -1, nil, unix.ECONNREFUSED
+		case !n.allOwned(inodes):
+			n.refused(addr, rulePort)
+			return -1, nil, 0 // Landlock refuses it
 		}
 	}
 	dup, err = n.socketOf(req, int(int32(req.Args[0])))
@@ -262,6 +276,23 @@ func (n *notifier) decideConnect(req *seccompNotif) (dup int, addr []byte, errno
 		return -1, nil, 0
 	}
 	return dup, addr, 0
+}
+
+// refused reports a refused connect to the raw address addr.
+func (n *notifier) refused(addr []byte, rule string) {
+	if n.report == nil {
+		return
+	}
+	n.report(Violation{Op: "connect", Target: addrString(addr), Rule: rule})
+}
+
+// addrString is a raw IPv4 or IPv6 socket address as host:port.
+func addrString(addr []byte) string {
+	port := strconv.Itoa(int(binary.BigEndian.Uint16(addr[2:4])))
+	if binary.LittleEndian.Uint16(addr) == unix.AF_INET {
+		return net.JoinHostPort(net.IP(addr[4:8]).String(), port)
+	}
+	return net.JoinHostPort(net.IP(addr[8:24]).String(), port)
 }
 
 func (n *notifier) allOwned(inodes []uint64) bool {
@@ -311,7 +342,7 @@ func inetAddr(pid int, ptr uintptr, size int) ([]byte, uint16, error) {
 		return nil, 0, errNotInet
 	}
 	if !ip.IsLoopback() && !ip.IsUnspecified() {
-		return nil, 0, errNotLoopback
+		return buf, port, errNotLoopback
 	}
 	return buf, port, nil
 }

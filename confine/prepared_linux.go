@@ -101,20 +101,25 @@ func (pp *Prepared) Current() bool {
 // busy starting (a shell reading its start-up files) gives the thread the
 // time to end, so gone rarely waits. gone is never nil, and is to be
 // called whatever the error; calls after the first return at once.
-func (pp *Prepared) Start(start func() error) (gone func() error, err error) {
+//
+// report, when not nil, is told of each connect the sandbox refuses
+// the program (or anything it starts) as runbox decides it (see "The
+// command's own servers" in the package documentation), as it happens,
+// from another goroutine.
+func (pp *Prepared) Start(start func() error, report func(Violation)) (gone func() error, err error) {
 	pp.mu.RLock()
 	defer pp.mu.RUnlock()
 	if pp.closed {
 		return func() error { return nil }, fmt.Errorf("%w: prepared sandbox closed", ErrNotEnforced)
 	}
-	pidfd, err := pp.onThread(start)
+	pidfd, err := pp.onThread(start, report)
 	return sync.OnceValue(func() error { return threadGone(pidfd) }), err
 }
 
 // onThread runs enforce and start on a thread of their own, which ends
 // with them, and returns a pidfd of that thread (-1 when there was none
 // to wait for).
-func (pp *Prepared) onThread(start func() error) (pidfd int, err error) {
+func (pp *Prepared) onThread(start func() error, report func(Violation)) (pidfd int, err error) {
 	type result struct {
 		err   error
 		pidfd int
@@ -129,7 +134,7 @@ func (pp *Prepared) onThread(start func() error) (pidfd int, err error) {
 			// while another goroutine does the work puts that one on
 			// another thread; the main thread is then let go as it
 			// was.
-			fd, err := pp.onThread(start)
+			fd, err := pp.onThread(start, report)
 			runtime.UnlockOSThread()
 			res <- result{err: err, pidfd: fd}
 			return
@@ -151,7 +156,7 @@ func (pp *Prepared) onThread(start func() error) (pidfd int, err error) {
 			// Served by a goroutine of an unconfined thread until
 			// the programs this thread starts (and the thread) are
 			// gone.
-			go serveListener(listener, pp.r.p.connectPorts())
+			go serveListener(listener, pp.r.p.connectPorts(), report)
 		}
 		res <- result{err: start(), pidfd: fd}
 	}()

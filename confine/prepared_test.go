@@ -28,7 +28,7 @@ func startOn(t *testing.T, pp *confine.Prepared, f *fixture, script string) (*ex
 	cmd.Env = []string{"HOME=" + f.home, "TMPDIR=" + f.tmp, "PATH=" + os.Getenv("PATH"), "LC_ALL=C"}
 	out := new(bytes.Buffer)
 	cmd.Stdout, cmd.Stderr = out, out
-	gone, err := pp.Start(cmd.Start)
+	gone, err := pp.Start(cmd.Start, nil)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -237,7 +237,7 @@ func TestPrepared_StartAfterClose(t *testing.T) {
 	}
 	pp.Close()
 	called := false
-	_, err = pp.Start(func() error { called = true; return nil })
+	_, err = pp.Start(func() error { called = true; return nil }, nil)
 	if !errors.Is(err, confine.ErrNotEnforced) || called {
 		t.Fatalf("Start after Close = %v (called %v); want ErrNotEnforced, not called", err, called)
 	}

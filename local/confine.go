@@ -109,13 +109,19 @@ func (e *Env) confineCmd(xc *exec.Cmd) (*confine.Handover, error) {
 }
 
 // noteSandbox records in res the profile the command ran under and the
-// violations its output shows.
-func (e *Env) noteSandbox(res *envs.Result) {
+// violations: the connects the sandbox refused it (decided, exact), then
+// what its output shows that they do not already say.
+func (e *Env) noteSandbox(res *envs.Result, decided []envs.Violation) {
 	res.Sandbox = e.sandbox.profile
 	if e.sandbox.policy == nil {
 		return
 	}
-	res.SandboxViolations = append(res.SandboxViolations, e.ExplainDenials(res.Output+"\n"+res.Stderr)...)
+	res.SandboxViolations = append(res.SandboxViolations, decided...)
+	for _, v := range e.ExplainDenials(res.Output + "\n" + res.Stderr) {
+		if !slices.ContainsFunc(res.SandboxViolations, func(d envs.Violation) bool { return d.Op == v.Op && d.Target == v.Target }) {
+			res.SandboxViolations = append(res.SandboxViolations, v)
+		}
+	}
 }
 
 // ExplainDenials lists what the sandbox denied a command whose output

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -413,6 +414,38 @@ func TestConfine_InvalidPolicy(t *testing.T) {
 		if env, err := local.New(local.Options{Confine: &p, Confiner: confinerArgv(t)}); err == nil {
 			env.Close(context.Background())
 			t.Errorf("New with %+v succeeded", p)
+		}
+	}
+}
+
+// TestConfine_RefusedConnectInResult: a connect the sandbox refuses is in
+// the result's violations, with its address, though the command prints
+// nothing about it, on a pre-started shell and on a cold one.
+func TestConfine_RefusedConnectInResult(t *testing.T) {
+	f := newSandboxFixture(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	silent := fmt.Sprintf(`(exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null && echo CONNECTED; true`, ln.Addr().(*net.TCPAddr).Port)
+	for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {
+		for _, cold := range []bool{false, true} {
+			p := confine.DefaultPolicy(profile, f.ws, f.home)
+			p.Network = confine.NetworkAllowlist
+			env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: confinerArgv(t), NoPrestart: cold})
+			res, err := env.Run(context.Background(), envs.Command{Shell: silent})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reported := slices.Contains(res.SandboxViolations, envs.Violation{Op: "connect", Target: ln.Addr().String(),
+				Rule: "port not allowed (only the session proxy, allowed ports and the command's own servers)"})
+			switch connected := strings.Contains(res.Output, "CONNECTED"); {
+			case profile == confine.ProfileOff && (!connected || reported):
+				t.Fatalf("control under off (cold %v): connected %v, violations %+v", cold, connected, res.SandboxViolations)
+			case profile != confine.ProfileOff && (connected || !reported || strings.TrimSpace(res.Output) != ""):
+				t.Errorf("cold %v: output %q, violations %+v; want no output and the refused connect", cold, res.Output, res.SandboxViolations)
+			}
 		}
 	}
 }

@@ -307,7 +307,7 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 	}
 	p, res, err := e.start(ctx, cmd, out, errc)
 	if res != nil {
-		e.noteSandbox(res)
+		e.noteSandbox(res, nil)
 	}
 	if err != nil || res != nil {
 		return res, err
@@ -318,7 +318,7 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 	}
 	res = &envs.Result{ExitStatus: st, Cwd: p.cwdAfter, Duration: p.duration, Warnings: p.warnings}
 	fillOutput(res, out, errc)
-	e.noteSandbox(res)
+	e.noteSandbox(res, p.denials.list())
 	e.noteSpills(res)
 	return res, nil
 }

@@ -42,6 +42,7 @@ type process struct {
 	// handover serves the sandbox's listener once the command started
 	// (nil without one).
 	handover *confine.Handover
+	denials  *denials // connects the sandbox refused it, as confine decided them
 
 	stdin   io.WriteCloser
 	output  io.Reader
@@ -219,7 +220,8 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 		return nil, e.startFailure(c, err), nil
 	}
 	if p.handover != nil {
-		p.handover.Serve(xc.Process.Pid)
+		p.denials = &denials{}
+		p.handover.Serve(xc.Process.Pid, p.denials.add)
 	}
 	p.proc, _ = termination.Identify(xc.Process.Pid)
 	if p.proc.PID == 0 {

@@ -38,15 +38,16 @@ func (t *threadStarts) usable() bool { return t != nil && !t.off.Load() }
 // start runs start on a confined thread, with a ruleset that is current
 // (prepared anew when the files it was built from changed). An error
 // matching confine.ErrNotEnforced means nothing was started and later
-// shells start through the trampoline. gone (never nil) waits for the
+// shells start through the trampoline. report is told of the connects
+// the sandbox refuses the shell. gone (never nil) waits for the
 // confined thread to end: the shell is handed nothing before (see
 // confine.Prepared.Start).
-func (t *threadStarts) start(log *slog.Logger, start func() error) (gone func() error, err error) {
+func (t *threadStarts) start(log *slog.Logger, start func() error, report func(confine.Violation)) (gone func() error, err error) {
 	t.mu.RLock()
 	seen := t.pp
 	if seen != nil && seen.Current() {
 		defer t.mu.RUnlock()
-		return t.run(log, seen, start)
+		return t.run(log, seen, start, report)
 	}
 	t.mu.RUnlock()
 	t.mu.Lock()
@@ -68,11 +69,11 @@ func (t *threadStarts) start(log *slog.Logger, start func() error) (gone func() 
 		t.pp = pp
 		log.Debug("local: sandbox prepared", "anew", seen != nil)
 	}
-	return t.run(log, t.pp, start)
+	return t.run(log, t.pp, start, report)
 }
 
-func (t *threadStarts) run(log *slog.Logger, pp *confine.Prepared, start func() error) (func() error, error) {
-	gone, err := pp.Start(start)
+func (t *threadStarts) run(log *slog.Logger, pp *confine.Prepared, start func() error, report func(confine.Violation)) (func() error, error) {
+	gone, err := pp.Start(start, report)
 	if errors.Is(err, confine.ErrNotEnforced) {
 		t.disable(log, err)
 	}

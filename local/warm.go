@@ -90,6 +90,7 @@ type warmShell struct {
 	out       *os.File    // read end of its stdout and stderr
 	report    *os.File    // read end of the subreaper's report, when under it
 	warnings  []string    // containment that fell short when it started
+	denials   *denials    // connects its sandbox refused (nil unconfined)
 }
 
 // warmFits reports whether c can run on a warm shell: a bash command run
@@ -241,7 +242,7 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &warmShell{env: env, unchanged: unchangedLines(env), limits: e.opts.Limits}
+	w := &warmShell{env: env, unchanged: unchangedLines(env), limits: e.opts.Limits, denials: &denials{}}
 	var closers []*os.File
 	defer func() {
 		closeAll(closers...)
@@ -342,7 +343,7 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 	// is ready, before the shell is handed to anyone.
 	gone := noWait
 	if threaded {
-		gone, err = e.sandbox.threads.start(e.log, start)
+		gone, err = e.sandbox.threads.start(e.log, start, w.denials.add)
 		defer gone()
 	} else {
 		err = start()
@@ -351,7 +352,7 @@ func (e *Env) startWarm() (_ *warmShell, err error) {
 		return nil, fmt.Errorf("local: warm shell: %w", err)
 	}
 	if handover != nil {
-		handover.Serve(xc.Process.Pid)
+		handover.Serve(xc.Process.Pid, w.denials.add)
 		handover = nil
 	}
 	w.cmd = xc
@@ -499,6 +500,7 @@ func (e *Env) runWarm(ctx context.Context, p *process, c envs.Command, w *warmSh
 		return false, nil
 	}
 	p.cmd, p.proc, p.cont, p.report, p.onWarm = w.cmd, w.proc, w.cont, w.report, true
+	p.denials = w.denials
 	p.warnings = append(p.warnings, w.warnings...)
 	p.readEnds = []*os.File{w.out}
 	p.output = p.sink(w.out, out)

@@ -266,7 +266,7 @@ func (s *supervisor) launch(spec jobdir.Spec, path string, argv []string, cont t
 		s.stdin = w
 	}
 	if h != nil {
-		h.Serve(cmd.Process.Pid)
+		h.Serve(cmd.Process.Pid, nil)
 		h = nil
 	}
 	if !wrapped {
