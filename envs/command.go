@@ -3,6 +3,7 @@ package envs
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -131,4 +132,23 @@ type Violation struct {
 	Target string `json:"target"`
 	// Rule is the part of the sandbox's policy that denied it.
 	Rule string `json:"rule"`
+}
+
+// Denier is a Process whose sandbox reports what it denied the process
+// as it decided it (exact, whatever the process printed): the local
+// backend's processes under a network allowlist, for the connects.
+type Denier interface {
+	SandboxDenials() []Violation
+}
+
+// MergeViolations is first followed by those of more whose operation and
+// target first does not already name.
+func MergeViolations(first, more []Violation) []Violation {
+	out := slices.Clone(first)
+	for _, v := range more {
+		if !slices.ContainsFunc(out, func(d Violation) bool { return d.Op == v.Op && d.Target == v.Target }) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

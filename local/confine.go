@@ -116,12 +116,7 @@ func (e *Env) noteSandbox(res *envs.Result, decided []envs.Violation) {
 	if e.sandbox.policy == nil {
 		return
 	}
-	res.SandboxViolations = append(res.SandboxViolations, decided...)
-	for _, v := range e.ExplainDenials(res.Output + "\n" + res.Stderr) {
-		if !slices.ContainsFunc(res.SandboxViolations, func(d envs.Violation) bool { return d.Op == v.Op && d.Target == v.Target }) {
-			res.SandboxViolations = append(res.SandboxViolations, v)
-		}
-	}
+	res.SandboxViolations = envs.MergeViolations(append(res.SandboxViolations, decided...), e.ExplainDenials(res.Output+"\n"+res.Stderr))
 }
 
 // ExplainDenials lists what the sandbox denied a command whose output

@@ -35,3 +35,7 @@ func (d *denials) list() []envs.Violation {
 	defer d.mu.Unlock()
 	return slices.Clone(d.v)
 }
+
+// SandboxDenials are the connects the sandbox refused the command so far
+// (envs.Denier).
+func (p *process) SandboxDenials() []envs.Violation { return p.denials.list() }

@@ -155,6 +155,15 @@ type gatedProcess struct {
 	done func() error
 }
 
+// SandboxDenials passes on the process's own (envs.Denier), when it has
+// them.
+func (p *gatedProcess) SandboxDenials() []envs.Violation {
+	if d, ok := p.Process.(envs.Denier); ok {
+		return d.SandboxDenials()
+	}
+	return nil
+}
+
 func (p *gatedProcess) Stdin() io.WriteCloser {
 	if p.raw {
 		return p.Process.Stdin()

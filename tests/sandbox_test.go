@@ -85,8 +85,11 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 				{name: "read runbox's memory", rootOnly: true, cmd: memoryScan(secret), happened: nil},
 				{name: "leave the cgroup", rootOnly: true, cmd: cgroupEscape(), happened: nil},
 				{name: "start a child in another cgroup", rootOnly: true, cmd: cloneIntoRootCgroup, happened: nil},
-				{name: "loopback port not allowed", cmd: fmt.Sprintf("echo hello-tcp > /dev/tcp/127.0.0.1/%d", tcp.port),
+				{name: "loopback port not allowed", op: "connect", cmd: fmt.Sprintf("echo hello-tcp > /dev/tcp/127.0.0.1/%d", tcp.port),
 					happened: tcp.got("hello-tcp")},
+				// Reported though the command prints nothing of it.
+				{name: "loopback port not allowed, silently", op: "connect", cmd: fmt.Sprintf("(echo hello-quiet > /dev/tcp/127.0.0.1/%d) 2>/dev/null; true", tcp.port),
+					happened: tcp.got("hello-quiet")},
 				{name: "udp", cmd: fmt.Sprintf("echo hello-udp > /dev/udp/127.0.0.1/%d; sleep 0.5", udp.port),
 					happened: udp.got("hello-udp")},
 			}
@@ -130,6 +133,24 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestSandbox_SilentConnectReportedOnStderr: in plain mode (the output
+// streamed) a connect the sandbox refused is one line on stderr, though
+// the command printed nothing of it.
+func TestSandbox_SilentConnectReportedOnStderr(t *testing.T) {
+	u := users(t)[0]
+	home, ws, _ := sandboxDirs(t, u)
+	tcp := listenTCP(t)
+	env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
+	writeOwned(t, u, filepath.Join(ws, "quiet.sh"), fmt.Sprintf("(echo hi > /dev/tcp/127.0.0.1/%d) 2>/dev/null; true\n", tcp.port), 0o755)
+	want := fmt.Sprintf("runbox: sandbox denied connect 127.0.0.1:%d (", tcp.port)
+	for _, profile := range []string{"off", "workspace"} {
+		_, errOut, code := u.run(t, env, "--yolo", "--sandbox", profile, "run", "--cwd", ws, "--", "bash ./quiet.sh")
+		if code != 0 || strings.Contains(errOut, want) != (profile == "workspace") {
+			t.Errorf("%s: exit %d, stderr %q; want the denial reported under workspace only", profile, code, errOut)
+		}
 	}
 }
 

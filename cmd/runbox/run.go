@@ -370,7 +370,13 @@ func stream(ctx context.Context, a *app, r *runner, c envs.Command, so streamOpt
 		errw, finishErr = bounded(a.stderr, so.errLimit)
 		wg.Go(func() { io.Copy(io.MultiWriter(errw, errTail), r) })
 	}
-	defer func() { reportDenials(a, r.denials(outTail.String()+"\n"+errTail.String())) }()
+	defer func() {
+		var decided []envs.Violation
+		if d, ok := p.(envs.Denier); ok {
+			decided = d.SandboxDenials()
+		}
+		reportDenials(a, envs.MergeViolations(decided, r.denials(outTail.String()+"\n"+errTail.String())))
+	}()
 	if ts != nil {
 		ts.attach(p, a.signals)
 	} else if w := p.Stdin(); w != nil {
