@@ -19,13 +19,15 @@ import (
 
 // ownServer is a command that serves on a loopback port it picks itself
 // (no port is allowed but the proxy's) and connects to it twice: a
-// blocking connect, and one with a timeout (a non-blocking socket whose
-// connect completes later), in a child process.
+// blocking connect, one with a timeout (a non-blocking socket whose
+// connect completes later) in a child process, and one from a thread
+// that is not the process's first.
 const ownServer = `python3 - <<'EOF'
-import os, socket
+import os, socket, threading
 srv = socket.socket()
 srv.bind(('127.0.0.1', 0))
 srv.listen(4)
+srv.settimeout(60)
 port = srv.getsockname()[1]
 c = socket.socket()
 c.connect(('127.0.0.1', port))
@@ -39,6 +41,15 @@ if os.fork() == 0:
 b, _ = srv.accept()
 print('GOT', b.recv(3).decode(), flush=True)
 os.wait()
+def from_thread():
+    c3 = socket.socket()
+    c3.connect(('127.0.0.1', port))
+    c3.sendall(b'thr')
+t = threading.Thread(target=from_thread)
+t.start()
+d, _ = srv.accept()
+print('GOT', d.recv(3).decode(), flush=True)
+t.join()
 EOF`
 
 // allowlistFixture is a fixture for u whose policy is the workspace
@@ -74,7 +85,7 @@ func TestNetwork_OwnLoopbackServerReachable(t *testing.T) {
 			port := strconv.Itoa(outside.Addr().(*net.TCPAddr).Port)
 			f, p := allowlistFixture(t, u, thread)
 			out, code := f.run(t, p, ownServer)
-			if code != 0 || !strings.Contains(out, "GOT one") || !strings.Contains(out, "GOT two") {
+			if code != 0 || !strings.Contains(out, "GOT one") || !strings.Contains(out, "GOT two") || !strings.Contains(out, "GOT thr") {
 				t.Fatalf("own loopback server not reachable under allowlist (exit %d):\n%s", code, out)
 			}
 

@@ -227,7 +227,14 @@ func (n *notifier) noteListen(req *seccompNotif) {
 // socketOf duplicates descriptor fd of the notification's process, once
 // sure the process is the one that made the call.
 func (n *notifier) socketOf(req *seccompNotif, fd int) (int, error) {
-	pidfd, err := unix.PidfdOpen(int(req.Pid), 0)
+	// The notification names the calling thread, which is not the
+	// process's first one in a threaded program (Go, Java): a pidfd of
+	// a thread needs PIDFD_THREAD (Linux 6.9); before that, only a
+	// first thread's calls are made here.
+	pidfd, err := unix.PidfdOpen(int(req.Pid), pidfdThread)
+	if err == unix.EINVAL {
+		pidfd, err = unix.PidfdOpen(int(req.Pid), 0)
+	}
 	if err != nil {
 		return -1, err
 	}
