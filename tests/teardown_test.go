@@ -81,7 +81,14 @@ func TestTeardown_NoSurvivorsOfRandomTrees(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					defer func() { <-sem }()
-					_, errOut, code := u.run(t, env, "run", "--yolo", "--timeout", "3s", "--", tr.cmd)
+					// 3 s cuts the trees meant to time out; the others
+					// get a bound that only catches a hang (a loaded
+					// machine took over 3 s for `true` and a leftover).
+					timeout := "120s"
+					if tr.timesOut {
+						timeout = "3s"
+					}
+					_, errOut, code := u.run(t, env, "run", "--yolo", "--timeout", timeout, "--", tr.cmd)
 					want := 0
 					if tr.timesOut {
 						want = 124
