@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 )
 
 // ErrNotEnforced: [Prepared.Start] could not confine its thread.
@@ -53,6 +54,9 @@ func NewHandover(Policy) (*Handover, error) { return nil, nil }
 
 // Env is empty.
 func (*Handover) Env() string { return "" }
+
+// Name does nothing.
+func (*Handover) Name(*exec.Cmd) {}
 
 // Serve does nothing.
 func (*Handover) Serve(int) {}

@@ -238,7 +238,7 @@ func startHandedOver(p confine.Policy, cmd *exec.Cmd, report func(confine.Violat
 	if h == nil {
 		return cmd.Start()
 	}
-	cmd.Env = append(cmd.Env, h.Env())
+	h.Name(cmd)
 	if err := cmd.Start(); err != nil {
 		h.Close()
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,16 @@ func NewHandover(p Policy) (*Handover, error) {
 
 // Env is the entry to add to the trampoline's environment.
 func (h *Handover) Env() string { return ServerEnv + "=" + h.name }
+
+// Name names the handover in cmd's environment (this process's, when
+// cmd.Env is nil), without changing the slice cmd.Env was built from.
+func (h *Handover) Name(cmd *exec.Cmd) {
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env[:len(env):len(env)], h.Env())
+}
 
 // Serve takes the listener from the trampoline started as process pid
 // (or as its child: a wrapper such as a subreaper may sit between) and

@@ -99,10 +99,7 @@ func (e *Env) confineCmd(xc *exec.Cmd) (*confine.Handover, error) {
 		return nil, fmt.Errorf("local: %w", err)
 	}
 	if h != nil {
-		if xc.Env == nil {
-			xc.Env = os.Environ()
-		}
-		xc.Env = append(xc.Env[:len(xc.Env):len(xc.Env)], h.Env())
+		h.Name(xc)
 	}
 	xc.Path, xc.Args = argv[0], argv
 	return h, nil

@@ -100,10 +100,7 @@ func handover(spec jobdir.Spec, cmd *exec.Cmd) (*confine.Handover, error) {
 	if err != nil || h == nil {
 		return nil, err
 	}
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
-	cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], h.Env())
+	h.Name(cmd)
 	return h, nil
 }
 
