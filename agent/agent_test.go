@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/agent"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/local"
@@ -57,7 +58,7 @@ type served struct {
 // Serve to return and closes the environment.
 func serve(t *testing.T, mk pair) *served {
 	t.Helper()
-	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	env, err := local.New(local.Options{Confine: confine.Off(), Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
 	if err != nil {
 		t.Fatalf("local.New: %v", err)
 	}

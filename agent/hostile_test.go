@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 )
@@ -235,7 +236,7 @@ type rawClient struct {
 func serveRaw(t *testing.T) *rawClient {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last
-	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	env, err := local.New(local.Options{Confine: confine.Off(), Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
 	if err != nil {
 		t.Fatalf("local.New: %v", err)
 	}

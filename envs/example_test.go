@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 )
@@ -19,7 +20,7 @@ func Example() {
 	table.Register(envs.Provider{
 		Name: "local",
 		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
-			return local.New(local.Options{Dir: spec.Dir})
+			return local.New(local.Options{Confine: confine.Off(), Dir: spec.Dir})
 		},
 	})
 	env, err := table.Open(ctx, "local", envs.Spec{Dir: "/"})
@@ -48,7 +49,7 @@ func Example() {
 // A timeout kills the command's whole tree and is reported in fields.
 func ExampleCommand_timeout() {
 	ctx := context.Background()
-	env, _ := local.New(local.Options{})
+	env, _ := local.New(local.Options{Confine: confine.Off()})
 	defer env.Close(ctx)
 	res, _ := env.Run(ctx, envs.Command{Shell: "sleep 30", Timeout: 200 * time.Millisecond})
 	fmt.Println(res.Code, res.TimedOut, res.KilledBy)

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 )
@@ -19,6 +20,7 @@ func BenchmarkRun(b *testing.B) {
 		"contained": {}, "pgroup": {NoContainment: true},
 		"contained-cold": {NoPrestart: true}, "pgroup-cold": {NoContainment: true, NoPrestart: true},
 	} {
+		opts.Confine = confine.Off()
 		b.Run(name, func(b *testing.B) {
 			env, err := local.New(opts)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/local"
@@ -27,9 +28,9 @@ func TestEnv_ConcurrentRunsLoseNoOutput(t *testing.T) {
 		name string
 		opts local.Options
 	}{
-		{"Warm", local.Options{}},
-		{"NoPrestart", local.Options{NoPrestart: true}},
-		{"TinyDrainDelay", local.Options{DrainDelay: time.Nanosecond}},
+		{"Warm", local.Options{Confine: confine.Off()}},
+		{"NoPrestart", local.Options{Confine: confine.Off(), NoPrestart: true}},
+		{"TinyDrainDelay", local.Options{Confine: confine.Off(), DrainDelay: time.Nanosecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := open(t, tc.opts)
@@ -89,9 +90,9 @@ func TestRun_GrandchildHoldingOutput(t *testing.T) {
 		name string
 		opts local.Options
 	}{
-		{"Contained", local.Options{}},
-		{"ContainedNoPrestart", local.Options{NoPrestart: true}},
-		{"KeepLeftovers", local.Options{KeepLeftovers: true}},
+		{"Contained", local.Options{Confine: confine.Off()}},
+		{"ContainedNoPrestart", local.Options{Confine: confine.Off(), NoPrestart: true}},
+		{"KeepLeftovers", local.Options{Confine: confine.Off(), KeepLeftovers: true}},
 	} {
 		for _, tc := range []struct {
 			name, leftover string

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
@@ -17,7 +18,7 @@ import (
 // and, when the sandbox cannot be given, the error every command gets
 // instead of running unconfined.
 type sandbox struct {
-	profile string // "" when Options.Confine is nil
+	profile string
 	policy  *confine.Policy
 	tmpDir  string
 	refusal error
@@ -26,17 +27,15 @@ type sandbox struct {
 	threads *threadStarts
 }
 
-// newSandbox prepares the sandbox of Options.Confine: the policy made
-// complete with the session's own directories (its state directory, which
-// its shells write, and a private TMPDIR, which it exports through o.Env;
-// the other sessions' TMPDIRs are denied).
+// newSandbox prepares the sandbox of Options.Confine (the default
+// workspace profile at dir when it is nil): the policy made complete with
+// the session's own directories (its state directory, which its shells
+// write, and a private TMPDIR, which it exports through o.Env; the other
+// sessions' TMPDIRs are denied).
 // An invalid policy is an error; a sandbox this host cannot give is not:
 // it becomes the refusal of every command.
-func newSandbox(o *Options, stateDir string) (sandbox, error) {
-	if o.Confine == nil {
-		return sandbox{}, nil
-	}
-	p := *o.Confine
+func newSandbox(o *Options, dir, stateDir string) (sandbox, error) {
+	p := defaultPolicy(o, dir)
 	if err := p.Validate(); err != nil {
 		return sandbox{}, fmt.Errorf("local: %w", err)
 	}
@@ -64,9 +63,15 @@ func newSandbox(o *Options, stateDir string) (sandbox, error) {
 		o.Env = map[string]string{}
 	}
 	o.Env["TMPDIR"] = tmp
+	var missing error
+	if len(o.Confiner) == 0 {
+		// Found here, not attached by each caller: an environment
+		// nobody wired a trampoline into is still confined.
+		o.Confiner, missing = confine.Locate()
+	}
 	switch {
-	case len(o.Confiner) == 0:
-		sb.refusal = fmt.Errorf("local: the %s sandbox needs the runbox binary to start commands confined (Options.Confiner is not set); choose `sandbox: off` to run commands unconfined: %w", p.Profile, envs.ErrUnsupported)
+	case missing != nil:
+		sb.refusal = fmt.Errorf("local: the %s sandbox cannot start (install %s beside this program, set Options.Confiner, or choose confine.Off() to run commands unconfined): %w: %w", p.Profile, confine.Trampoline, missing, envs.ErrUnsupported)
 	default:
 		if err := confine.Probe().Check(p); err != nil {
 			sb.refusal = fmt.Errorf("local: %w", err)
@@ -76,6 +81,28 @@ func newSandbox(o *Options, stateDir string) (sandbox, error) {
 		sb.threads = &threadStarts{policy: p}
 	}
 	return sb, nil
+}
+
+// defaultPolicy is Options.Confine, or, when it is nil, the workspace
+// profile at dir with the home directory's secrets denied: an environment
+// is confined unless someone chose confine.Off().
+func defaultPolicy(o *Options, dir string) confine.Policy {
+	if o.Confine != nil {
+		return *o.Confine
+	}
+	var home string
+	for _, kv := range o.BaseEnv {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, dir, home)
+	if p.Workspace == "/" {
+		// At the root there is no workspace to write: the command may
+		// still write its TMPDIR.
+		p = confine.DefaultPolicy(confine.ProfileReadOnly, dir, home)
+	}
+	return p
 }
 
 // confineCmd makes xc start its program through the trampoline, or

@@ -449,3 +449,71 @@ func TestConfine_RefusedConnectInResult(t *testing.T) {
 		}
 	}
 }
+
+// TestNew_ConfinedByDefault: an environment made with no sandbox options
+// at all, as the README's Go example makes it, is confined (workspace,
+// the home's secrets denied), with the trampoline found on PATH; only
+// confine.Off(), chosen, runs the same command unconfined.
+func TestNew_ConfinedByDefault(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "off"}[off], func(t *testing.T) {
+			f := newSandboxFixture(t)
+			opts := local.Options{Dir: f.ws, BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + f.home}}
+			if off {
+				opts.Confine = confine.Off()
+			}
+			env, err := local.New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { env.Close(context.Background()) })
+			res, err := env.Run(t.Context(), envs.Command{Shell: "echo PWNED > " + f.victim + "; cat " + f.key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(f.victim)
+			wrote, read := string(b) != "ORIGINAL", strings.Contains(res.Output, "KEY-CANARY")
+			if off {
+				if !wrote || !read || res.Sandbox != confine.ProfileOff {
+					t.Fatalf("control under off: wrote %v read %v sandbox %q\n%s", wrote, read, res.Sandbox, res.Output)
+				}
+				return
+			}
+			if wrote || read || res.Sandbox != confine.ProfileWorkspace {
+				t.Fatalf("default: wrote %v read %v sandbox %q; want neither, under workspace\n%s", wrote, read, res.Sandbox, res.Output)
+			}
+		})
+	}
+}
+
+// TestNew_NoTrampolineRefuses: with no trampoline to be found, the
+// default environment refuses every command (an error naming what is
+// missing and matching envs.ErrUnsupported) and runs nothing; it never
+// falls back to running unconfined.
+func TestNew_NoTrampolineRefuses(t *testing.T) {
+	var keep []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, confine.Trampoline)); err != nil {
+			keep = append(keep, d)
+		}
+	}
+	t.Setenv("PATH", strings.Join(keep, string(os.PathListSeparator)))
+	if _, err := confine.Locate(); err == nil {
+		t.Skip("a runbox-confine is installed beside the test binary")
+	}
+	f := newSandboxFixture(t)
+	env, err := local.New(local.Options{Dir: f.ws, BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + f.home}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close(context.Background()) })
+	for _, c := range []envs.Command{{Shell: "echo PWNED > " + f.victim}, {Args: []string{"/bin/sh", "-c", "echo PWNED > " + f.victim}}} {
+		_, err := env.Run(t.Context(), c)
+		if !errors.Is(err, envs.ErrUnsupported) || !errors.Is(err, confine.ErrNoTrampoline) {
+			t.Errorf("Run(%v) error = %v; want ErrUnsupported and ErrNoTrampoline", c, err)
+		}
+		if b, _ := os.ReadFile(f.victim); string(b) != "ORIGINAL" {
+			t.Fatalf("the command ran: victim = %q", b)
+		}
+	}
+}

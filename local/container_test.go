@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/termination"
@@ -108,7 +109,7 @@ func TestWarm_ContainerAlwaysThere(t *testing.T) {
 		{"RemovedBehindItsBack", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := open(t, local.Options{})
+			env := open(t, local.Options{Confine: confine.Off()})
 			marker := fmt.Sprintf("1000.%d", os.Getpid()%10000)
 			t.Cleanup(func() { exec9(t, marker) })
 			removed := 0

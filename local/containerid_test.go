@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 )
@@ -19,8 +20,8 @@ import (
 // commands from 1) and so put them in one cgroup, which the first
 // teardown kills whole.
 func TestEnv_TwoEnvsDoNotShareContainers(t *testing.T) {
-	a := open(t, local.Options{})
-	b := open(t, local.Options{})
+	a := open(t, local.Options{Confine: confine.Off()})
+	b := open(t, local.Options{Confine: confine.Off()})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	for i := range 4 {

@@ -80,15 +80,19 @@ type Options struct {
 	// confine): shells, argv commands, PTYs and pre-started shells alike.
 	// The environment adds its state directory and a private TMPDIR
 	// (made 0700, exported to commands, removed at Close) to the policy's
-	// Writable. Nil means commands are not confined and results name no
-	// profile; a policy with the off profile runs them unconfined and says
-	// so in every result.
+	// Writable. Nil means the workspace profile at Dir (read-only at /),
+	// with the home directory's secrets denied and no network but the
+	// command's own loopback servers (there is no egress proxy without
+	// the service): confinement is the default, never something a
+	// caller must remember to attach. confine.Off() runs commands
+	// unconfined, and every result says so.
 	Confine *confine.Policy
 	// Confiner is the argv prefix that runs the runbox binary's
-	// trampoline (for example {"/usr/bin/runbox", confine.Command}). When
-	// Confine asks for a sandbox and Confiner is nil, or the kernel cannot
-	// give the sandbox (confine.Probe), every command is refused with an
-	// error that says what is missing: never run unconfined.
+	// trampoline (for example {"/usr/bin/runbox", confine.Command}). Nil
+	// means confine.Locate (runbox-confine beside this program or on
+	// PATH). When none is found, or the kernel cannot give the sandbox
+	// (confine.Probe), every command is refused with an error that says
+	// what is missing: never run unconfined.
 	Confiner []string
 	// SpillDir is where oversized output is spilled. Empty means
 	// envs.DefaultSpillDir(), where spills older than envs.SpillRetention
@@ -234,7 +238,7 @@ func New(opts Options) (*Env, error) {
 		os.RemoveAll(stateDir)
 		return nil, err
 	}
-	sb, err := newSandbox(&o, stateDir)
+	sb, err := newSandbox(&o, dir, stateDir)
 	if err != nil {
 		closeAll(warmSource)
 		os.RemoveAll(stateDir)

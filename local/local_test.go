@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,7 +30,36 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == confine.Command {
 		os.Exit(confine.Main(os.Args[2:]))
 	}
-	goleak.VerifyTestMain(m)
+	// Installed as runbox-confine on PATH, as the install command puts
+	// it, so that environments nobody gave a Confiner find it.
+	bin, err := trampolineOnPath()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(bin)
+		os.Exit(code)
+	}))
+}
+
+// trampolineOnPath puts this test binary on PATH as runbox-confine (a
+// link in a new directory, which it returns).
+func trampolineOnPath() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "runbox-confine-path-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Symlink(exe, filepath.Join(dir, confine.Trampoline)); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	os.Chmod(dir, 0o755) // the unprivileged user's commands start it too
+	return dir, os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // subreaperArgv runs this test binary as the subreaper.
@@ -45,6 +75,11 @@ func open(t *testing.T, opts local.Options) *local.Env {
 	t.Helper()
 	if opts.Grace == 0 {
 		opts.Grace = 300 * time.Millisecond
+	}
+	if opts.Confine == nil {
+		// The contract's tests run unconfined, chosen; the default
+		// (confined) has its own tests in confine_test.go.
+		opts.Confine = confine.Off()
 	}
 	env, err := local.New(opts)
 	if err != nil {
@@ -74,7 +109,7 @@ func TestConformance_Sh(t *testing.T) {
 		integration.Skip(t, "no /bin/sh: %v", err)
 	}
 	envtest.Run(t, func(t *testing.T) envs.Environment {
-		return open(t, local.Options{Shell: "/bin/sh"})
+		return open(t, local.Options{Confine: confine.Off(), Shell: "/bin/sh"})
 	})
 }
 
@@ -91,7 +126,7 @@ func run(t *testing.T, env *local.Env, c envs.Command) *envs.Result {
 // the caller's environment are not in a child's environment.
 func TestEnv_SecretsNeverReachChildren(t *testing.T) {
 	base := []string{"PATH=/usr/bin:/bin", "HOME=/root", "OPENAI_API_KEY=sk-leak-1", "MODAL_TOKEN_SECRET=leak-2", "ANTHROPIC_API_KEY=leak-3", "KEEP_ME=yes"}
-	env := open(t, local.Options{BaseEnv: base})
+	env := open(t, local.Options{Confine: confine.Off(), BaseEnv: base})
 	res := run(t, env, envs.Command{Shell: "env; cat /proc/$$/environ | tr '\\0' '\\n'"})
 	for _, secret := range []string{"sk-leak-1", "leak-2", "leak-3", "OPENAI_API_KEY", "MODAL_TOKEN_SECRET"} {
 		if strings.Contains(res.Output, secret) {
@@ -109,7 +144,7 @@ func TestEnv_DeletedCwdFallsBack(t *testing.T) {
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "a", "b")
 	os.MkdirAll(sub, 0o755)
-	env := open(t, local.Options{Dir: sub})
+	env := open(t, local.Options{Confine: confine.Off(), Dir: sub})
 	os.RemoveAll(filepath.Join(dir, "a"))
 	res := run(t, env, envs.Command{Shell: "pwd"})
 	if res.Code != 0 || strings.TrimSpace(res.Output) != dir {
@@ -123,7 +158,7 @@ func TestEnv_DeletedCwdFallsBack(t *testing.T) {
 // TestEnv_DirOverride: a per-call Dir applies to that call only.
 func TestEnv_DirOverride(t *testing.T) {
 	dir := t.TempDir()
-	env := open(t, local.Options{Dir: "/"})
+	env := open(t, local.Options{Confine: confine.Off(), Dir: "/"})
 	if res := run(t, env, envs.Command{Shell: "pwd", Dir: dir}); strings.TrimSpace(res.Output) != dir {
 		t.Fatalf("override: %q", res.Output)
 	}
@@ -134,7 +169,7 @@ func TestEnv_DirOverride(t *testing.T) {
 
 // TestEnv_FunctionsAndAliases persist in a bash session.
 func TestEnv_FunctionsAndAliases(t *testing.T) {
-	env := open(t, local.Options{Shell: "bash"})
+	env := open(t, local.Options{Confine: confine.Off(), Shell: "bash"})
 	run(t, env, envs.Command{Shell: "greet() { echo \"hi $1\"; }; alias ll='echo listing'"})
 	if res := run(t, env, envs.Command{Shell: "greet you; ll"}); res.Output != "hi you\nlisting\n" {
 		t.Fatalf("functions/aliases not carried: %q", res.Output)
@@ -143,7 +178,7 @@ func TestEnv_FunctionsAndAliases(t *testing.T) {
 
 // TestEnv_Argv runs an argv without a shell, with 127 for a missing program.
 func TestEnv_Argv(t *testing.T) {
-	env := open(t, local.Options{})
+	env := open(t, local.Options{Confine: confine.Off()})
 	if res := run(t, env, envs.Command{Args: []string{"printf", "%s|", "a b", "$HOME"}}); res.Output != "a b|$HOME|" {
 		t.Fatalf("argv output %q", res.Output)
 	}
@@ -161,7 +196,7 @@ func TestEnv_Argv(t *testing.T) {
 // and out of reach, so that case runs only contained.
 func TestEnv_TimeoutKillsEscapedTree(t *testing.T) {
 	for _, contain := range []bool{false, true} {
-		env := open(t, local.Options{NoContainment: !contain})
+		env := open(t, local.Options{Confine: confine.Off(), NoContainment: !contain})
 		marker := filepath.Join(t.TempDir(), "pids")
 		script := `setsid sleep 603 & echo $! >>` + marker + `; ( trap '' TERM; sleep 601 & echo $! >>` + marker + `; wait ) & sleep 602 & echo $! >>` + marker + `; sleep 60`
 		if contain {
@@ -183,7 +218,7 @@ func TestEnv_TimeoutKillsEscapedTree(t *testing.T) {
 // TestEnv_NoFDLeak: finished commands, run or streamed, give back every
 // file descriptor before the environment is closed.
 func TestEnv_NoFDLeak(t *testing.T) {
-	env := open(t, local.Options{})
+	env := open(t, local.Options{Confine: confine.Off()})
 	count := func() int {
 		ents, _ := os.ReadDir("/proc/self/fd")
 		return len(ents)

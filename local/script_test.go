@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/spawn"
@@ -15,7 +16,7 @@ import (
 // 128 KiB with "argument list too long", so a longer shell command must
 // reach the shell another way, with session state intact.
 func TestRun_CommandOverArgumentLimit(t *testing.T) {
-	env := open(t, local.Options{})
+	env := open(t, local.Options{Confine: confine.Off()})
 	big := "X=" + strings.Repeat("a", 300<<10) + "\nexport LEN=${#X}\necho len=$LEN; cd /tmp"
 	res := run(t, env, envs.Command{Shell: big})
 	if res.Code != 0 || strings.TrimSpace(res.Output) != "len=307200" {
@@ -33,7 +34,7 @@ func TestRun_CommandOverArgumentLimit(t *testing.T) {
 // file, and a direct argv with the value is refused.
 func TestRun_SecretInCommandTextNotInArgv(t *testing.T) {
 	const secret = "ghp_notreallyasecret123456"
-	env := open(t, local.Options{BaseEnv: []string{"PATH=/usr/bin:/bin", "GITHUB_TOKEN=" + secret}})
+	env := open(t, local.Options{Confine: confine.Off(), BaseEnv: []string{"PATH=/usr/bin:/bin", "GITHUB_TOKEN=" + secret}})
 	res := run(t, env, envs.Command{Shell: ": " + secret + "; cat /proc/$$/cmdline | tr '\\0' ' '"})
 	if res.Code != 0 {
 		t.Fatalf("exit %d: %s", res.Code, res.Output)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 )
@@ -16,7 +17,7 @@ import (
 // for the caller.
 func TestEnv_RemoveSpillsOnClose(t *testing.T) {
 	for _, remove := range []bool{true, false} {
-		env, err := local.New(local.Options{SpillDir: t.TempDir(), RemoveSpillsOnClose: remove, NoContainment: true})
+		env, err := local.New(local.Options{Confine: confine.Off(), SpillDir: t.TempDir(), RemoveSpillsOnClose: remove, NoContainment: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,13 +44,13 @@ func TestNew_BadDirIsDirError(t *testing.T) {
 	file := t.TempDir() + "/f"
 	os.WriteFile(file, nil, 0o600)
 	for _, dir := range []string{"/runbox-missing-dir", file} {
-		_, err := local.New(local.Options{Dir: dir})
+		_, err := local.New(local.Options{Confine: confine.Off(), Dir: dir})
 		var de *envs.DirError
 		if !errors.As(err, &de) || de.Dir != dir {
 			t.Errorf("New(Dir: %s) = %v; want an *envs.DirError for it", dir, err)
 		}
 	}
-	_, err := local.New(local.Options{Dir: "/runbox-missing-dir"})
+	_, err := local.New(local.Options{Confine: confine.Off(), Dir: "/runbox-missing-dir"})
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("New on a missing dir: %v does not match fs.ErrNotExist", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
@@ -14,7 +15,7 @@ import (
 // when its command ends, that the command's own status is kept, and that
 // the result says how many processes were left and killed.
 func TestSubreaper_LeftoversKilledAndCounted(t *testing.T) {
-	env := open(t, local.Options{NoContainment: true, Subreaper: subreaperArgv(t)})
+	env := open(t, local.Options{Confine: confine.Off(), NoContainment: true, Subreaper: subreaperArgv(t)})
 	res := run(t, env, envs.Command{Shell: "( setsid sleep 1000.4711 & ); ( sleep 1001.4711 & ); echo $$ > /dev/null; exit 3"})
 	if res.Code != 3 || res.TimedOut {
 		t.Fatalf("exit %d timedOut %v; want 3: %s", res.Code, res.TimedOut, res.Output)
@@ -35,7 +36,7 @@ func TestSubreaper_LeftoversKilledAndCounted(t *testing.T) {
 // TestSubreaper_SignalStatusKept: a command killed by a signal is reported
 // as killed by that signal, not as the subreaper's own exit.
 func TestSubreaper_SignalStatusKept(t *testing.T) {
-	env := open(t, local.Options{NoContainment: true, Subreaper: subreaperArgv(t)})
+	env := open(t, local.Options{Confine: confine.Off(), NoContainment: true, Subreaper: subreaperArgv(t)})
 	res := run(t, env, envs.Command{Shell: "kill -KILL $$"})
 	if res.Signal != 9 || res.Code != 137 {
 		t.Errorf("status = code %d signal %d; want 137 / 9", res.Code, res.Signal)
@@ -46,7 +47,7 @@ func TestSubreaper_SignalStatusKept(t *testing.T) {
 // systemd scope), what a command leaves running is killed when it exits
 // and counted, as under the subreaper; KeepLeftovers leaves it to Close.
 func TestContainer_LeftoversKilledAndCounted(t *testing.T) {
-	env := open(t, local.Options{})
+	env := open(t, local.Options{Confine: confine.Off()})
 	if env.Capabilities().State(envs.CapContainment) != envs.Active {
 		integration.Skip(t, "no cgroup or scope here: %s", env.Capabilities()[envs.CapContainment].Detail)
 	}
@@ -58,7 +59,7 @@ func TestContainer_LeftoversKilledAndCounted(t *testing.T) {
 	if got := strings.TrimSpace(res.Output); got != "none" {
 		t.Errorf("leftovers still running: %s", got)
 	}
-	keep := open(t, local.Options{KeepLeftovers: true})
+	keep := open(t, local.Options{Confine: confine.Off(), KeepLeftovers: true})
 	res = run(t, keep, envs.Command{Shell: "sleep 1002.4712 & exit 0"})
 	if res.LeftoverKilled != 0 {
 		t.Errorf("KeepLeftovers: LeftoverKilled %d; want 0", res.LeftoverKilled)

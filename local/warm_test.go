@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 )
@@ -132,7 +133,7 @@ func TestWarm_SessionStateCarried(t *testing.T) {
 // reach that command only.
 func TestWarm_ScrubbedEnvironment(t *testing.T) {
 	base := []string{"PATH=/usr/bin:/bin", "HOME=/root", "OPENAI_API_KEY=sk-withheld-1", "KEEP_ME=yes"}
-	env := open(t, local.Options{BaseEnv: base})
+	env := open(t, local.Options{Confine: confine.Off(), BaseEnv: base})
 	for i := range 3 {
 		c := envs.Command{Shell: "env; echo ---; cat /proc/$$/environ | tr '\\0' '\\n'"}
 		if i == 1 {
@@ -317,7 +318,7 @@ func TestWarm_KilledShellReplaced(t *testing.T) {
 // shell at most; each gets its own output and status, and the session
 // stays usable.
 func TestWarm_ConcurrentRuns(t *testing.T) {
-	env := open(t, local.Options{})
+	env := open(t, local.Options{Confine: confine.Off()})
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
 	for i := range 50 {
@@ -344,7 +345,7 @@ func TestWarm_ConcurrentRuns(t *testing.T) {
 
 // TestWarm_NoPrestart: with NoPrestart nothing waits between commands.
 func TestWarm_NoPrestart(t *testing.T) {
-	env := open(t, local.Options{NoPrestart: true})
+	env := open(t, local.Options{Confine: confine.Off(), NoPrestart: true})
 	run(t, env, envs.Command{Shell: "export X=1"})
 	if res := run(t, env, envs.Command{Shell: "echo $X"}); res.Output != "1\n" {
 		t.Fatalf("session: %q", res.Output)

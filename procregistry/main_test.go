@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/procregistry/supervisor"
@@ -56,6 +57,7 @@ func supervisorArgv(t testing.TB) []string {
 func testEnv(t testing.TB) *local.Env {
 	t.Helper()
 	env, err := local.New(local.Options{
+		Confine: confine.Off(),
 		// GORACE: a race-enabled binary otherwise sleeps 1s at exit, and
 		// the supervisor's first stage is this binary.
 		BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C", "GORACE=atexit_sleep_ms=0"},
@@ -263,7 +265,7 @@ func runManager(args []string) int {
 	if len(args) < 1 {
 		return 2
 	}
-	env, err := local.New(local.Options{BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "LANG=C", "GORACE=atexit_sleep_ms=0"}, Grace: local.NoGrace, NoContainment: true})
+	env, err := local.New(local.Options{Confine: confine.Off(), BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "LANG=C", "GORACE=atexit_sleep_ms=0"}, Grace: local.NoGrace, NoContainment: true})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1

@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/local"
 )
 
@@ -305,7 +306,7 @@ func runServer(args []string) int {
 	if len(args) != 2 {
 		return 2
 	}
-	env, err := local.New(local.Options{BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "LANG=C", "GORACE=atexit_sleep_ms=0"}, Grace: local.NoGrace, NoContainment: true})
+	env, err := local.New(local.Options{Confine: confine.Off(), BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "LANG=C", "GORACE=atexit_sleep_ms=0"}, Grace: local.NoGrace, NoContainment: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

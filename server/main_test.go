@@ -51,6 +51,7 @@ func newTestJobs(t *testing.T) *testJobs {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	env, err := local.New(local.Options{
+		Confine:       confine.Off(),
 		BaseEnv:       []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C", "GORACE=atexit_sleep_ms=0"},
 		Grace:         local.NoGrace,
 		NoContainment: true,
@@ -91,10 +92,15 @@ func newTestJobs(t *testing.T) *testJobs {
 }
 
 // newService is a service with the default policy that reads nothing
-// of the developer's own configuration.
+// of the developer's own configuration, its local commands unconfined by
+// choice: the server's own behaviour is tested here; serve as shipped,
+// confined, is tested through the binary (cmd/runbox) and in
+// sandbox_test.go.
 func newService(t *testing.T) *service.Service {
 	t.Helper()
-	svc, err := service.New(service.Options{Config: config.Default(), Getenv: func(string) string { return "" }})
+	cfg := config.Default()
+	cfg.Sandbox.Profile = confine.ProfileOff
+	svc, err := service.New(service.Options{Config: cfg, Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}

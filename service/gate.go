@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/gated"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // newGate builds the command gate from the configuration. "Always"
@@ -109,4 +110,24 @@ func deniedError(err error) error {
 }
 
 // lineOf is the shell line that runs argv.
-func lineOf(argv []string) string { return gated.Line(envs.Command{Args: argv}) }
+func lineOf(argv []string) string { return CommandLine(envs.Command{Args: argv}) }
+
+// CommandLine is the shell line a command is judged as: the shell string
+// itself, or the argv with every word quoted as bash would need it.
+func CommandLine(cmd envs.Command) string {
+	if cmd.Shell != "" {
+		return cmd.Shell
+	}
+	q := make([]string, len(cmd.Args))
+	for i, s := range cmd.Args {
+		w, err := syntax.Quote(s, syntax.LangBash)
+		if err != nil {
+			// Only a NUL byte cannot be quoted; no program receives
+			// one in its argv, and the gate refuses what it cannot
+			// parse.
+			w = s
+		}
+		q[i] = w
+	}
+	return strings.Join(q, " ")
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/daytona/daytonatest"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/jobtest"
@@ -68,6 +69,7 @@ func localJobDaemon(t *testing.T) *procregistry.Client {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	env, err := local.New(local.Options{
+		Confine:       confine.Off(),
 		BaseEnv:       []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C", "GORACE=atexit_sleep_ms=0"},
 		Grace:         local.NoGrace,
 		NoContainment: true,

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/gated"
 	"github.com/runbox/runbox/kernel"
 )
 
@@ -69,7 +68,7 @@ func (ss *Session) AuthorizeCode(ctx context.Context, code string) error {
 
 // CodeLine is the command line a cell of code is judged as.
 func CodeLine(code string) string {
-	return gated.Line(envs.Command{Args: []string{kernel.DefaultPython, "-c", code}})
+	return CommandLine(envs.Command{Args: []string{kernel.DefaultPython, "-c", code}})
 }
 
 // NewKernel makes a Python kernel in the session's environment (opening

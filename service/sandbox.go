@@ -17,9 +17,10 @@ import (
 // SandboxPolicy is the confinement of local commands opened with spec: the
 // profile asked for (spec.Sandbox, else sandbox.profile), filled with the
 // documented defaults, the configuration's additions and runbox's own files.
-// An empty profile becomes workspace when the kernel can give it and off
-// when it cannot; a profile named by the user that the kernel cannot give
-// is an error saying what is missing (never a silently unconfined command).
+// An empty profile means workspace. Confinement fails closed: a profile
+// this runbox or this kernel cannot give, named or by default, is an error
+// saying what is missing and how to choose off; only off, chosen, runs
+// commands unconfined.
 func (s *Service) SandboxPolicy(spec envs.Spec) (confine.Policy, error) {
 	sc := s.opts.Config.Sandbox
 	profile, chosen := spec.Sandbox, spec.Sandbox != ""
@@ -29,11 +30,11 @@ func (s *Service) SandboxPolicy(spec envs.Spec) (confine.Policy, error) {
 	if profile == "" {
 		profile = confine.ProfileWorkspace
 	}
-	if profile == confine.ProfileOff || len(s.opts.Confiner) == 0 {
-		if profile != confine.ProfileOff && chosen {
-			return confine.Policy{}, fmt.Errorf("sandbox %s: this runbox cannot start its confinement helper (choose sandbox: off to run unconfined): %w", profile, envs.ErrUnsupported)
-		}
-		return confine.Policy{Profile: confine.ProfileOff, Network: confine.NetworkOpen}, nil
+	if profile == confine.ProfileOff {
+		return *confine.Off(), nil
+	}
+	if len(s.opts.Confiner) == 0 {
+		return confine.Policy{}, fmt.Errorf("sandbox %s: this runbox cannot start its confinement helper (install %s beside runbox, or choose sandbox: off to run unconfined): %w", profile, confine.Trampoline, envs.ErrUnsupported)
 	}
 	dir := spec.Dir
 	if dir == "" {
@@ -61,11 +62,7 @@ func (s *Service) SandboxPolicy(spec envs.Spec) (confine.Policy, error) {
 	p.ProtectGit = p.ProtectGit && !sc.GitWritable
 	p.AllowPorts = append(p.AllowPorts, sc.Network.Ports...)
 	if err := s.probe().Check(p); err != nil {
-		if chosen {
-			return confine.Policy{}, err
-		}
-		s.log.Warn("runbox: sandbox unavailable, commands run unconfined", "err", err)
-		return confine.Policy{Profile: confine.ProfileOff, Network: confine.NetworkOpen}, nil
+		return confine.Policy{}, fmt.Errorf("sandbox %s (choose sandbox: off to run unconfined): %w", profile, err)
 	}
 	return p, nil
 }

@@ -40,8 +40,10 @@ type Options struct {
 	// none: tree kill is then degraded there.
 	Subreaper []string
 	// Confiner is the argv prefix of runbox's confinement trampoline
-	// (see package confine). Nil means local commands cannot be confined:
-	// the sandbox is then off, and a profile named by the user refuses.
+	// (see package confine). Nil means confine.Locate: runbox-confine
+	// beside this program or on PATH. When none can be found, local
+	// commands are refused unless the sandbox is off by choice (flag,
+	// configuration or spec): no front end can forget the sandbox.
 	Confiner []string
 	// OneCommand says each environment serves a single command (runbox
 	// run): the local backend then keeps no pre-started shell, which
@@ -98,6 +100,9 @@ func New(opts Options) (*Service, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	o.Logger = log
+	if len(o.Confiner) == 0 {
+		o.Confiner, _ = confine.Locate() // none: SandboxPolicy refuses
+	}
 	s := &Service{opts: o, log: log, sessions: map[string]*Session{}, probe: sync.OnceValue(confine.Probe)}
 	gate, err := s.newGate()
 	if err != nil {

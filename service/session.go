@@ -7,12 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/gated"
 )
 
 // SessionOptions describe a [Session].
@@ -64,10 +64,6 @@ type Session struct {
 	env    envs.Environment
 	closed bool
 	awake  awake // the sandbox kept from its idle clock (awake.go)
-	// readmit is the command text Start admitted but the backend could
-	// not stream (envs.ErrUnsupported): a caller then runs it with Run,
-	// which does not judge it (and ask the user) a second time.
-	readmit string
 }
 
 // NewSession registers a session. Its environment opens with its first
@@ -173,45 +169,122 @@ func (ss *Session) hostAccess(ctx context.Context) (host bool, dir string) {
 	return host, dir
 }
 
-// admit is what every command passes before a backend sees it: a valid
-// shape, then the gate; it returns the environment to run it in and the
-// command with the configured defaults filled in.
-func (ss *Session) admit(ctx context.Context, c envs.Command) (envs.Environment, envs.Command, error) {
+// Admit is what every command passes before a backend sees it, whichever
+// front end it came from: a valid shape, then the gate (which knows the
+// sandbox the command will run under), then the session's environment.
+// The Admitted command runs once, by Start, or by Run when the backend
+// cannot stream it; its piped stdin is judged as the command reads it.
+func (ss *Session) Admit(ctx context.Context, c envs.Command) (*Admitted, error) {
 	if err := c.Validate(); err != nil {
-		return nil, c, err
+		return nil, err
 	}
-	line := gated.Line(c)
-	ss.mu.Lock()
-	again := ss.readmit != "" && ss.readmit == line
-	ss.readmit = ""
-	ss.mu.Unlock()
-	if !again {
-		if err := ss.authorize(ctx, line); err != nil {
-			return nil, c, err
-		}
+	if err := ss.authorize(ctx, CommandLine(c)); err != nil {
+		return nil, err
 	}
 	env, err := ss.Env(ctx)
 	if err != nil {
-		return nil, c, err
+		return nil, err
 	}
-	return env, ss.svc.defaults(c), nil
+	return &Admitted{ss: ss, env: env, c: ss.svc.defaults(c)}, nil
 }
 
-// Run judges c, then runs it in the session's environment. Its piped
-// stdin (c.Stdin) is judged line by line as the command reads it: at the
-// first refused line the command is killed, and Run returns its result
-// with a *StdinRefusedError.
-func (ss *Session) Run(ctx context.Context, c envs.Command) (*envs.Result, error) {
-	env, c, err := ss.admit(ctx, c)
+// Admitted is a command the gate let through. It runs at most once; the
+// fields the gate judged (the command line, its directory, its
+// environment) cannot change between admission and run.
+type Admitted struct {
+	ss   *Session
+	env  envs.Environment
+	c    envs.Command
+	mu   sync.Mutex
+	used bool
+}
+
+// ErrAdmissionUsed is returned when an Admitted command is run twice, or
+// with a command other than the one judged.
+var ErrAdmissionUsed = errors.New("service: an admitted command runs once, as it was judged")
+
+// take hands out the admitted command, with tune's changes to what the
+// gate did not judge (output limit, PTY size, timeout), once.
+func (a *Admitted) take(tune func(*envs.Command)) (envs.Command, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.used {
+		return envs.Command{}, ErrAdmissionUsed
+	}
+	c := a.c
+	if tune != nil {
+		tune(&c)
+		if CommandLine(c) != CommandLine(a.c) || c.Dir != a.c.Dir || !maps.Equal(c.Env, a.c.Env) || c.Stdin != a.c.Stdin {
+			return envs.Command{}, ErrAdmissionUsed
+		}
+	}
+	a.used = true
+	return c, nil
+}
+
+// Run runs the admitted command to completion. Its piped stdin (c.Stdin)
+// is judged line by line as the command reads it: at the first refused
+// line the command is killed, and Run returns its result with a
+// *StdinRefusedError. tune, if not nil, may change what the gate did not
+// judge.
+func (a *Admitted) Run(ctx context.Context, tune func(*envs.Command)) (*envs.Result, error) {
+	c, err := a.take(tune)
 	if err != nil {
 		return nil, err
 	}
-	run, done := ss.gateStdin(ctx, &c)
-	res, err := env.Run(run, c)
+	run, done := a.ss.gateStdin(ctx, &c)
+	res, err := a.env.Run(run, c)
 	if rerr := done(); rerr != nil {
 		return res, rerr
 	}
 	return res, err
+}
+
+// Start starts the admitted command. What is written to the process's
+// stdin is judged too, line by line (see [GatedInput]; not with
+// SessionOptions.TerminalInput), and so is c.Stdin as the command reads
+// it: at the first refused line the process is killed, and its Wait
+// returns a *StdinRefusedError. When the backend cannot stream
+// (envs.ErrUnsupported), the admission stays unused: the caller may Run
+// it instead, without a second judgement (or question to the user).
+func (a *Admitted) Start(ctx context.Context, tune func(*envs.Command)) (envs.Process, error) {
+	c, err := a.take(tune)
+	if err != nil {
+		return nil, err
+	}
+	// The stdin is read, and judged, for the process's whole life, not
+	// only while ctx bounds the start.
+	refused, done := a.ss.gateStdin(context.WithoutCancel(ctx), &c)
+	p, err := a.env.Start(ctx, c)
+	if err != nil {
+		done()
+		if errors.Is(err, envs.ErrUnsupported) {
+			a.mu.Lock()
+			a.used = false
+			a.mu.Unlock()
+		}
+		return nil, err
+	}
+	gp := &gatedProcess{Process: p, done: done}
+	if a.ss.terminal {
+		gp.raw = true
+	} else {
+		gp.in = a.ss.Input(p.Stdin())
+	}
+	if c.Stdin != nil {
+		gp.stop = context.AfterFunc(refused, func() { p.Kill(context.Background()) })
+	}
+	return gp, nil
+}
+
+// Run judges c, then runs it in the session's environment (see
+// [Session.Admit] and [Admitted.Run]).
+func (ss *Session) Run(ctx context.Context, c envs.Command) (*envs.Result, error) {
+	a, err := ss.Admit(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return a.Run(ctx, nil)
 }
 
 // markPrivate sets c.Private when its text holds a secret value this
@@ -222,39 +295,14 @@ func (s *Service) markPrivate(c *envs.Command) {
 	}
 }
 
-// Start judges c, then starts it. What is written to the process's stdin
-// is judged too, line by line (see [GatedInput]; not with
-// SessionOptions.TerminalInput), and so is c.Stdin as the command reads
-// it: at the first refused line the process is killed, and its Wait
-// returns a *StdinRefusedError.
+// Start judges c, then starts it (see [Session.Admit] and
+// [Admitted.Start]).
 func (ss *Session) Start(ctx context.Context, c envs.Command) (envs.Process, error) {
-	env, c, err := ss.admit(ctx, c)
+	a, err := ss.Admit(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	// The stdin is read, and judged, for the process's whole life, not
-	// only while ctx bounds the start.
-	refused, done := ss.gateStdin(context.WithoutCancel(ctx), &c)
-	p, err := env.Start(ctx, c)
-	if err != nil {
-		done()
-		if errors.Is(err, envs.ErrUnsupported) {
-			ss.mu.Lock()
-			ss.readmit = gated.Line(c)
-			ss.mu.Unlock()
-		}
-		return nil, err
-	}
-	gp := &gatedProcess{Process: p, done: done}
-	if ss.terminal {
-		gp.raw = true
-	} else {
-		gp.in = ss.Input(p.Stdin())
-	}
-	if c.Stdin != nil {
-		gp.stop = context.AfterFunc(refused, func() { p.Kill(context.Background()) })
-	}
-	return gp, nil
+	return a.Start(ctx, nil)
 }
 
 // Input wraps w so that every line written is judged first.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
@@ -51,7 +52,7 @@ func makeLinks(t *testing.T, dir string, links []link) {
 // localEnv is the local backend standing in for a sandbox.
 func localEnv(t *testing.T) *local.Env {
 	t.Helper()
-	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	env, err := local.New(local.Options{Confine: confine.Off(), Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
 	if err != nil {
 		t.Fatal(err)
 	}

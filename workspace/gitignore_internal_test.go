@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
 )
@@ -126,7 +127,7 @@ func gitIgnored(t testing.TB, dir string) map[string]bool {
 // would into any sandbox, and lists what arrived.
 func pushedPaths(t testing.TB, dir string) map[string]bool {
 	t.Helper()
-	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	env, err := local.New(local.Options{Confine: confine.Off(), Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
 	if err != nil {
 		t.Fatal(err)
 	}

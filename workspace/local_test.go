@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
@@ -25,7 +26,7 @@ func TestPush_TarFallbackOnLocal(t *testing.T) {
 	if _, err := exec.LookPath("tar"); err != nil {
 		integration.Skip(t, "no tar: %v", err)
 	}
-	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	env, err := local.New(local.Options{Confine: confine.Off(), Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestPush_TarFallbackOnLocal(t *testing.T) {
 // fails, the old manifest is gone with it, so nothing can later read the
 // files that never arrived as deletions; the next push is full again.
 func TestPush_FailedFullPushForgetsStaleBase(t *testing.T) {
-	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	env, err := local.New(local.Options{Confine: confine.Off(), Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestPush_FailedFullPushForgetsStaleBase(t *testing.T) {
 // deleted locally but changed in the sandbox is not deleted there, and
 // both show as conflicts in the comparison.
 func TestPush_HoldsConflicts(t *testing.T) {
-	env, err := local.New(local.Options{Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
+	env, err := local.New(local.Options{Confine: confine.Off(), Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/runbox/runbox/agent"
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/spawn"
@@ -79,6 +80,10 @@ func LocalOptions(cfg config.Config, environ []string, log *slog.Logger) local.O
 		Limits:        envs.Limits{MemoryBytes: int64(cfg.Limits.Memory), Pids: cfg.Limits.Pids, CPUs: cfg.Limits.CPUs},
 		NoContainment: !cfg.Contain,
 		KeepLeftovers: true, // the sandbox bounds them; a job daemon started here must live on
-		Logger:        log,
+		// The agent runs inside the backend's sandbox (a container, a
+		// pod, a remote machine): that is the boundary, chosen by the
+		// backend, not a local sandbox nobody asked for.
+		Confine: confine.Off(),
+		Logger:  log,
 	}
 }

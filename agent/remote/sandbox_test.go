@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/agent/remote"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
 )
@@ -202,5 +203,5 @@ type nativeDirSandbox struct{ *dirSandbox }
 var _ remote.NativeExec = nativeDirSandbox{}
 
 func (s nativeDirSandbox) Native(ctx context.Context, id string) (envs.Environment, error) {
-	return local.New(local.Options{Dir: id, Grace: 300 * time.Millisecond, NoContainment: true})
+	return local.New(local.Options{Confine: confine.Off(), Dir: id, Grace: 300 * time.Millisecond, NoContainment: true})
 }

@@ -17,7 +17,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/gated"
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/spawn/seal"
@@ -268,7 +267,7 @@ func shellCommand(args []string) string {
 	if len(args) == 1 {
 		return args[0]
 	}
-	return gated.Line(envs.Command{Args: args})
+	return service.CommandLine(envs.Command{Args: args})
 }
 
 // commandStdin passes runbox's stdin to the command when it is a pipe or a
@@ -326,11 +325,16 @@ type streamOptions struct {
 // interrupted.
 func runStreamingWith(ctx context.Context, a *app, r *runner, c envs.Command, so streamOptions) error {
 	c.SeparateStreams = c.PTY == nil
-	st, err := stream(ctx, a, r, c, so)
+	adm, err := r.ss.Admit(ctx, c)
+	if err != nil {
+		return err
+	}
+	st, err := stream(ctx, a, r, adm, c, so)
 	if errors.Is(err, envs.ErrUnsupported) {
 		// A backend without streaming (the docker exec fallback) still
-		// runs the command; its output comes when it ends.
-		return runCollected(ctx, a, r, c, so)
+		// runs the command, admitted once; its output comes when it
+		// ends.
+		return runCollected(ctx, a, adm, c, so)
 	}
 	if err != nil {
 		return err
@@ -345,7 +349,7 @@ func runStreamingWith(ctx context.Context, a *app, r *runner, c envs.Command, so
 // stream starts c, copies its output to runbox's stdout and stderr as it
 // comes, and kills its tree if runbox is interrupted (the status is then
 // 130, or 128+n for the signal runbox received).
-func stream(ctx context.Context, a *app, r *runner, c envs.Command, so streamOptions) (envs.ExitStatus, error) {
+func stream(ctx context.Context, a *app, r *runner, adm *service.Admitted, c envs.Command, so streamOptions) (envs.ExitStatus, error) {
 	var ts *terminalSession
 	if so.terminal != nil && c.PTY != nil {
 		var err error
@@ -355,7 +359,7 @@ func stream(ctx context.Context, a *app, r *runner, c envs.Command, so streamOpt
 		defer ts.close()
 		c.PTY = ts.size()
 	}
-	p, err := r.ss.Start(ctx, c)
+	p, err := adm.Start(ctx, func(ac *envs.Command) { ac.PTY = c.PTY })
 	if err != nil {
 		return envs.ExitStatus{}, err
 	}
@@ -434,12 +438,12 @@ func reportEnd(a *app, c envs.Command, st envs.ExitStatus) {
 
 // runCollected runs c to completion and then prints its output, bounded
 // as so says (everything, when it sets no limit).
-func runCollected(ctx context.Context, a *app, r *runner, c envs.Command, so streamOptions) error {
+func runCollected(ctx context.Context, a *app, adm *service.Admitted, c envs.Command, so streamOptions) error {
 	c.OutputLimit = -1 // unbounded
 	if so.outLimit > 0 && so.outLimit == so.errLimit {
 		c.OutputLimit = so.outLimit
 	}
-	res, err := r.ss.Run(ctx, c)
+	res, err := adm.Run(ctx, func(ac *envs.Command) { ac.OutputLimit = c.OutputLimit })
 	if err != nil {
 		return err
 	}

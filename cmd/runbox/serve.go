@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
@@ -178,11 +180,12 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	}
 	svc, err := service.New(service.Options{
 		Config: cfg, Environ: a.environ(), Getenv: a.getenv, Yolo: a.yolo,
-		Subreaper: a.subreaper(), Progress: a.stderr, Logger: a.log, WarmPool: true,
+		Subreaper: a.subreaper(), Confiner: a.confiner(), Progress: a.stderr, Logger: a.log, WarmPool: true,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
+	announceSandbox(a, svc, cmp.Or(opts.backend, cfg.Backend), spec)
 	if cmp.Or(opts.backend, cfg.Backend) == "docker" && opts.task == "" {
 		if err := svc.WarmDocker(spec); err != nil {
 			a.log.Debug("serve: docker pool", "err", err)
@@ -200,6 +203,25 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 		return nil, nil, err
 	}
 	return srv, svc, nil
+}
+
+// announceSandbox says on stderr, once, the confinement the sessions'
+// commands get on this machine: the profile in force, or why every such
+// command will be refused. Backends that cannot touch this machine need no
+// line: their commands run in the backend's own sandbox.
+func announceSandbox(a *app, svc *service.Service, backend string, spec envs.Spec) {
+	if !svc.HostAccess(context.Background(), backend, spec) {
+		return
+	}
+	pol, err := svc.SandboxPolicy(spec)
+	switch {
+	case err != nil:
+		fmt.Fprintf(a.stderr, "runbox: sandbox: every local command will be refused: %v\n", err)
+	case pol.Profile == confine.ProfileOff:
+		fmt.Fprintf(a.stderr, "runbox: sandbox off: local commands run unconfined\n")
+	default:
+		fmt.Fprintf(a.stderr, "runbox: sandbox %s (network %s): local commands run confined\n", pol.Profile, pol.Network)
+	}
 }
 
 // serveHTTP serves the streamable HTTP transport on --http and/or
