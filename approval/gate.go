@@ -298,7 +298,7 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 	session := g.sessions[req.SessionKey]
 	saved := slices.Clone(g.saved)
 	g.mu.Unlock()
-	pending, relaxed := false, false
+	pending, relaxed := false, false // relaxed: a finding the sandbox let through
 	for i, f := range fs {
 		if g.allowed(cmd, f, g.allow) || g.allowed(cmd, f, saved) {
 			continue
@@ -307,7 +307,7 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 			v.Decision = Deny
 			return v
 		}
-		if !f.rule.AlwaysAsk && (session[f.rule.ID] || g.opts.Yolo || g.opts.Mode == ModeOff ||
+		if g.opts.Yolo && yoloCovers(f.rule) || !f.rule.AlwaysAsk && (session[f.rule.ID] || g.opts.Mode == ModeOff ||
 			req.Sandboxed && g.opts.RelaxSandboxed) {
 			continue
 		}
@@ -319,7 +319,7 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 	}
 	if !pending {
 		if relaxed {
-			v.Reasons = append(v.Reasons, sb.note())
+			v.Reasons = append(v.Reasons, sb.notes()...)
 		}
 		return v
 	}
@@ -333,6 +333,14 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 	v.Decision = Ask
 	return v
 }
+
+// yoloCovers reports whether Options.Yolo lets a finding of r through:
+// every dangerous rule's, the limits of the analysis (too-complex)
+// included, since yolo is the user's own choice, made when runbox
+// starts, to be asked nothing. The other rules that ask in every mode
+// guard runbox's own policy (protected-unresolved): yolo does not
+// reach them.
+func yoloCovers(r *compiledRule) bool { return !r.AlwaysAsk || r.ID == limitRule }
 
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))

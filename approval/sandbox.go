@@ -43,7 +43,7 @@ func (p SandboxProfile) confines() bool { return p == SandboxReadOnly || p == Sa
 // under ([Request].Sandbox). The zero value is no sandbox: verdicts are
 // exactly those without one.
 //
-// Under a confining profile the gate changes three things, and nothing
+// Under a confining profile the gate changes four things, and nothing
 // else:
 //
 //   - A command that writes or deletes where the kernel will not let it
@@ -69,8 +69,15 @@ func (p SandboxProfile) confines() bool { return p == SandboxReadOnly || p == Sa
 //     CDPATH), or holds more than 512 simple commands. Other dangerous
 //     commands ask as before: git
 //     reset --hard and git branch -D lose work no sandbox can give back,
-//     and code run inline, processes, services, remote systems and
-//     permissions are not files the sandbox confines.
+//     and processes, services, remote systems and permissions are not
+//     files the sandbox confines.
+//   - Under either profile, code given to an interpreter inline (python3
+//     -c, node -e, perl -e, a here-document or a pipe into python3, and
+//     the input of runbox run read by one) is allowed without asking when
+//     it runs on this machine: the kernel confines it exactly as it
+//     confines the same code in a script (python3 script.py), which the
+//     gate lets run. Code run elsewhere (ssh host python3 -c …, docker
+//     exec) still asks.
 //   - Hardline rules, forbidden rules, the deny list and the limits of the
 //     analysis hold as before.
 //
@@ -107,20 +114,38 @@ var sandboxRelaxable = setOf(`rm-recursive rm-absolute rm-bulk find-delete git-c
 // sandbox judgement follows; past it relative paths are unknown.
 const maxSandboxCwds = 64
 
+// sandboxCode are the dangerous rules about code given to an interpreter
+// inline (python -c, node -e, a here-document, a pipe, the input of
+// runbox run): the gate cannot read it, but the kernel confines it
+// exactly as it confines the same code in a script (python3 script.py),
+// which the gate lets run.
+var sandboxCode = setOf(`inline-code heredoc-code pipe-code`)
+
 // sandboxJudgement is what the sandbox a request runs under changes in
 // its verdict.
 type sandboxJudgement struct {
 	profile SandboxProfile
 	denial  string // why the kernel would refuse part of the command; "" for nothing
 	relaxed []bool // per finding: the sandbox confines its only risk
+	// files and code say which kinds of finding were relaxed: changes to
+	// files the sandbox lets the command write, and inline code.
+	files, code bool
 }
 
 // relaxes reports whether finding i is let through by the sandbox.
 func (j sandboxJudgement) relaxes(i int) bool { return i < len(j.relaxed) && j.relaxed[i] }
 
-// note is the reason added to a verdict that a relaxed finding let through.
-func (j sandboxJudgement) note() string {
-	return "sandbox " + string(j.profile) + ": allowed without asking, the only risk is to files the sandbox lets it write"
+// notes are the reasons added to a verdict that relaxed findings let
+// through.
+func (j sandboxJudgement) notes() []string {
+	var out []string
+	if j.files {
+		out = append(out, "sandbox "+string(j.profile)+": allowed without asking, the only risk is to files the sandbox lets it write")
+	}
+	if j.code {
+		out = append(out, "sandbox "+string(j.profile)+": inline code allowed without asking, the kernel confines it as it does a script")
+	}
+	return out
 }
 
 // judgeSandbox judges cmds, the analysed command, under req.Sandbox. A
@@ -134,13 +159,25 @@ func (g *Gate) judgeSandbox(req Request, cmds []command, fs []finding) sandboxJu
 	s := newSandboxScope(sb, g.opts.Protect.Env["HOME"], req.Dir, Normalize(req.Command), cmds)
 	ctx := newContexts(cmds)
 	j := sandboxJudgement{profile: sb.Profile, denial: s.denial(cmds, ctx)}
-	if j.denial != "" || sb.Profile != SandboxWorkspace || makesLinks(cmds) {
+	if j.denial != "" {
 		return j
 	}
 	j.relaxed = make([]bool, len(fs))
+	// Inline code run here is confined under either profile, whatever
+	// else the command does: the kernel holds it as it holds a script.
 	for i, f := range fs {
-		j.relaxed[i] = f.rule.Tier == Dangerous && sandboxRelaxable[f.rule.ID] &&
-			ctx.same(f.cmd) && s.confined(f.cmd, cmds)
+		if f.rule.Tier == Dangerous && sandboxCode[f.rule.ID] && ctx.same(f.cmd) {
+			j.relaxed[i], j.code = true, true
+		}
+	}
+	if sb.Profile != SandboxWorkspace || makesLinks(cmds) {
+		return j
+	}
+	for i, f := range fs {
+		if !j.relaxed[i] && f.rule.Tier == Dangerous && sandboxRelaxable[f.rule.ID] &&
+			ctx.same(f.cmd) && s.confined(f.cmd, cmds) {
+			j.relaxed[i], j.files = true, true
+		}
 	}
 	return j
 }
@@ -266,8 +303,8 @@ func (x *contexts) compute(c *command) bool {
 	}
 	for i := range x.cmds {
 		o := &x.cmds[i]
-		if o == c || o.source == c.source || !strings.Contains(x.args[i], src) {
-			continue
+		if o == c || o.source == c.source || strings.HasPrefix(o.name, "@") || !strings.Contains(x.args[i], src) {
+			continue // a fact runs nothing: its args only describe (@pipe-code python3)
 		}
 		// c's text is an argument of o: o runs it, or prints it.
 		if !isShell(o.name) && o.name != "eval" || !x.same(o) {
