@@ -492,7 +492,7 @@ const codeNote = "sandbox workspace: inline code allowed without asking, the ker
 func TestSandbox_InlineCodeRunsLikeAScript(t *testing.T) {
 	g := newSandboxGate(t)
 	tests := []struct {
-		cmd                string
+		cmd               string
 		none, off, ro, ws Decision
 	}{
 		{`python3 -c 'print(6*7)'`, Ask, Ask, Allow, Allow},
