@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -113,6 +114,15 @@ type Request struct {
 	// Sandbox is the kernel confinement the command will run under; see
 	// [Sandbox]. The zero value is none: the verdict ignores it.
 	Sandbox Sandbox
+	// Input, when its Kind is not InputData, says Command is not a
+	// command line but text piped to the standard input of the program
+	// Input names, which reads it as Input.Kind says ([Gate.Input]; the
+	// command itself was judged before): a shell's commands are judged as
+	// commands, an interpreter's program as inline code of its language
+	// (which a confining sandbox lets run, see [Sandbox]), a client's
+	// statements as the statements it runs. The zero value: Command is a
+	// command line.
+	Input Input
 }
 
 // Gate decides whether commands may run. It is safe for concurrent use.
@@ -231,7 +241,9 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	}
 	cmd := Normalize(req.Command)
 	var cmds []command
-	if len(cmd) > g.maxSize {
+	// An interpreter's program is judged whole, unread: its size is no
+	// bound of the analysis.
+	if len(cmd) > g.maxSize && req.Input.Kind != InputCode {
 		cmds = []command{{name: factTooComplex, args: []string{tooLargeDetail(len(cmd), g.maxSize)}}}
 	} else {
 		a, _ := g.analyzers.Get().(*analyzer)
@@ -240,7 +252,7 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 		}
 		// The commands are a's until it is put back, after the verdict.
 		defer g.analyzers.Put(a)
-		cmds = a.run(cmd, a.guardFor(g.protect, req.Dir))
+		cmds = a.runInput(cmd, a.guardFor(g.protect, req.Dir), req.Input)
 	}
 	var fs []finding
 	if g.fullScan {
@@ -470,9 +482,13 @@ func (g *Gate) Decide(ctx context.Context, req Request, asker Asker) error {
 	if asker == nil {
 		return denied(nil, "no one is present to approve it")
 	}
+	reasons := v.Reasons
+	if req.Input.Kind != InputData {
+		reasons = append([]string{fmt.Sprintf("%s piped into %s", req.Input.Kind, cmp.Or(req.Input.Program, "the command"))}, reasons...)
+	}
 	ans, err := asker.Ask(ctx, Prompt{
 		Command: strings.TrimSpace(req.Command), SessionKey: req.SessionKey, Backend: req.Backend,
-		Reasons: v.Reasons, Rules: v.Rules,
+		Reasons: reasons, Rules: v.Rules,
 	})
 	if err != nil {
 		return denied(err)

@@ -102,7 +102,18 @@ type Sandbox struct {
 	// read (credentials, runbox's own files). Nil means the gate refuses
 	// no read.
 	Unreadable []string
+	// Network is the sandbox's network mode: [NetworkAllowlist],
+	// [NetworkOff], "open", or "" when the gate is not told. It only
+	// decides bash's connections through /dev/tcp and /dev/udp, which
+	// the gate otherwise leaves to the kernel (they are not files).
+	Network string
 }
+
+// The network modes a [Sandbox] may name (sandbox.network.mode).
+const (
+	NetworkAllowlist = "allowlist" // connections only through the session's egress proxy
+	NetworkOff       = "off"       // no connections
+)
 
 // sandboxRelaxable are the dangerous rules whose only risk is to the
 // files a command changes, so that a sandbox which confines those files
@@ -317,6 +328,7 @@ func (x *contexts) compute(c *command) bool {
 // sandboxScope resolves the paths of one command against a sandbox.
 type sandboxScope struct {
 	profile    SandboxProfile
+	network    string     // Sandbox.Network
 	writable   [][]string // components, root first ("/")
 	unreadable [][]string
 	home       string   // absolute, or "" when unknown
@@ -327,7 +339,7 @@ type sandboxScope struct {
 }
 
 func newSandboxScope(sb Sandbox, home, dir, text string, cmds []command) *sandboxScope {
-	s := &sandboxScope{profile: sb.Profile}
+	s := &sandboxScope{profile: sb.Profile, network: sb.Network}
 	for _, w := range sb.Writable {
 		if path.IsAbs(w) {
 			s.writable = append(s.writable, splitPath(path.Clean(w)))
@@ -516,6 +528,7 @@ const (
 	whereInside                // under a writable root
 	whereOutside               // under none: the kernel refuses a write
 	whereHarmless              // a device any command may write (/dev/null)
+	whereNetwork               // bash's /dev/tcp/HOST/PORT, /dev/udp/…: a connection, not a file
 )
 
 // harmlessDevices are the devices every profile lets a command write.
@@ -525,6 +538,9 @@ var harmlessDevices = setOf(`/dev/null /dev/zero /dev/full /dev/stdout /dev/stde
 func (s *sandboxScope) place(p string) where {
 	if harmlessDevices[p] || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/pts/") {
 		return whereHarmless
+	}
+	if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
+		return whereNetwork
 	}
 	if p == "/proc" || strings.HasPrefix(p, "/proc/") && !strings.HasPrefix(p, "/proc/sys/") {
 		return whereUnknown // /proc/self/cwd and the like lead anywhere
@@ -654,6 +670,12 @@ func (s *sandboxScope) denial(cmds []command, ctx *contexts) string {
 			if !ok {
 				continue
 			}
+			if len(ps) == 1 && s.place(ps[0]) == whereNetwork {
+				if r := s.netDenial(t, ps[0]); r != "" {
+					return r
+				}
+				continue
+			}
 			if len(ps) > 0 && !slices.ContainsFunc(ps, func(p string) bool { return s.place(p) != whereOutside }) {
 				return s.writeDenial(t)
 			}
@@ -663,6 +685,30 @@ func (s *sandboxScope) denial(cmds []command, ctx *contexts) string {
 		if r := s.readDenial(&cmds[i]); r != "" && ctx.same(&cmds[i]) {
 			return r
 		}
+	}
+	return ""
+}
+
+// netDenial returns why the kernel would refuse the connection bash
+// opens for a redirection to p (/dev/tcp/HOST/PORT), or "" when it would
+// not or the gate does not know: with the network open, or a loopback
+// address, which the kernel decides by port.
+func (s *sandboxScope) netDenial(t target, p string) string {
+	proto, rest, _ := strings.Cut(strings.TrimPrefix(p, "/dev/"), "/")
+	host, _, _ := strings.Cut(rest, "/")
+	switch s.network {
+	case NetworkOff:
+		return fmt.Sprintf("sandbox %s: %s %s opens a network connection, and the network is off (sandbox.network.mode: off)", s.profile, t.how, t.text)
+	case NetworkAllowlist:
+		if host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1" || host == "[::1]" {
+			return ""
+		}
+		if proto == "udp" {
+			return fmt.Sprintf("sandbox %s: %s %s opens a UDP connection, which the network allow-list blocks", s.profile, t.how, t.text)
+		}
+		return fmt.Sprintf("sandbox %s: %s %s opens a network connection straight to %s, which the network allow-list blocks: "+
+			"a command connects only through the session's egress proxy, which bash's /dev/tcp does not use (curl, git, pip and npm do, through HTTP_PROXY)",
+			s.profile, t.how, t.text, host)
 	}
 	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/envs"
 )
@@ -97,12 +99,15 @@ func Line(cmd envs.Command) string {
 	return strings.Join(q, " ")
 }
 
-// Quote quotes s for a POSIX shell, leaving plain words as they are.
+// Quote quotes s as one word for a POSIX shell (syntax.Quote), leaving
+// plain words as they are. A word with characters POSIX has no escape for
+// (a newline, a control character) is single-quoted, which every POSIX
+// shell reads back byte for byte: the line may be run by sh, not only by
+// bash, so bash's $'…' is not used. NUL, which no argv holds, is dropped.
 func Quote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
+	s = strings.ReplaceAll(s, "\x00", "")
+	if q, err := syntax.Quote(s, syntax.LangPOSIX); err == nil {
+		return q
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -65,21 +65,36 @@ type Authorization struct {
 	// value: none), so the gate neither asks about what the kernel holds
 	// nor lets through what the kernel would stop.
 	Sandbox approval.Sandbox
+	// Input, when set, says Command is text piped to the standard input
+	// of a program that reads it as Input.Kind says (approval.Request.Input).
+	Input approval.Input
 }
 
 // Authorize passes a command through the gate. It returns nil when the
 // command may run, and otherwise an error matching envs.ErrDenied that
 // unwraps to an *envs.DeniedError.
 func (s *Service) Authorize(ctx context.Context, a Authorization) error {
-	req := approval.Request{
-		Command: a.Command, Backend: a.Backend, Sandboxed: !a.HostAccess,
-		SessionKey: a.SessionKey, Unattended: a.Asker == nil, Dir: a.Dir,
-		Sandbox: a.Sandbox,
-	}
+	req := a.request()
 	if err := s.gate.Decide(ctx, req, a.Asker); err != nil {
 		return deniedError(err)
 	}
 	return nil
+}
+
+// Check is the verdict Authorize would act on, for a session where
+// someone can answer (a.Asker is not used): what runbox check shows.
+func (s *Service) Check(ctx context.Context, a Authorization) approval.Verdict {
+	req := a.request()
+	req.Unattended = false
+	return s.gate.Check(ctx, req)
+}
+
+func (a Authorization) request() approval.Request {
+	return approval.Request{
+		Command: a.Command, Backend: a.Backend, Sandboxed: !a.HostAccess,
+		SessionKey: a.SessionKey, Unattended: a.Asker == nil, Dir: a.Dir,
+		Sandbox: a.Sandbox, Input: a.Input,
+	}
 }
 
 // HostAccess reports whether backend's commands opened with spec can

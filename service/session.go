@@ -198,15 +198,20 @@ func (ss *Session) admit(ctx context.Context, c envs.Command) (envs.Environment,
 }
 
 // Run judges c, then runs it in the session's environment. Its piped
-// stdin (c.Stdin) is judged line by line as the command reads it: at the
-// first refused line the command is killed, and Run returns its result
-// with a *StdinRefusedError.
+// stdin (c.Stdin) is judged the way the command reads it (see
+// gateStdin): input that ends is judged whole first, and a refusal there
+// returns a *StdinRefusedError with nothing run; in a stream, the
+// command is killed at the first refused statement, and Run returns its
+// result with a *StdinRefusedError.
 func (ss *Session) Run(ctx context.Context, c envs.Command) (*envs.Result, error) {
 	env, c, err := ss.admit(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	run, done := ss.gateStdin(ctx, &c)
+	run, done, err := ss.gateStdin(ctx, &c)
+	if err != nil {
+		return nil, err
+	}
 	res, err := env.Run(run, c)
 	if rerr := done(); rerr != nil {
 		return res, rerr
@@ -223,10 +228,11 @@ func (s *Service) markPrivate(c *envs.Command) {
 }
 
 // Start judges c, then starts it. What is written to the process's stdin
-// is judged too, line by line (see [GatedInput]; not with
-// SessionOptions.TerminalInput), and so is c.Stdin as the command reads
-// it: at the first refused line the process is killed, and its Wait
-// returns a *StdinRefusedError.
+// is judged too, line by line, the way the process reads it (see
+// [GatedInput]; not with SessionOptions.TerminalInput), and so is
+// c.Stdin (see gateStdin): a refusal of input that ended is Start's
+// error, with nothing started; in a stream, the process is killed at the
+// first refused statement, and its Wait returns a *StdinRefusedError.
 func (ss *Session) Start(ctx context.Context, c envs.Command) (envs.Process, error) {
 	env, c, err := ss.admit(ctx, c)
 	if err != nil {
@@ -234,7 +240,10 @@ func (ss *Session) Start(ctx context.Context, c envs.Command) (envs.Process, err
 	}
 	// The stdin is read, and judged, for the process's whole life, not
 	// only while ctx bounds the start.
-	refused, done := ss.gateStdin(context.WithoutCancel(ctx), &c)
+	refused, done, err := ss.gateStdin(context.WithoutCancel(ctx), &c)
+	if err != nil {
+		return nil, err
+	}
 	p, err := env.Start(ctx, c)
 	if err != nil {
 		done()
@@ -246,10 +255,10 @@ func (ss *Session) Start(ctx context.Context, c envs.Command) (envs.Process, err
 		return nil, err
 	}
 	gp := &gatedProcess{Process: p, done: done}
-	if ss.terminal {
+	if judge := ss.inputJudge(c); ss.terminal || judge == nil {
 		gp.raw = true
-	} else {
-		gp.in = ss.Input(p.Stdin())
+	} else if w := p.Stdin(); w != nil {
+		gp.in = &GatedInput{w: w, judge: judge}
 	}
 	if c.Stdin != nil {
 		gp.stop = context.AfterFunc(refused, func() { p.Kill(context.Background()) })

@@ -17,6 +17,7 @@ import (
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
 )
 
 // Exit statuses of runbox check without --jsonl.
@@ -118,7 +119,7 @@ func checkSandbox(a *app, opts *checkOptions) (sb approval.Sandbox, dir, workspa
 		return approval.Sandbox{Profile: profile}, dir, dir, nil
 	}
 	p := confine.DefaultPolicy(string(profile), dir, a.getenv("HOME"))
-	sb = approval.Sandbox{Profile: profile, Unreadable: slices.Clone(p.DenyRead)}
+	sb = approval.Sandbox{Profile: profile, Unreadable: slices.Clone(p.DenyRead), Network: p.Network}
 	if profile == approval.SandboxWorkspace {
 		sb.Writable = append(sb.Writable, p.Workspace)
 	}
@@ -161,11 +162,30 @@ func runCheck(ctx context.Context, a *app, opts *checkOptions, args []string) er
 	if len(args) == 0 {
 		return usageError{errorf("check: want a COMMAND (or --jsonl); see --help")}
 	}
-	command := strings.Join(args, " ")
-	v := a.svc.Gate().Check(ctx, approval.Request{Command: command, Backend: "local", SessionKey: "cli", Dir: sbDir, Sandbox: sb})
-	writeVerdict(a.stdout, command, v)
+	// The command is the one run would judge: one argument is a shell
+	// line, several are an argv, quoted.
+	command := shellCommand(args)
+	var v approval.Verdict
 	if sb.Profile != "" {
+		v = a.svc.Gate().Check(ctx, approval.Request{Command: command, Backend: "local", SessionKey: "cli", Dir: sbDir, Sandbox: sb})
+	} else {
+		// As runbox run judges it: the configured backend, its sandbox
+		// (the default profile, or sandbox.profile, or --sandbox before
+		// check), from the current directory.
+		backend, spec := a.cfg.Backend, envs.Spec{}
+		sb = a.svc.GateSandbox(backend, spec)
+		v = a.svc.Check(ctx, service.Authorization{Command: command, Backend: backend, HostAccess: a.svc.HostAccess(ctx, backend, spec),
+			SessionKey: "cli", Dir: hostDir(spec.Dir), Sandbox: sb})
+		if sb.Profile == approval.SandboxWorkspace && len(sb.Writable) > 0 {
+			workspace = sb.Writable[0] // the workspace root comes first
+		}
+	}
+	writeVerdict(a.stdout, command, v)
+	switch sb.Profile {
+	case approval.SandboxWorkspace:
 		fmt.Fprintf(a.stdout, "sandbox:  %s (workspace %s)\n", sb.Profile, workspace)
+	case approval.SandboxReadOnly, approval.SandboxOff:
+		fmt.Fprintf(a.stdout, "sandbox:  %s\n", sb.Profile)
 	}
 	switch v.Decision {
 	case approval.Allow:

@@ -209,15 +209,19 @@ type runner struct {
 	doneAsking func()
 }
 
-// openRunner makes the session of a runbox run command. The user is
-// asked (on a terminal) only while the command is admitted: once its
-// environment opens, the prompter lets go of the terminal, which an
-// interactive --pty command then has to itself.
+// openRunner makes the session of a runbox run command. On a terminal
+// the user is asked for as long as the command runs: about the command,
+// its piped input, and the hosts its sandbox's egress proxy asks about.
+// An interactive --pty command (terminalInput) has the terminal to
+// itself once its environment opens: the prompter lets go of it then,
+// and what the proxy would ask is refused, saying so.
 func (a *app) openRunner(ctx context.Context, backend string, spec envs.Spec, push taskPush, opts *runOptions, terminalInput bool) (*runner, error) {
 	asker, answers, doneAsking := a.openAsker()
 	r := &runner{doneAsking: doneAsking, denials: func(string) []envs.Violation { return nil }}
 	prepare := func(ctx context.Context, env envs.Environment) error {
-		doneAsking()
+		if terminalInput {
+			doneAsking()
+		}
 		a.reportSaved(answers)
 		r.denials = service.WatchViolations(env)
 		if opts.sync != "" {
@@ -410,10 +414,14 @@ func stream(ctx context.Context, a *app, r *runner, c envs.Command, so streamOpt
 // the sandbox denied a streamed command.
 const denialTail = 64 << 10
 
-// reportDenials prints one line per access the sandbox denied.
+// reportDenials prints one line per access the sandbox denied, then how
+// to allow the writes among them.
 func reportDenials(a *app, vs []envs.Violation) {
 	for _, v := range vs {
 		fmt.Fprintf(a.stderr, "runbox: sandbox denied %s %s (%s)\n", v.Op, v.Target, v.Rule)
+	}
+	if h := service.SandboxHint(vs); h != "" {
+		fmt.Fprintf(a.stderr, "runbox: %s\n", h)
 	}
 }
 
