@@ -127,5 +127,5 @@ func SandboxHint(vs []envs.Violation) string {
 	if readOnly {
 		h += ", use the workspace profile (--sandbox workspace) to write the workspace,"
 	}
-	return h + " or run without the sandbox (--sandbox off, or sandbox.profile: off)"
+	return h + ", or run without the sandbox (--sandbox off, or sandbox.profile: off)"
 }
