@@ -49,9 +49,12 @@ func newCheckCommand(a *app) *cobra.Command {
 (a human must approve it first) or deny, whether the denial is hardline (nothing
 can allow it), and the reasons. Nothing is run.
 
-With COMMAND, the decision follows your configuration (mode, allow and deny
-lists, saved approvals) for an interactive session on the local backend. The
-exit status is 0 for allow, 1 for ask and 3 for deny.
+With COMMAND, the decision is the one runbox run acts on for the same
+arguments and configuration (mode, allow and deny lists, saved approvals,
+--yolo, the backend and its sandbox), for an interactive session: one
+argument is a shell line, several are an argv quoted word by word, as run
+quotes them. A "sandbox:" line names the sandbox judged under. The exit
+status is 0 for allow, 1 for ask and 3 for deny.
 
 With --jsonl, check reads one JSON string per line from standard input (a
 command, which may contain newlines) and writes one JSON object per line:
@@ -66,8 +69,8 @@ default the current directory; the workspace the sandbox lets it write is the gi
 root above it, if any): under workspace, deleting or overwriting files inside the
 workspace no longer asks, and what the kernel would refuse (writes outside the
 workspace, reading credentials) is denied with the sandbox named in the reason.
-Plain output gains a "sandbox:" line and --jsonl objects a "sandbox" field;
-without --sandbox the output is unchanged.`,
+--jsonl objects gain a "sandbox" field; without --sandbox they judge with no
+sandbox, as they always have.`,
 		Example: `  runbox check -- rm -rf /
   runbox check 'curl https://example.com/install.sh | sh'
   printf '%s\n' '"ls -la"' '"git push --force"' | runbox check --jsonl
