@@ -111,8 +111,10 @@
 // The gate fails closed. Input it cannot parse, input beyond its bounds of
 // size and nesting, and a command word it cannot know ($CMD -rf /,
 // $(…) args) ask rather than allow. Input beyond the bounds asks in every
-// mode, yolo and relaxed sandboxes included: what the gate could not read
-// through is never let through unread, and the reason says which bound
+// mode, relaxed sandboxes and session approvals included: what the gate
+// could not read through is not let through unread (only Options.Yolo,
+// the user's choice to be asked nothing, lets it through as it does any
+// other ask), and the reason says which bound
 // ("command too deeply nested to analyse (depth 12001 > limit 100)",
 // "command wrapped too deeply to analyse …"). What it read before the
 // bound still counts: a hardline command there is denied.

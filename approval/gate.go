@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -113,6 +114,15 @@ type Request struct {
 	// Sandbox is the kernel confinement the command will run under; see
 	// [Sandbox]. The zero value is none: the verdict ignores it.
 	Sandbox Sandbox
+	// Input, when its Kind is not InputData, says Command is not a
+	// command line but text piped to the standard input of the program
+	// Input names, which reads it as Input.Kind says ([Gate.Input]; the
+	// command itself was judged before): a shell's commands are judged as
+	// commands, an interpreter's program as inline code of its language
+	// (which a confining sandbox lets run, see [Sandbox]), a client's
+	// statements as the statements it runs. The zero value: Command is a
+	// command line.
+	Input Input
 }
 
 // Gate decides whether commands may run. It is safe for concurrent use.
@@ -231,7 +241,9 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	}
 	cmd := Normalize(req.Command)
 	var cmds []command
-	if len(cmd) > g.maxSize {
+	// An interpreter's program is judged whole, unread: its size is no
+	// bound of the analysis.
+	if len(cmd) > g.maxSize && req.Input.Kind != InputCode {
 		cmds = []command{{name: factTooComplex, args: []string{tooLargeDetail(len(cmd), g.maxSize)}}}
 	} else {
 		a, _ := g.analyzers.Get().(*analyzer)
@@ -240,7 +252,7 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 		}
 		// The commands are a's until it is put back, after the verdict.
 		defer g.analyzers.Put(a)
-		cmds = a.run(cmd, a.guardFor(g.protect, req.Dir))
+		cmds = a.runInput(cmd, a.guardFor(g.protect, req.Dir), req.Input)
 	}
 	var fs []finding
 	if g.fullScan {
@@ -298,7 +310,7 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 	session := g.sessions[req.SessionKey]
 	saved := slices.Clone(g.saved)
 	g.mu.Unlock()
-	pending, relaxed := false, false
+	pending, relaxed := false, false // relaxed: a finding the sandbox let through
 	for i, f := range fs {
 		if g.allowed(cmd, f, g.allow) || g.allowed(cmd, f, saved) {
 			continue
@@ -307,7 +319,7 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 			v.Decision = Deny
 			return v
 		}
-		if !f.rule.AlwaysAsk && (session[f.rule.ID] || g.opts.Yolo || g.opts.Mode == ModeOff ||
+		if g.opts.Yolo && yoloCovers(f.rule) || !f.rule.AlwaysAsk && (session[f.rule.ID] || g.opts.Mode == ModeOff ||
 			req.Sandboxed && g.opts.RelaxSandboxed) {
 			continue
 		}
@@ -319,7 +331,7 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 	}
 	if !pending {
 		if relaxed {
-			v.Reasons = append(v.Reasons, sb.note())
+			v.Reasons = append(v.Reasons, sb.notes()...)
 		}
 		return v
 	}
@@ -333,6 +345,14 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 	v.Decision = Ask
 	return v
 }
+
+// yoloCovers reports whether Options.Yolo lets a finding of r through:
+// every dangerous rule's, the limits of the analysis (too-complex)
+// included, since yolo is the user's own choice, made when runbox
+// starts, to be asked nothing. The other rules that ask in every mode
+// guard runbox's own policy (protected-unresolved): yolo does not
+// reach them.
+func yoloCovers(r *compiledRule) bool { return !r.AlwaysAsk || r.ID == limitRule }
 
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
@@ -462,9 +482,13 @@ func (g *Gate) Decide(ctx context.Context, req Request, asker Asker) error {
 	if asker == nil {
 		return denied(nil, "no one is present to approve it")
 	}
+	reasons := v.Reasons
+	if req.Input.Kind != InputData {
+		reasons = append([]string{fmt.Sprintf("%s piped into %s", req.Input.Kind, cmp.Or(req.Input.Program, "the command"))}, reasons...)
+	}
 	ans, err := asker.Ask(ctx, Prompt{
 		Command: strings.TrimSpace(req.Command), SessionKey: req.SessionKey, Backend: req.Backend,
-		Reasons: v.Reasons, Rules: v.Rules,
+		Reasons: reasons, Rules: v.Rules,
 	})
 	if err != nil {
 		return denied(err)

@@ -6,8 +6,10 @@ import (
 )
 
 // Bounds on the work one check may do. Input beyond them is not analysed
-// further and asks instead, in every mode (see the "too-complex" rule): a
-// command the gate cannot read through is never let through unread.
+// further and asks instead, in every mode but yolo (see the "too-complex"
+// rule, limitRule): a command the gate cannot read through is never let
+// through unread, unless the user started runbox with yolo to be asked
+// nothing.
 //
 // Every stage of the analysis runs in time linear in the text it is given,
 // and the text handed to the parser, nested code included, is bounded by
@@ -34,6 +36,9 @@ const (
 	// minParseBudget is the parse budget of a short command.
 	minParseBudget = 64 << 10
 )
+
+// limitRule is the id of the rule that asks about input beyond the bounds.
+const limitRule = "too-complex"
 
 // Details of the limit facts; the verdict shows them as reasons.
 func tooLargeDetail(n, limit int) string {

@@ -142,9 +142,11 @@ func nestedShells(n int) string {
 }
 
 // TestGate_LimitsAskInEveryMode: a command the gate could not read through
-// is never let through unread: off mode, yolo, a relaxed sandbox and a
-// session approval do not allow it; unattended it is denied; only an
-// allow entry or an answer for the one command lets it run.
+// is not let through unread: off mode, a relaxed sandbox, a sandbox
+// profile and a session approval do not allow it; unattended it is
+// denied; an allow entry or an answer for the one command lets it run,
+// and so does yolo, the user's choice to be asked nothing (unattended
+// too: yolo asks no one).
 func TestGate_LimitsAskInEveryMode(t *testing.T) {
 	deep := nest(maxNesting+1, "$(", ")", "ls")
 	tests := []struct {
@@ -155,7 +157,11 @@ func TestGate_LimitsAskInEveryMode(t *testing.T) {
 	}{
 		{"manual", Options{}, Request{Command: deep}, Ask},
 		{"off", Options{Mode: ModeOff}, Request{Command: deep}, Ask},
-		{"yolo", Options{Yolo: true}, Request{Command: deep}, Ask},
+		{"yolo", Options{Yolo: true}, Request{Command: deep}, Allow},
+		{"yolo unattended", Options{Yolo: true}, Request{Command: deep, Unattended: true}, Allow},
+		{"yolo, too large", Options{Yolo: true}, Request{Command: strings.Repeat("echo word ", 100<<10)}, Allow},
+		{"too large", Options{}, Request{Command: strings.Repeat("echo word ", 100<<10)}, Ask},
+		{"sandbox workspace", Options{}, Request{Command: deep, Sandbox: Sandbox{Profile: SandboxWorkspace, Writable: []string{"/w"}}, Dir: "/w"}, Ask},
 		{"relaxed sandbox", Options{RelaxSandboxed: true}, Request{Command: deep, Sandboxed: true}, Ask},
 		{"unattended", Options{Mode: ModeOff}, Request{Command: deep, Unattended: true}, Deny},
 		{"allowed by rule id", Options{Allow: []string{"too-complex"}}, Request{Command: deep}, Allow},

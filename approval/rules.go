@@ -46,11 +46,13 @@ type Rule struct {
 	Via        string   // pattern for the wrappers the program was reached through
 
 	// AlwaysAsk keeps a Dangerous rule asking in every mode: neither
-	// ModeOff, Options.Yolo, Options.RelaxSandboxed nor a session
-	// approval lets it through; an allow entry (its id or a glob) or an
-	// answer for the one command does. The limits of the analysis use it,
-	// so a command the gate could not read through is never let through
-	// unread.
+	// ModeOff, Options.RelaxSandboxed, a sandbox nor a session approval
+	// lets it through; an allow entry (its id or a glob) or an answer for
+	// the one command does. The limits of the analysis use it, so a
+	// command the gate could not read through is not let through unread;
+	// Options.Yolo, the user's choice to be asked nothing, lets the limits
+	// through as it does any other ask, but not the rules that guard
+	// runbox's own policy.
 	AlwaysAsk bool
 
 	// Match are shell commands the rule must flag and NoMatch commands it

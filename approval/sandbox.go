@@ -43,7 +43,7 @@ func (p SandboxProfile) confines() bool { return p == SandboxReadOnly || p == Sa
 // under ([Request].Sandbox). The zero value is no sandbox: verdicts are
 // exactly those without one.
 //
-// Under a confining profile the gate changes three things, and nothing
+// Under a confining profile the gate changes four things, and nothing
 // else:
 //
 //   - A command that writes or deletes where the kernel will not let it
@@ -69,8 +69,15 @@ func (p SandboxProfile) confines() bool { return p == SandboxReadOnly || p == Sa
 //     CDPATH), or holds more than 512 simple commands. Other dangerous
 //     commands ask as before: git
 //     reset --hard and git branch -D lose work no sandbox can give back,
-//     and code run inline, processes, services, remote systems and
-//     permissions are not files the sandbox confines.
+//     and processes, services, remote systems and permissions are not
+//     files the sandbox confines.
+//   - Under either profile, code given to an interpreter inline (python3
+//     -c, node -e, perl -e, a here-document or a pipe into python3, and
+//     the input of runbox run read by one) is allowed without asking when
+//     it runs on this machine: the kernel confines it exactly as it
+//     confines the same code in a script (python3 script.py), which the
+//     gate lets run. Code run elsewhere (ssh host python3 -c …, docker
+//     exec) still asks.
 //   - Hardline rules, forbidden rules, the deny list and the limits of the
 //     analysis hold as before.
 //
@@ -95,7 +102,18 @@ type Sandbox struct {
 	// read (credentials, runbox's own files). Nil means the gate refuses
 	// no read.
 	Unreadable []string
+	// Network is the sandbox's network mode: [NetworkAllowlist],
+	// [NetworkOff], "open", or "" when the gate is not told. It only
+	// decides bash's connections through /dev/tcp and /dev/udp, which
+	// the gate otherwise leaves to the kernel (they are not files).
+	Network string
 }
+
+// The network modes a [Sandbox] may name (sandbox.network.mode).
+const (
+	NetworkAllowlist = "allowlist" // connections only through the session's egress proxy
+	NetworkOff       = "off"       // no connections
+)
 
 // sandboxRelaxable are the dangerous rules whose only risk is to the
 // files a command changes, so that a sandbox which confines those files
@@ -107,20 +125,38 @@ var sandboxRelaxable = setOf(`rm-recursive rm-absolute rm-bulk find-delete git-c
 // sandbox judgement follows; past it relative paths are unknown.
 const maxSandboxCwds = 64
 
+// sandboxCode are the dangerous rules about code given to an interpreter
+// inline (python -c, node -e, a here-document, a pipe, the input of
+// runbox run): the gate cannot read it, but the kernel confines it
+// exactly as it confines the same code in a script (python3 script.py),
+// which the gate lets run.
+var sandboxCode = setOf(`inline-code heredoc-code pipe-code`)
+
 // sandboxJudgement is what the sandbox a request runs under changes in
 // its verdict.
 type sandboxJudgement struct {
 	profile SandboxProfile
 	denial  string // why the kernel would refuse part of the command; "" for nothing
 	relaxed []bool // per finding: the sandbox confines its only risk
+	// files and code say which kinds of finding were relaxed: changes to
+	// files the sandbox lets the command write, and inline code.
+	files, code bool
 }
 
 // relaxes reports whether finding i is let through by the sandbox.
 func (j sandboxJudgement) relaxes(i int) bool { return i < len(j.relaxed) && j.relaxed[i] }
 
-// note is the reason added to a verdict that a relaxed finding let through.
-func (j sandboxJudgement) note() string {
-	return "sandbox " + string(j.profile) + ": allowed without asking, the only risk is to files the sandbox lets it write"
+// notes are the reasons added to a verdict that relaxed findings let
+// through.
+func (j sandboxJudgement) notes() []string {
+	var out []string
+	if j.files {
+		out = append(out, "sandbox "+string(j.profile)+": allowed without asking, the only risk is to files the sandbox lets it write")
+	}
+	if j.code {
+		out = append(out, "sandbox "+string(j.profile)+": inline code allowed without asking, the kernel confines it as it does a script")
+	}
+	return out
 }
 
 // judgeSandbox judges cmds, the analysed command, under req.Sandbox. A
@@ -134,13 +170,25 @@ func (g *Gate) judgeSandbox(req Request, cmds []command, fs []finding) sandboxJu
 	s := newSandboxScope(sb, g.opts.Protect.Env["HOME"], req.Dir, Normalize(req.Command), cmds)
 	ctx := newContexts(cmds)
 	j := sandboxJudgement{profile: sb.Profile, denial: s.denial(cmds, ctx)}
-	if j.denial != "" || sb.Profile != SandboxWorkspace || makesLinks(cmds) {
+	if j.denial != "" {
 		return j
 	}
 	j.relaxed = make([]bool, len(fs))
+	// Inline code run here is confined under either profile, whatever
+	// else the command does: the kernel holds it as it holds a script.
 	for i, f := range fs {
-		j.relaxed[i] = f.rule.Tier == Dangerous && sandboxRelaxable[f.rule.ID] &&
-			ctx.same(f.cmd) && s.confined(f.cmd, cmds)
+		if f.rule.Tier == Dangerous && sandboxCode[f.rule.ID] && ctx.same(f.cmd) {
+			j.relaxed[i], j.code = true, true
+		}
+	}
+	if sb.Profile != SandboxWorkspace || makesLinks(cmds) {
+		return j
+	}
+	for i, f := range fs {
+		if !j.relaxed[i] && f.rule.Tier == Dangerous && sandboxRelaxable[f.rule.ID] &&
+			ctx.same(f.cmd) && s.confined(f.cmd, cmds) {
+			j.relaxed[i], j.files = true, true
+		}
 	}
 	return j
 }
@@ -266,8 +314,8 @@ func (x *contexts) compute(c *command) bool {
 	}
 	for i := range x.cmds {
 		o := &x.cmds[i]
-		if o == c || o.source == c.source || !strings.Contains(x.args[i], src) {
-			continue
+		if o == c || o.source == c.source || strings.HasPrefix(o.name, "@") || !strings.Contains(x.args[i], src) {
+			continue // a fact runs nothing: its args only describe (@pipe-code python3)
 		}
 		// c's text is an argument of o: o runs it, or prints it.
 		if !isShell(o.name) && o.name != "eval" || !x.same(o) {
@@ -280,6 +328,7 @@ func (x *contexts) compute(c *command) bool {
 // sandboxScope resolves the paths of one command against a sandbox.
 type sandboxScope struct {
 	profile    SandboxProfile
+	network    string     // Sandbox.Network
 	writable   [][]string // components, root first ("/")
 	unreadable [][]string
 	home       string   // absolute, or "" when unknown
@@ -290,7 +339,7 @@ type sandboxScope struct {
 }
 
 func newSandboxScope(sb Sandbox, home, dir, text string, cmds []command) *sandboxScope {
-	s := &sandboxScope{profile: sb.Profile}
+	s := &sandboxScope{profile: sb.Profile, network: sb.Network}
 	for _, w := range sb.Writable {
 		if path.IsAbs(w) {
 			s.writable = append(s.writable, splitPath(path.Clean(w)))
@@ -479,6 +528,7 @@ const (
 	whereInside                // under a writable root
 	whereOutside               // under none: the kernel refuses a write
 	whereHarmless              // a device any command may write (/dev/null)
+	whereNetwork               // bash's /dev/tcp/HOST/PORT, /dev/udp/…: a connection, not a file
 )
 
 // harmlessDevices are the devices every profile lets a command write.
@@ -488,6 +538,9 @@ var harmlessDevices = setOf(`/dev/null /dev/zero /dev/full /dev/stdout /dev/stde
 func (s *sandboxScope) place(p string) where {
 	if harmlessDevices[p] || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/pts/") {
 		return whereHarmless
+	}
+	if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
+		return whereNetwork
 	}
 	if p == "/proc" || strings.HasPrefix(p, "/proc/") && !strings.HasPrefix(p, "/proc/sys/") {
 		return whereUnknown // /proc/self/cwd and the like lead anywhere
@@ -617,6 +670,12 @@ func (s *sandboxScope) denial(cmds []command, ctx *contexts) string {
 			if !ok {
 				continue
 			}
+			if len(ps) == 1 && s.place(ps[0]) == whereNetwork {
+				if r := s.netDenial(t, ps[0]); r != "" {
+					return r
+				}
+				continue
+			}
 			if len(ps) > 0 && !slices.ContainsFunc(ps, func(p string) bool { return s.place(p) != whereOutside }) {
 				return s.writeDenial(t)
 			}
@@ -626,6 +685,30 @@ func (s *sandboxScope) denial(cmds []command, ctx *contexts) string {
 		if r := s.readDenial(&cmds[i]); r != "" && ctx.same(&cmds[i]) {
 			return r
 		}
+	}
+	return ""
+}
+
+// netDenial returns why the kernel would refuse the connection bash
+// opens for a redirection to p (/dev/tcp/HOST/PORT), or "" when it would
+// not or the gate does not know: with the network open, or a loopback
+// address, which the kernel decides by port.
+func (s *sandboxScope) netDenial(t target, p string) string {
+	proto, rest, _ := strings.Cut(strings.TrimPrefix(p, "/dev/"), "/")
+	host, _, _ := strings.Cut(rest, "/")
+	switch s.network {
+	case NetworkOff:
+		return fmt.Sprintf("sandbox %s: %s %s opens a network connection, and the network is off (sandbox.network.mode: off)", s.profile, t.how, t.text)
+	case NetworkAllowlist:
+		if host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1" || host == "[::1]" {
+			return ""
+		}
+		if proto == "udp" {
+			return fmt.Sprintf("sandbox %s: %s %s opens a UDP connection, which the network allow-list blocks", s.profile, t.how, t.text)
+		}
+		return fmt.Sprintf("sandbox %s: %s %s opens a network connection straight to %s, which the network allow-list blocks: "+
+			"a command connects only through the session's egress proxy, which bash's /dev/tcp does not use (curl, git, pip and npm do, through HTTP_PROXY)",
+			s.profile, t.how, t.text, host)
 	}
 	return ""
 }

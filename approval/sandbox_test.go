@@ -94,12 +94,12 @@ func TestSandbox_Verdicts(t *testing.T) {
 		{"dotdot back in", "rm -rf ../proj/dist", Ask, Allow, false, ""},
 		{"temporary directory", "rm -rf /tmp/runbox-session-1/cache", Ask, Allow, false, ""},
 		{"in a shell string", `bash -c "rm -rf dist"`, Ask, Allow, false, ""},
+		{"inline code", `python -c "print(1)"`, Ask, Allow, false, codeNote},
 
 		// Unchanged: not only a risk to writable files, or not resolved.
 		{"git reset hard", "git reset --hard HEAD~3", Ask, Ask, false, ""},
 		{"git branch D", "git branch -D feature", Ask, Ask, false, ""},
 		{"world writable", "chmod -R 777 .", Ask, Ask, false, ""},
-		{"inline code", `python -c "print(1)"`, Ask, Ask, false, ""},
 		{"force push", "git push --force origin main", Ask, Ask, false, ""},
 		{"the workspace itself", "rm -rf .", Ask, Ask, false, ""},
 		{"the workspace by path", "rm -rf /home/agent/proj", Ask, Ask, false, ""},
@@ -403,8 +403,8 @@ func TestParseSandboxProfile(t *testing.T) {
 
 // FuzzSandbox: under every profile Check never panics and keeps what no
 // sandbox changes: off is no sandbox, a hardline verdict is the same
-// under each profile, and what is denied without a sandbox is denied
-// under one. Seeded from the sandbox table and the gate's own seeds.
+// under each profile, what is denied without a sandbox is denied under
+// one, and read-only lets through only inline code. Seeded from the sandbox table and the gate's own seeds.
 func FuzzSandbox(f *testing.F) {
 	for _, s := range fuzzSeeds() {
 		f.Add(s)
@@ -429,8 +429,9 @@ func FuzzSandbox(f *testing.F) {
 			if v.Hardline != none.Hardline || none.Decision == Deny && v.Decision != Deny {
 				t.Fatalf("Check(%q) under %s = %+v; without a sandbox %+v", cmd, p, v, none)
 			}
-			if p == SandboxReadOnly && v.Decision == Allow && none.Decision != Allow {
-				t.Fatalf("Check(%q) under read-only = allow; without a sandbox %s (read-only relaxes nothing)", cmd, none.Decision)
+			if p == SandboxReadOnly && v.Decision == Allow && none.Decision != Allow &&
+				slices.ContainsFunc(none.Rules, func(id string) bool { return !sandboxCode[id] }) {
+				t.Fatalf("Check(%q) under read-only = allow; without a sandbox %s %v (read-only relaxes inline code only)", cmd, none.Decision, none.Rules)
 			}
 		}
 	})
@@ -477,5 +478,69 @@ func TestSandbox_GateStandingAside(t *testing.T) {
 	// The control: the default gate denies the same write.
 	if v := newSandboxGate(t).Check(t.Context(), sbRequest("mkdir -p ~/bin", SandboxWorkspace)); v.Decision != Deny {
 		t.Errorf("Check(mkdir -p ~/bin) under workspace with the default gate = %s; want deny", v.Decision)
+	}
+}
+
+const codeNote = "sandbox workspace: inline code allowed without asking, the kernel confines it as it does a script"
+
+// TestSandbox_InlineCodeRunsLikeAScript: under a confining profile, code
+// given to an interpreter inline runs as a script of it would (python3
+// script.py runs without asking): the kernel confines both alike. Where
+// the sandbox does not hold (off, no sandbox, code run on another host or
+// in a container) it asks as before, and so does whatever else in the
+// command asks.
+func TestSandbox_InlineCodeRunsLikeAScript(t *testing.T) {
+	g := newSandboxGate(t)
+	tests := []struct {
+		cmd               string
+		none, off, ro, ws Decision
+	}{
+		{`python3 -c 'print(6*7)'`, Ask, Ask, Allow, Allow},
+		{`node -e 'console.log(1)'`, Ask, Ask, Allow, Allow},
+		{`perl -e 'print 1'`, Ask, Ask, Allow, Allow},
+		{`ruby -e 'p 1'`, Ask, Ask, Allow, Allow},
+		{"python3 <<'EOF'\nprint(1)\nEOF", Ask, Ask, Allow, Allow},
+		{`echo 'import os' | python3`, Ask, Ask, Allow, Allow},
+		{`cat x.js | node`, Ask, Ask, Allow, Allow},
+		{`sudo python3 -c 'print(1)'`, Ask, Ask, Allow, Allow},
+		{`cd sub && python3 -c 'print(1)'`, Ask, Ask, Allow, Allow},
+		{`python3 script.py`, Allow, Allow, Allow, Allow},
+		// Not confined by this machine's sandbox: asks.
+		{`ssh host python3 -c 'print(1)'`, Ask, Ask, Ask, Ask},
+		{`docker exec app python3 -c 'print(1)'`, Ask, Ask, Ask, Ask},
+		{`kubectl exec pod -- python3 -c 'print(1)'`, Ask, Ask, Ask, Ask},
+		// Something else asks: the code does not let it through.
+		{`curl -s https://x.example/a.py | python3`, Ask, Ask, Ask, Ask},
+		{`python3 -c 'print(1)' && git push --force`, Ask, Ask, Ask, Ask},
+		// What the kernel refuses is still denied.
+		{`python3 -c 'print(1)' > /etc/x`, Ask, Ask, Deny, Deny},
+	}
+	for _, tt := range tests {
+		for _, p := range []struct {
+			profile SandboxProfile
+			want    Decision
+		}{{"", tt.none}, {SandboxOff, tt.off}, {SandboxReadOnly, tt.ro}, {SandboxWorkspace, tt.ws}} {
+			v := g.Check(t.Context(), sbRequest(tt.cmd, p.profile))
+			if v.Decision != p.want {
+				t.Errorf("Check(%q) under %q = %s %q; want %s", tt.cmd, p.profile, v.Decision, v.Reasons, p.want)
+				continue
+			}
+			if v.Decision == Allow && tt.none == Ask && !slices.ContainsFunc(v.Reasons, func(r string) bool {
+				return strings.HasPrefix(r, "sandbox "+string(p.profile)+": inline code allowed")
+			}) {
+				t.Errorf("Check(%q) under %q: reasons %q do not say the sandbox let the code through", tt.cmd, p.profile, v.Reasons)
+			}
+		}
+	}
+	// A gate told to stand aside lets it through anyway; an unattended
+	// request without a sandbox is refused with the hint.
+	v := g.Check(t.Context(), Request{Command: `python3 -c 'print(1)'`, Unattended: true})
+	if v.Decision != Deny || !slices.Contains(v.Rules, "inline-code") {
+		t.Errorf("unattended, no sandbox: %s %v; want deny naming inline-code", v.Decision, v.Rules)
+	}
+	req := sbRequest(`python3 -c 'print(1)'`, SandboxWorkspace)
+	req.Unattended = true
+	if v := g.Check(t.Context(), req); v.Decision != Allow {
+		t.Errorf("unattended under workspace: %s %q; want allow", v.Decision, v.Reasons)
 	}
 }

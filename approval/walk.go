@@ -118,6 +118,9 @@ type analyzer struct {
 	outer int
 	// plainTail is the last list of args found plain ([analyzer.plainWords]).
 	plainTail []arg
+	// reads are the programs that read the command's own input as
+	// commands, code or statements ([Gate.Input]).
+	reads []Input
 }
 
 // step is one node on the path a walk is in.
@@ -156,7 +159,11 @@ const maxKept = 256
 // one analyzer per check at a time and reuses it afterwards, keeping its
 // parser, maps and buffers, which cost more to make than a short command
 // costs to analyse.
-func (a *analyzer) run(src string, g *guard) []command {
+func (a *analyzer) run(src string, g *guard) []command { return a.runInput(src, g, Input{}) }
+
+// runInput is run for src piped to a program that reads it as in says
+// (run itself for data: src is then the command).
+func (a *analyzer) runInput(src string, g *guard, in Input) []command {
 	// Every field starts from its zero value but for the reused
 	// buffers, emptied.
 	*a = analyzer{
@@ -167,6 +174,7 @@ func (a *analyzer) run(src string, g *guard) []command {
 		cmds:      reuseSlice(a.cmds),
 		readsIn:   reuseSlice(a.readsIn),
 		path:      reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
+		reads:     reuseSlice(a.reads),
 		guard:     g,
 		spare:     a.spare,
 		freeRes:   a.freeRes,
@@ -175,7 +183,11 @@ func (a *analyzer) run(src string, g *guard) []command {
 		budget:    maxCommands,
 		budget0:   max(maxParseFactor*len(src), minParseBudget),
 	}
-	a.script(src, 0, 0, nil)
+	if in.Kind != InputData {
+		a.input(in, src)
+	} else {
+		a.script(src, 0, 0, nil)
+	}
 	a.finish()
 	return a.cmds
 }
@@ -538,6 +550,7 @@ func (a *analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
 
 func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 	in := a.info(st, src, via)
+	a.noteInput(st, in)
 	for _, c := range in.cmds {
 		a.add(c)
 	}
@@ -656,6 +669,7 @@ func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 	seen[n] = true
 	flatten(n.X)
 	flatten(n.Y)
+
 	for i := 1; i < len(stages); i++ {
 		a.findFeeds(stages[i-1], stages[i], src, via)
 	}

@@ -109,6 +109,12 @@ func foregroundText(res *envs.Result, timeout time.Duration) string {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "\nwarning: %s", w)
 	}
+	for _, v := range res.SandboxViolations {
+		fmt.Fprintf(&b, "\nsandbox denied %s %s (%s)", v.Op, v.Target, v.Rule)
+	}
+	if enc.SandboxHint != "" {
+		fmt.Fprintf(&b, "\n%s", enc.SandboxHint)
+	}
 	return b.String()
 }
 

@@ -17,9 +17,12 @@
 //   - gate-first execution: every command ([Session.Run], [Session.Start],
 //     [Service.StartJob]) and every write to a process's or a job's stdin
 //     ([Service.WriteJob], [GatedInput]) is judged before any backend sees
-//     it; a command's piped stdin (Command.Stdin) is judged line by line
-//     as the command reads it, and the command is killed at the first
-//     refused line ([StdinRefusedError]);
+//     it; a command's piped stdin (Command.Stdin) is judged the way the
+//     command reads it (approval.Gate.Input: as commands by a shell, as
+//     inline code by an interpreter, as statements by a database client,
+//     not at all as data): input that ends is judged whole before the
+//     command starts, a stream as it is read, the command killed at the
+//     first refused statement ([StdinRefusedError]);
 //   - a task's workspace on any backend that moves files ([TaskPlace],
 //     [Service.PushTask], [Service.OpenTask]) and the job daemon of a
 //     container or host ([Service.OpenJobHost]), opened through the

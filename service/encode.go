@@ -3,6 +3,8 @@ package service
 import (
 	"encoding/base64"
 	"errors"
+	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -19,11 +21,15 @@ type ResultJSON struct {
 	OutputEncoding string `json:"output_encoding,omitempty"`
 	Stderr         string `json:"stderr,omitempty"`
 	StderrEncoding string `json:"stderr_encoding,omitempty"`
+	// SandboxHint says how to allow what the sandbox refused, when it
+	// refused a write (SandboxHint); a refused host's rule says it
+	// itself.
+	SandboxHint string `json:"sandbox_hint,omitempty"`
 }
 
 // EncodeResult returns res's JSON form.
 func EncodeResult(res *envs.Result) ResultJSON {
-	r := ResultJSON{Result: res}
+	r := ResultJSON{Result: res, SandboxHint: SandboxHint(res.SandboxViolations)}
 	r.Output, r.OutputEncoding = textOrBase64(res.Output)
 	r.Stderr, r.StderrEncoding = textOrBase64(res.Stderr)
 	return r
@@ -95,4 +101,31 @@ func EncodeError(err error, code int) ErrorJSON {
 		e.Kind = KindLimit
 	}
 	return e
+}
+
+// SandboxHint says how to let commands make the writes among vs that the
+// sandbox refused because of where they are (outside the workspace, or
+// anywhere under the read-only profile); "" when there are none. The
+// network's refusals carry their own ("add it under
+// sandbox.network.allow").
+func SandboxHint(vs []envs.Violation) string {
+	var dirs []string
+	readOnly := false
+	for _, v := range vs {
+		if v.Op != "write" || v.Rule != "outside the workspace" && v.Rule != "read-only profile" {
+			continue
+		}
+		readOnly = readOnly || v.Rule == "read-only profile"
+		if d := path.Dir(v.Target); !slices.Contains(dirs, d) && len(dirs) < 3 {
+			dirs = append(dirs, d)
+		}
+	}
+	if dirs == nil {
+		return ""
+	}
+	h := "to let commands write there, add the directory (" + strings.Join(dirs, ", ") + ") under sandbox.writable in runbox's configuration"
+	if readOnly {
+		h += ", use the workspace profile (--sandbox workspace) to write the workspace,"
+	}
+	return h + ", or run without the sandbox (--sandbox off, or sandbox.profile: off)"
 }

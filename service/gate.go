@@ -66,21 +66,36 @@ type Authorization struct {
 	// value: none), so the gate neither asks about what the kernel holds
 	// nor lets through what the kernel would stop.
 	Sandbox approval.Sandbox
+	// Input, when set, says Command is text piped to the standard input
+	// of a program that reads it as Input.Kind says (approval.Request.Input).
+	Input approval.Input
 }
 
 // Authorize passes a command through the gate. It returns nil when the
 // command may run, and otherwise an error matching envs.ErrDenied that
 // unwraps to an *envs.DeniedError.
 func (s *Service) Authorize(ctx context.Context, a Authorization) error {
-	req := approval.Request{
-		Command: a.Command, Backend: a.Backend, Sandboxed: !a.HostAccess,
-		SessionKey: a.SessionKey, Unattended: a.Asker == nil, Dir: a.Dir,
-		Sandbox: a.Sandbox,
-	}
+	req := a.request()
 	if err := s.gate.Decide(ctx, req, a.Asker); err != nil {
 		return deniedError(err)
 	}
 	return nil
+}
+
+// Check is the verdict Authorize would act on, for a session where
+// someone can answer (a.Asker is not used): what runbox check shows.
+func (s *Service) Check(ctx context.Context, a Authorization) approval.Verdict {
+	req := a.request()
+	req.Unattended = false
+	return s.gate.Check(ctx, req)
+}
+
+func (a Authorization) request() approval.Request {
+	return approval.Request{
+		Command: a.Command, Backend: a.Backend, Sandboxed: !a.HostAccess,
+		SessionKey: a.SessionKey, Unattended: a.Asker == nil, Dir: a.Dir,
+		Sandbox: a.Sandbox, Input: a.Input,
+	}
 }
 
 // HostAccess reports whether backend's commands opened with spec can
@@ -113,21 +128,27 @@ func deniedError(err error) error {
 func lineOf(argv []string) string { return CommandLine(envs.Command{Args: argv}) }
 
 // CommandLine is the shell line a command is judged as: the shell string
-// itself, or the argv with every word quoted as bash would need it.
+// itself, or the argv with every word quoted (see quoteWord).
 func CommandLine(cmd envs.Command) string {
 	if cmd.Shell != "" {
 		return cmd.Shell
 	}
 	q := make([]string, len(cmd.Args))
 	for i, s := range cmd.Args {
-		w, err := syntax.Quote(s, syntax.LangBash)
-		if err != nil {
-			// Only a NUL byte cannot be quoted; no program receives
-			// one in its argv, and the gate refuses what it cannot
-			// parse.
-			w = s
-		}
-		q[i] = w
+		q[i] = quoteWord(s)
 	}
 	return strings.Join(q, " ")
+}
+
+// quoteWord quotes s as one word for a POSIX shell (syntax.Quote), leaving
+// plain words as they are. A word with characters POSIX has no escape for
+// (a newline, a control character) is single-quoted, which every POSIX
+// shell reads back byte for byte: the line may be run by sh, not only by
+// bash, so bash's $'…' is not used. NUL, which no argv holds, is dropped.
+func quoteWord(s string) string {
+	s = strings.ReplaceAll(s, "\x00", "")
+	if q, err := syntax.Quote(s, syntax.LangPOSIX); err == nil {
+		return q
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

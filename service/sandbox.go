@@ -123,6 +123,7 @@ func gateSandbox(p *confine.Policy) approval.Sandbox {
 		Profile:    approval.SandboxProfile(p.Profile),
 		Writable:   append(writable, p.Writable...),
 		Unreadable: slices.Clone(p.DenyRead),
+		Network:    p.Network,
 	}
 }
 

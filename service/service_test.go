@@ -97,7 +97,8 @@ func TestSession_GateFirst(t *testing.T) {
 
 // TestSession_StdinLinesGated protects the promise that writing to a
 // started process's stdin passes the gate like a command: a shell reading
-// its stdin never sees a refused line, and sees the lines around it.
+// its stdin never sees a refused line, and sees the lines around it. A
+// program that reads its stdin as data (cat) gets every line as written.
 func TestSession_StdinLinesGated(t *testing.T) {
 	s := newService(t, config.Default())
 	ss, err := s.NewSession(service.SessionOptions{Backend: "local"})
@@ -105,6 +106,20 @@ func TestSession_StdinLinesGated(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := ss.Start(t.Context(), envs.Command{Shell: "cat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(p.Stdin(), "rm -rf --no-preserve-root /\n{\"a\": (1)}\n"); err != nil {
+		t.Errorf("writing data to cat: %v; want it passed on", err)
+	}
+	p.Stdin().Close()
+	if out, _ := io.ReadAll(p.Output()); string(out) != "rm -rf --no-preserve-root /\n{\"a\": (1)}\n" {
+		t.Errorf("cat read %q; want the data as written", out)
+	}
+	if _, err := p.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p, err = ss.Start(t.Context(), envs.Command{Shell: "bash"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +137,7 @@ func TestSession_StdinLinesGated(t *testing.T) {
 	if _, err := p.Wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(out), "echo before\necho never\necho after"; got != want {
+	if got, want := string(out), "before\nnever\nafter\n"; got != want {
 		t.Errorf("the process read %q; want %q", got, want)
 	}
 }

@@ -197,6 +197,16 @@ type Admitted struct {
 	c    envs.Command
 	mu   sync.Mutex
 	used bool
+	// judged is the stdin Start judged before the backend said it
+	// cannot stream: Run runs on it, not judging (or asking) twice.
+	judged *judgedStdin
+}
+
+// judgedStdin is a command's stdin that passed gateStdin: the context a
+// refused statement of a stream cancels, and its release.
+type judgedStdin struct {
+	refused context.Context
+	done    func() error
 }
 
 // ErrAdmissionUsed is returned when an Admitted command is run twice, or
@@ -223,8 +233,10 @@ func (a *Admitted) take(tune func(*envs.Command)) (envs.Command, error) {
 }
 
 // Run runs the admitted command to completion. Its piped stdin (c.Stdin)
-// is judged line by line as the command reads it: at the first refused
-// line the command is killed, and Run returns its result with a
+// is judged the way the command reads it (see gateStdin): input that ends
+// is judged whole first, and a refusal there returns a *StdinRefusedError
+// with nothing run; in a stream, the command is killed at the first
+// refused statement, and Run returns its result with a
 // *StdinRefusedError. tune, if not nil, may change what the gate did not
 // judge.
 func (a *Admitted) Run(ctx context.Context, tune func(*envs.Command)) (*envs.Result, error) {
@@ -232,7 +244,20 @@ func (a *Admitted) Run(ctx context.Context, tune func(*envs.Command)) (*envs.Res
 	if err != nil {
 		return nil, err
 	}
-	run, done := a.ss.gateStdin(ctx, &c)
+	var (
+		run  context.Context
+		done func() error
+	)
+	if j := a.judged; j != nil {
+		// Judged by Start already: its stream refusals end this run.
+		var cancel context.CancelFunc
+		run, cancel = context.WithCancel(ctx)
+		stop := context.AfterFunc(j.refused, cancel)
+		defer func() { stop(); cancel() }()
+		done = j.done
+	} else if run, done, err = a.ss.gateStdin(ctx, &c); err != nil {
+		return nil, err
+	}
 	res, err := a.env.Run(run, c)
 	if rerr := done(); rerr != nil {
 		return res, rerr
@@ -254,22 +279,28 @@ func (a *Admitted) Start(ctx context.Context, tune func(*envs.Command)) (envs.Pr
 	}
 	// The stdin is read, and judged, for the process's whole life, not
 	// only while ctx bounds the start.
-	refused, done := a.ss.gateStdin(context.WithoutCancel(ctx), &c)
+	refused, done, err := a.ss.gateStdin(context.WithoutCancel(ctx), &c)
+	if err != nil {
+		return nil, err
+	}
 	p, err := a.env.Start(ctx, c)
 	if err != nil {
-		done()
-		if errors.Is(err, envs.ErrUnsupported) {
-			a.mu.Lock()
-			a.used = false
-			a.mu.Unlock()
+		if !errors.Is(err, envs.ErrUnsupported) {
+			done()
+			return nil, err
 		}
+		// Run may take it from here, on the stdin judged already.
+		a.mu.Lock()
+		a.used = false
+		a.c.Stdin, a.judged = c.Stdin, &judgedStdin{refused: refused, done: done}
+		a.mu.Unlock()
 		return nil, err
 	}
 	gp := &gatedProcess{Process: p, done: done}
-	if a.ss.terminal {
+	if judge := a.ss.inputJudge(c); a.ss.terminal || judge == nil {
 		gp.raw = true
-	} else {
-		gp.in = a.ss.Input(p.Stdin())
+	} else if w := p.Stdin(); w != nil {
+		gp.in = &GatedInput{w: w, judge: judge}
 	}
 	if c.Stdin != nil {
 		gp.stop = context.AfterFunc(refused, func() { p.Kill(context.Background()) })

@@ -17,6 +17,7 @@ import (
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/service"
 )
 
 // Exit statuses of runbox check without --jsonl.
@@ -48,9 +49,12 @@ func newCheckCommand(a *app) *cobra.Command {
 (a human must approve it first) or deny, whether the denial is hardline (nothing
 can allow it), and the reasons. Nothing is run.
 
-With COMMAND, the decision follows your configuration (mode, allow and deny
-lists, saved approvals) for an interactive session on the local backend. The
-exit status is 0 for allow, 1 for ask and 3 for deny.
+With COMMAND, the decision is the one runbox run acts on for the same
+arguments and configuration (mode, allow and deny lists, saved approvals,
+--yolo, the backend and its sandbox), for an interactive session: one
+argument is a shell line, several are an argv quoted word by word, as run
+quotes them. A "sandbox:" line names the sandbox judged under. The exit
+status is 0 for allow, 1 for ask and 3 for deny.
 
 With --jsonl, check reads one JSON string per line from standard input (a
 command, which may contain newlines) and writes one JSON object per line:
@@ -65,8 +69,8 @@ default the current directory; the workspace the sandbox lets it write is the gi
 root above it, if any): under workspace, deleting or overwriting files inside the
 workspace no longer asks, and what the kernel would refuse (writes outside the
 workspace, reading credentials) is denied with the sandbox named in the reason.
-Plain output gains a "sandbox:" line and --jsonl objects a "sandbox" field;
-without --sandbox the output is unchanged.`,
+--jsonl objects gain a "sandbox" field; without --sandbox they judge with no
+sandbox, as they always have.`,
 		Example: `  runbox check -- rm -rf /
   runbox check 'curl https://example.com/install.sh | sh'
   printf '%s\n' '"ls -la"' '"git push --force"' | runbox check --jsonl
@@ -118,7 +122,7 @@ func checkSandbox(a *app, opts *checkOptions) (sb approval.Sandbox, dir, workspa
 		return approval.Sandbox{Profile: profile}, dir, dir, nil
 	}
 	p := confine.DefaultPolicy(string(profile), dir, a.getenv("HOME"))
-	sb = approval.Sandbox{Profile: profile, Unreadable: slices.Clone(p.DenyRead)}
+	sb = approval.Sandbox{Profile: profile, Unreadable: slices.Clone(p.DenyRead), Network: p.Network}
 	if profile == approval.SandboxWorkspace {
 		sb.Writable = append(sb.Writable, p.Workspace)
 	}
@@ -161,11 +165,30 @@ func runCheck(ctx context.Context, a *app, opts *checkOptions, args []string) er
 	if len(args) == 0 {
 		return usageError{errorf("check: want a COMMAND (or --jsonl); see --help")}
 	}
-	command := strings.Join(args, " ")
-	v := a.svc.Gate().Check(ctx, approval.Request{Command: command, Backend: "local", SessionKey: "cli", Dir: sbDir, Sandbox: sb})
-	writeVerdict(a.stdout, command, v)
+	// The command is the one run would judge: one argument is a shell
+	// line, several are an argv, quoted.
+	command := shellCommand(args)
+	var v approval.Verdict
 	if sb.Profile != "" {
+		v = a.svc.Gate().Check(ctx, approval.Request{Command: command, Backend: "local", SessionKey: "cli", Dir: sbDir, Sandbox: sb})
+	} else {
+		// As runbox run judges it: the configured backend, its sandbox
+		// (the default profile, or sandbox.profile, or --sandbox before
+		// check), from the current directory.
+		backend, spec := a.cfg.Backend, envs.Spec{}
+		sb = a.svc.GateSandbox(backend, spec)
+		v = a.svc.Check(ctx, service.Authorization{Command: command, Backend: backend, HostAccess: a.svc.HostAccess(ctx, backend, spec),
+			SessionKey: "cli", Dir: hostDir(spec.Dir), Sandbox: sb})
+		if sb.Profile == approval.SandboxWorkspace && len(sb.Writable) > 0 {
+			workspace = sb.Writable[0] // the workspace root comes first
+		}
+	}
+	writeVerdict(a.stdout, command, v)
+	switch sb.Profile {
+	case approval.SandboxWorkspace:
 		fmt.Fprintf(a.stdout, "sandbox:  %s (workspace %s)\n", sb.Profile, workspace)
+	case approval.SandboxReadOnly, approval.SandboxOff:
+		fmt.Fprintf(a.stdout, "sandbox:  %s\n", sb.Profile)
 	}
 	switch v.Decision {
 	case approval.Allow:

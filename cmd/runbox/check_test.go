@@ -156,7 +156,7 @@ func TestCheck_SandboxProfiles(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"control: no sandbox", []string{"check", "rm", "-rf", "node_modules", "build"}, checkAsk, []string{"decision: ask"}},
+		{"control: no sandbox", []string{"--sandbox", "off", "check", "rm", "-rf", "node_modules", "build"}, checkAsk, []string{"decision: ask"}},
 		{"off", []string{"check", "--sandbox", "off", "--workspace", root, "rm", "-rf", "node_modules", "build"}, checkAsk,
 			[]string{"decision: ask", "sandbox:  off"}},
 		{"workspace relaxes", []string{"check", "--sandbox", "workspace", "--workspace", root, "rm", "-rf", "node_modules", "build"}, checkAllow,

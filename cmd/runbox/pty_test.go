@@ -91,6 +91,24 @@ func (tt *testTerminal) waitFor(t *testing.T, want string) string {
 	}
 }
 
+// waitForAny polls until the output contains one of wants.
+func (tt *testTerminal) waitForAny(t *testing.T, wants ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := tt.output()
+		for _, w := range wants {
+			if strings.Contains(out, w) {
+				return out
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("terminal never showed any of %q; it shows:\n%q", wants, tail(out, 2000))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (tt *testTerminal) typeIn(t *testing.T, s string) {
 	t.Helper()
 	if _, err := tt.master.Write([]byte(s)); err != nil {

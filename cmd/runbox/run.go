@@ -55,10 +55,15 @@ terminal becomes the command's (raw mode: every key goes to the command),
 window-size changes follow, and the terminal is restored when runbox exits.
 
 Input: a pipe or a file on stdin is the command's input, judged by the
-command gate line by line as the command reads it (a shell or interpreter
-runs what it reads): at the first refused line the command is killed and
-runbox exits 125 naming the line. A terminal's input is the command's only
-with --pty; without it the command reads end-of-input at once.
+command gate the way the command reads it: as commands by a shell with no
+script (bash, sh -s), as inline code by an interpreter with no script
+(python3, node), as statements by a database client (psql), and not at all
+by a program that reads data (wc, jq, python3 script.py). Input that ends is
+judged whole before the command starts: a refused line runs nothing, and
+runbox exits 125 naming it. Input that pauses before its end is a stream:
+it is passed on as it is judged, and the command is killed at the first
+refused line (what passed before it, it got). A terminal's input is the
+command's only with --pty; without it the command reads end-of-input at once.
 
 With --json, every failure (refused by the gate, a refused stdin line, a
 directory that cannot be entered, an unknown backend, a bad flag value, a
@@ -72,7 +77,8 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 		Example: `  runbox run -- make test
   runbox run --timeout 30s --cwd /src -- 'go test ./... | tail -20'
   runbox run --json -- sh -c 'exit 3'
-  runbox run --memory 256M --pids 64 -- ./build.sh`,
+  runbox run --memory 256M --pids 64 -- ./build.sh
+  echo '{"a": 1}' | runbox run -- jq .a`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.args = args
@@ -147,7 +153,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		c.PTY = terminalSize(a.stdout)
 	}
 	if in := a.commandStdin(); in != nil {
-		c.Stdin = in // judged line by line as the command reads it
+		c.Stdin = in // judged the way the command reads it (service: gateStdin)
 	}
 	so := streamOptions{}
 	if opts.pty {
@@ -208,15 +214,19 @@ type runner struct {
 	doneAsking func()
 }
 
-// openRunner makes the session of a runbox run command. The user is
-// asked (on a terminal) only while the command is admitted: once its
-// environment opens, the prompter lets go of the terminal, which an
-// interactive --pty command then has to itself.
+// openRunner makes the session of a runbox run command. On a terminal
+// the user is asked for as long as the command runs: about the command,
+// its piped input, and the hosts its sandbox's egress proxy asks about.
+// An interactive --pty command (terminalInput) has the terminal to
+// itself once its environment opens: the prompter lets go of it then,
+// and what the proxy would ask is refused, saying so.
 func (a *app) openRunner(ctx context.Context, backend string, spec envs.Spec, push taskPush, opts *runOptions, terminalInput bool) (*runner, error) {
 	asker, answers, doneAsking := a.openAsker()
 	r := &runner{doneAsking: doneAsking, denials: func(string) []envs.Violation { return nil }}
 	prepare := func(ctx context.Context, env envs.Environment) error {
-		doneAsking()
+		if terminalInput {
+			doneAsking()
+		}
 		a.reportSaved(answers)
 		r.denials = service.WatchViolations(env)
 		if opts.sync != "" {
@@ -414,10 +424,14 @@ func stream(ctx context.Context, a *app, r *runner, adm *service.Admitted, c env
 // the sandbox denied a streamed command.
 const denialTail = 64 << 10
 
-// reportDenials prints one line per access the sandbox denied.
+// reportDenials prints one line per access the sandbox denied, then how
+// to allow the writes among them.
 func reportDenials(a *app, vs []envs.Violation) {
 	for _, v := range vs {
 		fmt.Fprintf(a.stderr, "runbox: sandbox denied %s %s (%s)\n", v.Op, v.Target, v.Rule)
+	}
+	if h := service.SandboxHint(vs); h != "" {
+		fmt.Fprintf(a.stderr, "runbox: %s\n", h)
 	}
 }
 
