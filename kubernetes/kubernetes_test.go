@@ -322,9 +322,11 @@ func TestEnv_SetsidChildDiesWithCommand(t *testing.T) {
 	if line, err := bufio.NewReader(p.Output()).ReadString('\n'); err != nil || line != "ready\n" {
 		t.Fatalf("first line %q, %v", line, err)
 	}
-	if n := count("sleep 31[34]"); n != "2" {
-		t.Fatalf("before the kill: %s processes; want 2 (the setsid child and the plain one)", n)
-	}
+	// "ready" comes once both are forked, not once both run sleep: the
+	// setsid child may still be setsid. Wait for both to be seen.
+	envtest.Eventually(t, 60*time.Second, "before the kill: the setsid child and the plain one run", func() bool {
+		return count("sleep 31[34]") == "2"
+	})
 	if err := p.Kill(ctx); err != nil {
 		t.Fatalf("Kill: %v", err)
 	}
