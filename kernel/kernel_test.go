@@ -36,11 +36,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// unconfined is cfg with the sandbox off, chosen: the kernel's own
+// behaviour is tested here; cells under the sandbox run through the
+// binary (cmd/runbox's code tests).
+func unconfined(cfg config.Config) config.Config {
+	cfg.Sandbox.Profile = "off"
+	return cfg
+}
+
 // newSession is a gated local session with the default policy, reading
 // nothing of the developer's own configuration.
 func newSession(t *testing.T) *service.Session {
 	t.Helper()
-	svc, err := service.New(service.Options{Config: config.Default(), Getenv: func(string) string { return "" }})
+	svc, err := service.New(service.Options{Config: unconfined(config.Default()), Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +315,7 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 // kernelHost plays a host process: it starts a kernel, prints its pid and
 // waits to be killed.
 func kernelHost() int {
-	svc, err := service.New(service.Options{Config: config.Default(), Getenv: func(string) string { return "" }})
+	svc, err := service.New(service.Options{Config: unconfined(config.Default()), Getenv: func(string) string { return "" }})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -405,7 +413,7 @@ func TestSession_AuthorizeCodeOnTheHost(t *testing.T) {
 	if err := newSession(t).AuthorizeCode(t.Context(), "print(1)"); !errors.Is(err, envs.ErrDenied) {
 		t.Errorf("unattended on the host: %v; want ErrDenied", err)
 	}
-	cfg := config.Default()
+	cfg := unconfined(config.Default())
 	cfg.Approval.Mode = "off"
 	svc, err := service.New(service.Options{Config: cfg, Getenv: func(string) string { return "" }})
 	if err != nil {

@@ -31,8 +31,14 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// newService is a service with cfg, its local commands unconfined by
+// choice when cfg names no profile: the service's own behaviour is tested
+// here, the sandbox in sandbox_test.go and through the binary.
 func newService(t *testing.T, cfg config.Config) *service.Service {
 	t.Helper()
+	if cfg.Sandbox.Profile == "" {
+		cfg.Sandbox.Profile = "off"
+	}
 	return newServiceWith(t, service.Options{Config: cfg, Getenv: func(string) string { return "" }})
 }
 
