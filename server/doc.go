@@ -68,10 +68,11 @@
 // without opting in to anything; the SDK marks logging deprecated only
 // for the sessionless 2026-07-28 protocol, which this server does not
 // speak (below). The server starts every session at log level "info", so
-// a client that never sends logging/setLevel still receives them; a
-// client that raises the level above the events' levels opts out. An
-// event that cannot be delivered (an HTTP client with no stream open)
-// stays queued and is returned by the next process list or poll.
+// a client that never sends logging/setLevel still receives them. An
+// event that cannot be delivered (an HTTP client with no stream open), or
+// that the client's level keeps back (it is then sent once the level is
+// lowered), stays queued and is returned by the next process list or
+// poll: an event is delivered or kept, never lost.
 //
 // # Protocol versions
 //
@@ -85,9 +86,13 @@
 //
 // [Server.ServeStdio] serves one client over a pair of streams. A line
 // that is not a JSON-RPC 2.0 message (broken JSON, another "jsonrpc", a
-// batch) is answered with -32700 or -32600 and the session carries on;
-// when the input ends, the requests already read are answered before the
-// server returns.
+// batch, a line over 64 MiB) is answered with -32700 or -32600 and the
+// session carries on. The end of input ends the session: the requests
+// still running get [EOFGrace] to answer (none when the client is gone),
+// then are cancelled and the session is torn down.
+//
+// On both transports a request the client cancelled
+// (notifications/cancelled) is stopped and not answered.
 //
 // [Server.HTTPHandler] is the streamable HTTP transport at /mcp; over TCP
 // every request must carry the bearer token, and Host and Origin are
@@ -100,7 +105,9 @@
 // beyond the session cap is HTTP 503 with a JSON-RPC error (-32000) and
 // no session id. SSE streams are resumable: events carry ids, a stream
 // starts with a retry: hint ([RetryHint]), and a client that reconnects
-// with Last-Event-ID is sent what it missed. A session whose client has
+// with Last-Event-ID is sent what it missed; one that reopens its
+// standalone stream without Last-Event-ID is sent only what was not
+// written to it before. A session whose client has
 // had no request and no stream open for [HTTPOptions.SessionIdle] is
 // closed with its whole tree: a client that went away without DELETE
 // leaves nothing behind.

@@ -28,7 +28,10 @@ import (
 //     cut knows how soon to resume it with Last-Event-ID;
 //   - a session is idle only while no request of it is open, its
 //     standalone GET stream included (the SDK's timer runs while a GET
-//     stream is open, and closes a session whose client is listening).
+//     stream is open, and closes a session whose client is listening);
+//   - a standalone stream reconnected without Last-Event-ID resumes after
+//     what was written to the client, and a cancelled request is not
+//     answered (sse.go).
 
 // RetryHint is the reconnection delay announced at the start of every SSE
 // stream (the SSE retry field).
@@ -61,13 +64,20 @@ func (s *Server) protocol(idle *idleTracker, next http.Handler) http.Handler {
 		case http.MethodPost:
 			s.post(idle, next, w, r, sid)
 		case http.MethodGet:
-			if sid != "" && s.known(sid) {
-				idle.begin(sid)
-				defer idle.end(sid)
-				s.stream(sid, 1)
-				defer s.stream(sid, -1)
+			if sid == "" || !s.known(sid) {
+				next.ServeHTTP(&retryWriter{ResponseWriter: w}, r)
+				return
 			}
-			next.ServeHTTP(&retryWriter{ResponseWriter: w}, r)
+			idle.begin(sid)
+			defer idle.end(sid)
+			s.stream(sid, 1)
+			defer s.stream(sid, -1)
+			if len(r.Header.Values("Last-Event-ID")) == 0 {
+				if last := s.lastDelivered(sid); last != "" {
+					r.Header.Set("Last-Event-ID", last)
+				}
+			}
+			next.ServeHTTP(newSSEWriter(&retryWriter{ResponseWriter: w}, s, sid), r)
 		case http.MethodDelete:
 			idle.forget(sid)
 			next.ServeHTTP(w, r)
@@ -108,11 +118,16 @@ func (s *Server) post(idle *idleTracker, next http.Handler, w http.ResponseWrite
 		}
 		return
 	}
-	if sid != "" && s.known(sid) {
-		idle.begin(sid)
-		defer idle.end(sid)
+	if sid == "" || !s.known(sid) {
+		next.ServeHTTP(&retryWriter{ResponseWriter: w}, r)
+		return
 	}
-	next.ServeHTTP(&retryWriter{ResponseWriter: w}, r)
+	idle.begin(sid)
+	defer idle.end(sid)
+	if m.Method == "notifications/cancelled" && len(m.ID) == 0 {
+		s.noteCancelled(sid, body)
+	}
+	next.ServeHTTP(newSSEWriter(&retryWriter{ResponseWriter: w}, s, sid), r)
 }
 
 // codeServerBusy is the JSON-RPC error code (in the implementation-defined
@@ -161,6 +176,11 @@ func (rw *retryWriter) hint(code int) bool {
 	rw.ResponseWriter.WriteHeader(code)
 	io.WriteString(rw.ResponseWriter, "retry: "+strconv.FormatInt(RetryHint.Milliseconds(), 10)+"\n\n")
 	return true
+}
+
+func (rw *retryWriter) FlushError() error {
+	rw.hint(http.StatusOK)
+	return http.NewResponseController(rw.ResponseWriter).Flush()
 }
 
 func (rw *retryWriter) Flush() {

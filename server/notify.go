@@ -1,14 +1,17 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/service"
 )
 
 // Notice is the data of a job event's log-message notification: a
@@ -25,9 +28,123 @@ var errNotListening = errors.New("the client has no stream open")
 // notifyLogger names runbox's notifications among a client's logs.
 const notifyLogger = "runbox.jobs"
 
-// notify sends one job event to the session's client. An error means it
-// was not delivered (the event then stays queued).
+// defaultLevel is the log level a session starts at, so that a client
+// that never sends logging/setLevel receives every job event.
+const defaultLevel mcp.LoggingLevel = "info"
+
+// notify sends one job event to the session's client (the pump's deliver
+// function). An error means it was not delivered: the event then stays
+// queued in the registry. An event below the client's log level is not
+// sent, and not lost either: the session holds it (acknowledged in the
+// registry) until a lower level lets it through, or a process list or
+// poll returns it.
 func (s *session) notify(ctx context.Context, ev procregistry.Event) error {
+	s.noticeMu.Lock()
+	defer s.noticeMu.Unlock()
+	if err := s.releaseLocked(ctx); err != nil {
+		return err
+	}
+	if !s.passesLocked(ev) {
+		s.holdLocked(ev)
+		return nil
+	}
+	return s.send(ctx, ev)
+}
+
+// releaseLocked sends the held events the client's level now lets
+// through, oldest first; on a failure the unsent ones stay held.
+func (s *session) releaseLocked(ctx context.Context) error {
+	kept := s.held[:0:0]
+	var err error
+	for _, ev := range s.held {
+		if err == nil && s.passesLocked(ev) {
+			if err = s.send(ctx, ev); err == nil {
+				continue
+			}
+		}
+		kept = append(kept, ev)
+	}
+	s.held = kept
+	return err
+}
+
+// holdLocked keeps an event below the client's level. A job's newer
+// heartbeat takes the place of one held before (counting the new bytes
+// of both), so a long job's heartbeats do not pile up.
+func (s *session) holdLocked(ev procregistry.Event) {
+	if ev.Type == procregistry.EventHeartbeat {
+		for i, h := range s.held {
+			if h.Type == procregistry.EventHeartbeat && h.Job == ev.Job {
+				ev.NewBytes += h.NewBytes
+				s.held = append(s.held[:i], s.held[i+1:]...)
+				break
+			}
+		}
+	}
+	s.held = append(s.held, ev)
+}
+
+// passesLocked reports whether the client's log level lets ev through.
+func (s *session) passesLocked(ev procregistry.Event) bool {
+	return levelRank(eventLevel(ev)) >= levelRank(s.level)
+}
+
+// setLevel runs set (the SDK's logging/setLevel) and, if it succeeds,
+// takes level as the client's; notices wait meanwhile, so none is judged
+// by one level and sent under another. The events held that the new
+// level lets through are then sent.
+func (s *session) setLevel(level mcp.LoggingLevel, set func() (mcp.Result, error)) (mcp.Result, error) {
+	s.noticeMu.Lock()
+	res, err := set()
+	if err == nil {
+		s.level = level
+	}
+	s.noticeMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.wg.Go(func() {
+			s.noticeMu.Lock()
+			defer s.noticeMu.Unlock()
+			s.releaseLocked(s.pumpCtx)
+		})
+	}
+	return res, nil
+}
+
+// takeEvents returns the events no notification has delivered, oldest
+// first: those queued in the registry and those the session held, and
+// no one else gets them.
+func (s *session) takeEvents(ctx context.Context, jobs *service.OwnedJobs) ([]procregistry.Event, error) {
+	// Not under noticeMu: the pump holds the registry's event lock while
+	// it calls notify.
+	evs, err := jobs.TakeEvents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.noticeMu.Lock()
+	held := s.held
+	s.held = nil
+	s.noticeMu.Unlock()
+	if len(held) == 0 {
+		return evs, nil
+	}
+	evs = append(held, evs...)
+	slices.SortStableFunc(evs, func(a, b procregistry.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	return evs, nil
+}
+
+// levelRank orders the protocol's log levels (RFC 5424's severities,
+// least severe first); an unknown level ranks with debug.
+func levelRank(l mcp.LoggingLevel) int {
+	return max(0, slices.Index([]mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}, l))
+}
+
+// send sends one job event to the session's client as a log message.
+func (s *session) send(ctx context.Context, ev procregistry.Event) error {
 	// Over HTTP a notice unrelated to a call goes to the client's
 	// standalone stream. With none open the SDK would keep it for a
 	// stream resumed later (Last-Event-ID), which a new stream never

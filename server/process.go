@@ -57,11 +57,23 @@ func (s *Server) runProcess(ctx context.Context, sess *session, in ProcessArgs) 
 		}
 		return s.failure(ctx, sess, "", fmt.Errorf("runbox: job %s: %w", in.SessionID, envs.ErrNotFound))
 	}
-	res, command, err := act(s, ctx, jobs, in)
+	res, command, err := act(s, context.WithValue(ctx, sessionKey{}, sess), jobs, in)
 	if err != nil {
 		return s.failure(ctx, sess, command, err)
 	}
 	return res
+}
+
+// sessionKey is the context key of the session a process action acts for.
+type sessionKey struct{}
+
+// takeEvents returns the job events no notification has delivered, for
+// the result of a process action (ctx names the session).
+func takeEvents(ctx context.Context, jobs *service.OwnedJobs) ([]procregistry.Event, error) {
+	if sess, ok := ctx.Value(sessionKey{}).(*session); ok {
+		return sess.takeEvents(ctx, jobs)
+	}
+	return jobs.TakeEvents(ctx)
 }
 
 // JobList is the structured result of list: the session's jobs, and the
@@ -76,7 +88,7 @@ func (s *Server) listJobs(ctx context.Context, jobs *service.OwnedJobs, _ Proces
 	if err != nil {
 		return nil, "", err
 	}
-	evs, err := jobs.TakeEvents(ctx)
+	evs, err := takeEvents(ctx, jobs)
 	if err != nil {
 		return nil, "", err
 	}
@@ -109,7 +121,7 @@ func (s *Server) pollJob(ctx context.Context, jobs *service.OwnedJobs, in Proces
 	if err != nil {
 		return nil, "", err
 	}
-	evs, err := jobs.TakeEvents(ctx)
+	evs, err := takeEvents(ctx, jobs)
 	if err != nil {
 		return nil, "", err
 	}
@@ -399,7 +411,7 @@ func (s *Server) yieldJob(ctx context.Context, jobs *service.OwnedJobs, in Proce
 	if err != nil {
 		return nil, "", err
 	}
-	evs, err := jobs.TakeEvents(ctx)
+	evs, err := takeEvents(ctx, jobs)
 	if err != nil {
 		return nil, "", err
 	}

@@ -102,6 +102,11 @@ type Server struct {
 	closed   bool
 	sessions map[*mcp.ServerSession]*session
 	streams  map[string]int // open standalone SSE streams by Mcp-Session-Id
+	// By Mcp-Session-Id: the index of the last event of the standalone
+	// stream written to the client, and the ids of the requests the
+	// client cancelled (see sse.go).
+	delivered map[string]int
+	cancelled map[string]map[string]bool
 }
 
 // New makes a Server from opts.
@@ -140,7 +145,8 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{opts: o, svc: o.Service, log: log, ctx: ctx, cancel: cancel, sessions: map[*mcp.ServerSession]*session{}, streams: map[string]int{}}
+	s := &Server{opts: o, svc: o.Service, log: log, ctx: ctx, cancel: cancel, sessions: map[*mcp.ServerSession]*session{}, streams: map[string]int{},
+		delivered: map[string]int{}, cancelled: map[string]map[string]bool{}}
 	s.kernels = kernel.NewPool(kernel.PoolOptions{Max: o.MaxKernels, IdleTimeout: o.KernelIdle})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "runbox", Title: "runbox", Version: o.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
@@ -173,12 +179,17 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // sessionMiddleware opens a runbox session for each client at its
 // initialize request, refuses clients beyond the cap, and starts every
 // session at log level "info" so job notifications reach clients that
-// never set a level.
+// never set a level. A level the client sets later is the session's too:
+// the job events it keeps back are held, not lost (notify.go).
 func (s *Server) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "logging/setLevel" {
 			if err := checkLevel(req); err != nil {
 				return nil, err
+			}
+			if sess := s.sessionOf(req.GetSession()); sess != nil {
+				level := req.GetParams().(*mcp.SetLoggingLevelParams).Level
+				return sess.setLevel(level, func() (mcp.Result, error) { return next(ctx, method, req) })
 			}
 		}
 		if method != "initialize" {
@@ -203,6 +214,17 @@ func (s *Server) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// sessionOf is the runbox session of a client session, nil if none.
+func (s *Server) sessionOf(cs mcp.Session) *session {
+	ss, ok := cs.(*mcp.ServerSession)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[ss]
 }
 
 // admit registers a session for ss and starts the watcher that ends it
@@ -344,6 +366,10 @@ func (s *Server) end(sess *session) {
 	}
 	s.mu.Lock()
 	delete(s.sessions, sess.mcp)
+	if id := sess.mcp.ID(); id != "" {
+		delete(s.delivered, id)
+		delete(s.cancelled, id)
+	}
 	s.mu.Unlock()
 }
 
@@ -352,6 +378,22 @@ func (s *Server) end(sess *session) {
 // watcher forgets it once the client session has ended.
 func (s *Server) endByID(id string) {
 	sess := s.byID(id)
+	if sess == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := sess.close(ctx); err != nil {
+		s.log.Warn("server: session teardown", "session", sess.id, "err", err)
+	}
+}
+
+// endSession tears down the runbox session of the client session ss, if
+// it has one, without forgetting it (the watcher does, once ss ended).
+func (s *Server) endSession(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	sess := s.sessions[ss]
+	s.mu.Unlock()
 	if sess == nil {
 		return
 	}

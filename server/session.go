@@ -11,6 +11,7 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/kernel"
+	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
 )
 
@@ -35,7 +36,10 @@ type session struct {
 	kernelMu  sync.Mutex // held while the kernel is looked up or made
 	hadKernel bool       // the pool has made a kernel for this session
 
-	pumping  bool // guarded by mu
+	pumping  bool                 // guarded by mu
+	noticeMu sync.Mutex           // serialises notices, level changes and takes of held events
+	level    mcp.LoggingLevel     // the client's log level (logging/setLevel); guarded by noticeMu
+	held     []procregistry.Event // events below level, oldest first: kept for list/poll or a lower level; guarded by noticeMu
 	pumpCtx  context.Context
 	stopPump context.CancelFunc
 	wg       sync.WaitGroup
@@ -46,7 +50,7 @@ type session struct {
 
 func newSession(s *Server, ss *mcp.ServerSession) *session {
 	ctx, cancel := context.WithCancel(s.ctx)
-	return &session{srv: s, mcp: ss, id: "mcp-" + randomID(), pumpCtx: ctx, stopPump: cancel}
+	return &session{srv: s, mcp: ss, id: "mcp-" + randomID(), pumpCtx: ctx, stopPump: cancel, level: defaultLevel}
 }
 
 // service returns the runbox session, making it on first use. The client

@@ -9,36 +9,75 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 )
+
+// EOFGrace is how long, once a stdio client's input has ended, the
+// requests still running are given to answer before they are cancelled
+// and the session is torn down. A client whose end of the output is gone
+// too (it crashed) is not waited for at all.
+const EOFGrace = 5 * time.Second
 
 // ServeStdio serves one client over r (its requests, runbox's stdin) and
 // w (the responses, runbox's stdout) until the client closes r or ctx
-// ends. Nothing else may write to w. The client's session is torn down by
-// [Server.Close], which waits for it; call it after ServeStdio returns.
+// ends. Nothing else may write to w. The client's session is torn down
+// before ServeStdio returns; [Server.Close] waits for the rest.
 //
 // The SDK's stdio transport ends the whole connection on the first line
-// it cannot take (broken JSON, a "jsonrpc" other than "2.0", a batch),
-// and with it every shell, job and kernel of the session; and at the end
-// of input it stops before the requests still running have replied.
-// So the lines pass a filter first: a malformed one is answered with the
-// JSON-RPC error the spec names (-32700 parse error, -32600 invalid
-// request) and never reaches the SDK; and the SDK sees the end of input
-// only once every request it was given has been answered (or ctx ends).
+// it cannot take (broken JSON, a "jsonrpc" other than "2.0", a batch, a
+// line over its own length limit), and with it every shell, job and
+// kernel of the session. So the lines pass a filter first: a malformed or
+// oversized one is answered with the JSON-RPC error the spec names
+// (-32700 parse error, -32600 invalid request) and never reaches the SDK.
+//
+// The end of input ends the session: the requests still running get
+// [EOFGrace] to answer (none if the client can no longer read w: it is
+// gone), then they are cancelled, and the session's environment and its
+// background jobs of session lifetime are torn down. A request the client
+// cancelled (notifications/cancelled) is not answered. If w is a pipe or
+// a socket (it has a SyscallConn), ServeStdio notices a client that
+// closed its end; a write that fails because the client is gone ends the
+// session the same way, and is no error. (The caller must keep SIGPIPE
+// from killing the process: see os/signal.)
 func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := &stdioFilter{out: w, pending: map[string]int{}, changed: make(chan struct{}, 1)}
+	f := &stdioFilter{out: w, gone: peerGone(w), pending: map[string]int{}, cancelled: map[string]bool{}, changed: make(chan struct{}, 1)}
 	pr, pw := io.Pipe()
 	pumped := make(chan struct{})
 	go func() {
 		defer close(pumped)
 		pw.CloseWithError(f.pump(ctx, r, pw))
 	}()
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: nopCloser{f}})
+	// The filter bounds a line (maxLine): the SDK's own bound, smaller,
+	// would end the connection on a line the filter let through.
+	ss, err := s.mcp.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: nopCloser{f}, MaxLineLength: -1}, nil)
+	if err != nil {
+		pr.Close()
+		r.Close()
+		return fmt.Errorf("server: stdio: %w", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- ss.Wait() }()
+	select {
+	case err = <-waited:
+	case <-pumped:
+		// The input ended (and the grace passed): the SDK has seen the end
+		// and cancels what still runs; the teardown kills what a cancelled
+		// call may still wait for, so the connection can end.
+		s.endSession(ss)
+		err = <-waited
+	case <-ctx.Done():
+		s.endSession(ss)
+		ss.Close()
+		err = <-waited
+	}
+	s.endSession(ss)
 	cancel()
 	pr.Close() // a pump writing a line gets an error
 	r.Close()  // a pump reading from a closable stream returns
@@ -49,19 +88,48 @@ func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClos
 	case <-pumped:
 	case <-time.After(time.Second):
 	}
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+	if err == nil || f.isGone() || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
 		return nil
 	}
 	return fmt.Errorf("server: stdio: %w", err)
 }
 
+// peerGone returns a check of whether the reader of w has gone away (a
+// pipe whose read end is closed, a socket whose peer closed), or nil when
+// w cannot tell.
+func peerGone(w io.Writer) func() bool {
+	sc, ok := w.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func() bool {
+		gone := false
+		rc.Control(func(fd uintptr) {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			if n, err := unix.Poll(p, 0); err == nil && n > 0 {
+				gone = p[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0
+			}
+		})
+		return gone
+	}
+}
+
 // stdioFilter sits between the client's stdin and the SDK's transport,
 // and between the SDK's writes and the client's stdout.
 type stdioFilter struct {
-	mu      sync.Mutex // serializes writes to out: one line per Write
-	out     io.Writer
-	pending map[string]int // ids of requests passed on and not yet answered
-	changed chan struct{}  // signalled when pending shrinks
+	out  io.Writer
+	gone func() bool // reports the client's end of out closed; nil: unknown
+
+	mu        sync.Mutex      // serializes writes to out (one line per Write) and guards the fields below
+	pending   map[string]int  // ids of requests passed on and not yet answered
+	cancelled map[string]bool // ids of requests the client cancelled before their answer: never answered
+	broken    bool            // a write to out failed: the client is gone
+	changed   chan struct{}   // signalled when pending shrinks or out breaks
 }
 
 // maxLine bounds one message on stdin (a larger one is answered with a
@@ -69,7 +137,7 @@ type stdioFilter struct {
 const maxLine = 64 << 20
 
 // pump copies valid lines from r to sdk, answers invalid ones itself, and
-// at the end of r waits until every request passed on was answered.
+// at the end of r gives the requests passed on [EOFGrace] to be answered.
 func (f *stdioFilter) pump(ctx context.Context, r io.Reader, sdk io.Writer) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
@@ -77,7 +145,7 @@ func (f *stdioFilter) pump(ctx context.Context, r io.Reader, sdk io.Writer) erro
 		if len(bytes.TrimSpace(line)) > 0 {
 			if id, ok := f.check(line); ok {
 				if id != "" {
-					f.track(id, 1)
+					f.track(id)
 				}
 				if _, werr := sdk.Write(append(line, '\n')); werr != nil {
 					return werr
@@ -85,7 +153,7 @@ func (f *stdioFilter) pump(ctx context.Context, r io.Reader, sdk io.Writer) erro
 			}
 		}
 		if err != nil {
-			f.drain(ctx)
+			f.settle(ctx, EOFGrace)
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
@@ -154,16 +222,18 @@ func (f *stdioFilter) check(line []byte) (id string, ok bool) {
 	}
 	if rid == nil {
 		if method == "notifications/cancelled" {
-			f.cancelled(trimmed)
+			f.cancel(trimmed)
 		}
 		return "", true // a notification: nothing answers it
 	}
 	return idKey(rid), true
 }
 
-// cancelled stops waiting for the request a cancellation names: a
-// cancelled request may go unanswered.
-func (f *stdioFilter) cancelled(line []byte) {
+// cancel notes the client's cancellation of a request still running: it
+// is not waited for any more, and its answer, when the SDK writes one,
+// is dropped (the protocol says a cancelled request is not answered). A
+// cancellation of a request already answered changes nothing.
+func (f *stdioFilter) cancel(line []byte) {
 	var m struct {
 		Params struct {
 			RequestID json.RawMessage `json:"requestId"`
@@ -174,11 +244,13 @@ func (f *stdioFilter) cancelled(line []byte) {
 	}
 	id := idKey(m.Params.RequestID)
 	f.mu.Lock()
-	n := f.pending[id]
-	f.mu.Unlock()
-	for range n {
-		f.track(id, -1)
+	defer f.mu.Unlock()
+	if f.pending[id] == 0 {
+		return
 	}
+	f.cancelled[id] = true
+	delete(f.pending, id)
+	f.signal()
 }
 
 // validID is a message's id when it is a string or a number, else nil.
@@ -213,52 +285,85 @@ func (f *stdioFilter) reply(id json.RawMessage, code int64, msg string) {
 }
 
 // Write passes one of the SDK's lines to the client, noting the request
-// it answers.
+// it answers; the answer to a cancelled request is dropped. Once a write
+// failed (the client is gone), the rest are dropped too.
 func (f *stdioFilter) Write(p []byte) (int, error) {
-	f.mu.Lock()
-	n, err := f.out.Write(p)
-	f.mu.Unlock()
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method json.RawMessage `json:"method"`
 	}
+	id := ""
 	if json.Unmarshal(p, &m) == nil && m.Method == nil && validID(m.ID) != nil {
-		f.track(idKey(m.ID), -1)
+		id = idKey(m.ID)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if id != "" && f.cancelled[id] {
+		delete(f.cancelled, id)
+		return len(p), nil
+	}
+	if f.broken {
+		return 0, syscall.EPIPE
+	}
+	n, err := f.out.Write(p)
+	if err != nil {
+		f.broken = true
+		f.signal()
+	}
+	if id != "" && f.pending[id] > 0 {
+		if f.pending[id]--; f.pending[id] == 0 {
+			delete(f.pending, id)
+		}
+		f.signal()
 	}
 	return n, err
 }
 
-// track counts a request passed on (+1) or answered (-1).
-func (f *stdioFilter) track(id string, delta int) {
+// track counts a request passed on.
+func (f *stdioFilter) track(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if delta < 0 && f.pending[id] == 0 {
-		return // an answer to a request the filter did not pass on
-	}
-	f.pending[id] += delta
-	if f.pending[id] <= 0 {
-		delete(f.pending, id)
-	}
+	f.pending[id]++
+}
+
+// signal wakes settle; f.mu is held.
+func (f *stdioFilter) signal() {
 	select {
 	case f.changed <- struct{}{}:
 	default:
 	}
 }
 
-// drain waits until every request passed on has been answered, or ctx
-// ends.
-func (f *stdioFilter) drain(ctx context.Context) {
+// isGone reports whether the client can no longer read what is written.
+func (f *stdioFilter) isGone() bool {
+	f.mu.Lock()
+	broken := f.broken
+	f.mu.Unlock()
+	return broken || (f.gone != nil && f.gone())
+}
+
+// settle waits, at the end of input, until every request passed on has
+// been answered (or cancelled by the client), for grace at most; not at
+// all once the client is gone; and never beyond ctx.
+func (f *stdioFilter) settle(ctx context.Context, grace time.Duration) {
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		f.mu.Lock()
 		n := len(f.pending)
 		f.mu.Unlock()
-		if n == 0 {
+		if n == 0 || f.isGone() {
 			return
 		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-timer.C:
+			return
 		case <-f.changed:
+		case <-tick.C:
 		}
 	}
 }

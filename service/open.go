@@ -11,12 +11,18 @@ import (
 // an image to make it from (no --image, no image in the configuration).
 var ErrNoImage = errors.New("service: no container image: give one with --image IMAGE (or the image setting of a server's session), or set docker.image in the configuration")
 
+// ErrNoSSHHost is the ssh backend's missing host.
+var ErrNoSSHHost = errors.New("service: ssh is not configured: no host; set ssh.host in the configuration (or RUNBOX_SSH_HOST) to [user@]host[:port], or give --host")
+
 // SpecProblem says what backend lacks to open an environment for spec
 // with this configuration, before anything is tried: nil when nothing is
 // missing. runbox doctor reports it as the backend not being ready.
 func (s *Service) SpecProblem(backend string, spec envs.Spec) error {
 	if backend == "docker" && s.DockerOptions(spec).Image == "" {
 		return ErrNoImage
+	}
+	if backend == "ssh" && s.SSHOptions(spec).Host == "" {
+		return ErrNoSSHHost
 	}
 	return nil
 }

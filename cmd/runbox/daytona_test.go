@@ -17,6 +17,12 @@ type doctorProvider struct {
 
 func doctorDaytona(t *testing.T, env map[string]string) doctorProvider {
 	t.Helper()
+	return doctorBackend(t, env, "daytona")
+}
+
+// doctorBackend is the provider named name in `runbox doctor --json`.
+func doctorBackend(t *testing.T, env map[string]string, name string) doctorProvider {
+	t.Helper()
 	out, _, code := cli(t, "", env, "doctor", "--json")
 	if code != 0 {
 		t.Fatalf("doctor --json: exit %d\n%s", code, out)
@@ -28,11 +34,11 @@ func doctorDaytona(t *testing.T, env map[string]string) doctorProvider {
 		t.Fatalf("doctor --json: %v\n%s", err, out)
 	}
 	for _, p := range rep.Providers {
-		if p.Name == "daytona" {
+		if p.Name == name {
 			return p
 		}
 	}
-	t.Fatalf("doctor lists no daytona provider:\n%s", out)
+	t.Fatalf("doctor lists no %s provider:\n%s", name, out)
 	return doctorProvider{}
 }
 

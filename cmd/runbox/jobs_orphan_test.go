@@ -56,7 +56,8 @@ func cgroupDirsNamed(name string) []string {
 // kill gets every line and ends when the job does, `wait` returns the
 // job's exit code, and no cgroup of the job is left. Breaks if a dead
 // supervisor ends the job (it used to be "lost" at once, with the rest of
-// its output unread and its exit code never recorded).
+// its output unread and its exit code never recorded). ps says the
+// supervisor died, plain as well as --json.
 func TestJobs_CLISupervisorKilled(t *testing.T) {
 	env := jobsEnv(t)
 	const lines = 3000
@@ -120,6 +121,12 @@ func TestJobs_CLISupervisorKilled(t *testing.T) {
 	out, _, code = jcli(t, env, "wait", "--timeout", "30s", id)
 	if code != 7 || !strings.Contains(out, "exited 7") {
 		t.Errorf("wait: %q, exit %d; want exited 7, exit 7", out, code)
+	}
+	if w := jobInfo(t, env, id).Warning; !strings.Contains(w, "supervisor died") {
+		t.Errorf("ps --json warning = %q; want it to say the supervisor died", w)
+	}
+	if _, errs, _ := jcli(t, env, "ps", "--all"); !strings.Contains(errs, "job "+id+": the supervisor died") {
+		t.Errorf("plain ps does not warn that the supervisor died: %q", errs)
 	}
 	if out, _, _ := jcli(t, env, "logs", id); out != want.String() {
 		t.Errorf("logs: %d bytes; want all %d lines (%d bytes)", len(out), lines, want.Len())

@@ -63,5 +63,15 @@ func runPs(ctx context.Context, a *app, opts *psOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", j.ID, j.Status, exit, j.PID,
 			time.Since(j.Created).Round(time.Second), j.Owner, j.Lifetime, oneLine(j.Command, 60))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// What --json says in "warning" (a supervisor that died, a degraded
+	// start), on stderr, so the table stays a table.
+	for _, j := range jobs {
+		if j.Warning != "" {
+			fmt.Fprintf(a.stderr, "runbox: warning: job %s: %s\n", j.ID, j.Warning)
+		}
+	}
+	return nil
 }

@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -132,7 +134,14 @@ func runServe(ctx context.Context, a *app, opts *serveOptions) error {
 		svc.ReapKubernetes(ctx)
 	}
 	if opts.http == "" && opts.socket == "" {
-		return srv.ServeStdio(ctx, readCloser(a.stdin), nopWriteCloser{a.stdout})
+		// A client that is gone leaves a broken pipe behind: a write to
+		// it must fail (and end the session, torn down), not kill runbox
+		// with SIGPIPE, as Go does for stdout by default. Notify, not
+		// Ignore: an ignored SIGPIPE would be inherited by the commands.
+		sigpipe := make(chan os.Signal, 1)
+		signal.Notify(sigpipe, syscall.SIGPIPE)
+		defer signal.Stop(sigpipe)
+		return srv.ServeStdio(ctx, readCloser(a.stdin), stdoutCloser(a.stdout))
 	}
 	return serveHTTP(ctx, a, srv, opts)
 }
@@ -335,3 +344,16 @@ func readCloser(r io.Reader) io.ReadCloser {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// stdoutCloser is w that the server may close without closing it; a file
+// keeps its SyscallConn, by which the server sees its reader go away.
+func stdoutCloser(w io.Writer) io.WriteCloser {
+	if f, ok := w.(*os.File); ok {
+		return nopFileCloser{f}
+	}
+	return nopWriteCloser{w}
+}
+
+type nopFileCloser struct{ *os.File }
+
+func (nopFileCloser) Close() error { return nil }

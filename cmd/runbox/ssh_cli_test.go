@@ -347,3 +347,20 @@ func sshBenchHost(t *testing.T) (*sshtest.Server, string, string) {
 	}
 	return d, dir, cfg
 }
+
+// TestDoctor_SSHNeedsAHost: with no ssh host configured, doctor says ssh
+// is not ready and what to set (it said ready, and run --backend ssh then
+// failed with "no host given"); with one, it is ready. Run without a
+// host fails before trying anything, with the same advice.
+func TestDoctor_SSHNeedsAHost(t *testing.T) {
+	if p := doctorBackend(t, nil, "ssh"); p.Ready || !strings.Contains(p.Problem, "ssh.host") || !strings.Contains(p.Problem, "not configured") {
+		t.Errorf("doctor with no ssh host: %+v; want not ready, naming ssh.host", p)
+	}
+	if p := doctorBackend(t, map[string]string{"RUNBOX_SSH_HOST": "user@build.example"}, "ssh"); !p.Ready {
+		t.Errorf("doctor with RUNBOX_SSH_HOST set: %+v; want ready", p)
+	}
+	_, errs, code := cli(t, "", nil, "run", "--backend", "ssh", "--", "true")
+	if code == 0 || !strings.Contains(errs, "ssh.host") {
+		t.Errorf("run --backend ssh with no host: exit %d, %q; want a failure naming ssh.host", code, errs)
+	}
+}
