@@ -109,33 +109,35 @@ func assertContainerGone(t *testing.T, ref *termination.ContainerRef) {
 	}
 }
 
-// A job that exits by itself leaving a daemon behind finishes as exited;
-// its container stays, and a later kill takes the daemon down (answering
-// killed, with the count) and removes the container. A second kill finds
-// nothing. Breaks if a finished job's leftovers are unreachable.
-func TestContainer_KillLeftoversOfExitedJob(t *testing.T) {
+// escapeeThen is escapeeShell whose command waits until the escaped
+// sleep runs before it goes on with rest.
+func escapeeThen(rest string) (shell, tag string) {
+	tag = fmt.Sprintf("781.%06d", rand.IntN(1e6))
+	return fmt.Sprintf("( setsid sleep %s & ) ; until pgrep -f '^sleep %s$' >/dev/null; do sleep 0.02; done; %s", tag, tag, rest), tag
+}
+
+// A job ends whole: a job that exits by itself leaving a daemon behind
+// finishes as exited with the daemon already killed (counted in its exit
+// status) and its container removed; a kill then finds nothing. Breaks if
+// a finished job's leftovers outlive it.
+func TestContainer_ExitedJobLeavesNothing(t *testing.T) {
 	r := newTestRegistry(t, "", nil)
-	sh, tag := escapeeShell("exit 3")
+	sh, tag := escapeeThen("exit 3")
 	in := start(t, r, StartRequest{Shell: sh, Notify: true})
 	requireContainer(t, in)
 	got := waitDone(t, r, in.ID)
-	if got.Status != StatusExited || got.Exit.Code != 3 {
-		t.Fatalf("job ended %+v; want exited 3", got)
+	if got.Status != StatusExited || got.Exit.Code != 3 || got.Exit.LeftoverKilled != 1 {
+		t.Fatalf("job ended %+v; want exited 3, 1 leftover killed", got)
 	}
-	esc := waitEscapee(t, tag)
-	res, err := r.Kill(t.Context(), in.ID)
-	if err != nil || res.Outcome != KillKilled || res.Leftovers != 1 || res.Info.Status != StatusExited {
-		t.Fatalf("Kill of an exited job with a daemon = %+v, %v; want killed, 1 leftover, status exited", res, err)
-	}
-	if esc.Alive() {
-		t.Fatalf("the daemon %v survived the kill", esc)
+	if ps := findSleep(tag); len(ps) != 0 {
+		t.Fatalf("the daemon %v outlived its job", ps)
 	}
 	var pids pidRecord
 	readJSON(filepath.Join(r.opts.Dir, "jobs", in.ID, filePID), &pids)
 	assertContainerGone(t, pids.Container)
-	res, err = r.Kill(t.Context(), in.ID)
+	res, err := r.Kill(t.Context(), in.ID)
 	if err != nil || res.Outcome != KillAlreadyExited || res.Leftovers != 0 {
-		t.Errorf("second Kill = %+v, %v; want already exited", res, err)
+		t.Errorf("Kill after the end = %+v, %v; want already exited", res, err)
 	}
 	if ev := waitEvent(t, r, "agent", EventCompletion); ev.Reason != ReasonExited {
 		t.Errorf("completion = %+v; want exited", ev)
@@ -153,27 +155,26 @@ func TestContainer_RemovedOnCleanExit(t *testing.T) {
 	assertContainerGone(t, pids.Container)
 }
 
-// Retention tears down what a reaped job left in its container: once
-// pid.json is deleted nothing else could find it.
-func TestContainer_RetentionKillsLeftovers(t *testing.T) {
+// Retention drops a finished job whose leftovers went with it, its
+// container already gone.
+func TestContainer_RetentionAfterLeftovers(t *testing.T) {
 	clk := newFakeClock()
 	r := newTestRegistry(t, "", func(o *Options) {
 		o.Clock = clk
 		o.Retention = time.Hour
 		o.Watch.Window = time.Minute
 	})
-	sh, tag := escapeeShell("true")
+	sh, tag := escapeeThen("true")
 	in := start(t, r, StartRequest{Shell: sh})
 	requireContainer(t, in)
 	waitDone(t, r, in.ID)
-	esc := waitEscapee(t, tag)
+	if ps := findSleep(tag); len(ps) != 0 {
+		t.Errorf("the daemon %v outlived its job", ps)
+	}
 	var pids pidRecord
 	readJSON(filepath.Join(r.opts.Dir, "jobs", in.ID, filePID), &pids)
 	eventually(t, 10*time.Second, "sweeper timer", func() bool { return clk.Pending() == 1 })
 	clk.Advance(2 * time.Hour)
 	eventually(t, 10*time.Second, "retention", func() bool { return len(r.List("")) == 0 })
-	if esc.Alive() {
-		t.Errorf("the daemon %v outlived its job's retention", esc)
-	}
 	assertContainerGone(t, pids.Container)
 }

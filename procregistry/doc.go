@@ -105,12 +105,20 @@
 // Every teardown reopens the container from pid.json
 // (termination.OpenContainer) and hands it to termination.KillTree: a
 // kill, the end of the owner's session, a kill after a restart of the
-// registry, or of a lost job whose command still runs. When the command
-// ends by itself the supervisor removes the container if it is empty; if
-// the command left processes behind (a daemon), the container stays, and
-// a kill of the finished job tears them down and answers [KillKilled]
-// with [KillResult].Leftovers counting them (the job's status stays
-// exited). [KillAlreadyExited] means it left nothing. When retention
+// registry, or of a lost job whose command still runs.
+//
+// A job ends whole, as a foreground command does, whatever its lifetime:
+// when the command ends by itself, the supervisor kills what it left
+// running (a setsid or nohup'd child, one that ignores SIGTERM) before it
+// writes exit.json — through the container, or, without one, through its
+// own descendants (it is the job's subreaper) — with the registry's Grace
+// after SIGTERM (jobdir.Spec.Grace), and counts them in the exit
+// status's LeftoverKilled; then it removes the container. A job reported
+// ended has nothing left running. Should something still be in the
+// container later (the supervisor died first), a kill of the finished job
+// tears it down and answers [KillKilled] with [KillResult].Leftovers
+// counting it (the job's status stays exited). [KillAlreadyExited] means
+// it left nothing. When retention
 // drops a finished job, its container is torn down first (leftovers are
 // killed at once); a container that cannot be removed keeps the job, and
 // the next sweep tries again.
@@ -301,6 +309,43 @@
 // jobs. The kernel records the peer's PID at connect time: a PID reused
 // between that and the check would be placed as its new process (the
 // window is a few system calls).
+//
+// # Confined callers
+//
+// A sandboxed command (package confine) can still connect to the server's
+// socket: a connect to a pathname unix socket is not a file access the
+// sandbox's deny list stops, before Landlock ABI 9. So the server never
+// takes a job's sandbox from the request ([StartRequest].Confine and
+// Confiner) but from who is asking. For every connection it reads the
+// peer's /proc/PID/status (the process named by SO_PEERPIDFD where the
+// kernel gives it, checked alive after the read) and compares it with its
+// own: a peer that set no_new_privs, stacked a seccomp filter or dropped
+// a capability from its bounding set that the server did not is confined
+// — the kernel keeps all three for good, so a process cannot shed them,
+// and runbox's sandbox sets all three. A peer whose status cannot be read
+// counts as confined. An unconfined caller's request stands as it is: the
+// user's own choice, --sandbox off included.
+//
+// A confined caller's job runs in the caller's own sandbox when the server
+// knows it — the caller is a process of a job the registry confined (by
+// rule 2 of "Owners") with exactly one seccomp filter beyond the server's,
+// so that job's sandbox and no other — and under the strictest one
+// otherwise ([Server].StrictPolicy: read-only, no network, runbox's deny
+// list; without it the start is refused). Either way the request's
+// sandbox is dropped, and its idempotency key is kept apart from
+// unconfined callers' keys. Beyond starting, a confined caller sees and
+// acts on (list, read, follow, wait, write, kill, hand over) only jobs
+// that run in its own sandbox: jobs started for confined callers of
+// unknown sandbox when its own is unknown, else jobs whose sandbox is
+// exactly its own (a session's jobs, for a session's job). One of unknown
+// sandbox may not read events nor end a session. job.json records which
+// ("confined_caller").
+//
+// The other sockets in the state directory serve no sandboxed command at
+// all: a job's control socket (stdin writes would run commands in that
+// job's sandbox) and the supervisor host's (it would run any program it
+// is asked to) refuse a confined peer outright ([CheckUnconfinedPeer]),
+// as does runbox serve --socket.
 //
 // # What it does not do
 //

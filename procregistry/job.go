@@ -145,7 +145,22 @@ type record struct {
 	// Redacted names what Spec.Display hid (see writeRecord).
 	Redacted []string          `json:"redacted,omitempty"`
 	Extra    map[string]string `json:"extra,omitempty"`
+	// ConfinedCaller says that a confined caller started the job, and
+	// whose sandbox it runs in (see "Confined callers"): "" for a job an
+	// unconfined caller started, callerUnknownSandbox or
+	// callerOwnSandbox.
+	ConfinedCaller string `json:"confined_caller,omitempty"`
 }
+
+// The values of record.ConfinedCaller.
+const (
+	// callerUnknownSandbox: the caller's sandbox was not known; the job
+	// runs under the strictest one ([Server].StrictPolicy).
+	callerUnknownSandbox = "strictest"
+	// callerOwnSandbox: the caller was a process of a job the registry
+	// confined, under that sandbox alone; the job runs in the same.
+	callerOwnSandbox = "caller's"
+)
 
 // killRecord is kill.json.
 type killRecord struct {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 )
 
@@ -141,6 +142,17 @@ type caller struct {
 	unclaimed bool
 	// why says how the caller was identified, for refusals.
 	why string
+	// confined: the kernel shows the caller confined beyond the server
+	// (a sandboxed command: see "Confined callers" in the package
+	// documentation). It may act only within its own sandbox.
+	confined bool
+	// policy is a confined caller's sandbox when the server knows it
+	// (the caller is a process of a job the registry confined, under
+	// that job's one sandbox and no other); nil: unknown, and the
+	// strictest sandbox stands in for it.
+	policy *confine.Policy
+	// confiner is policy's trampoline, from the same job.
+	confiner []string
 }
 
 // may reports whether c may act on owner's jobs and events.
@@ -151,6 +163,38 @@ func (c caller) may(r *Registry, owner string) bool {
 	return c.unclaimed && !r.claimed(owner)
 }
 
+// mayJob reports whether c may see and act on job j (its owner aside): an
+// unconfined caller every job; a confined caller only the jobs that run in
+// the same sandbox as itself — a job started for a caller whose sandbox
+// is unknown (they run under the strictest one) when its own is unknown,
+// else a job whose sandbox is exactly the caller's.
+func (c caller) mayJob(r *Registry, in Info) bool {
+	if !c.confined {
+		return true
+	}
+	r.mu.Lock()
+	j := r.jobs[in.ID]
+	var rec record
+	if j != nil {
+		rec = j.rec
+	}
+	r.mu.Unlock()
+	if j == nil {
+		return false
+	}
+	if c.policy == nil {
+		return rec.ConfinedCaller == callerUnknownSandbox
+	}
+	return rec.Confine != nil && samePolicy(rec.Confine, c.policy)
+}
+
+// samePolicy reports whether a and b are one sandbox.
+func samePolicy(a, b *confine.Policy) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
 func (c caller) deny(what string) error {
 	return fmt.Errorf("procregistry: %s: %s: %w", what, c.why, envs.ErrDenied)
 }
@@ -158,7 +202,7 @@ func (c caller) deny(what string) error {
 // visible lists the jobs of owner ("" for all) that c may see.
 func (r *Registry) visible(c caller, owner string) []Info {
 	all := r.List(owner)
-	return slices.DeleteFunc(all, func(in Info) bool { return !c.may(r, in.Owner) })
+	return slices.DeleteFunc(all, func(in Info) bool { return !c.may(r, in.Owner) || !c.mayJob(r, in) })
 }
 
 // resolveFor resolves id (or a unique prefix) among the jobs c may see:
@@ -183,18 +227,18 @@ func (r *Registry) resolveFor(c caller, id string) (string, error) {
 	return "", fmt.Errorf("%w: %q matches %s", ErrAmbiguous, id, strings.Join(found, ", "))
 }
 
-// ownerOfProcs returns the owner of the running job that one of procs
+// jobOfProcs returns the running job that one of procs
 // (a process and its ancestors, nearest first) belongs to: a process of
 // a running job's tree by PID and start time, a member of a running
 // job's process group, or a member of a job's container (running or
 // not: what a finished job left behind stays in its container).
-func (r *Registry) ownerOfProcs(procs []peerProc, cgroups []cgroupLine) (string, bool) {
+func (r *Registry) jobOfProcs(procs []peerProc, cgroups []cgroupLine) (*job, bool) {
 	type key struct {
 		pid   int
 		start uint64
 	}
-	byProc := map[key]string{}
-	byGroup := map[int]string{}
+	byProc := map[key]*job{}
+	byGroup := map[int]*job{}
 	var conts []*job
 	r.mu.Lock()
 	for _, j := range r.jobs {
@@ -214,43 +258,43 @@ func (r *Registry) ownerOfProcs(procs []peerProc, cgroups []cgroupLine) (string,
 			start uint64
 		}{{p.Command.PID, p.Command.StartTime}, {p.Wrapper.PID, p.Wrapper.StartTime}, {p.Copier.PID, p.Copier.StartTime}} {
 			if pr.pid > 0 {
-				byProc[key{pr.pid, pr.start}] = j.rec.Owner
+				byProc[key{pr.pid, pr.start}] = j
 			}
 		}
 		if !p.Host && p.Supervisor.PID > 0 {
 			// A supervisor of the job's own is its subreaper: setsid
 			// orphans of the job are its children.
-			byProc[key{p.Supervisor.PID, p.Supervisor.StartTime}] = j.rec.Owner
+			byProc[key{p.Supervisor.PID, p.Supervisor.StartTime}] = j
 		}
 		// The wrapper (else the command) leads the job's process group;
 		// while the group has a member its number is not reused.
 		if p.Wrapper.PID > 0 {
-			byGroup[p.Wrapper.PID] = j.rec.Owner
+			byGroup[p.Wrapper.PID] = j
 		} else if p.Command.PID > 0 {
-			byGroup[p.Command.PID] = j.rec.Owner
+			byGroup[p.Command.PID] = j
 		}
 	}
 	r.mu.Unlock()
 	for _, p := range procs {
-		if o, ok := byProc[key{p.pid, p.start}]; ok {
-			return o, true
+		if j, ok := byProc[key{p.pid, p.start}]; ok {
+			return j, true
 		}
-		if o, ok := byGroup[p.pgid]; ok {
-			return o, true
+		if j, ok := byGroup[p.pgid]; ok {
+			return j, true
 		}
 	}
 	if len(procs) == 0 {
-		return "", false
+		return nil, false
 	}
 	for _, j := range conts {
 		r.mu.Lock()
-		ref, owner := j.pids.Container, j.rec.Owner
+		ref := j.pids.Container
 		r.mu.Unlock()
 		if inContainer(procs[0].pid, cgroups, ref.V2Dir, ref.V1Dirs) {
-			return owner, true
+			return j, true
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // settleStarts waits (bounded by ctx) until every job that is starting

@@ -254,8 +254,10 @@ func TestServer_JobProcessActsForItsOwner(t *testing.T) {
 
 	// Escaped: double fork and setsid; still A's.
 	marker := t.TempDir() + "/escaped.out"
-	escaped := fmt.Sprintf(`(setsid sh -c '%s > %s 2>&1' &) ; sleep 0`,
-		strings.ReplaceAll(clientArgv(t, c.Path, "list", ""), "'", `'\''`), marker)
+	// The job waits for its escaped child's answer: a job's leftovers are
+	// killed when it ends.
+	escaped := fmt.Sprintf(`(setsid sh -c '%s > %s.tmp 2>&1; mv %s.tmp %s' &) ; for i in $(seq 600); do [ -e %s ] && break; sleep 0.05; done`,
+		strings.ReplaceAll(clientArgv(t, c.Path, "list", ""), "'", `'\''`), marker, marker, marker, marker)
 	run(a, escaped)
 	eventually(t, 30*time.Second, "the escaped client's answer", func() bool {
 		b, err := os.ReadFile(marker)

@@ -399,6 +399,12 @@ func newID() string {
 // error). ctx bounds only the start. The error is for a bad request or a
 // closed registry.
 func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
+	return r.start(ctx, req, "")
+}
+
+// start is Start for a caller whose confinement the server found:
+// confinedCaller is record.ConfinedCaller.
+func (r *Registry) start(ctx context.Context, req StartRequest, confinedCaller string) (Info, error) {
 	c := envs.Command{Shell: req.Shell, Args: req.Args}
 	if err := c.Validate(); err != nil {
 		return Info{}, fmt.Errorf("procregistry: start: %w", err)
@@ -455,12 +461,14 @@ func (r *Registry) Start(ctx context.Context, req StartRequest) (Info, error) {
 				ID: id, Shell: req.Shell, Args: slices.Clone(req.Args),
 				Display: req.Display, PTY: req.PTY,
 				Confine: req.Confine, Confiner: slices.Clone(req.Confiner),
+				Grace: r.opts.Grace,
 			},
 			Owner: req.Owner, Dir: req.Dir, Redacted: slices.Clone(req.Redacted),
 			Notify: req.Notify, Watch: slices.Clone(req.Watch), Heartbeat: hb,
 			Key: req.Key, Lifetime: req.Lifetime, Created: r.clock.Now(),
 			QuietAfter: floorIdle(req.QuietAfter), InputWait: floorIdle(req.InputWait),
 			NoOutputTimeout: floorIdle(req.NoOutputTimeout),
+			ConfinedCaller:  confinedCaller,
 		},
 	}
 	if !req.Limits.IsZero() {

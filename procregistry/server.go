@@ -11,8 +11,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/envs"
 )
 
 // Defaults of [Server] limits left zero.
@@ -59,6 +63,12 @@ type Server struct {
 	// Logger receives accept errors and refused connections. Nil means
 	// the registry's logger.
 	Logger *slog.Logger
+	// StrictPolicy gives the sandbox of a job that a confined caller
+	// starts when the caller's own sandbox is not known (see "Confined
+	// callers" in the package documentation): the strictest there is, for
+	// a job started in dir, and the argv prefix of its trampoline. Nil,
+	// or an error, refuses such a start.
+	StrictPolicy func(dir string) (*confine.Policy, []string, error)
 }
 
 // Errors a [Server] answers with before it runs a call.
@@ -344,12 +354,24 @@ func (s *Server) call(ctx context.Context, who caller, q *request, fw *frameWrit
 		if !who.may(r, req.Owner) {
 			return nil, who.deny("start a job for owner " + req.Owner)
 		}
-		return r.Start(ctx, req)
+		mark, err := s.confineFor(who, &req)
+		if err != nil {
+			return nil, err
+		}
+		return r.start(ctx, req, mark)
 	case "list":
 		if q.Owner != "" && !who.may(r, q.Owner) {
 			return nil, who.deny("list the jobs of owner " + q.Owner)
 		}
 		return r.visible(who, q.Owner), nil
+	case "end_session", "events", "ack":
+		if who.confined && who.policy == nil {
+			// Events carry other jobs' output; a session's end kills
+			// jobs this caller may not see.
+			return nil, who.deny(q.Op + " (a confined caller whose sandbox is not known acts on its own jobs only)")
+		}
+	}
+	switch q.Op {
 	case "end_session":
 		if !who.may(r, q.Owner) {
 			return nil, who.deny("end the session of owner " + q.Owner)
@@ -372,6 +394,39 @@ func (s *Server) call(ctx context.Context, who caller, q *request, fw *frameWrit
 		return nil, err
 	}
 	return s.jobCall(ctx, who, id, q, fw)
+}
+
+// confineFor decides the sandbox of a job who starts: a confined caller's
+// job runs in the caller's own sandbox when it is known, else under the
+// strictest one; whatever the request says of a sandbox is then dropped.
+// An unconfined caller's request stands as it is (the user's own choice,
+// --sandbox off included). It returns record.ConfinedCaller.
+func (s *Server) confineFor(who caller, req *StartRequest) (string, error) {
+	if !who.confined {
+		return "", nil
+	}
+	// A key names one owner's job; a confined caller's keys are apart, so
+	// that a key cannot fetch a job it may not see.
+	if req.Key != "" {
+		req.Key = "confined:" + req.Key
+	}
+	if who.policy != nil {
+		p := *who.policy
+		req.Confine, req.Confiner = &p, slices.Clone(who.confiner)
+		return callerOwnSandbox, nil
+	}
+	if s.StrictPolicy == nil {
+		return "", who.deny("start a job (a confined caller's job needs a sandbox, and this server has none to give)")
+	}
+	p, conf, err := s.StrictPolicy(req.Dir)
+	if err == nil && (p == nil || p.Profile == confine.ProfileOff || len(conf) == 0) {
+		err = errors.New("no sandbox")
+	}
+	if err != nil {
+		return "", fmt.Errorf("procregistry: start: %s: the job cannot be confined: %v: %w", who.why, err, envs.ErrDenied)
+	}
+	req.Confine, req.Confiner = p, slices.Clone(conf)
+	return callerUnknownSandbox, nil
 }
 
 // isJobOp reports whether op is a call on one job, named by q.ID.

@@ -48,8 +48,9 @@ func ListenTCP(addr string, provisioned bool) (net.Listener, error) {
 
 // ListenUnix listens on a Unix socket at path that only this user can
 // reach: the socket is made 0600, and every connection whose peer is
-// another user (by its credentials, which cannot be forged) is closed
-// unanswered. A stale socket file is replaced; a live one is an error.
+// another user (by its credentials, which cannot be forged), or a process
+// confined beyond this one (a sandboxed command: see
+// procregistry.CheckUnconfinedPeer), is closed unanswered. A stale socket file is replaced; a live one is an error.
 func ListenUnix(path string) (net.Listener, error) {
 	if c, err := net.Dial("unix", path); err == nil {
 		c.Close()
@@ -67,7 +68,9 @@ func ListenUnix(path string) (net.Listener, error) {
 	return &peerListener{Listener: ln}, nil
 }
 
-// peerListener admits only connections from this user.
+// peerListener admits only connections from this user's unconfined
+// processes: a sandboxed command that reached the socket would otherwise
+// run commands in a session of this server, outside its own sandbox.
 type peerListener struct{ net.Listener }
 
 func (l *peerListener) Accept() (net.Conn, error) {
@@ -76,7 +79,7 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := procregistry.CheckPeer(c); err != nil {
+		if err := procregistry.CheckUnconfinedPeer(c); err != nil {
 			c.Close()
 			continue
 		}

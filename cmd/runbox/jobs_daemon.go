@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/procregistry/supervisor"
@@ -280,7 +281,20 @@ func runDaemon(ctx context.Context, a *app) error {
 	a.log.Info("runbox: job daemon serving", "state", state, "pid", os.Getpid())
 	// The server's limits (request size, connections, idle time) are its
 	// defaults: a runaway client of this user cannot take it down.
-	return (&procregistry.Server{Reg: reg, Logger: a.log}).Serve(ctx, ln)
+	return (&procregistry.Server{Reg: reg, Logger: a.log, StrictPolicy: a.strictJobPolicy}).Serve(ctx, ln)
+}
+
+// strictJobPolicy is the sandbox of a job that a confined command starts
+// when the daemon does not know that command's own sandbox: read-only,
+// with no network, and the deny list of every sandbox (see "Confined
+// callers" in docs/jobs.md). It is at least as strict as any sandbox
+// runbox makes from this configuration.
+func (a *app) strictJobPolicy(dir string) (*confine.Policy, []string, error) {
+	p, err := a.svc.SandboxPolicy(envs.Spec{Sandbox: confine.ProfileReadOnly, Network: "none", Dir: dir})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &p, a.confiner(), nil
 }
 
 // openRegistry opens the registry in state with the local backend. The

@@ -35,6 +35,14 @@ func (s *supervisor) serve(ln net.Listener) {
 }
 
 func (s *supervisor) handle(c net.Conn) {
+	// Only the registry calls here. A sandboxed command that reaches the
+	// socket (a pathname unix socket is not a file the sandbox's deny list
+	// stops a connect to) gets nothing: writing to the stdin of another
+	// job would run commands in that job's confinement, not its own.
+	if err := jobdir.CheckUnconfinedPeer(c); err != nil {
+		s.logf("control connection refused: %v", err)
+		return
+	}
 	var req jobdir.CtlRequest
 	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
 		return

@@ -32,6 +32,7 @@ func superviseDetached(dir string) int {
 	defer stopSink()
 	s := newSupervisor(dir)
 	subreaper := becomeSubreaper() == nil
+	s.subreaper = subreaper
 	if err := s.start(); err != nil {
 		if werr := recordStartFail(dir, err); werr != nil {
 			say("supervisor: " + werr.Error())

@@ -90,6 +90,12 @@
 //
 // It never decides whether a command may run (the registry's caller went
 // through the command gate before the job was created), never reads the
-// registry's own state, and never kills a job's tree: a kill is the
-// registry's, through the container reference in pid.json.
+// registry's own state, and never kills a job's running tree: a kill is
+// the registry's, through the container reference in pid.json. What it
+// does kill is what a command left running once the command has ended
+// (leftovers.go): a job ends whole, as a foreground command does. Its
+// sockets (the host's, a job's control socket) serve only unconfined
+// callers of its user (jobdir.CheckUnconfinedPeer): a sandboxed command
+// that reached one could run a program, or write to a job's stdin,
+// outside its sandbox.
 package supervisor

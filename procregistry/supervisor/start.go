@@ -123,6 +123,7 @@ func (e *noContainerError) Error() string { return "supervisor: " + e.why }
 
 // startPrepared is start with the command resolved.
 func (s *supervisor) startPrepared(spec jobdir.Spec, path string, argv []string) error {
+	s.grace = max(spec.Grace, 0)
 	var limits envs.Limits
 	if spec.Limits != nil {
 		limits = *spec.Limits

@@ -43,6 +43,8 @@ type supervisor struct {
 	copierPID int                   // copier's PID, kept for a kill after it was handed to the reaper
 	cont      termination.Container // nil: process group only
 	warn      string                // why cont is nil
+	subreaper bool                  // this process is the job's subreaper (a per-job supervisor)
+	grace     time.Duration         // the leftovers' grace after SIGTERM (the spec's)
 
 	mu     sync.Mutex
 	closed bool // stdin closed
@@ -124,6 +126,7 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 		waitGone(s.cmdProc)
 		note = noteWrapperKilled
 	}
+	st.LeftoverKilled = s.clearLeftovers()
 	s.release(&st)
 	if err := jobdir.RemoveCommand(s.dir); err != nil {
 		s.logf("%v", err)

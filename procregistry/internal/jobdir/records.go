@@ -24,6 +24,10 @@ type Spec struct {
 	// trampoline Confiner (nil: unconfined).
 	Confine  *confine.Policy `json:"confine,omitempty"`
 	Confiner []string        `json:"confiner,omitempty"`
+	// Grace is how long what the command left running when it ended gets
+	// after SIGTERM before SIGKILL (zero: SIGKILL at once). The supervisor
+	// kills it all as the command ends: a job ends whole.
+	Grace time.Duration `json:"grace,omitempty"`
 }
 
 // PIDRecord is pid.json, written by the supervisor once the command runs.
