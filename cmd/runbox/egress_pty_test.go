@@ -53,6 +53,13 @@ func TestRun_EgressAskedOnTerminal(t *testing.T) {
 				t.Errorf("the question does not name the host and the rule: %q", out)
 			}
 			tt.typeIn(t, tc.answer+"\n")
+			// The command's output reaches the terminal in its own time:
+			// wait for what ends it before reading the whole.
+			if tc.served {
+				tt.waitForAny(t, "page-of-the-test-server", "curl: (")
+			} else {
+				tt.waitForAny(t, "refused when asked", "curl: (")
+			}
 			code := waitExit(t, cmd)
 			out = tt.output()
 			if served := strings.Contains(out, "page-of-the-test-server"); served != tc.served || code != 0 {

@@ -94,7 +94,7 @@ func (tt *testTerminal) waitFor(t *testing.T, want string) string {
 // waitForAny polls until the output contains one of wants.
 func (tt *testTerminal) waitForAny(t *testing.T, wants ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		out := tt.output()
 		for _, w := range wants {

@@ -86,10 +86,17 @@ func TestRun_StdinAsTheCommandReadsIt(t *testing.T) {
 // at the refused line, before the line after it.
 func TestRun_StdinStream(t *testing.T) {
 	dir := t.TempDir()
+	marker := filepath.Join(dir, "first-line-ran")
 	pr, pw := io.Pipe()
 	go func() {
-		io.WriteString(pw, "echo streamed\n")
-		time.Sleep(time.Second)
+		// The rest is written once the first line has run: the input is
+		// a stream by construction, however slow the machine.
+		io.WriteString(pw, "echo streamed; : > "+marker+"\n")
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(marker); err == nil {
+				break
+			}
+		}
 		io.WriteString(pw, "rm -rf /\necho never\n")
 		pw.Close()
 	}()
