@@ -151,11 +151,12 @@ func TestConfine_RefusedWithoutTrampoline(t *testing.T) {
 	f := newSandboxFixture(t)
 	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
 	marker := filepath.Join(f.ws, "ran")
+	withoutTrampoline(t)
 	for _, prestart := range []bool{true, false} {
 		env := open(t, local.Options{Dir: f.ws, Confine: &p, NoPrestart: !prestart})
 		_, err := env.Run(context.Background(), envs.Command{Shell: "touch " + marker})
-		if !errors.Is(err, envs.ErrUnsupported) || !strings.Contains(err.Error(), "sandbox: off") {
-			t.Errorf("prestart %v: Run err = %v; want ErrUnsupported naming sandbox: off", prestart, err)
+		if !errors.Is(err, envs.ErrUnsupported) || !strings.Contains(err.Error(), "confine.Off()") {
+			t.Errorf("prestart %v: Run err = %v; want ErrUnsupported naming confine.Off()", prestart, err)
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Fatal("the command ran")
@@ -491,16 +492,7 @@ func TestNew_ConfinedByDefault(t *testing.T) {
 // missing and matching envs.ErrUnsupported) and runs nothing; it never
 // falls back to running unconfined.
 func TestNew_NoTrampolineRefuses(t *testing.T) {
-	var keep []string
-	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-		if _, err := os.Stat(filepath.Join(d, confine.Trampoline)); err != nil {
-			keep = append(keep, d)
-		}
-	}
-	t.Setenv("PATH", strings.Join(keep, string(os.PathListSeparator)))
-	if _, err := confine.Locate(); err == nil {
-		t.Skip("a runbox-confine is installed beside the test binary")
-	}
+	withoutTrampoline(t)
 	f := newSandboxFixture(t)
 	env, err := local.New(local.Options{Dir: f.ws, BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + f.home}})
 	if err != nil {
@@ -515,5 +507,19 @@ func TestNew_NoTrampolineRefuses(t *testing.T) {
 		if b, _ := os.ReadFile(f.victim); string(b) != "ORIGINAL" {
 			t.Fatalf("the command ran: victim = %q", b)
 		}
+	}
+}
+
+// withoutTrampoline takes runbox-confine off PATH for the test.
+func withoutTrampoline(t *testing.T) {
+	var keep []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, confine.Trampoline)); err != nil {
+			keep = append(keep, d)
+		}
+	}
+	t.Setenv("PATH", strings.Join(keep, string(os.PathListSeparator)))
+	if _, err := confine.Locate(); err == nil {
+		t.Skip("a runbox-confine is installed beside the test binary")
 	}
 }
