@@ -16,7 +16,7 @@ import (
 const (
 	DefaultPython         = "python3"
 	DefaultInterruptGrace = 3 * time.Second
-	DefaultStartTimeout   = 30 * time.Second
+	DefaultStartTimeout   = 2 * time.Minute // a hang guard: a loaded machine took over 30 s to start python3
 )
 
 // ErrNoInterpreter is returned when the environment has no such
