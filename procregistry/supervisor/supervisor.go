@@ -119,10 +119,13 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 		// is now our child (we are its subreaper); its status is ours to
 		// take.
 		st = adoptedStatus(s.cmdProc, st)
-	case s.cmdProc.Alive():
-		// The wrapper was killed under a command that runs on, and is
-		// not ours to wait for (init adopted it): the job has not ended,
-		// but how it ends will not be known.
+	default:
+		// The wrapper was killed under the command, which is not ours to
+		// wait for (init adopted it): if it runs on, the job has not
+		// ended, but how it ends will not be known. One that ended at
+		// about the same time (looked at after the wrapper was reaped,
+		// it may already be gone) was reaped by init: its status is
+		// unknown just the same.
 		waitGone(s.cmdProc)
 		note = noteWrapperKilled
 	}
