@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,7 +63,8 @@ func emptyRunboxGroups(t *testing.T, mount string) []string {
 	return dirs
 }
 
-// liveWithArg counts the live processes (not zombies) whose argv holds arg.
+// liveWithArg counts the live processes (not zombies) with arg as one
+// of their arguments.
 func liveWithArg(t *testing.T, arg string) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
@@ -75,8 +77,11 @@ func liveWithArg(t *testing.T, arg string) int {
 		if err != nil {
 			continue
 		}
+		// A whole argument, not a substring: processes of other packages
+		// tested at the same time carry random digits in temp paths and
+		// ports, and a busy machine showed them counted here.
 		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if bytes.Contains(cmd, []byte(arg)) && !zombie(pid) {
+		if slices.ContainsFunc(bytes.Split(cmd, []byte{0}), func(a []byte) bool { return string(a) == arg }) && !zombie(pid) {
 			n++
 		}
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,7 +30,7 @@ import (
 func dockerJobsServer(t *testing.T) (*server.Server, string) {
 	t.Helper()
 	needDocker(t)
-	task := fmt.Sprintf("server-%s-%d", strings.ToLower(t.Name()), os.Getpid())
+	task := fmt.Sprintf("server-%s-%s", strings.ToLower(t.Name()), strings.ToLower(rand.Text()[:8]))
 	t.Cleanup(func() {
 		exec.Command("sh", "-c", "docker rm -f $(docker ps -aq --filter label=io.runbox.task="+task+")").Run()
 	})

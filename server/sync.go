@@ -58,6 +58,9 @@ type SyncResult struct {
 	Task    string                `json:"task"`
 	Push    *workspace.PushReport `json:"push,omitempty"`
 	Changes []SyncChange          `json:"changes,omitempty"`
+	// BaseLost, after a diff, says why the workspace is not the tree
+	// last pushed: no deletion is inferred then.
+	BaseLost string `json:"base_lost,omitempty"`
 }
 
 // sync pushes or diffs the session's workspace. Applying is left to a
@@ -80,6 +83,12 @@ func (s *Server) sync(ctx context.Context, req *mcp.CallToolRequest, in SyncArgs
 		}
 		out.Push = rep
 		msg := fmt.Sprintf("pushed %d path(s), deleted %d, %d bytes (full: %v)", len(rep.Sent), len(rep.Deleted), rep.Bytes, rep.Full)
+		if rep.Replaced != "" {
+			msg += "; " + rep.Replaced
+		}
+		if rep.MovedAside != "" {
+			msg += "; what it held is kept at " + rep.MovedAside
+		}
 		if len(rep.Conflicts) > 0 {
 			msg += fmt.Sprintf("; kept the workspace's version of %d file(s) also changed locally: %s", len(rep.Conflicts), strings.Join(rep.Conflicts, ", "))
 		}
@@ -98,7 +107,10 @@ func (s *Server) sync(ctx context.Context, req *mcp.CallToolRequest, in SyncArgs
 			return s.failure(ctx, sess, "", err), nil, nil
 		}
 		var b strings.Builder
-		out.Changes = c.Reports()
+		out.Changes, out.BaseLost = c.Reports(), c.BaseLost
+		if c.BaseLost != "" {
+			b.WriteString(c.BaseLost + "\n")
+		}
 		for _, sc := range out.Changes {
 			b.WriteString(sc.Diff)
 		}

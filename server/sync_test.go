@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,7 +44,7 @@ func needDocker(t *testing.T) {
 // sync tool's diff reports what the commands changed.
 func TestSync_PushBeforeCommandsAndDiff(t *testing.T) {
 	needDocker(t)
-	task := fmt.Sprintf("server-sync-test-%d", os.Getpid())
+	task := fmt.Sprintf("server-sync-test-%s", strings.ToLower(rand.Text()[:8]))
 	t.Cleanup(func() {
 		exec.Command("sh", "-c", "docker rm -f $(docker ps -aq --filter label=io.runbox.task="+task+")").Run()
 	})

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
@@ -132,7 +133,7 @@ func TestJobs_Docker(t *testing.T) {
 func TestJobs_DockerTask(t *testing.T) {
 	t.Parallel() // the backends wait on their own sandboxes: side by side
 	svc := dockerJobsService(t)
-	task := fmt.Sprintf("jobtest-%d", os.Getpid())
+	task := fmt.Sprintf("jobtest-%s", strings.ToLower(rand.Text()[:8]))
 	t.Cleanup(func() { removeTask(task) })
 	jobtest.Run(t, jobtest.Backend{
 		Open:      sandboxSession(svc, "docker", envs.Spec{Settings: map[string]string{service.SettingTask: task}}),

@@ -127,6 +127,9 @@ func (c *Comparison) Apply(ctx context.Context, o ApplyOptions) (*ApplyReport, e
 // commit records what was applied in the manifest; err is the apply's own
 // failure, returned with any failure to save.
 func (c *Comparison) commit(base Tree, err error) error {
+	if c.BaseLost != "" {
+		return err // a base of another tree: the next push makes a new one
+	}
 	c.Manifest.setTree(base)
 	return errors.Join(err, c.Manifest.save(c.opts.StateDir))
 }

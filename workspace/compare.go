@@ -56,6 +56,12 @@ type Comparison struct {
 	// Unsafe are names in the sandbox's tree that could never be written
 	// locally (absolute, ".."); they are reported, not applied.
 	Unsafe []string
+	// BaseLost says why the manifest is not the base of the sandbox's
+	// tree (its container was made again, say; see [MarkerName]); empty
+	// when it is. Without a base nothing is taken for a deletion, a file
+	// both sides hold with different content is a [Conflict], and an
+	// apply records no new base.
+	BaseLost string
 
 	opts Options
 	// localLinks are the local tree's links when compared: an apply
@@ -86,6 +92,10 @@ func Compare(ctx context.Context, env envs.Environment, stateDir, task string) (
 	}
 	protect := newMatcher(o.Protected)
 	c := &Comparison{Manifest: m, Unsafe: theirs.unsafe, opts: o, localLinks: Tree{}}
+	if m.ID == "" || theirs.id != m.ID {
+		c.BaseLost = fmt.Sprintf("the sandbox's %s is not the tree last pushed (%s): nothing there is taken for a deletion, and a file that differs from yours is a conflict", o.Remote, remoteState{id: theirs.id, empty: len(theirs.entries) == 0}.why())
+		base = Tree{}
+	}
 	for p, e := range ours {
 		if e.Type == TypeSymlink {
 			c.localLinks[p] = e

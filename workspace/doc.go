@@ -23,6 +23,13 @@
 // manifest, kept in runbox's state directory and written only when the
 // whole push succeeded, so a failed transfer leaves the last good base.
 //
+// A manifest is the base of one tree only: each full push writes
+// [MarkerName] into the sandbox's directory with a fresh identity the
+// manifest keeps. A directory without it (a container made again, an
+// image changed, a directory emptied) gets a full push, and what it held
+// is moved aside in the sandbox, never deleted; a comparison with it has
+// no base ([Comparison.BaseLost]), so nothing is taken for a deletion.
+//
 // # Pull
 //
 // [Compare] is a three-way comparison: base is the manifest, theirs is

@@ -39,6 +39,11 @@ type Manifest struct {
 	// have changed again within the clock's resolution without changing
 	// its size, so its hash is not trusted by the next scan.
 	Scanned int64 `json:"scanned,omitempty"`
+	// ID is the identity of the tree the last full push made, written in
+	// its marker file (see [MarkerName]): the manifest is the base of
+	// that tree only. Empty in a manifest from before markers: then it is
+	// the base of no tree.
+	ID string `json:"id,omitempty"`
 	// Entries are the pushed paths, sorted.
 	Entries []*Entry `json:"entries"`
 }

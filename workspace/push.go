@@ -34,6 +34,14 @@ type PushReport struct {
 	// changed too since the last push: neither side is overwritten, and
 	// the comparison shows them as conflicts.
 	Conflicts []string `json:"conflicts,omitempty"`
+	// Replaced says why a push that had a manifest was a full one
+	// anyway: the sandbox's directory is not the tree last pushed (its
+	// container was made again, say). Empty otherwise.
+	Replaced string `json:"replaced,omitempty"`
+	// MovedAside is where, in the sandbox, a full push moved what the
+	// directory held when it was not the tree last pushed (see
+	// [MarkerName]); empty when nothing was moved.
+	MovedAside string `json:"moved_aside,omitempty"`
 }
 
 // Push sends o.Dir to o.Remote in env: everything the first time (or when
@@ -59,22 +67,38 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 		return nil, err
 	}
 	stale := prev != nil
-	if prev != nil && (prev.Local != o.Dir || prev.Remote != o.Remote) {
-		prev = nil // another directory: start again
+	state, err := probeRemote(ctx, env, o.Remote)
+	if err != nil {
+		return nil, err
 	}
-	if prev != nil && runIn(ctx, env, "/", nil, "test", "-d", o.Remote) != nil {
-		prev = nil // a new sandbox: what was pushed before is not there
+	known := prev != nil && prev.ID != "" && state.id == prev.ID
+	var replaced string
+	switch {
+	case prev == nil:
+	case prev.Local != o.Dir || prev.Remote != o.Remote:
+		prev = nil // another directory: start again
+	case !known:
+		// Not the tree the manifest describes: a new container, or a
+		// directory replaced or emptied. Measured against the manifest,
+		// nothing would be sent to it, and a comparison would take every
+		// file for one the sandbox deleted.
+		replaced = fmt.Sprintf("the sandbox's %s is not the tree last pushed (%s); everything is sent again", o.Remote, state.why())
+		prev = nil
 	}
 	var base Tree
 	if prev != nil {
 		base = prev.tree()
 	}
 	scanned := time.Now().UnixNano()
-	ours, _, skipped, err := scanLocal(&o, prev)
+	local, _, skipped, err := scanLocal(&o, prev)
 	if err != nil {
 		return nil, err
 	}
-	rep := &PushReport{Full: prev == nil, Skipped: skipped}
+	rep := &PushReport{Full: prev == nil, Skipped: skipped, Replaced: replaced}
+	id := ""
+	if prev != nil {
+		id = prev.ID
+	}
 	var send []*Entry
 	if rep.Full {
 		// A full push replaces whatever the directory held. A manifest
@@ -87,19 +111,30 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 				return nil, err
 			}
 		}
-		if err := runIn(ctx, env, "/", nil, "rm", "-rf", "--", o.Remote); err != nil {
-			return nil, err
+		// The tree last pushed here is replaced (its changes were there
+		// to compare before this push, as they always were); any other
+		// is moved aside, never deleted: it may hold work.
+		switch {
+		case known || state.empty:
+			if err := runIn(ctx, env, "/", nil, "rm", "-rf", "--", o.Remote); err != nil {
+				return nil, err
+			}
+		default:
+			if rep.MovedAside, err = moveAside(ctx, env, o.Remote); err != nil {
+				return nil, err
+			}
 		}
-		for _, e := range ours {
+		id = newTreeID()
+		for _, e := range local {
 			send = append(send, e)
 		}
 	} else {
 		for p, b := range base {
-			if e := ours[p]; e == nil || e.Type != b.Type {
+			if e := local[p]; e == nil || e.Type != b.Type {
 				rep.Deleted = append(rep.Deleted, p)
 			}
 		}
-		for p, e := range ours {
+		for p, e := range local {
 			if b := base[p]; !same(e, b) && !(e.Type == TypeDir && b != nil && b.Type == TypeDir) {
 				send = append(send, e)
 			}
@@ -110,7 +145,7 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 		if err != nil {
 			return nil, err
 		}
-		if send, err = holdConflicts(ctx, env, o.Remote, base, ours, send, inflight, rep); err != nil {
+		if send, err = holdConflicts(ctx, env, o.Remote, base, local, send, inflight, rep); err != nil {
 			return nil, err
 		}
 		paths := make([]string, 0, len(send))
@@ -130,7 +165,11 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 		pr, pw := io.Pipe()
 		done := make(chan int64, 1)
 		go func() { // ends when the stream is written or the reader side fails
-			n, err := writeTar(pw, o.Dir, send)
+			var marker []byte
+			if rep.Full {
+				marker = markerContent(id)
+			}
+			n, err := writeTar(pw, o.Dir, send, marker)
 			pw.CloseWithError(err)
 			done <- n
 		}()
@@ -145,8 +184,8 @@ func Push(ctx context.Context, env envs.Environment, o Options) (*PushReport, er
 		rep.Sent = append(rep.Sent, e.Path)
 	}
 	m := newManifest(&o)
-	m.Scanned = scanned
-	m.setTree(ours)
+	m.Scanned, m.ID = scanned, id
+	m.setTree(local)
 	if err := m.save(o.StateDir); err != nil {
 		return nil, err
 	}
@@ -245,9 +284,10 @@ func sandboxHashes(ctx context.Context, env envs.Environment, dir string, paths 
 }
 
 // writeTar writes entries (sorted, so a directory precedes what is in
-// it) as a tar stream. A file whose content no longer matches its scanned
-// hash fails the stream: what the manifest records must be what was sent.
-func writeTar(w io.Writer, root string, entries []*Entry) (int64, error) {
+// it) as a tar stream, then marker (when not nil) as the tree's marker
+// file. A file whose content no longer matches its scanned hash fails the
+// stream: what the manifest records must be what was sent.
+func writeTar(w io.Writer, root string, entries []*Entry, marker []byte) (int64, error) {
 	tw := tar.NewWriter(w)
 	var sent int64
 	for _, e := range entries {
@@ -272,6 +312,15 @@ func writeTar(w io.Writer, root string, entries []*Entry) (int64, error) {
 		n, err := copyChecked(tw, filepath.Join(root, filepath.FromSlash(e.Path)), e)
 		sent += n
 		if err != nil {
+			return sent, err
+		}
+	}
+	if marker != nil {
+		h := &tar.Header{Name: MarkerName, Mode: 0o644, Size: int64(len(marker)), ModTime: time.Now(), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
+			return sent, err
+		}
+		if _, err := tw.Write(marker); err != nil {
 			return sent, err
 		}
 	}

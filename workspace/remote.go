@@ -3,6 +3,7 @@ package workspace
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,6 +20,8 @@ type remoteTree struct {
 	// unsafe are names the sandbox offered that cannot be written here
 	// (absolute, ".."): reported, never applied.
 	unsafe []string
+	// id is the identity its marker file holds, "" without one.
+	id string
 }
 
 // readRemote reads dir from env as one tar stream, keeping what the filter
@@ -26,6 +29,9 @@ type remoteTree struct {
 // maxBytes (when positive).
 func readRemote(ctx context.Context, env envs.Environment, dir string, ignore *matcher, maxBytes int64) (*remoteTree, error) {
 	rc, err := trees(env).GetTree(ctx, dir)
+	if errors.Is(err, envs.ErrNotFound) {
+		return &remoteTree{entries: Tree{}, content: map[string][]byte{}}, nil // a container made again
+	}
 	if err != nil {
 		return nil, fmt.Errorf("workspace: read the sandbox's %s: %w", dir, err)
 	}
@@ -48,6 +54,16 @@ func readRemote(ctx context.Context, env envs.Environment, dir string, ignore *m
 		if cleanRel(name) != nil {
 			rt.unsafe = append(rt.unsafe, h.Name)
 			continue
+		}
+		if isMarker(name) {
+			if h.Typeflag == tar.TypeReg && h.Size <= 4096 {
+				b, err := io.ReadAll(tr)
+				if err != nil {
+					return nil, fmt.Errorf("workspace: read the sandbox's %s: %w", path.Join(dir, name), err)
+				}
+				rt.id = parseMarker(b)
+			}
+			continue // never brought back nor compared
 		}
 		isDir := h.Typeflag == tar.TypeDir
 		if ignore.matchPath(name, isDir) {

@@ -55,6 +55,15 @@ func (s *scanner) scan() (Tree, error) {
 		if rel == "." {
 			return s.readIgnore("")
 		}
+		if rel == MarkerName {
+			// The sandbox's own marker (see [MarkerName]): a local file of
+			// that name would pass for it.
+			s.skipped = append(s.skipped, rel+" (the name of runbox's sync marker)")
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		if s.ignore.match(rel, d.IsDir()) {
 			if d.IsDir() {
 				return filepath.SkipDir

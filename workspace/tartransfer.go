@@ -42,12 +42,14 @@ func (s shellTar) PutTree(ctx context.Context, dir string, r io.Reader) error {
 	return nil
 }
 
-// GetTree streams dir as tar -c writes it (names "./a/b"). The reader
+// GetTree streams dir as tar -c writes it (names "./a/b"); a missing dir
+// is an empty stream (a container made again has none). The reader
 // returns an error instead of EOF when tar fails, and Close ends the
-// command if it is still running.
+// command if it is still running. Its stderr goes nowhere: unread, it
+// would hold the command's end.
 func (s shellTar) GetTree(ctx context.Context, dir string) (io.ReadCloser, error) {
 	p, err := s.env.Start(ctx, envs.Command{
-		Args:            []string{"sh", "-c", `cd -- "$1" && exec tar -cf - . 2>/dev/null`, "sh", dir},
+		Args:            []string{"sh", "-c", `exec 2>/dev/null; [ -e "$1" ] || exit 0; cd -- "$1" && exec tar -cf - .`, "sh", dir},
 		SeparateStreams: true,
 	})
 	if err != nil {

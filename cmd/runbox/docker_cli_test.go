@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
@@ -102,7 +103,7 @@ func TestRunDocker_Workspace(t *testing.T) {
 func TestJobsDocker_DurableOutput(t *testing.T) {
 	const image = "runbox-test-debian:bookworm"
 	needDocker(t, image)
-	task := fmt.Sprintf("jobs-test-%d", os.Getpid())
+	task := fmt.Sprintf("jobs-test-%s", strings.ToLower(rand.Text()[:8]))
 	t.Cleanup(func() {
 		exec.Command("sh", "-c", "docker rm -f $(docker ps -aq --filter label=io.runbox.task="+task+")").Run()
 	})

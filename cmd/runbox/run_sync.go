@@ -51,6 +51,12 @@ func (a *app) pushWorkspace(ctx context.Context, env envs.Environment, backend s
 	if err != nil {
 		return err
 	}
+	if rep.Replaced != "" {
+		fmt.Fprintf(a.stderr, "runbox: --sync: %s\n", rep.Replaced)
+	}
+	if rep.MovedAside != "" {
+		fmt.Fprintf(a.stderr, "runbox: --sync: what it held is kept in the container at %s\n", rep.MovedAside)
+	}
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(a.stderr, "runbox: --sync: left out %s\n", s)
 	}

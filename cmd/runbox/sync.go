@@ -143,6 +143,9 @@ func runSyncDiff(ctx context.Context, a *app, t *syncTarget) error {
 		return err
 	}
 	c.Protect(a.syncProtected(c.Manifest.Local)...)
+	if c.BaseLost != "" {
+		fmt.Fprintf(a.stderr, "runbox: %s\n", c.BaseLost)
+	}
 	if t.json {
 		return writeSyncJSON(a.stdout, t.task, c)
 	}
@@ -176,7 +179,9 @@ func writeSyncJSON(w io.Writer, task string, c *workspace.Comparison) error {
 		Task    string                   `json:"task"`
 		Changes []workspace.ChangeReport `json:"changes"`
 		Unsafe  []string                 `json:"unsafe,omitempty"`
-	}{Task: task, Changes: c.Reports(), Unsafe: c.Unsafe}
+		// BaseLost is why no deletion is inferred (see workspace.Comparison).
+		BaseLost string `json:"base_lost,omitempty"`
+	}{Task: task, Changes: c.Reports(), Unsafe: c.Unsafe, BaseLost: c.BaseLost}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
@@ -193,6 +198,9 @@ func runSyncApply(ctx context.Context, a *app, o *syncApplyOptions) error {
 		return err
 	}
 	c.Protect(a.syncProtected(c.Manifest.Local)...)
+	if c.BaseLost != "" {
+		fmt.Fprintf(a.stderr, "runbox: %s\n", c.BaseLost)
+	}
 	rep, err := c.Apply(ctx, workspace.ApplyOptions{Paths: o.paths, Theirs: o.theirs})
 	if rep != nil {
 		if o.json {

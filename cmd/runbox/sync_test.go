@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,7 +22,7 @@ import (
 func TestSyncDocker_RunDiffApply(t *testing.T) {
 	const image = "runbox-test-debian:bookworm"
 	needDocker(t, image)
-	task := fmt.Sprintf("sync-test-%d", os.Getpid())
+	task := "sync-test-" + strings.ToLower(rand.Text()[:8])
 	t.Cleanup(func() {
 		exec.Command("sh", "-c", "docker rm -f $(docker ps -aq --filter label=io.runbox.task="+task+")").Run()
 	})
