@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -295,7 +296,10 @@ func (s *sandbox) discard(ctx context.Context, ref string, cut bool) {
 	}
 }
 
-// sanitize keeps a task id usable in a container name.
+// sanitize keeps a task id usable in a container name: the name itself
+// when it is short and plain, else its first 40 usable characters and a
+// hash of the whole (two long names with a common start, or "a b" and
+// "a_b", must not name one container).
 func sanitize(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -306,10 +310,11 @@ func sanitize(s string) string {
 			b.WriteByte('_')
 		}
 	}
-	if b.Len() > 40 {
-		return b.String()[:40]
+	if b.String() == s && len(s) <= 40 {
+		return s
 	}
-	return b.String()
+	sum := sha256.Sum256([]byte(s))
+	return b.String()[:min(40, b.Len())] + "-" + hex.EncodeToString(sum[:5])
 }
 
 func (s *sandbox) stopContainer(ctx context.Context, id string) error {

@@ -17,7 +17,7 @@ import (
 type TasksArgs struct {
 	Action  string `json:"action" jsonschema:"list: every task --task keeps between runs, on every backend; rm: remove one task everywhere it lives (or on backend)"`
 	Task    string `json:"task,omitempty" jsonschema:"rm: the task to remove. Required for rm"`
-	Backend string `json:"backend,omitempty" jsonschema:"rm: remove the task only on this backend (docker, modal, daytona, ssh)"`
+	Backend string `json:"backend,omitempty" jsonschema:"rm: remove the task only on this backend (docker, modal, kubernetes, local, daytona, ssh)"`
 }
 
 // TasksRemoved is the tasks tool's structured result for rm.

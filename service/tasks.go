@@ -14,8 +14,9 @@ import (
 )
 
 // A task (runbox run --task T) keeps something alive between runs: a
-// docker container left running, a modal snapshot, a daytona sandbox, a
-// directory on an ssh host. [Service.Tasks] lists them across backends,
+// docker container left running, a modal snapshot, a kubernetes pod, a
+// local task's workspace directory, a daytona sandbox, a directory on an
+// ssh host. [Service.Tasks] lists them across backends,
 // [Service.RemoveTask] removes one everywhere it lives and
 // [Service.ReapTasks] removes those unused for longer than an age. A
 // backend takes part through a [TaskKeeper]; one that has none is listed
@@ -92,6 +93,7 @@ func (s *Service) taskBackends() []taskBackend {
 		{name: "docker", keeper: dockerTasks{}},
 		{name: "modal", keeper: modalTasks{s}},
 		{name: "kubernetes", keeper: kubeTasks{s}},
+		{name: "local", keeper: localTasks{s}},
 		{name: "daytona", reason: "a daytona task is a sandbox labelled runbox.task, and the Daytona SDK lists sandboxes without their labels, so runbox cannot tell which task each is for; remove one with Daytona's dashboard or CLI"},
 		{name: "ssh", reason: "an ssh task is a directory on the remote host (its workspace); runbox does not remove remote directories"},
 	}
@@ -109,7 +111,7 @@ func (s *Service) keeperFor(backend string) (TaskKeeper, error) {
 		}
 		return b.keeper, nil
 	}
-	return nil, fmt.Errorf("service: tasks: no backend %q keeps tasks (docker, modal, kubernetes, daytona, ssh): %w", backend, envs.ErrBadCommand)
+	return nil, fmt.Errorf("service: tasks: no backend %q keeps tasks (docker, modal, kubernetes, local, daytona, ssh): %w", backend, envs.ErrBadCommand)
 }
 
 // Tasks lists every task on every backend that can say. A backend that

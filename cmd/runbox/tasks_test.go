@@ -96,7 +96,7 @@ func TestTasks_BadUse(t *testing.T) {
 	}{
 		{"reap without an age", []string{"tasks", "reap"}, "--max-idle"},
 		{"rm without a task", []string{"tasks", "rm"}, "arg"},
-		{"rm on a backend that keeps none", []string{"tasks", "rm", "x", "--backend", "local"}, "no backend"},
+		{"rm on a backend that keeps none", []string{"tasks", "rm", "x", "--backend", "vercel"}, "no backend"},
 		{"rm on a backend runbox cannot clear", []string{"tasks", "rm", "x", "--backend", "ssh"}, "remote directories"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
