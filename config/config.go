@@ -147,6 +147,10 @@ type SandboxConf struct {
 	GitWritable bool `yaml:"git_writable"`
 	// Network is the network policy of confined commands.
 	Network SandboxNetwork `yaml:"network"`
+	// UnixSockets are unix sockets outside the writable directories that
+	// commands may connect to (an ssh agent, a display server): every
+	// other one is refused.
+	UnixSockets []string `yaml:"unix_sockets"`
 }
 
 // SandboxNetwork is the network part of the sandbox.

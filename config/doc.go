@@ -34,6 +34,7 @@
 //	  writable: []            # more directories commands may write
 //	  deny_read: []           # more paths commands may neither read nor write
 //	  git_writable: false     # let commands write .git/hooks and .git/config of an existing repository
+//	  unix_sockets: []        # unix sockets outside the writable directories commands may connect to
 //	  network:
 //	    mode: ""              # off | allowlist | open ("" = allowlist)
 //	    allow: []             # hosts reachable through the session's proxy: pypi.org, *.npmjs.org, 127.0.0.1:8080

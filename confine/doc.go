@@ -92,26 +92,31 @@
 // It does not choose what to allow: [DefaultPolicy] gives the documented
 // lists and the caller adds runbox's own files to DenyRead and the session
 // TMPDIR and proxy port. It does not resolve names or filter domains
-// (package confine/egress, the proxy, does). It does not stop connects to
-// pathname unix sockets a command may write (a root command can reach
-// /var/run/docker.sock) before Landlock ABI 9; nor reads of files that
-// are outside DenyRead (the deny list is the boundary). Paths given in
+// (package confine/egress, the proxy, does). It does not decide datagrams
+// sent to a unix socket with sendto or sendmsg (only connects); nor reads
+// of files that are outside DenyRead (the deny list is the boundary). Paths given in
 // Writable that do not exist when the command starts are not writable by
 // it.
 //
-// # The command's own servers
+// # Connects
 //
-// Under NetworkAllowlist the seccomp filter also hands connect(2) and
-// listen(2) to a seccomp user-notification listener that this package
-// serves outside the sandbox (notify_linux.go): a goroutine of the
-// process that called [Prepared.Start], or, for the trampoline, of the
-// process that started it and made a [Handover] (handover_linux.go);
-// without one, the trampoline loads the filter without it. It records
-// the sockets the programs listen on, refuses connects to addresses that
-// are not loopback, and connects on the programs' behalf to loopback
-// ports that are allowed or served by their own sockets only; every other
-// call goes on to Landlock. Both end when the last program of the start
-// has.
+// The seccomp filter hands every connect(2) and listen(2), under every
+// network mode, to a seccomp user-notification listener that this
+// package serves outside the sandbox (notify_linux.go): a goroutine of
+// the process that called [Prepared.Start], or, for the trampoline, of
+// the process that started it and made a [Handover] (handover_linux.go);
+// without one, the trampoline loads the filter without it. It records the
+// sockets the programs listen on and decides each connect by the family
+// of the socket itself: under NetworkAllowlist, IPv4 and IPv6 to loopback
+// ports that are allowed or served by the programs' own sockets only;
+// unix sockets (unixsock_linux.go) to a pathname socket whose inode lies
+// in a writable root outside the deny list or is one of
+// Policy.UnixSockets, or to an abstract socket the programs listen on.
+// An allowed connect is made by the listener's process on a duplicate of
+// the program's socket, with the address as it was read (for a pathname,
+// the inode it resolved to); none is continued to the kernel, which would
+// read the address and the descriptor again after another thread could
+// have changed them. Both end when the last program of the start has.
 //
 // # Where it is degraded
 //

@@ -28,24 +28,23 @@ import (
 const ServerEnv = "RUNBOX_CONFINE_SERVER"
 
 // Handover serves, in this process, the seccomp listener of a program
-// started through the trampoline (see [Argv]), so that under
-// NetworkAllowlist the program reaches the loopback servers it starts
-// itself and its allowed ports on loopback only (see the package
-// documentation, "The command's own servers"). Without a Handover the
-// trampoline confines the program all the same, and Landlock alone
-// decides its connects (allowed ports on every address, its own servers
-// on other ports unreachable).
+// started through the trampoline (see [Argv]), which decides the
+// program's connects: the loopback servers it starts itself and its
+// allowed ports on loopback only, the unix sockets it may reach (see the
+// package documentation, "Connects"). Without a Handover the trampoline
+// confines the program all the same, Landlock alone decides its TCP
+// connects (allowed ports on every address, its own servers on other
+// ports unreachable), and unix sockets are not decided.
 type Handover struct {
-	fd      int // the listening socket
-	name    string
-	allowed []int
+	fd     int // the listening socket
+	name   string
+	policy Policy
 }
 
-// NewHandover makes a Handover for a program confined by p; nil when p
-// gives the program nothing to serve (a network mode other than
-// allowlist, or ProfileOff).
+// NewHandover makes a Handover for a program confined by p; nil under
+// ProfileOff.
 func NewHandover(p Policy) (*Handover, error) {
-	if p.Profile == ProfileOff || p.network() != NetworkAllowlist {
+	if p.Profile == ProfileOff {
 		return nil, nil
 	}
 	var b [16]byte
@@ -65,7 +64,7 @@ func NewHandover(p Policy) (*Handover, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("confine: handover socket: %w", err)
 	}
-	return &Handover{fd: fd, name: name, allowed: p.connectPorts()}, nil
+	return &Handover{fd: fd, name: name, policy: p}, nil
 }
 
 // Env is the entry to add to the trampoline's environment.
@@ -99,7 +98,7 @@ func (h *Handover) Serve(pid int, report func(Violation)) {
 		listener, err := h.receive(pid, pidfd)
 		h.Close()
 		if err == nil {
-			serveListener(listener, h.allowed, report)
+			serveListener(listener, h.policy, report)
 		}
 	}()
 }

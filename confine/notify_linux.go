@@ -16,34 +16,44 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Under NetworkAllowlist Landlock lets a command connect to the allowed
-// TCP ports only, but on every address, and a server the command starts
+// Landlock lets a command connect to the allowed TCP ports on every
+// address, does not see unix sockets, and a server the command starts
 // itself on loopback could be bound but not reached. The seccomp filter
-// therefore hands connect(2) and listen(2) to a listener this package
-// serves (a seccomp user notification), outside the command's sandbox:
+// therefore hands every connect(2) and listen(2) to a listener this
+// package serves (a seccomp user notification), outside the command's
+// sandbox, under every network mode:
 //
 //   - listen: the socket is recorded as the command's own (its inode, read
 //     through a duplicate taken with pidfd_getfd), and the call continues;
-//   - connect to an IPv4 or IPv6 address that is not loopback (nor
-//     unspecified): refused with EACCES, whatever the port (the session's
-//     proxy is the only way out, and allowed ports are loopback services);
-//   - connect to a loopback address on an allowed port (the proxy's, the
-//     policy's AllowPorts), or on a port where every listening socket of
-//     the command's network namespace is the command's own: the connect is
-//     made here, on a duplicate of the command's socket, with the address
-//     as read once (a thread rewriting it after the read changes nothing),
-//     and its result is the command's;
-//   - connect to a loopback port nothing listens on: refused with
-//     ECONNREFUSED, as without the sandbox (a command waiting for its own
-//     server to come up retries on that, and may give up on EACCES);
-//   - every other call (unix sockets, loopback ports not allowed) continues
-//     as it was made, and Landlock decides it as before.
+//   - connect: decided by the family of the socket itself (not of the
+//     address, which the command chooses) and made here, on a duplicate
+//     of the command's socket, with the address as read once; its result
+//     is the command's. No connect is continued to the kernel: another
+//     thread of the command could change the address, or the socket
+//     behind the descriptor, between the decision and the kernel's own
+//     reading.
 //
-// Whatever goes wrong on the way (the command's memory unreadable, a
-// process gone, /proc unreadable) continues the call to Landlock, which
-// allows the allowed ports only, as without the listener. The programs of
-// one start (a shell, a job, and all they start) share one listener and
-// one set of sockets.
+// IPv4 and IPv6 under NetworkAllowlist:
+//
+//   - to an address that is not loopback (nor unspecified; a v4-mapped
+//     address is its IPv4 one; an IPv6 address of 24 bytes, without
+//     scope, as well as one of 28): refused with EACCES, whatever the port
+//     (the session's proxy is the only way out, and allowed ports are
+//     loopback services);
+//   - to a loopback address on an allowed port (the proxy's, the policy's
+//     AllowPorts), or on a port where every listening socket of the
+//     command's network namespace is the command's own: made;
+//   - to a loopback port nothing listens on: refused with ECONNREFUSED, as
+//     without the sandbox (a command waiting for its own server to come up
+//     retries on that, and may give up on EACCES);
+//   - to any other loopback port: refused with EACCES.
+//
+// Under NetworkOpen they are made; under NetworkOff there are none. Unix
+// sockets are decided in unixsock_linux.go.
+//
+// Whatever goes wrong on the way (the command's memory unreadable, /proc
+// unreadable) refuses the connect. The programs of one start (a shell, a
+// job, and all they start) share one listener and one set of sockets.
 
 // Seccomp user-notification records (linux/seccomp.h).
 type seccompNotif struct {
@@ -72,7 +82,9 @@ const seccompIoctlNotifIDValid = 0x40082102
 type notifier struct {
 	fd      int
 	rc      syscall.RawConn // fd in the runtime's poller; nil: waited for by a blocked thread
+	network string          // the policy's network mode
 	allowed map[uint16]bool // loopback ports the policy allows
+	unix    unixRules       // which pathname unix sockets may be reached
 	report  func(Violation) // nil: refusals are not reported
 
 	mu    sync.Mutex
@@ -82,15 +94,15 @@ type notifier struct {
 	wg     sync.WaitGroup // connects made on a program's behalf, under way
 }
 
-// serveListener answers the notifications of listener until no program
-// uses its filter any more, then closes it. It owns listener. allowed are
-// the policy's ports (ProxyPorts and AllowPorts); report (may be nil) is
-// told of each connect refused. The listener waits in the runtime's
-// poller, as a socket would: an idle sandbox holds no thread.
-func serveListener(listener int, allowed []int, report func(Violation)) {
-	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}, report: report}
-	for _, p := range allowed {
-		n.allowed[uint16(p)] = true
+// serveListener answers the notifications of listener for the programs
+// confined by p until no program uses its filter any more, then closes
+// it. It owns listener. report (may be nil) is told of each connect
+// refused. The listener waits in the runtime's poller, as a socket would:
+// an idle sandbox holds no thread.
+func serveListener(listener int, p Policy, report func(Violation)) {
+	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}, report: report, network: p.network(), unix: newUnixRules(p)}
+	for _, port := range p.connectPorts() {
+		n.allowed[uint16(port)] = true
 	}
 	if unix.SetNonblock(listener, true) == nil {
 		f := os.NewFile(uintptr(listener), "seccomp-listener")
@@ -190,22 +202,114 @@ func (n *notifier) handle(req *seccompNotif) {
 		n.noteListen(req)
 		n.answer(req.ID, true, 0)
 	case unix.SYS_CONNECT:
-		dup, addr, errno := n.decideConnect(req)
-		if dup < 0 {
-			n.answer(req.ID, errno == 0, errno)
-			return
-		}
-		// A connect may wait (a full backlog): the next notification
-		// does not.
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			defer unix.Close(dup)
-			n.answer(req.ID, false, connectRaw(dup, addr))
-		}()
+		n.connect(req)
 	default:
 		n.answer(req.ID, true, 0)
 	}
+}
+
+// connect decides a connect and, when it is allowed, makes it here on a
+// duplicate of the program's socket, with the address as read once:
+// nothing is continued to the kernel, whose second reading of the
+// address (and of the descriptor) another thread of the program could
+// have changed after the decision.
+func (n *notifier) connect(req *seccompNotif) {
+	dup, err := n.socketOf(req, int(int32(req.Args[0])))
+	if err != nil {
+		n.answer(req.ID, false, errnoOf(err, unix.EBADF))
+		return
+	}
+	target, keep, errno := n.decide(req, dup)
+	if errno != 0 || target == nil {
+		unix.Close(dup)
+		if keep >= 0 {
+			unix.Close(keep)
+		}
+		n.answer(req.ID, false, errno)
+		return
+	}
+	// A connect may wait (a full backlog): the next notification does
+	// not.
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer unix.Close(dup)
+		if keep >= 0 {
+			defer unix.Close(keep)
+		}
+		n.answer(req.ID, false, connectRaw(dup, target))
+	}()
+}
+
+// decide returns the address to connect the program's socket dup to,
+// and a descriptor that address needs open (-1: none), or the errno the
+// connect fails with.
+func (n *notifier) decide(req *seccompNotif, dup int) (target []byte, keep int, errno unix.Errno) {
+	dom, err := unix.GetsockoptInt(dup, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return nil, -1, errnoOf(err, unix.ENOTSOCK)
+	}
+	raw, errno := readAddr(int(req.Pid), uintptr(req.Args[1]), int(req.Args[2]))
+	if errno != 0 {
+		return nil, -1, errno
+	}
+	if !n.valid(req.ID) {
+		return nil, -1, unix.EINTR // the caller is gone: the answer is lost
+	}
+	switch dom {
+	case unix.AF_UNIX:
+		return n.decideUnix(req, raw)
+	case unix.AF_INET, unix.AF_INET6:
+		target, errno := n.decideInet(req, raw)
+		return target, -1, errno
+	}
+	return raw, -1, 0 // netlink: the address names no other program's service
+}
+
+// decideInet decides a connect of an IPv4 or IPv6 socket to raw.
+func (n *notifier) decideInet(req *seccompNotif, raw []byte) ([]byte, unix.Errno) {
+	switch n.network {
+	case NetworkOpen:
+		return raw, 0
+	case NetworkOff:
+		return nil, unix.EACCES // no such socket is made; one inherited goes nowhere
+	}
+	addr, port, err := inetAddr(raw)
+	switch {
+	case err == errNotLoopback:
+		n.refused(addrString(addr), ruleNotLoopback)
+		return nil, unix.EACCES
+	case err != nil:
+		// AF_UNSPEC (a disconnect) or a family the socket does not
+		// take: the kernel's answer, for these bytes, reaches nothing.
+		return raw, 0
+	}
+	if n.allowed[port] {
+		return addr, 0
+	}
+	inodes, err := listeners(int(req.Pid), port)
+	switch {
+	case err != nil:
+		return nil, unix.EACCES
+	case len(inodes) == 0:
+		// Nothing there to protect: refused as without the sandbox, so
+		// that a command waiting for its own server to listen sees
+		// what it expects.
+		return nil, unix.ECONNREFUSED
+	case !n.allOwned(inodes):
+		n.refused(addrString(addr), rulePort)
+		return nil, unix.EACCES
+	}
+	return addr, 0
+}
+
+// errnoOf is err's errno, or def when it has none.
+func errnoOf(err error, def unix.Errno) unix.Errno {
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return def
 }
 
 // noteListen records the socket a program listens on as its own.
@@ -224,16 +328,33 @@ func (n *notifier) noteListen(req *seccompNotif) {
 	n.mu.Unlock()
 }
 
+// threadGroup is the process (thread group) of thread tid; tid itself
+// when it cannot be read.
+func threadGroup(tid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return tid
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			if pid, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				return pid
+			}
+		}
+	}
+	return tid
+}
+
 // socketOf duplicates descriptor fd of the notification's process, once
 // sure the process is the one that made the call.
 func (n *notifier) socketOf(req *seccompNotif, fd int) (int, error) {
 	// The notification names the calling thread, which is not the
 	// process's first one in a threaded program (Go, Java): a pidfd of
-	// a thread needs PIDFD_THREAD (Linux 6.9); before that, only a
-	// first thread's calls are made here.
+	// a thread needs PIDFD_THREAD (Linux 6.9); before that, the pidfd
+	// is the thread group's, whose descriptors the threads share.
 	pidfd, err := unix.PidfdOpen(int(req.Pid), pidfdThread)
 	if err == unix.EINVAL {
-		pidfd, err = unix.PidfdOpen(int(req.Pid), 0)
+		pidfd, err = unix.PidfdOpen(threadGroup(int(req.Pid)), 0)
 	}
 	if err != nil {
 		return -1, err
@@ -245,52 +366,12 @@ func (n *notifier) socketOf(req *seccompNotif, fd int) (int, error) {
 	return unix.PidfdGetfd(pidfd, fd, 0)
 }
 
-// decideConnect decides a connect: a duplicate of the connecting socket
-// and the address to connect it to when it is to be made here, else -1
-// and the errno to fail it with (0: continue it to Landlock).
-func (n *notifier) decideConnect(req *seccompNotif) (dup int, addr []byte, errno unix.Errno) {
-	addr, port, err := inetAddr(int(req.Pid), uintptr(req.Args[1]), int(req.Args[2]))
-	switch {
-	case err == errNotLoopback:
-		n.refused(addr, ruleNotLoopback)
-		return -1, nil, unix.EACCES
-	case err != nil || !n.valid(req.ID):
-		return -1, nil, 0
-	}
-	if !n.allowed[port] {
-		inodes, err := listeners(int(req.Pid), port)
-		switch {
-		case err != nil:
-			return -1, nil, 0
-		case len(inodes) == 0:
-			// Nothing there to protect: refused as without the
-			// sandbox, so that a command waiting for its own server
-			// to listen sees what it expects.
-			return -1, nil, unix.ECONNREFUSED
-		case !n.allOwned(inodes):
-			n.refused(addr, rulePort)
-			return -1, nil, 0 // Landlock refuses it
-		}
-	}
-	dup, err = n.socketOf(req, int(int32(req.Args[0])))
-	if err != nil {
-		return -1, nil, 0
-	}
-	fam, err1 := unix.GetsockoptInt(dup, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	proto, err2 := unix.GetsockoptInt(dup, unix.SOL_SOCKET, unix.SO_PROTOCOL)
-	if err1 != nil || err2 != nil || fam != int(binary.LittleEndian.Uint16(addr)) || proto != unix.IPPROTO_TCP {
-		unix.Close(dup)
-		return -1, nil, 0
-	}
-	return dup, addr, 0
-}
-
-// refused reports a refused connect to the raw address addr.
-func (n *notifier) refused(addr []byte, rule string) {
+// refused reports a refused connect to target.
+func (n *notifier) refused(target, rule string) {
 	if n.report == nil {
 		return
 	}
-	n.report(Violation{Op: "connect", Target: addrString(addr), Rule: rule})
+	n.report(Violation{Op: "connect", Target: target, Rule: rule})
 }
 
 // addrString is a raw IPv4 or IPv6 socket address as host:port.
@@ -320,38 +401,61 @@ var (
 	errNotInet     = errors.New("confine: not an IPv4 or IPv6 address")
 )
 
-// inetAddr reads the socket address a process passed to connect (at ptr,
-// size bytes) and returns it with its port when it is an IPv4 or IPv6
-// loopback or unspecified address.
-func inetAddr(pid int, ptr uintptr, size int) ([]byte, uint16, error) {
-	if size < unix.SizeofSockaddrInet4 || size > 128 {
-		return nil, 0, errNotInet
+// sockaddrStorage is the size of struct sockaddr_storage, the longest
+// address the kernel reads.
+const sockaddrStorage = 128
+
+// readAddr reads the socket address of size bytes a process passed at
+// ptr, as the kernel would take it (at most a sockaddr_storage).
+func readAddr(pid int, ptr uintptr, size int) ([]byte, unix.Errno) {
+	if size < 0 || size > sockaddrStorage {
+		return nil, unix.EINVAL
 	}
-	size = min(size, unix.SizeofSockaddrInet6)
+	if size == 0 {
+		return []byte{}, 0
+	}
 	buf := make([]byte, size)
 	local := []unix.Iovec{{Base: &buf[0], Len: uint64(size)}}
 	remote := []unix.RemoteIovec{{Base: ptr, Len: size}}
 	if got, err := unix.ProcessVMReadv(pid, local, remote, 0); err != nil || got != size {
-		return nil, 0, fmt.Errorf("confine: reading the address of process %d: %v", pid, err)
+		return nil, unix.EFAULT
 	}
-	port := binary.BigEndian.Uint16(buf[2:4])
+	return buf, 0
+}
+
+// sin6LenRFC2133 is the shortest IPv6 socket address the kernel takes:
+// one without sin6_scope_id.
+const sin6LenRFC2133 = 24
+
+// inetAddr returns raw (cut to what the kernel reads of it) with its port
+// when it is an IPv4 or IPv6 loopback or unspecified address; a
+// v4-mapped IPv6 address is its IPv4 address.
+func inetAddr(raw []byte) ([]byte, uint16, error) {
+	if len(raw) < 2 {
+		return nil, 0, errNotInet
+	}
 	var ip net.IP
-	switch binary.LittleEndian.Uint16(buf) {
+	switch binary.LittleEndian.Uint16(raw) {
 	case unix.AF_INET:
-		buf = buf[:unix.SizeofSockaddrInet4]
-		ip = net.IP(buf[4:8])
-	case unix.AF_INET6:
-		if size < unix.SizeofSockaddrInet6 {
+		if len(raw) < unix.SizeofSockaddrInet4 {
 			return nil, 0, errNotInet // the kernel refuses it (EINVAL)
 		}
-		ip = net.IP(buf[8:24])
+		raw = raw[:unix.SizeofSockaddrInet4]
+		ip = net.IP(raw[4:8])
+	case unix.AF_INET6:
+		if len(raw) < sin6LenRFC2133 {
+			return nil, 0, errNotInet // the kernel refuses it (EINVAL)
+		}
+		raw = raw[:min(len(raw), unix.SizeofSockaddrInet6)]
+		ip = net.IP(raw[8:24])
 	default:
 		return nil, 0, errNotInet
 	}
+	port := binary.BigEndian.Uint16(raw[2:4])
 	if !ip.IsLoopback() && !ip.IsUnspecified() {
-		return buf, port, errNotLoopback
+		return raw, port, errNotLoopback
 	}
-	return buf, port, nil
+	return raw, port, nil
 }
 
 // listeners lists the inodes of the TCP sockets listening on port, on any

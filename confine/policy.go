@@ -70,6 +70,13 @@ type Policy struct {
 	// NetworkAllowlist (loopback services the user allows). The port is
 	// the only thing the kernel checks: the address is not.
 	AllowPorts []int `json:"allow_ports,omitempty"`
+	// UnixSockets are pathname unix sockets outside the writable roots
+	// that the command may connect to (an ssh agent, a display server).
+	// Every other one is refused: a daemon that acts for its callers (a
+	// container engine, D-Bus, systemd, runbox's own) would act outside
+	// the sandbox. The socket is matched by its inode when the command
+	// connects, whatever path the command spells it with.
+	UnixSockets []string `json:"unix_sockets,omitempty"`
 }
 
 // cacheDirs are the directories under HOME that compilers and package
@@ -194,7 +201,7 @@ func (p Policy) Validate() error {
 	if p.Profile == ProfileWorkspace && filepath.Clean(p.Workspace) == "/" {
 		return fmt.Errorf("confine: workspace / would make every file writable: choose a directory, or `sandbox: off`")
 	}
-	for _, list := range [][]string{p.Writable, p.DenyRead} {
+	for _, list := range [][]string{p.Writable, p.DenyRead, p.UnixSockets} {
 		for _, d := range list {
 			if !filepath.IsAbs(d) {
 				return fmt.Errorf("confine: %q is not an absolute path", d)

@@ -103,8 +103,8 @@ func (pp *Prepared) Current() bool {
 // called whatever the error; calls after the first return at once.
 //
 // report, when not nil, is told of each connect the sandbox refuses
-// the program (or anything it starts) as runbox decides it (see "The
-// command's own servers" in the package documentation), as it happens,
+// the program (or anything it starts) as runbox decides it (see
+// "Connects" in the package documentation), as it happens,
 // from another goroutine.
 func (pp *Prepared) Start(start func() error, report func(Violation)) (gone func() error, err error) {
 	pp.mu.RLock()
@@ -156,7 +156,7 @@ func (pp *Prepared) onThread(start func() error, report func(Violation)) (pidfd 
 			// Served by a goroutine of an unconfined thread until
 			// the programs this thread starts (and the thread) are
 			// gone.
-			go serveListener(listener, pp.r.p.connectPorts(), report)
+			go serveListener(listener, pp.r.p, report)
 		}
 		res <- result{err: start(), pidfd: fd}
 	}()

@@ -27,8 +27,8 @@ const (
 	LayerSignals   = "signals"
 	LayerNetwork   = "network"
 	LayerMountNS   = "mount namespace"
-	// LayerOwnServers: under a network allowlist, runbox decides connects
-	// (see "The command's own servers" in the package documentation).
+	// LayerOwnServers: runbox decides connects (see "Connects" in the
+	// package documentation).
 	LayerOwnServers = "own servers"
 )
 

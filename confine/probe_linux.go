@@ -60,7 +60,7 @@ func Probe() Report {
 	if why := ownServersMissing(); abi < 4 || why != "" {
 		add(LayerOwnServers, Degraded, cmp.Or(why, "no TCP port rules")+": a command reaches its own loopback servers only on allowed ports, and allowed ports on every address")
 	} else {
-		add(LayerOwnServers, Active, "seccomp user notification: a command reaches its own loopback servers; allowed ports on loopback only")
+		add(LayerOwnServers, Active, "seccomp user notification: a command reaches its own loopback servers, allowed ports on loopback only, and unix sockets in its writable directories or listed in sandbox.unix_sockets only")
 	}
 	if hasCap(unix.CAP_SYS_ADMIN) {
 		add(LayerMountNS, Active, "private mount namespace: .git/hooks and .git/config read-only")

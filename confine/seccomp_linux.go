@@ -31,10 +31,10 @@ import (
 //     clone3's arguments, which are in memory, so the whole call goes;
 //     ENOSYS makes the C library (threads, posix_spawn) fall back to
 //     clone, which has no such flag;
-//  6. under NetworkAllowlist, when the caller serves a listener
-//     (notify), connect(2) and listen(2) go to it (SECCOMP_RET_USER_NOTIF,
-//     see notify_linux.go), which lets a command reach its own loopback
-//     servers and continues every other call to Landlock.
+//  6. when the caller serves a listener (notify), under every network
+//     mode, connect(2) and listen(2) go to it (SECCOMP_RET_USER_NOTIF,
+//     see notify_linux.go): it decides every connect, unix sockets
+//     included, and makes the allowed ones itself.
 //
 // Other refusals return EPERM, which programs report as "Operation not
 // permitted".
@@ -71,7 +71,7 @@ func ret(k uint32, l string) insn { return insn{code: unix.BPF_RET | unix.BPF_K,
 func errno(e unix.Errno) uint32   { return unix.SECCOMP_RET_ERRNO | uint32(e)&unix.SECCOMP_RET_DATA }
 
 // filter builds the program for the network mode; notify sends connect
-// and listen to a listener under NetworkAllowlist.
+// and listen to a listener.
 func filter(network string, notify bool) []insn {
 	p := []insn{
 		load(offArch),
@@ -87,14 +87,18 @@ func filter(network string, notify bool) []insn {
 		jeq(uint32(unix.SYS_IO_URING_REGISTER), "eperm", ""),
 		jeq(uint32(unix.SYS_CLONE3), "enosys", ""),
 	)
-	if network == NetworkOpen {
-		return append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"), ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
-	}
-	if notify && network == NetworkAllowlist {
+	if notify {
 		p = append(p,
 			jeq(uint32(unix.SYS_CONNECT), "notify", ""),
 			jeq(uint32(unix.SYS_LISTEN), "notify", ""),
 		)
+	}
+	if network == NetworkOpen {
+		p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"), ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
+		if notify {
+			p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
+		}
+		return p
 	}
 	p = append(p,
 		jeq(uint32(unix.SYS_SOCKET), "", "allow"),
@@ -123,7 +127,7 @@ func filter(network string, notify bool) []insn {
 		ret(errno(unix.EPROTONOSUPPORT), "noproto"),
 		ret(errno(unix.ENOSYS), "enosys"),
 	)
-	if notify && network == NetworkAllowlist {
+	if notify {
 		p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
 	}
 	return p

@@ -57,11 +57,9 @@ func trampoline(args []string) error {
 	// thread from the first layer to the exec (and is never unlocked).
 	runtime.LockOSThread()
 	if p.Profile != ProfileOff {
-		var handover *os.File
-		if p.network() == NetworkAllowlist {
-			// Without a server, Landlock alone decides connects.
-			handover = dialServer(server)
-		}
+		// Without a server, Landlock alone decides connects, and unix
+		// sockets are not policed (see Handover).
+		handover := dialServer(server)
 		if err := apply(p, handover); err != nil {
 			return err
 		}
@@ -98,8 +96,7 @@ type ready struct {
 	ruleset int // the Landlock ruleset's descriptor (close-on-exec)
 	flags   uint32
 	seccomp []unix.SockFilter
-	// notify is the filter that sends connect and listen to a listener
-	// (nil when the network is not an allowlist).
+	// notify is the filter that sends connect and listen to a listener.
 	notify  []unix.SockFilter
 	lastCap int
 }
@@ -126,11 +123,9 @@ func prepare(p Policy, w *watch) (*ready, error) {
 	if err != nil {
 		return nil, err
 	}
-	var notify []unix.SockFilter
-	if p.network() == NetworkAllowlist {
-		if notify, err = seccompProgram(p.network(), true); err != nil {
-			return nil, err
-		}
+	notify, err := seccompProgram(p.network(), true)
+	if err != nil {
+		return nil, err
 	}
 	cfg := landlockConfig(abi, p.network() == NetworkAllowlist)
 	grants, err := fileGrants(p, w)
@@ -157,9 +152,9 @@ func prepare(p Policy, w *watch) (*ready, error) {
 // goroutine and never unlocked: first what needs privileges (the mount
 // namespace), then the capabilities go, then no_new_privs, Landlock and
 // seccomp. Every layer is a property of the thread, inherited by what it
-// starts or executes. With serve, and under NetworkAllowlist, it returns
-// the seccomp listener the caller is to serve (serveListener) for the
-// programs the thread starts; else -1.
+// starts or executes. With serve it returns the seccomp listener the
+// caller is to serve (serveListener) for the programs the thread starts;
+// else -1.
 func (r *ready) enforce(serve bool) (listener int, err error) {
 	if r.p.ProtectGit && r.p.Profile == ProfileWorkspace {
 		if err := protectGit(r.p.Workspace); err != nil {

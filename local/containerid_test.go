@@ -31,6 +31,14 @@ func TestEnv_TwoEnvsDoNotShareContainers(t *testing.T) {
 		if ga != "" && ga == gb {
 			t.Fatalf("round %d: both environments' commands are in cgroup %s", i, ga)
 		}
+		// Started is not yet exec'd: the command is a sleep once its
+		// shell has run it, which a busy machine may take a while for.
+		for liveWithArg(t, fmt.Sprintf("313%d", i)) != 1 {
+			if ctx.Err() != nil {
+				t.Fatalf("round %d: a's command never became its sleep", i)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		if err := pb.Kill(ctx); err != nil {
 			t.Fatalf("Kill b's command: %v", err)
 		}

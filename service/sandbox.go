@@ -61,6 +61,7 @@ func (s *Service) SandboxPolicy(spec envs.Spec) (confine.Policy, error) {
 	p.DenyRead = append(p.DenyRead, s.ownFiles()...)
 	p.ProtectGit = p.ProtectGit && !sc.GitWritable
 	p.AllowPorts = append(p.AllowPorts, sc.Network.Ports...)
+	p.UnixSockets = append(p.UnixSockets, absAll(sc.UnixSockets)...)
 	if err := s.probe().Check(p); err != nil {
 		return confine.Policy{}, fmt.Errorf("sandbox %s (choose sandbox: off to run unconfined): %w", profile, err)
 	}

@@ -63,7 +63,8 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 			writeOwned(t, u, filepath.Join(home, ".ssh", "id_ed25519"), key, 0o600)
 			mkdirOwned(t, u, filepath.Join(home, ".config", "runbox"))
 			cfg := filepath.Join(home, ".config", "runbox", "config.yaml")
-			cfgText := "approval:\n  mode: manual\n"
+			open := listenAnyTCP(t)
+			cfgText := fmt.Sprintf("approval:\n  mode: manual\nsandbox:\n  network:\n    ports: [%d]\n", open)
 			writeOwned(t, u, cfg, cfgText, 0o600)
 			tcp := listenTCP(t)
 			udp := listenUDP(t)
@@ -92,6 +93,16 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 					happened: tcp.got("hello-quiet")},
 				{name: "udp", cmd: fmt.Sprintf("echo hello-udp > /dev/udp/127.0.0.1/%d; sleep 0.5", udp.port),
 					happened: udp.got("hello-udp")},
+				// A daemon that acts for its callers, on a unix socket
+				// anyone may write: only the sandbox stands between.
+				{name: "a daemon's unix socket", op: "connect", cmd: unixGreeting(unixDaemon(t)), happened: nil},
+				// The kernel takes an IPv6 address of 24 bytes (no
+				// scope id): another host on a port the configuration
+				// allows on loopback.
+				{name: "24-byte IPv6 address of another host", op: "connect", cmd: shortIPv6Connect(nonLoopbackIPv4(t), open), happened: nil},
+			}
+			if dockerAnswers() {
+				cases = append(cases, sandboxCase{name: "the docker engine's socket", rootOnly: true, op: "connect", cmd: dockerVersion, happened: nil})
 			}
 			for _, c := range cases {
 				if c.rootOnly && u.uid != 0 {
@@ -411,16 +422,17 @@ func listenUDP(t *testing.T) *listener {
 }
 
 // TestSandbox_BackgroundJobsConfined: a background job runs in the same
-// sandbox as a foreground command — its write outside the workspace fails
-// while its own TMPDIR and output work — and with the sandbox off the same
-// job's write succeeds (the control).
+// sandbox as a foreground command — its write outside the workspace and
+// its connect to a daemon's unix socket fail while its own TMPDIR, output
+// and loopback server work — and with the sandbox off the same job's
+// write and connect succeed (the control).
 func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
 			home, ws, outside := sandboxDirs(t, u)
 			victim := filepath.Join(outside, "job-wrote-here")
 			writeOwned(t, u, filepath.Join(ws, "job.sh"), "t=${TMPDIR:-/tmp}/t.$$; echo tmp > \"$t\" && cat \"$t\" && rm -f \"$t\"\n"+
-				ownServer(freePort(t))+"\necho pwned > "+victim+"\necho done\n", 0o755)
+				ownServer(freePort(t))+"\n"+unixGreeting(unixDaemon(t))+"\necho pwned > "+victim+"\necho done\n", 0o755)
 			state := filepath.Join(home, "state")
 			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + state}
 			t.Cleanup(func() { stopDaemon(state) })
@@ -439,6 +451,9 @@ func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 				if !strings.Contains(logs, "own-server-ok") {
 					t.Errorf("%s: the job did not reach the loopback server it started: %q", profile, logs)
 				}
+				if reached := strings.Contains(logs, "FOUND"); reached != (profile == "off") {
+					t.Errorf("%s: the job reached a daemon's unix socket: %v; log %q", profile, reached, logs)
+				}
 				_, err := os.Stat(victim)
 				if wrote := err == nil; wrote != (profile == "off") {
 					t.Errorf("%s: the job wrote outside the workspace: %v; log %q", profile, wrote, logs)
@@ -447,3 +462,123 @@ func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 		})
 	}
 }
+
+// listenAnyTCP accepts TCP connections on every address of this host
+// until the test ends, and returns its port.
+func listenAnyTCP(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // ends when the listener is closed
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// nonLoopbackIPv4 is an IPv4 address of this host that is not loopback.
+func nonLoopbackIPv4(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no IPv4 address but loopback")
+	return ""
+}
+
+// unixDaemon serves a unix socket any user may connect to, outside every
+// directory a command may write, greeting each connection with HELLO,
+// and returns its path.
+func unixDaemon(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "runbox-daemon-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	path := filepath.Join(dir, "daemon.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	os.Chmod(path, 0o777)
+	go func() { // ends when the listener is closed
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HELLO"))
+			c.Close()
+		}
+	}()
+	return path
+}
+
+// unixGreeting prints FOUND when the unix socket at path greets it.
+func unixGreeting(path string) string {
+	return `python3 - <<'EOF'
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("` + path + `")
+    print("FOUND" if s.recv(5) == b"HELLO" else "silent")
+except OSError as e:
+    print("refused", e)
+EOF`
+}
+
+// shortIPv6Connect prints FOUND when a TCP connect to the v4-mapped IPv6
+// address of ip, given in 24 bytes, succeeds.
+func shortIPv6Connect(ip string, port int) string {
+	return fmt.Sprintf(`python3 - <<'EOF'
+import ctypes, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(socket.AF_INET6)
+addr = struct.pack('<H', socket.AF_INET6) + struct.pack('>H', %d) + b'\0' * 4 + socket.inet_pton(socket.AF_INET6, '::ffff:%s')
+buf = ctypes.create_string_buffer(addr, 24)
+print("FOUND" if libc.connect(s.fileno(), buf, 24) == 0 else "refused %%d" %% ctypes.get_errno())
+EOF`, port, ip)
+}
+
+// dockerSocket is where the docker engine listens.
+const dockerSocket = "/var/run/docker.sock"
+
+// dockerAnswers reports whether a docker engine answers on dockerSocket.
+func dockerAnswers() bool {
+	c, err := net.Dial("unix", dockerSocket)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// dockerVersion prints FOUND when the docker engine answers a request:
+// with it, docker run -v /:/host is the whole machine.
+const dockerVersion = `python3 - <<'EOF'
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("` + dockerSocket + `")
+    s.sendall(b"GET /version HTTP/1.0\r\nHost: docker\r\n\r\n")
+    print("FOUND" if s.recv(12).startswith(b"HTTP/1.") else "silent")
+except OSError as e:
+    print("refused", e)
+EOF`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,22 +18,41 @@ import (
 )
 
 // serveAttack is a workspace holding a script the gate cannot see into
-// (it reads its targets from files), a secret in the home directory and
-// a victim file outside the workspace.
+// (it reads its targets from files), a secret in the home directory, a
+// victim file outside the workspace and a daemon's unix socket outside
+// it that anyone may connect to.
 type serveAttack struct {
-	ws, victim, key string
+	ws, victim, key, daemon string
 }
 
 func newServeAttack(t *testing.T) serveAttack {
 	t.Helper()
 	a := serveAttack{ws: t.TempDir(), victim: filepath.Join(t.TempDir(), "victim")}
 	a.key = filepath.Join(a.ws, ".ssh", "id_ed25519") // HOME is the workspace
+	a.daemon = filepath.Join(t.TempDir(), "daemon.sock")
+	ln, err := net.Listen("unix", a.daemon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // ends when the listener is closed
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HELLO"))
+			c.Close()
+		}
+	}()
 	files := map[string]string{
-		a.victim:                          "ORIGINAL",
-		a.key:                             "KEY-CANARY",
-		filepath.Join(a.ws, "target"):     a.victim,
-		filepath.Join(a.ws, "secret"):     a.key,
-		filepath.Join(a.ws, "attack.sh"):  "echo STARTED; echo PWNED > \"$(cat target)\"; cat \"$(cat secret)\"; true\n",
+		a.victim:                      "ORIGINAL",
+		a.key:                         "KEY-CANARY",
+		filepath.Join(a.ws, "target"): a.victim,
+		filepath.Join(a.ws, "secret"): a.key,
+		filepath.Join(a.ws, "daemon"): a.daemon,
+		filepath.Join(a.ws, "attack.sh"): "echo STARTED; echo PWNED > \"$(cat target)\"; cat \"$(cat secret)\"\n" +
+			"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect(open('daemon').read()); print('DAEMON-' + s.recv(5).decode())\" 2>/dev/null; true\n",
 		filepath.Join(a.ws, ".gitignore"): "",
 	}
 	for p, text := range files {
@@ -58,9 +78,9 @@ func serveCommand(t *testing.T, a serveAttack, args ...string) *exec.Cmd {
 }
 
 // checkAttack runs the attack through the terminal tool and says what it
-// did: whether it ran at all, wrote the victim, read the key, and the
-// sandbox the result names.
-func checkAttack(ctx context.Context, t *testing.T, cs *mcp.ClientSession, a serveAttack) (wrote, read bool, sandbox string, violations string) {
+// did: whether it ran at all, wrote the victim, read the key, reached the
+// daemon, and the sandbox the result names.
+func checkAttack(ctx context.Context, t *testing.T, cs *mcp.ClientSession, a serveAttack) (wrote, read, reached bool, sandbox string, violations string) {
 	t.Helper()
 	os.WriteFile(a.victim, []byte("ORIGINAL"), 0o644)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "sh attack.sh"}})
@@ -78,13 +98,14 @@ func checkAttack(ctx context.Context, t *testing.T, cs *mcp.ClientSession, a ser
 		t.Fatalf("the attack did not run (so it proves nothing): %s", b)
 	}
 	v, _ := os.ReadFile(a.victim)
-	return string(v) != "ORIGINAL", strings.Contains(out.Output, "KEY-CANARY"), out.Sandbox, string(out.Violations)
+	return string(v) != "ORIGINAL", strings.Contains(out.Output, "KEY-CANARY"), strings.Contains(out.Output, "DAEMON-HELLO"), out.Sandbox, string(out.Violations)
 }
 
 // TestServe_ConfinedByDefault: `runbox serve` as shipped, with default
 // flags, over stdio and over HTTP with the official SDK's client, runs
 // every local command under the workspace profile: a script that writes
-// outside the workspace and reads an ssh key does neither, the result
+// outside the workspace, reads an ssh key and connects to a daemon's unix
+// socket does none of it, the result
 // names the profile, and serve says the profile when it starts. With
 // --sandbox off (the control) the same script does both.
 func TestServe_ConfinedByDefault(t *testing.T) {
@@ -100,22 +121,22 @@ func TestServe_ConfinedByDefault(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 				defer cancel()
 				cs, stderr := connectServe(ctx, t, transport, serveCommand(t, a, args...))
-				wrote, read, sandbox, violations := checkAttack(ctx, t, cs, a)
+				wrote, read, reached, sandbox, violations := checkAttack(ctx, t, cs, a)
 				announced := regexp.MustCompile(`runbox: sandbox (\S+)`).FindStringSubmatch(stderr())
 				if off {
-					if !wrote || !read || sandbox != "off" {
-						t.Fatalf("control (--sandbox off): wrote %v, read %v, sandbox %q; want both, off", wrote, read, sandbox)
+					if !wrote || !read || !reached || sandbox != "off" {
+						t.Fatalf("control (--sandbox off): wrote %v, read %v, reached the daemon %v, sandbox %q; want all three, off", wrote, read, reached, sandbox)
 					}
 					if announced == nil || announced[1] != "off:" {
 						t.Errorf("serve did not say it runs unconfined: %s", stderr())
 					}
 					return
 				}
-				if wrote || read || sandbox != "workspace" {
-					t.Fatalf("default serve: wrote %v, read %v, sandbox %q; want neither, under workspace", wrote, read, sandbox)
+				if wrote || read || reached || sandbox != "workspace" {
+					t.Fatalf("default serve: wrote %v, read %v, reached the daemon %v, sandbox %q; want none, under workspace", wrote, read, reached, sandbox)
 				}
-				if !strings.Contains(violations, a.victim) {
-					t.Errorf("violations %s do not name the victim %s", violations, a.victim)
+				if !strings.Contains(violations, a.victim) || !strings.Contains(violations, a.daemon) {
+					t.Errorf("violations %s do not name the victim %s and the daemon's socket %s", violations, a.victim, a.daemon)
 				}
 				if announced == nil || announced[1] != "workspace" {
 					t.Errorf("serve did not say the profile in force on stderr: %s", stderr())

@@ -1,0 +1,237 @@
+//go:build linux
+
+package confine_test
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/runbox/runbox/confine"
+)
+
+// daemonSocket is a unix socket served outside every writable root, as a
+// container engine's or D-Bus's is: any user may connect to it by its
+// file modes, so that only the sandbox stands between a command and it.
+// It returns the socket's path.
+func daemonSocket(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "daemon-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	path := filepath.Join(dir, "engine.sock")
+	serveUnix(t, path)
+	os.Chmod(path, 0o777)
+	return path
+}
+
+// serveUnix accepts connections on the unix socket at addr (a path, or
+// "@name" for the abstract namespace) until the test ends, greeting each
+// with "HELLO".
+func serveUnix(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // ends when the listener is closed
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HELLO"))
+			c.Close()
+		}
+	}()
+}
+
+// unixReach is a command that connects to the unix socket at $SOCK every
+// way a path can name it: as given, relative to its directory, through a
+// link in the workspace, and through /proc/self/fd of an O_PATH
+// descriptor; it prints "REACHED how" for each that answers.
+const unixReach = `python3 - <<'EOF'
+import os, socket
+sock = os.environ['SOCK']
+try:
+    os.symlink(sock, 'link.sock')
+except OSError:
+    pass
+fd = os.open(sock, os.O_PATH)
+def reach(how, path, cwd=None):
+    s = socket.socket(socket.AF_UNIX)
+    here = os.getcwd()
+    try:
+        if cwd:
+            os.chdir(cwd)
+        s.connect(path)
+        if s.recv(5) == b'HELLO':
+            print('REACHED', how, flush=True)
+    except OSError as e:
+        print('refused', how, e, flush=True)
+    finally:
+        os.chdir(here)
+        s.close()
+reach('path', sock)
+reach('relative', os.path.basename(sock), os.path.dirname(sock))
+reach('link', 'link.sock')
+reach('procfd', '/proc/self/fd/%d' % fd)
+EOF`
+
+// TestUnix_DaemonSocketsRefused protects the promise that a confined
+// command reaches no daemon through a pathname unix socket outside its
+// writable roots, whatever the profile and network mode and however the
+// path is spelled, and that each refusal is reported naming the socket.
+// The control runs the same command unconfined and reaches the daemon
+// every way.
+func TestUnix_DaemonSocketsRefused(t *testing.T) {
+	sock := daemonSocket(t)
+	forUsers(t, func(t *testing.T, u user) {
+		f := newFixture(t, u)
+		if out, _ := f.run(t, f.policy(confine.ProfileOff), unixReach, "SOCK="+sock); strings.Count(out, "REACHED") != 4 {
+			t.Fatalf("control under off: the daemon is not reached every way:\n%s", out)
+		}
+		viaBoth(t, func(t *testing.T, thread bool) {
+			for _, profile := range []string{confine.ProfileWorkspace, confine.ProfileReadOnly} {
+				for _, network := range []string{confine.NetworkAllowlist, confine.NetworkOff, confine.NetworkOpen} {
+					t.Run(profile+"/"+network, func(t *testing.T) {
+						f := newFixture(t, u)
+						f.thread = thread
+						var mu sync.Mutex
+						var got []confine.Violation
+						f.report = func(v confine.Violation) {
+							mu.Lock()
+							defer mu.Unlock()
+							got = append(got, v)
+						}
+						p := f.policy(profile)
+						p.Network = network
+						out, _ := f.run(t, p, unixReach, "SOCK="+sock)
+						if strings.Contains(out, "REACHED") || strings.Count(out, "refused") != 4 {
+							t.Errorf("the daemon's socket reached from the sandbox:\n%s", out)
+						}
+						if f.u.cred != nil && thread {
+							return // no reports from a helper's thread
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						if !hasViolation(got, "connect", sock) {
+							t.Errorf("violations %+v; want a connect to %s", got, sock)
+						}
+					})
+				}
+			}
+		})
+	})
+}
+
+// TestUnix_OwnAndListedSocketsReachable: what a command may use still
+// works under the sandbox: a unix server it runs in its workspace and
+// TMPDIR (pathname and abstract), and a socket outside that the policy
+// lists in UnixSockets. An abstract socket served outside is refused.
+func TestUnix_OwnAndListedSocketsReachable(t *testing.T) {
+	sock := daemonSocket(t)
+	abstract := "@runbox-test-" + strings.ToLower(rand.Text()[:10])
+	serveUnix(t, abstract)
+	own := `python3 - <<'EOF'
+import os, socket
+def serve_and_reach(addr, how):
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(addr)
+    srv.listen(1)
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(addr)
+    a, _ = srv.accept()
+    c.sendall(b'x')
+    if a.recv(1) == b'x':
+        print('OWN', how, flush=True)
+serve_and_reach('own.sock', 'workspace')
+serve_and_reach(os.path.join(os.environ['TMPDIR'], 'own.sock'), 'tmpdir')
+serve_and_reach('\0runbox-own-' + str(os.getpid()), 'abstract')
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('\0' + os.environ['ABSTRACT'][1:])
+    print('REACHED outside abstract')
+except OSError as e:
+    print('refused outside abstract', e)
+EOF`
+	forUsers(t, func(t *testing.T, u user) {
+		viaBoth(t, func(t *testing.T, thread bool) {
+			f := newFixture(t, u)
+			f.thread = thread
+			p := f.policy(confine.ProfileWorkspace)
+			out, code := f.run(t, p, own, "ABSTRACT="+abstract)
+			for _, want := range []string{"OWN workspace", "OWN tmpdir", "OWN abstract", "refused outside abstract"} {
+				if code != 0 || !strings.Contains(out, want) {
+					t.Errorf("exit %d, want %q:\n%s", code, want, out)
+				}
+			}
+			p.UnixSockets = []string{sock}
+			if out, _ := f.run(t, p, unixReach, "SOCK="+sock); strings.Count(out, "REACHED") < 3 {
+				t.Errorf("a socket the policy lists is not reached (the /proc/self/fd spelling may be refused):\n%s", out)
+			}
+		})
+	})
+}
+
+// TestNetwork_ShortIPv6AddressDecided: an IPv6 socket address of 24
+// bytes (RFC 2133's, without the scope id, which the kernel takes) is
+// decided as one of 28: a v4-mapped address of another host on an
+// allowed port is refused under the allowlist. The control connects it
+// unconfined.
+func TestNetwork_ShortIPv6AddressDecided(t *testing.T) {
+	other := nonLoopbackAddr(t)
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	go func() { // ends when the listener is closed
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	script := fmt.Sprintf(`python3 - <<'EOF'
+import ctypes, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+for size in (24, 28):
+    s = socket.socket(socket.AF_INET6)
+    addr = struct.pack('<H', socket.AF_INET6) + struct.pack('>H', %d) + b'\0' * 4 + socket.inet_pton(socket.AF_INET6, '::ffff:%s') + b'\0' * 4
+    buf = ctypes.create_string_buffer(addr, 28)
+    if libc.connect(s.fileno(), buf, size) == 0:
+        print('CONNECTED', size, flush=True)
+    else:
+        print('refused', size, ctypes.get_errno(), flush=True)
+EOF`, port, other)
+	forUsers(t, func(t *testing.T, u user) {
+		f := newFixture(t, u)
+		if out, _ := f.run(t, f.policy(confine.ProfileOff), script); strings.Count(out, "CONNECTED") != 2 {
+			t.Fatalf("control under off: not connected both ways:\n%s", out)
+		}
+		viaBoth(t, func(t *testing.T, thread bool) {
+			f := newFixture(t, u)
+			f.thread = thread
+			p := f.policy(confine.ProfileWorkspace)
+			p.Network = confine.NetworkAllowlist
+			p.AllowPorts = []int{port}
+			if out, _ := f.run(t, p, script); strings.Contains(out, "CONNECTED") || !strings.Contains(out, "refused 24 "+strconv.Itoa(13)) {
+				t.Errorf("a v4-mapped address of another host reached on an allowed port (want EACCES, 13):\n%s", out)
+			}
+		})
+	})
+}
