@@ -126,13 +126,20 @@ type Result struct {
 
 // Violation is one access a sandbox denied a command.
 type Violation struct {
-	// Op is read, write, exec, connect, domain, signal or ptrace.
+	// Op is read, write, exec, connect, domain, signal or ptrace; or
+	// OpMore, last in a list that stops short (Target says how many
+	// more were denied).
 	Op string `json:"op"`
 	// Target is the path, host:port or process.
 	Target string `json:"target"`
 	// Rule is the part of the sandbox's policy that denied it.
 	Rule string `json:"rule"`
 }
+
+// OpMore is the Op of the entry that ends a list of violations cut
+// short: a command that is denied the same thing a hundred thousand
+// ways gets its first ones listed and the rest counted.
+const OpMore = "more"
 
 // Denier is a Process whose sandbox reports what it denied the process
 // as it decided it (exact, whatever the process printed): the local
