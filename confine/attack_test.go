@@ -73,6 +73,19 @@ var attacks = []attack{
 		want:   func(f *fixture) (string, string) { return "read", f.secret },
 	},
 	{
+		name:   "read-npm-token",
+		script: `cat ~/.npmrc`,
+		worked: printed("NPM-TOKEN-CANARY"),
+		want:   func(f *fixture) (string, string) { return "read", filepath.Join(f.home, ".npmrc") },
+	},
+	{
+		name:     "read-password-hashes",
+		rootOnly: true, // nobody may not read them anyway
+		script:   `cat /etc/shadow`,
+		worked:   func(_ *fixture, out string) bool { return strings.Contains(out, "root:") },
+		want:     func(*fixture) (string, string) { return "read", "/etc/shadow" },
+	},
+	{
 		name:     "read-parent-memory",
 		rootOnly: true, // nobody may not read root's memory anyway
 		setup:    memAddress,

@@ -12,13 +12,9 @@ import (
 
 // Rights granted by the file rules.
 const (
-	readFile  = ll.AccessFSExecute | ll.AccessFSReadFile
-	readDir   = readFile | ll.AccessFSReadDir
-	writeFile = ll.AccessFSWriteFile | ll.AccessFSTruncate
-	// makeRemove is what a step toward a denied path inside a writable
-	// directory keeps: its entries can be added, renamed and removed, but
-	// no file below it (new ones included) read or written.
-	makeRemove = ll.AccessFSReadDir | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSRefer
+	readFile   = ll.AccessFSExecute | ll.AccessFSReadFile
+	readDir    = readFile | ll.AccessFSReadDir
+	writeFile  = ll.AccessFSWriteFile | ll.AccessFSTruncate
 	writeTree  = writeFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSRefer
 	deviceFile = readFile | writeFile | ll.AccessFSIoctlDev
 )
@@ -75,7 +71,13 @@ func fileGrants(p Policy, w *watch) ([]grant, error) {
 		if real == "" {
 			continue // missing: not writable (Policy.Writable)
 		}
-		g, err := grantExcept(w, real, deny, readDir|writeTree, readFile|writeFile, makeRemove)
+		// A step toward a denied path keeps listing only. A Landlock
+		// right on a directory holds for everything below it: the
+		// right to add, rename or remove its entries would hold in the
+		// denied directory too (rm ~/.ssh/id_ed25519, a key moved in as
+		// ~/.ssh/authorized_keys, runbox's configuration replaced).
+		// The entries that existed beside the steps stay writable.
+		g, err := grantExcept(w, real, deny, readDir|writeTree, readFile|writeFile, ll.AccessFSReadDir)
 		if err != nil {
 			return nil, err
 		}

@@ -87,6 +87,7 @@ func newFixture(t *testing.T, u user) *fixture {
 		filepath.Join(f.home, ".aws", "credentials"):    "AWS-CANARY",
 		filepath.Join(f.home, ".bash_history"):          "HISTORY-CANARY",
 		filepath.Join(f.home, ".netrc"):                 "NETRC-CANARY",
+		filepath.Join(f.home, ".npmrc"):                 "//registry.example/:_authToken=NPM-TOKEN-CANARY",
 		filepath.Join(f.home, ".cache", "CACHEDIR.TAG"): "Signature: 8a477f597d28d172789f06886806bc55\n",
 		filepath.Join(f.home, ".bashrc"):                "# rc\n",
 		filepath.Join(f.ws, "README"):                   "project\n",

@@ -109,6 +109,19 @@ var secretPaths = []string{
 	".git-credentials",
 	".config/gh/hosts.yml",
 	".pypirc",
+	".npmrc", // _authToken
+	".yarnrc.yml",
+	".cargo/credentials",
+	".cargo/credentials.toml",
+	".gem/credentials",
+	".config/hub",
+	".config/containers/auth.json",
+	".vault-token",
+	".terraform.d/credentials.tfrc.json",
+	".pgpass",
+	".my.cnf",
+	".password-store",
+	".local/share/keyrings",
 	".bash_history",
 	".zsh_history",
 	".history",
@@ -120,6 +133,17 @@ var secretPaths = []string{
 	".mysql_history",
 	".sqlite_history",
 	".lesshst",
+}
+
+// systemSecrets are the files of the system that DefaultPolicy denies:
+// password hashes and the host's ssh keys (readable by root only, which
+// a root command still is).
+var systemSecrets = []string{
+	"/etc/shadow",
+	"/etc/gshadow",
+	"/etc/ssh/ssh_host_rsa_key",
+	"/etc/ssh/ssh_host_ecdsa_key",
+	"/etc/ssh/ssh_host_ed25519_key",
 }
 
 // DefaultPolicy is the documented policy of profile for a command started
@@ -136,7 +160,7 @@ func DefaultPolicy(profile, dir, home string) Policy {
 	if profile == ProfileOff {
 		return Policy{Profile: ProfileOff, Network: NetworkOpen}
 	}
-	p := Policy{Profile: profile, Network: NetworkAllowlist, Workspace: gitRoot(dir)}
+	p := Policy{Profile: profile, Network: NetworkAllowlist, Workspace: gitRoot(dir), DenyRead: slices.Clone(systemSecrets)}
 	if home != "" {
 		for _, s := range secretPaths {
 			p.DenyRead = append(p.DenyRead, filepath.Join(home, s))

@@ -5,9 +5,11 @@ package confine_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/runbox/runbox/confine"
@@ -222,6 +224,62 @@ func TestWritableInsideDenied(t *testing.T) {
 		vs := confine.Explain(p, out)
 		if len(vs) != 1 || !hasViolation(vs, "read", filepath.Join(other, "f")) {
 			t.Errorf("Explain = %v; want only the read of the other session", vs)
+		}
+	})
+}
+
+// TestDenyInsideWritable_NotRemovedNorReplaced protects the deny list of a
+// workspace that holds it (the workspace is HOME): a denied file cannot
+// be removed, a file cannot be moved or linked in beside it, a denied
+// directory cannot be renamed away and made again, and a missing denied
+// directory cannot be made. The control runs the same script unconfined.
+func TestDenyInsideWritable_NotRemovedNorReplaced(t *testing.T) {
+	forUsers(t, func(t *testing.T, u user) {
+		attacks := []struct{ name, script string }{
+			{"remove a key", `rm -f .ssh/id_ed25519`},
+			{"move a key in", `echo evil > .cache/ak && mv .cache/ak .ssh/authorized_keys`},
+			{"link a key in", `echo evil > .cache/ak && ln -s "$PWD/.cache/ak" .ssh/authorized_keys`},
+			{"rename the directory away", `mv .ssh .ssh-old`},
+			{"make a missing denied directory", `mkdir .kube && echo evil > .kube/config`},
+		}
+		for _, a := range attacks {
+			t.Run(a.name, func(t *testing.T) {
+				f := newFixture(t, u)
+				os.RemoveAll(filepath.Join(f.home, ".kube"))
+				changed := func() bool {
+					b, err := os.ReadFile(f.secret)
+					_, ak := os.Lstat(filepath.Join(f.home, ".ssh", "authorized_keys"))
+					_, kube := os.Lstat(filepath.Join(f.home, ".kube"))
+					return err != nil || string(b) != secretText || ak == nil || kube == nil
+				}
+				run := func(p confine.Policy) {
+					cmd := exec.Command("/bin/bash", "-c", a.script)
+					cmd.Dir = f.home
+					var out strings.Builder
+					cmd.Stdout, cmd.Stderr = &out, &out
+					cmd.SysProcAttr = &syscall.SysProcAttr{Credential: f.u.cred}
+					argv, err := confine.Argv([]string{f.exe, confine.Command}, p, cmd.Path, cmd.Args)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if p.Profile != confine.ProfileOff {
+						cmd.Path, cmd.Args = argv[0], argv
+					}
+					cmd.Run()
+				}
+				run(*confine.Off())
+				if !changed() {
+					t.Fatalf("control: unconfined, %q changed nothing", a.script)
+				}
+				f = newFixture(t, u)
+				os.RemoveAll(filepath.Join(f.home, ".kube"))
+				p := confine.DefaultPolicy(confine.ProfileWorkspace, f.home, f.home)
+				p.Workspace = f.home
+				run(p)
+				if changed() {
+					t.Errorf("under workspace at HOME, %q changed the deny list", a.script)
+				}
+			})
 		}
 	})
 }
