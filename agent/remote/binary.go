@@ -95,10 +95,13 @@ func (p Program) find(ctx context.Context, exe, arch, sourceDir string) (string,
 		return "", err
 	}
 	if root == "" {
-		if CheckStatic(latest, arch) == nil {
-			return latest, nil
+		if CheckStatic(latest, arch) != nil {
+			return "", fmt.Errorf("no static %s for linux/%s: none next to the binary and no source tree to build one", p.Name, arch)
 		}
-		return "", fmt.Errorf("no static %s for linux/%s: none next to the binary and no source tree to build one", p.Name, arch)
+		if err := trusted(latest); err != nil {
+			return "", fmt.Errorf("the last %s built for linux/%s: %w", p.Name, arch, err)
+		}
+		return latest, nil
 	}
 	return p.build(ctx, root, arch, latest)
 }
@@ -154,7 +157,7 @@ func (p Program) findSmall(ctx context.Context, exe, arch, sourceDir string) (st
 		return "", err
 	}
 	out := base + "-for-" + key
-	if CheckStatic(out, arch) == nil {
+	if CheckStatic(out, arch) == nil && trusted(out) == nil {
 		return out, nil
 	}
 	latest, err := p.cachePath("", arch)
@@ -268,6 +271,14 @@ func (p Program) buildTo(ctx context.Context, root, arch, out, latest string) (s
 		if os.Link(out, link.Name()) == nil && os.Rename(link.Name(), latest) != nil {
 			os.Remove(link.Name())
 		}
+	}
+	// After the link, which changes the file's change time: the build
+	// and the latest one are one file.
+	if err := recordBuild(out); err != nil {
+		return "", fmt.Errorf("build %s: %w", p.Name, err)
+	}
+	if latest != out {
+		recordBuild(latest) // best effort, as the link
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -68,6 +69,7 @@ func TestProgram_FindSmallPrefersTheAgentBuild(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("RUNBOX_STATE_DIR", t.TempDir())
 	root := findModule()
 	if root == "" {
 		t.Fatal("no runbox module above the test's directory")
@@ -90,6 +92,22 @@ func TestProgram_FindSmallPrefersTheAgentBuild(t *testing.T) {
 		t.Fatalf("findSmall without the go tool = %q, %v; want the build made before, %q", again, err, built)
 	}
 
+	// The cached build rewritten in place, its size and modification
+	// time kept (as a confined command can, the cache being writable):
+	// runbox no longer takes it, neither for this program nor as the
+	// latest build.
+	rewriteKeepingTimes(t, built)
+	if got, err := Agent().findSmall(ctx, self, runtime.GOARCH, root); err == nil {
+		t.Fatalf("findSmall after the cached build was rewritten = %q; want a refusal (no go tool to build again)", got)
+	}
+	wd, _ := os.Getwd()
+	t.Chdir(t.TempDir()) // no source tree above
+	if got, err := Agent().find(ctx, self, runtime.GOARCH, ""); err == nil || !errors.Is(err, errUntrusted) {
+		t.Fatalf("find without a source tree after the latest build was rewritten = %q, %v; want it refused", got, err)
+	}
+
+	t.Chdir(wd)
+
 	// A program with the agent build beside it: that one is taken.
 	dir := t.TempDir()
 	prog, side := filepath.Join(dir, "runbox"), filepath.Join(dir, "runbox-agent")
@@ -97,5 +115,31 @@ func TestProgram_FindSmallPrefersTheAgentBuild(t *testing.T) {
 	copyFile(t, self, prog)
 	if got, err := Agent().findSmall(ctx, prog, runtime.GOARCH, root); err != nil || got != side {
 		t.Fatalf("findSmall with runbox-agent beside = %q, %v; want %q", got, err, side)
+	}
+}
+
+// rewriteKeepingTimes overwrites the first bytes of the file at path with
+// their own complement and sets its modification time back.
+func rewriteKeepingTimes(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 16)
+	f.ReadAt(b, 4096)
+	for i := range b {
+		b[i] = ^b[i]
+	}
+	if _, err := f.WriteAt(b, 4096); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
 	}
 }
