@@ -134,7 +134,20 @@ type Violation struct {
 	Target string `json:"target"`
 	// Rule is the part of the sandbox's policy that denied it.
 	Rule string `json:"rule"`
+	// Source says how runbox knows: SourceDecided or SourcePrinted.
+	Source string `json:"source,omitempty"`
 }
+
+// How a violation is known.
+const (
+	// SourceDecided: runbox (or its proxy) made the refusal itself, so
+	// it is exact: the command can neither forge nor hide it.
+	SourceDecided = "decided"
+	// SourcePrinted: read from the command's output (the kernel refused
+	// a file access and the program printed it). A command can print a
+	// refusal it never met, or silence one it met.
+	SourcePrinted = "printed"
+)
 
 // OpMore is the Op of the entry that ends a list of violations cut
 // short: a command that is denied the same thing a hundred thousand

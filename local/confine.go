@@ -152,7 +152,7 @@ func (e *Env) ExplainDenials(text string) []envs.Violation {
 	}
 	var out []envs.Violation
 	for _, v := range confine.Explain(*e.sandbox.policy, text) {
-		out = append(out, envs.Violation{Op: v.Op, Target: v.Target, Rule: v.Rule})
+		out = append(out, envs.Violation{Op: v.Op, Target: v.Target, Rule: v.Rule, Source: envs.SourcePrinted})
 	}
 	return out
 }

@@ -98,8 +98,8 @@ func TestConfine_EveryStartPath(t *testing.T) {
 					t.Fatalf("under workspace: wrote %v read %v\n%s", wrote, read, res.Output)
 				}
 				want := []envs.Violation{
-					{Op: "write", Target: f.victim, Rule: "outside the workspace"},
-					{Op: "read", Target: f.key, Rule: "deny list"},
+					{Op: "write", Target: f.victim, Rule: "outside the workspace", Source: envs.SourcePrinted},
+					{Op: "read", Target: f.key, Rule: "deny list", Source: envs.SourcePrinted},
 				}
 				for _, w := range want {
 					if !slices.Contains(res.SandboxViolations, w) {
@@ -391,7 +391,7 @@ func TestConfine_OtherSessionsTmpdir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(res.Output, "OTHER-SESSION-DATA") || !slices.Contains(res.SandboxViolations, envs.Violation{Op: "read", Target: notes, Rule: "deny list"}) {
+	if strings.Contains(res.Output, "OTHER-SESSION-DATA") || !slices.Contains(res.SandboxViolations, envs.Violation{Op: "read", Target: notes, Rule: "deny list", Source: envs.SourcePrinted}) {
 		t.Errorf("b read a's TMPDIR: %q, violations %v", res.Output, res.SandboxViolations)
 	}
 }
@@ -440,7 +440,7 @@ func TestConfine_RefusedConnectInResult(t *testing.T) {
 				t.Fatal(err)
 			}
 			reported := slices.Contains(res.SandboxViolations, envs.Violation{Op: "connect", Target: ln.Addr().String(),
-				Rule: "port not allowed (only the session proxy, allowed ports and the command's own servers)"})
+				Rule: "port not allowed (only the session proxy, allowed ports and the command's own servers)", Source: envs.SourceDecided})
 			switch connected := strings.Contains(res.Output, "CONNECTED"); {
 			case profile == confine.ProfileOff && (!connected || reported):
 				t.Fatalf("control under off (cold %v): connected %v, violations %+v", cold, connected, res.SandboxViolations)

@@ -27,7 +27,7 @@ const maxDenials = 100
 
 // add records v once.
 func (d *denials) add(v confine.Violation) {
-	e := envs.Violation{Op: v.Op, Target: v.Target, Rule: v.Rule}
+	e := envs.Violation{Op: v.Op, Target: v.Target, Rule: v.Rule, Source: envs.SourceDecided}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
@@ -53,7 +53,7 @@ func (d *denials) list() []envs.Violation {
 	defer d.mu.Unlock()
 	out := slices.Clone(d.v)
 	if d.more > 0 {
-		out = append(out, envs.Violation{Op: envs.OpMore, Target: strconv.Itoa(d.more) + " more", Rule: "the sandbox's refusals past the first " + strconv.Itoa(maxDenials) + " are counted, not listed"})
+		out = append(out, envs.Violation{Op: envs.OpMore, Target: strconv.Itoa(d.more) + " more", Rule: "the sandbox's refusals past the first " + strconv.Itoa(maxDenials) + " are counted, not listed", Source: envs.SourceDecided})
 	}
 	return out
 }

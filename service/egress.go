@@ -169,7 +169,7 @@ func (e *sandboxedEnv) proxyDenials(from int) []envs.Violation {
 	vs, _ := e.sb.proxy.Violations(from)
 	out := make([]envs.Violation, 0, len(vs))
 	for _, v := range vs {
-		out = append(out, envs.Violation{Op: "connect", Target: net.JoinHostPort(v.Host, strconv.Itoa(v.Port)), Rule: v.Reason})
+		out = append(out, envs.Violation{Op: "connect", Target: net.JoinHostPort(v.Host, strconv.Itoa(v.Port)), Rule: v.Reason, Source: envs.SourceDecided})
 	}
 	return out
 }
