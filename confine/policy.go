@@ -81,17 +81,46 @@ type Policy struct {
 
 // cacheDirs are the directories under HOME that compilers and package
 // managers write; DefaultPolicy makes them writable under ProfileWorkspace.
-var cacheDirs = []string{
-	".cache", // go-build, pip, yarn, pre-commit, ...
-	"go/pkg/mod",
-	".npm",
-	".cargo/registry",
-	".cargo/git",
-	".rustup/downloads",
-	".m2/repository",
-	".gradle/caches",
-	".local/share/pnpm",
-	".bun/install/cache",
+// tool is the program that writes each ("" for the shared ~/.cache):
+// MakeCaches makes a missing one when its tool is installed.
+var cacheDirs = []struct{ dir, tool string }{
+	{".cache", ""}, // go-build, pip, yarn, pre-commit, ...
+	{"go/pkg/mod", "go"},
+	{".npm", "npm"},
+	{".cargo/registry", "cargo"},
+	{".cargo/git", "cargo"},
+	{".rustup/downloads", "rustup"},
+	{".m2/repository", "mvn"},
+	{".gradle/caches", "gradle"},
+	{".local/share/pnpm", "pnpm"},
+	{".bun/install/cache", "bun"},
+}
+
+// MakeCaches makes, under home, the cache directories of cacheDirs that
+// are missing: ~/.cache always, the others when their tool is installed
+// (lookPath finds it). A path missing when a command starts is not
+// writable by it, so on a fresh account (a new user, a CI runner, a
+// container) the first build or install would fail; the tool would have
+// made the same directory itself on its first run. It returns the
+// directories it made.
+func MakeCaches(home string, lookPath func(string) (string, error)) ([]string, error) {
+	var made []string
+	for _, c := range cacheDirs {
+		if c.tool != "" {
+			if _, err := lookPath(c.tool); err != nil {
+				continue
+			}
+		}
+		dir := filepath.Join(home, c.dir)
+		if _, err := os.Lstat(dir); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return made, fmt.Errorf("confine: making the cache %s: %w", dir, err)
+		}
+		made = append(made, dir)
+	}
+	return made, nil
 }
 
 // secretPaths are the paths under HOME that DefaultPolicy denies: keys,
@@ -172,7 +201,7 @@ func DefaultPolicy(profile, dir, home string) Policy {
 	p.ProtectGit = true
 	if home != "" {
 		for _, c := range cacheDirs {
-			p.Writable = append(p.Writable, filepath.Join(home, c))
+			p.Writable = append(p.Writable, filepath.Join(home, c.dir))
 		}
 	}
 	for _, v := range []string{"GOMODCACHE", "GOCACHE"} {

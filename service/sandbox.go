@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,7 +44,16 @@ func (s *Service) SandboxPolicy(spec envs.Spec) (confine.Policy, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	p := confine.DefaultPolicy(profile, dir, s.opts.Getenv("HOME"))
+	home := s.opts.Getenv("HOME")
+	if profile == confine.ProfileWorkspace && filepath.IsAbs(home) {
+		// Best effort: a cache that cannot be made stays unwritable,
+		// as it was.
+		made, err := confine.MakeCaches(home, exec.LookPath)
+		if len(made) > 0 || err != nil {
+			s.log.Debug("sandbox caches", "made", made, "err", err)
+		}
+	}
+	p := confine.DefaultPolicy(profile, dir, home)
 	if !chosen && profile == confine.ProfileWorkspace && p.Workspace == "/" {
 		// Started at the root, there is no workspace to write: a
 		// command may still write its TMPDIR. Named by the user, the

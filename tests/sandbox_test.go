@@ -188,12 +188,16 @@ func TestSandbox_OrdinaryWorkSucceeds(t *testing.T) {
 				"echo hi > notes.txt && mkdir -p build && rm -rf build",
 				"git init -q . && git -c user.email=a@b -c user.name=a add notes.txt && git -c user.email=a@b -c user.name=a commit -qm first",
 				"echo tmp > \"$TMPDIR/x\" && cat \"$TMPDIR/x\"",
+				// A fresh account has no caches yet: the build and
+				// package caches still work.
+				"mkdir -p ~/.cache/pip/wheels && echo w > ~/.cache/pip/wheels/w && echo cache-ok",
+				"if command -v go >/dev/null; then m=$(go env GOMODCACHE) && touch \"$m/ok\" && rm \"$m/ok\"; fi",
 				"curl -sS --max-time 20 http://" + ln.Addr().String() + "/simple/",
 				ownServer(freePort(t)),
 			}, "\n")
 			out, errOut, code := u.run(t, env, "--yolo", "run", "--json", "--cwd", ws, "--", script)
 			r := decodeRun(t, out, errOut)
-			if code != 0 || r.ExitCode != 0 || !strings.Contains(r.Output, "registry-ok") || !strings.Contains(r.Output, "tmp") || !strings.Contains(r.Output, "own-server-ok") {
+			if code != 0 || r.ExitCode != 0 || !strings.Contains(r.Output, "registry-ok") || !strings.Contains(r.Output, "tmp") || !strings.Contains(r.Output, "cache-ok") || !strings.Contains(r.Output, "own-server-ok") {
 				t.Fatalf("ordinary work failed under the default sandbox: exit %d, %+v, stderr %q", code, r, errOut)
 			}
 			if r.Sandbox != "workspace" || len(r.Violations) != 0 {
