@@ -14,9 +14,12 @@ import (
 // Config is runbox's configuration. Zero values mean the documented defaults
 // once [Default] has filled them.
 type Config struct {
-	Backend     string          `yaml:"backend"`
-	Timeout     Duration        `yaml:"timeout"`
-	OutputLimit int             `yaml:"output_limit"`
+	Backend     string   `yaml:"backend"`
+	Timeout     Duration `yaml:"timeout"`
+	OutputLimit int      `yaml:"output_limit"`
+	// SpillMax bounds the file that keeps a command's whole output once
+	// it outgrows OutputLimit; 0 means envs.DefaultSpillMax (1 GiB).
+	SpillMax    Size            `yaml:"spill_max"`
 	Grace       Duration        `yaml:"grace"`
 	Shell       string          `yaml:"shell"`
 	Contain     bool            `yaml:"contain"`

@@ -13,6 +13,7 @@
 //	backend: local            # which provider runs commands
 //	timeout: 0s               # default per-command timeout; 0 = none
 //	output_limit: 262144      # bytes kept of a command's output (head 40% + tail 60%)
+//	spill_max: 1GiB           # bound of the file that keeps a longer output whole (0 = 1 GiB)
 //	grace: 2s                 # teardown grace between SIGTERM and SIGKILL; 0 = SIGKILL at once
 //	shell: ""                 # shell for shell strings; "" = bash if present, else sh
 //	contain: true             # put each command in its own systemd scope / cgroup when possible

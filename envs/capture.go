@@ -31,6 +31,41 @@ type Capture struct {
 	spillDir  string
 	spill     *os.File
 	spillErr  error
+	spillMax  int64 // the spill file's bound; 0: DefaultSpillMax
+	spilled   int64 // bytes written to the spill file
+	spillCut  bool  // the stream outgrew the spill file too
+}
+
+// DefaultSpillMax bounds a spill file when [Capture.SetSpillMax] was not
+// given one: a command that prints without end fills no disk.
+const DefaultSpillMax int64 = 1 << 30
+
+// SetSpillMax bounds the spill file to n bytes (n <= 0: DefaultSpillMax).
+// Past it the spill file stops growing and the window's notice says
+// where it stopped. Call it before the first Write.
+func (c *Capture) SetSpillMax(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spillMax = n
+}
+
+// writeSpill appends p to the spill file, up to its bound.
+func (c *Capture) writeSpill(p []byte) {
+	if c.spill == nil || c.spillErr != nil {
+		return
+	}
+	bound := c.spillMax
+	if bound <= 0 {
+		bound = DefaultSpillMax
+	}
+	if room := bound - c.spilled; int64(len(p)) > room {
+		p, c.spillCut = p[:max(room, 0)], true
+	}
+	n, err := c.spill.Write(p)
+	c.spilled += int64(n)
+	if err != nil {
+		c.spillErr = err
+	}
 }
 
 // NewCapture returns a Capture bounded to limit bytes. limit < 0 means
@@ -62,11 +97,7 @@ func (c *Capture) Write(p []byte) (int, error) {
 	if c.spill == nil && c.total > int64(c.limit) {
 		c.startSpill()
 	}
-	if c.spill != nil && c.spillErr == nil {
-		if _, err := c.spill.Write(p); err != nil {
-			c.spillErr = err
-		}
-	}
+	c.writeSpill(p)
 	headCap := c.limit - c.tailCap
 	if room := headCap - len(c.head); room > 0 {
 		k := min(room, len(p))
@@ -126,10 +157,11 @@ func (c *Capture) startSpill() {
 	if err := f.Chmod(0o600); err != nil {
 		c.spillErr = err
 	}
-	f.Write(c.head)
-	f.Write(c.tailBytes())
+	c.writeSpill(c.head)
+	c.writeSpill(c.tailBytes())
 	if prune {
 		PruneSpills(dir, SpillRetention)
+		BoundSpills(dir, DefaultSpillDirMax, f.Name())
 	}
 }
 
@@ -184,7 +216,10 @@ func (c *Capture) Window() (head, notice, tail []byte) {
 	tail = append([]byte(nil), tail[tailCut(tail):]...)
 	cut := c.total - int64(len(head)) - int64(len(tail))
 	where := "spill file unavailable"
-	if c.spill != nil && c.spillErr == nil {
+	switch {
+	case c.spill != nil && c.spillErr == nil && c.spillCut:
+		where = fmt.Sprintf("the first %d bytes in %s (the spill file's bound)", c.spilled, c.spill.Name())
+	case c.spill != nil && c.spillErr == nil:
 		where = "full output in " + c.spill.Name()
 	}
 	notice = fmt.Appendf(nil, "\n[runbox: output truncated: %d of %d bytes omitted; %s]\n", cut, c.total, where)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -67,6 +68,52 @@ func PruneSpills(dir string, olderThan time.Duration) int {
 		if os.Remove(filepath.Join(dir, e.Name())) == nil {
 			n++
 		}
+	}
+	return n
+}
+
+// DefaultSpillDirMax bounds the spill files in [DefaultSpillDir] together:
+// making a new one removes the oldest others until the rest fit.
+const DefaultSpillDirMax int64 = 4 << 30
+
+// BoundSpills removes the oldest spill files in dir (never keep) until
+// those left add up to at most max bytes, and returns how many it
+// removed. Like [PruneSpills], it touches spill files only and skips
+// errors.
+func BoundSpills(dir string, max int64, keep string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	type spill struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var all []spill
+	var total int64
+	for _, e := range entries {
+		if ok, _ := filepath.Match(spillPattern, e.Name()); !ok || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		all = append(all, spill{filepath.Join(dir, e.Name()), fi.Size(), fi.ModTime()})
+		total += fi.Size()
+	}
+	slices.SortFunc(all, func(a, b spill) int { return a.mod.Compare(b.mod) })
+	n := 0
+	for _, s := range all {
+		if total <= max {
+			break
+		}
+		if s.path == keep || os.Remove(s.path) != nil {
+			continue
+		}
+		total -= s.size
+		n++
 	}
 	return n
 }

@@ -98,6 +98,8 @@ type Options struct {
 	// envs.DefaultSpillDir(), where spills older than envs.SpillRetention
 	// are removed whenever a new one is made.
 	SpillDir string
+	// SpillMax bounds a spill file (0: envs.DefaultSpillMax).
+	SpillMax int64
 	// RemoveSpillsOnClose makes Close delete the spill files of every
 	// result this environment returned. False leaves them for the caller
 	// (see envs.Result.RemoveSpills).
@@ -305,9 +307,11 @@ func (e *Env) Run(ctx context.Context, cmd envs.Command) (*envs.Result, error) {
 		return nil, fmt.Errorf("local: run: %w", err)
 	}
 	out := envs.NewCapture(cmd.Limit(), e.opts.SpillDir)
+	out.SetSpillMax(e.opts.SpillMax)
 	var errc *envs.Capture
 	if cmd.SeparateStreams && cmd.PTY == nil {
 		errc = envs.NewCapture(cmd.Limit(), e.opts.SpillDir)
+		errc.SetSpillMax(e.opts.SpillMax)
 	}
 	p, res, err := e.start(ctx, cmd, out, errc)
 	if res != nil {

@@ -80,6 +80,7 @@ func LocalOptions(cfg config.Config, environ []string, log *slog.Logger) local.O
 		Limits:        envs.Limits{MemoryBytes: int64(cfg.Limits.Memory), Pids: cfg.Limits.Pids, CPUs: cfg.Limits.CPUs},
 		NoContainment: !cfg.Contain,
 		KeepLeftovers: true, // the sandbox bounds them; a job daemon started here must live on
+		SpillMax:      int64(cfg.SpillMax),
 		// The agent runs inside the backend's sandbox (a container, a
 		// pod, a remote machine): that is the boundary, chosen by the
 		// backend, not a local sandbox nobody asked for.
