@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -92,6 +94,10 @@ type notifier struct {
 
 	sendMu sync.Mutex
 	wg     sync.WaitGroup // connects made on a program's behalf, under way
+	// pending counts those connects; running holds a place for each one
+	// in a system call (a connect that waits holds a thread).
+	pending atomic.Int64
+	running chan struct{}
 }
 
 // serveListener answers the notifications of listener for the programs
@@ -100,7 +106,7 @@ type notifier struct {
 // refused. The listener waits in the runtime's poller, as a socket would:
 // an idle sandbox holds no thread.
 func serveListener(listener int, p Policy, report func(Violation)) {
-	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}, report: report, network: p.network(), unix: newUnixRules(p)}
+	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}, report: report, network: p.network(), unix: newUnixRules(p), running: make(chan struct{}, maxConnecting)}
 	for _, port := range p.connectPorts() {
 		n.allowed[uint16(port)] = true
 	}
@@ -229,17 +235,93 @@ func (n *notifier) connect(req *seccompNotif) {
 		return
 	}
 	// A connect may wait (a full backlog): the next notification does
-	// not.
+	// not. A program that makes thousands of such connects gets at most
+	// maxConnecting of them in system calls at once (each holds a thread
+	// of this process), the others waiting their turn, and past
+	// maxPending the connect fails with EAGAIN, as with a full backlog.
+	if n.pending.Add(1) > maxPending {
+		n.pending.Add(-1)
+		unix.Close(dup)
+		if keep >= 0 {
+			unix.Close(keep)
+		}
+		n.answer(req.ID, false, unix.EAGAIN)
+		return
+	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
+		defer n.pending.Add(-1)
 		defer unix.Close(dup)
 		if keep >= 0 {
 			defer unix.Close(keep)
 		}
-		n.answer(req.ID, false, connectRaw(dup, target))
+		n.answer(req.ID, false, n.connectOn(dup, target, req.ID))
 	}()
 }
+
+// connectOn connects the program's socket dup to addr, for the
+// notification id. A TCP socket the program made blocking waits in the
+// runtime's poller, not in a thread, and is given up once the program
+// that asked is gone; any other connect is made in a system call, at most
+// maxConnecting at once.
+func (n *notifier) connectOn(dup int, addr []byte, id uint64) unix.Errno {
+	dom, err1 := unix.GetsockoptInt(dup, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	flags, err2 := unix.FcntlInt(uintptr(dup), unix.F_GETFL, 0)
+	if err1 != nil || err2 != nil || (dom != unix.AF_INET && dom != unix.AF_INET6) || flags&unix.O_NONBLOCK != 0 || unix.SetNonblock(dup, true) != nil {
+		n.running <- struct{}{}
+		defer func() { <-n.running }()
+		return connectRaw(dup, addr)
+	}
+	// The flag belongs to the socket, which the program shares: it is
+	// blocking again before the program hears the answer.
+	defer unix.SetNonblock(dup, false)
+	if errno := connectRaw(dup, addr); errno != unix.EINPROGRESS {
+		return errno
+	}
+	return n.awaitConnect(dup, id)
+}
+
+// awaitConnect waits for the connect under way on the non-blocking socket
+// fd to end, and returns its result.
+func (n *notifier) awaitConnect(fd int, id uint64) unix.Errno {
+	d, err := unix.Dup(fd)
+	if err != nil {
+		return errnoOf(err, unix.EMFILE)
+	}
+	f := os.NewFile(uintptr(d), "connect") // in the poller: the socket is non-blocking
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return unix.EIO
+	}
+	for {
+		f.SetWriteDeadline(time.Now().Add(time.Second))
+		err := rc.Write(func(fd uintptr) bool {
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			k, _ := unix.Poll(pfd, 0)
+			return k > 0
+		})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) || !n.valid(id) {
+			return unix.EINTR // the program is gone: nobody hears it
+		}
+	}
+	soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err != nil {
+		return errnoOf(err, unix.EIO)
+	}
+	return unix.Errno(soErr)
+}
+
+// Bounds of the connects made on the programs' behalf at once: in system
+// calls (threads), and in all (goroutines).
+const (
+	maxConnecting = 64
+	maxPending    = 4096
+)
 
 // decide returns the address to connect the program's socket dup to,
 // and a descriptor that address needs open (-1: none), or the errno the
@@ -489,6 +571,10 @@ func listeners(pid int, port uint16) ([]uint64, error) {
 
 // connectRaw connects socket fd to the raw socket address addr.
 func connectRaw(fd int, addr []byte) unix.Errno {
-	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&addr[0])), uintptr(len(addr)))
+	var p unsafe.Pointer
+	if len(addr) > 0 {
+		p = unsafe.Pointer(&addr[0])
+	}
+	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(p), uintptr(len(addr)))
 	return e
 }

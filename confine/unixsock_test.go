@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/runbox/runbox/confine"
 )
@@ -234,4 +236,78 @@ EOF`, port, other)
 			}
 		})
 	})
+}
+
+// TestNetwork_BlockedConnectsBounded: a command that makes hundreds of
+// connects that block (a listener whose backlog is full, on an allowed
+// port) costs runbox a bounded number of threads: the connects it makes
+// on the command's behalf wait their turn, not each in a thread.
+func TestNetwork_BlockedConnectsBounded(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, as the fixtures do")
+	}
+	// A listener that never accepts, with the smallest backlog: once
+	// it is full, a connect waits.
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, _ := syscall.Getsockname(fd)
+	port := sa.(*syscall.SockaddrInet4).Port
+	script := fmt.Sprintf(`python3 - <<'EOF'
+import os, socket, threading, time
+def connect():
+    s = socket.socket()
+    try:
+        s.connect(('127.0.0.1', %d))
+    except OSError:
+        pass
+for _ in range(300):
+    threading.Thread(target=connect, daemon=True).start()
+print('STARTED', flush=True)
+time.sleep(8)
+os._exit(0)
+EOF`, port)
+	threads := func() int {
+		b, _ := os.ReadFile("/proc/self/status")
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				n, _ := strconv.Atoi(strings.TrimSpace(v))
+				return n
+			}
+		}
+		return 0
+	}
+	before := threads()
+	f := newFixture(t, users[0])
+	p := f.policy(confine.ProfileWorkspace)
+	p.Network = confine.NetworkAllowlist
+	p.AllowPorts = []int{port}
+	done := make(chan struct{})
+	most := 0
+	go func() { // ends when the command has
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+				most = max(most, threads())
+			}
+		}
+	}()
+	out, _ := f.run(t, p, script)
+	close(done)
+	if !strings.Contains(out, "STARTED") {
+		t.Fatalf("the command did not start its connects:\n%s", out)
+	}
+	if most-before > 150 {
+		t.Errorf("threads went from %d to %d with 300 blocked connects; want at most 150 more", before, most)
+	}
 }
