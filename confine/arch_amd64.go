@@ -10,3 +10,9 @@ const (
 	auditArch uint32 = unix.AUDIT_ARCH_X86_64
 	x32Base   uint32 = 0x40000000
 )
+
+// chmodCalls are the system calls that set a file's mode, with the index
+// of their mode argument.
+var chmodCalls = []struct{ nr, arg uint32 }{
+	{unix.SYS_CHMOD, 1}, {unix.SYS_FCHMOD, 1}, {unix.SYS_FCHMODAT, 2}, {unix.SYS_FCHMODAT2, 2},
+}

@@ -31,7 +31,13 @@ import (
 //     clone3's arguments, which are in memory, so the whole call goes;
 //     ENOSYS makes the C library (threads, posix_spawn) fall back to
 //     clone, which has no such flag;
-//  6. when the caller serves a listener (notify), under every network
+//  6. chmod, fchmod, fchmodat and fchmodat2 fail when the mode sets the
+//     set-user-ID or set-group-ID bit: Landlock does not cover file
+//     modes, and a root command could otherwise make a root-owned
+//     program outside its workspace setuid for anyone (the mode is a
+//     register, read by the filter itself, not memory the command could
+//     change after the check);
+//  7. when the caller serves a listener (notify), under every network
 //     mode, connect(2) and listen(2) go to it (SECCOMP_RET_USER_NOTIF,
 //     see notify_linux.go): it decides every connect, unix sockets
 //     included, and makes the allowed ones itself.
@@ -87,6 +93,9 @@ func filter(network string, notify bool) []insn {
 		jeq(uint32(unix.SYS_IO_URING_REGISTER), "eperm", ""),
 		jeq(uint32(unix.SYS_CLONE3), "enosys", ""),
 	)
+	for _, c := range chmodCalls {
+		p = append(p, jeq(c.nr, fmt.Sprintf("mode%d", c.arg), ""))
+	}
 	if notify {
 		p = append(p,
 			jeq(uint32(unix.SYS_CONNECT), "notify", ""),
@@ -94,6 +103,7 @@ func filter(network string, notify bool) []insn {
 		)
 	}
 	if network == NetworkOpen {
+		p = append(p, setIDChecks()...)
 		p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"), ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
 		if notify {
 			p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
@@ -121,6 +131,7 @@ func filter(network string, notify bool) []insn {
 			jeq(unix.IPPROTO_MPTCP, "noproto", "eperm"),
 		)
 	}
+	p = append(p, setIDChecks()...)
 	p = append(p,
 		ret(unix.SECCOMP_RET_ALLOW, "allow"),
 		ret(errno(unix.EPERM), "eperm"),
@@ -129,6 +140,20 @@ func filter(network string, notify bool) []insn {
 	)
 	if notify {
 		p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
+	}
+	return p
+}
+
+// setIDChecks are the blocks chmodCalls jump to: the mode argument (the
+// second or the third) may not hold the set-user-ID or set-group-ID bit.
+func setIDChecks() []insn {
+	var p []insn
+	for _, arg := range []uint32{1, 2} {
+		p = append(p,
+			insn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offArg0 + 8*arg, label: fmt.Sprintf("mode%d", arg)},
+			and(unix.S_ISUID|unix.S_ISGID),
+			jeq(0, "allow", "eperm"),
+		)
 	}
 	return p
 }

@@ -186,6 +186,7 @@ func TestSandbox_OrdinaryWorkSucceeds(t *testing.T) {
 			script := strings.Join([]string{
 				"set -e",
 				"echo hi > notes.txt && mkdir -p build && rm -rf build",
+				"printf '#!/bin/sh\\necho x-ok\\n' > run.sh && chmod 755 run.sh && ./run.sh && chmod u+x,g-w run.sh",
 				"git init -q . && git -c user.email=a@b -c user.name=a add notes.txt && git -c user.email=a@b -c user.name=a commit -qm first",
 				"echo tmp > \"$TMPDIR/x\" && cat \"$TMPDIR/x\"",
 				// A fresh account has no caches yet: the build and
@@ -197,7 +198,7 @@ func TestSandbox_OrdinaryWorkSucceeds(t *testing.T) {
 			}, "\n")
 			out, errOut, code := u.run(t, env, "--yolo", "run", "--json", "--cwd", ws, "--", script)
 			r := decodeRun(t, out, errOut)
-			if code != 0 || r.ExitCode != 0 || !strings.Contains(r.Output, "registry-ok") || !strings.Contains(r.Output, "tmp") || !strings.Contains(r.Output, "cache-ok") || !strings.Contains(r.Output, "own-server-ok") {
+			if code != 0 || r.ExitCode != 0 || !strings.Contains(r.Output, "registry-ok") || !strings.Contains(r.Output, "tmp") || !strings.Contains(r.Output, "cache-ok") || !strings.Contains(r.Output, "x-ok") || !strings.Contains(r.Output, "own-server-ok") {
 				t.Fatalf("ordinary work failed under the default sandbox: exit %d, %+v, stderr %q", code, r, errOut)
 			}
 			if r.Sandbox != "workspace" || len(r.Violations) != 0 {
