@@ -209,6 +209,9 @@ type Info struct {
 	KilledBy string `json:"killed_by,omitempty"`
 	// Error explains a failed or lost job.
 	Error string `json:"error,omitempty"`
+	// SandboxViolations are the refusals the job's sandbox decided (its
+	// connects: exact, see envs.SourceDecided), once it ended.
+	SandboxViolations []envs.Violation `json:"sandbox_violations,omitempty"`
 	// Containment is how the job's tree is held: a termination.Mechanism
 	// name ("systemd-scope", "cgroup-hybrid", ...), or "" when it runs in
 	// its process group only (Warning then says why).

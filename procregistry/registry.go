@@ -699,6 +699,7 @@ func (r *Registry) info(j *job) Info {
 		st := j.exit.Status
 		in.Exit = &st
 		in.Warning = joinWarning(in.Warning, j.exit.Note)
+		in.SandboxViolations = slices.Clone(j.exit.Violations)
 	}
 	if j.orphaned && !j.status.Finished() {
 		in.Warning = joinWarning(in.Warning, warnOrphan)

@@ -436,8 +436,9 @@ func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 		t.Run(u.name, func(t *testing.T) {
 			home, ws, outside := sandboxDirs(t, u)
 			victim := filepath.Join(outside, "job-wrote-here")
+			daemon := unixDaemon(t)
 			writeOwned(t, u, filepath.Join(ws, "job.sh"), "t=${TMPDIR:-/tmp}/t.$$; echo tmp > \"$t\" && cat \"$t\" && rm -f \"$t\"\n"+
-				ownServer(freePort(t))+"\n"+unixGreeting(unixDaemon(t))+"\necho pwned > "+victim+"\necho done\n", 0o755)
+				ownServer(freePort(t))+"\n"+unixGreeting(daemon)+"\necho pwned > "+victim+"\necho done\n", 0o755)
 			state := filepath.Join(home, "state")
 			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + state}
 			t.Cleanup(func() { stopDaemon(state) })
@@ -458,6 +459,22 @@ func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 				}
 				if reached := strings.Contains(logs, "FOUND"); reached != (profile == "off") {
 					t.Errorf("%s: the job reached a daemon's unix socket: %v; log %q", profile, reached, logs)
+				}
+				// The refusal is in the job's record, as runbox decided it.
+				ps, _, _ := u.run(t, env, "ps", "--json")
+				var jobs []struct {
+					ID         string
+					Violations []struct{ Op, Target, Source string } `json:"sandbox_violations"`
+				}
+				json.Unmarshal([]byte(ps), &jobs)
+				reported := false
+				for _, j := range jobs {
+					for _, v := range j.Violations {
+						reported = reported || (j.ID == id && v.Op == "connect" && v.Target == daemon && v.Source == "decided")
+					}
+				}
+				if reported != (profile == "workspace") {
+					t.Errorf("%s: the job's record reports the refused connect: %v; want %v: %s", profile, reported, profile == "workspace", ps)
 				}
 				_, err := os.Stat(victim)
 				if wrote := err == nil; wrote != (profile == "off") {

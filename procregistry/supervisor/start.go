@@ -264,7 +264,9 @@ func (s *supervisor) launch(spec jobdir.Spec, path string, argv []string, cont t
 		s.stdin = w
 	}
 	if h != nil {
-		h.Serve(cmd.Process.Pid, nil)
+		h.Serve(cmd.Process.Pid, func(v confine.Violation) {
+			s.denials.Add(envs.Violation{Op: v.Op, Target: v.Target, Rule: v.Rule, Source: envs.SourceDecided})
+		})
 		h = nil
 	}
 	if !wrapped {

@@ -45,6 +45,7 @@ type supervisor struct {
 	warn      string                // why cont is nil
 	subreaper bool                  // this process is the job's subreaper (a per-job supervisor)
 	grace     time.Duration         // the leftovers' grace after SIGTERM (the spec's)
+	denials   envs.ViolationSet     // what the job's sandbox refused it, as decided
 
 	mu     sync.Mutex
 	closed bool // stdin closed
@@ -134,7 +135,7 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 	if err := jobdir.RemoveCommand(s.dir); err != nil {
 		s.logf("%v", err)
 	}
-	rec := &jobdir.ExitRecord{Status: st, Ended: time.Now(), Note: note}
+	rec := &jobdir.ExitRecord{Status: st, Ended: time.Now(), Note: note, Violations: s.denials.List()}
 	if err := jobdir.WriteJSON(filepath.Join(s.dir, jobdir.FileExit), rec); err != nil {
 		s.logf("%v", err)
 	}

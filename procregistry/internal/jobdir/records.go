@@ -68,6 +68,9 @@ type ExitRecord struct {
 	// Note says how the exit was learned when it was not from the
 	// supervisor (its wrapper's exitcode file, after the supervisor died).
 	Note string `json:"note,omitempty"`
+	// Violations are the refusals the job's sandbox decided (its
+	// connects), as the supervisor that served its listener saw them.
+	Violations []envs.Violation `json:"sandbox_violations,omitempty"`
 }
 
 // FailRecord is startfail.json.
