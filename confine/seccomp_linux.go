@@ -103,8 +103,11 @@ func filter(network string, notify bool) []insn {
 		)
 	}
 	if network == NetworkOpen {
+		// Every other call is allowed: the mode checks come after, where
+		// only their own jumps reach them.
+		p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"))
 		p = append(p, setIDChecks()...)
-		p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"), ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
+		p = append(p, ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
 		if notify {
 			p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
 		}
@@ -131,9 +134,9 @@ func filter(network string, notify bool) []insn {
 			jeq(unix.IPPROTO_MPTCP, "noproto", "eperm"),
 		)
 	}
-	p = append(p, setIDChecks()...)
+	p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"))
+	p = append(p, setIDChecks()...) // reached by their own jumps only
 	p = append(p,
-		ret(unix.SECCOMP_RET_ALLOW, "allow"),
 		ret(errno(unix.EPERM), "eperm"),
 		ret(errno(unix.EPROTONOSUPPORT), "noproto"),
 		ret(errno(unix.ENOSYS), "enosys"),
@@ -146,16 +149,18 @@ func filter(network string, notify bool) []insn {
 
 // setIDChecks are the blocks chmodCalls jump to: the mode argument (the
 // second or the third) may not hold the set-user-ID or set-group-ID bit.
+// They come after the filter's "allow" (jumps only go forward) and end
+// in an allow of their own.
 func setIDChecks() []insn {
 	var p []insn
 	for _, arg := range []uint32{1, 2} {
 		p = append(p,
 			insn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offArg0 + 8*arg, label: fmt.Sprintf("mode%d", arg)},
 			and(unix.S_ISUID|unix.S_ISGID),
-			jeq(0, "allow", "eperm"),
+			jeq(0, "mode-ok", "eperm"),
 		)
 	}
-	return p
+	return append(p, ret(unix.SECCOMP_RET_ALLOW, "mode-ok"))
 }
 
 // assemble resolves labels into relative jumps.
