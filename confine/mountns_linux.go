@@ -52,3 +52,28 @@ func protectGit(workspace string) error {
 	}
 	return nil
 }
+
+// gitRedirectFiles are files of a repository's .git directory that make
+// git read its configuration and hooks from elsewhere: commondir names
+// another git directory. A main repository's .git has none of git's own
+// making, and .git/config being read-only does not stop one from being
+// created.
+var gitRedirectFiles = []string{"commondir"}
+
+// GitRedirects lists the files of gitRedirectFiles present in the .git
+// directory of the repository at workspace: a command may have left them
+// for the user's next git command to follow, outside any sandbox.
+func GitRedirects(workspace string) []string {
+	git := filepath.Join(workspace, ".git")
+	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() {
+		return nil
+	}
+	var out []string
+	for _, name := range gitRedirectFiles {
+		p := filepath.Join(git, name)
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}

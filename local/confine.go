@@ -141,6 +141,9 @@ func (e *Env) noteSandbox(res *envs.Result, decided []envs.Violation) {
 		return
 	}
 	res.SandboxViolations = envs.MergeViolations(append(res.SandboxViolations, decided...), e.ExplainDenials(res.Output+"\n"+res.Stderr))
+	for _, p := range confine.GitRedirects(e.sandbox.policy.Workspace) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s is in the repository: it makes git read another configuration, whose hooks or fsmonitor your next git command would run outside the sandbox; remove it unless you made it", p))
+	}
 }
 
 // ExplainDenials lists what the sandbox denied a command whose output

@@ -523,3 +523,31 @@ func withoutTrampoline(t *testing.T) {
 		t.Skip("a runbox-confine is installed beside the test binary")
 	}
 }
+
+// TestConfine_GitRedirectSaid: a confined command that leaves a commondir
+// in the repository's .git (which would make the user's next git command
+// read another configuration, and run its fsmonitor or hooks outside the
+// sandbox) gets a warning naming the file; a command that leaves none
+// gets none.
+func TestConfine_GitRedirectSaid(t *testing.T) {
+	f := newSandboxFixture(t)
+	if err := os.MkdirAll(filepath.Join(f.ws, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(f.ws, ".git", "config"), []byte("[core]\n"), 0o644)
+	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+	env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: confinerArgv(t)})
+	warned := func(script string) bool {
+		res, err := env.Run(context.Background(), envs.Command{Shell: script})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, filepath.Join(".git", "commondir")) })
+	}
+	if warned("true") {
+		t.Fatal("a command that left nothing was warned about .git/commondir")
+	}
+	if !warned("mkdir -p evil && echo ../evil > .git/commondir") {
+		t.Error("a command that left .git/commondir was not warned about it")
+	}
+}
