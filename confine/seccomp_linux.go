@@ -37,7 +37,11 @@ import (
 //     program outside its workspace setuid for anyone (the mode is a
 //     register, read by the filter itself, not memory the command could
 //     change after the check);
-//  7. when the caller serves a listener (notify), under every network
+//  7. under NetworkAllowlist, sendto, sendmsg and sendmmsg with
+//     MSG_FASTOPEN fail with EOPNOTSUPP: TCP Fast Open connects without
+//     connect(2), past runbox's decisions (Landlock checks the port only);
+//     programs fall back to connect, as on a kernel without it;
+//  8. when the caller serves a listener (notify), under every network
 //     mode, connect(2) and listen(2) go to it (SECCOMP_RET_USER_NOTIF,
 //     see notify_linux.go): it decides every connect, unix sockets
 //     included, and makes the allowed ones itself.
@@ -113,6 +117,13 @@ func filter(network string, notify bool) []insn {
 		}
 		return p
 	}
+	if network == NetworkAllowlist {
+		p = append(p,
+			jeq(uint32(unix.SYS_SENDTO), "fastopen3", ""),
+			jeq(uint32(unix.SYS_SENDMMSG), "fastopen3", ""),
+			jeq(uint32(unix.SYS_SENDMSG), "fastopen2", ""),
+		)
+	}
 	p = append(p,
 		jeq(uint32(unix.SYS_SOCKET), "", "allow"),
 		load(offArg0),
@@ -136,6 +147,10 @@ func filter(network string, notify bool) []insn {
 	}
 	p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"))
 	p = append(p, setIDChecks()...) // reached by their own jumps only
+	if network == NetworkAllowlist {
+		p = append(p, fastOpenChecks()...)
+		p = append(p, ret(errno(unix.EOPNOTSUPP), "eopnotsupp"))
+	}
 	p = append(p,
 		ret(errno(unix.EPERM), "eperm"),
 		ret(errno(unix.EPROTONOSUPPORT), "noproto"),
@@ -147,20 +162,36 @@ func filter(network string, notify bool) []insn {
 	return p
 }
 
-// setIDChecks are the blocks chmodCalls jump to: the mode argument (the
-// second or the third) may not hold the set-user-ID or set-group-ID bit.
-// They come after the filter's "allow" (jumps only go forward) and end
-// in an allow of their own.
-func setIDChecks() []insn {
+// maskChecks are blocks that other jumps reach, labelled prefix and the
+// index of an argument: the call fails with the errno labelled fail when
+// that argument holds any bit of mask, and is allowed otherwise. They
+// come after the filter's "allow" (jumps only go forward) and end in an
+// allow of their own, so no other call falls into them.
+func maskChecks(prefix string, args []uint32, mask uint32, fail string) []insn {
 	var p []insn
-	for _, arg := range []uint32{1, 2} {
+	for _, arg := range args {
 		p = append(p,
-			insn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offArg0 + 8*arg, label: fmt.Sprintf("mode%d", arg)},
-			and(unix.S_ISUID|unix.S_ISGID),
-			jeq(0, "mode-ok", "eperm"),
+			insn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offArg0 + 8*arg, label: fmt.Sprintf("%s%d", prefix, arg)},
+			and(mask),
+			jeq(0, prefix+"-ok", fail),
 		)
 	}
-	return append(p, ret(unix.SECCOMP_RET_ALLOW, "mode-ok"))
+	return append(p, ret(unix.SECCOMP_RET_ALLOW, prefix+"-ok"))
+}
+
+// setIDChecks are the blocks chmodCalls jump to ("mode1", "mode2"): the
+// mode may not hold the set-user-ID or set-group-ID bit.
+func setIDChecks() []insn {
+	return maskChecks("mode", []uint32{1, 2}, unix.S_ISUID|unix.S_ISGID, "eperm")
+}
+
+// fastOpenChecks are the blocks sendto, sendmsg and sendmmsg jump to under
+// NetworkAllowlist ("fastopen2", "fastopen3": their flags): TCP Fast Open
+// connects without connect(2), so no decision of runbox's would see it,
+// and Landlock checks its port only. It fails with EOPNOTSUPP, the answer
+// of a kernel without Fast Open, on which programs fall back to connect.
+func fastOpenChecks() []insn {
+	return maskChecks("fastopen", []uint32{2, 3}, unix.MSG_FASTOPEN, "eopnotsupp")
 }
 
 // assemble resolves labels into relative jumps.

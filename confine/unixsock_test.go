@@ -311,3 +311,61 @@ EOF`, port)
 		t.Errorf("threads went from %d to %d with 300 blocked connects; want at most 150 more", before, most)
 	}
 }
+
+// TestNetwork_FastOpenDecided: TCP Fast Open connects with sendto or
+// sendmsg (MSG_FASTOPEN), not connect: under the allowlist it must not
+// reach another host on an allowed port. The control sends unconfined.
+func TestNetwork_FastOpenDecided(t *testing.T) {
+	other := nonLoopbackAddr(t)
+	port := listenAnyAccepting(t)
+	script := fmt.Sprintf(`python3 - <<'EOF'
+import socket
+for how in ('sendto', 'sendmsg'):
+    s = socket.socket()
+    try:
+        if how == 'sendto':
+            s.sendto(b'x', socket.MSG_FASTOPEN, ('%s', %d))
+        else:
+            s.sendmsg([b'x'], [], socket.MSG_FASTOPEN, ('%s', %d))
+        print('CONNECTED', how, flush=True)
+    except OSError as e:
+        print('refused', how, e, flush=True)
+EOF`, other, port, other, port)
+	forUsers(t, func(t *testing.T, u user) {
+		f := newFixture(t, u)
+		if out, _ := f.run(t, f.policy(confine.ProfileOff), script); strings.Count(out, "CONNECTED") != 2 {
+			t.Fatalf("control under off: not connected both ways:\n%s", out)
+		}
+		viaBoth(t, func(t *testing.T, thread bool) {
+			f := newFixture(t, u)
+			f.thread = thread
+			p := f.policy(confine.ProfileWorkspace)
+			p.Network = confine.NetworkAllowlist
+			p.AllowPorts = []int{port}
+			if out, _ := f.run(t, p, script); strings.Contains(out, "CONNECTED") {
+				t.Errorf("another host reached with TCP Fast Open on an allowed port:\n%s", out)
+			}
+		})
+	})
+}
+
+// listenAnyAccepting accepts TCP connections on every address until the
+// test ends, and returns the port.
+func listenAnyAccepting(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // ends when the listener is closed
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
+}
