@@ -138,7 +138,9 @@ var secretPaths = []string{
 	".git-credentials",
 	".config/gh/hosts.yml",
 	".pypirc",
-	".npmrc", // _authToken
+	".npmrc",      // _authToken
+	".config/pip", // index URLs with credentials
+	".config/azure",
 	".yarnrc.yml",
 	".cargo/credentials",
 	".cargo/credentials.toml",
@@ -170,6 +172,8 @@ var secretPaths = []string{
 var systemSecrets = []string{
 	"/etc/shadow",
 	"/etc/gshadow",
+	"/etc/sudoers",
+	"/etc/sudoers.d",
 	"/etc/ssh/ssh_host_rsa_key",
 	"/etc/ssh/ssh_host_ecdsa_key",
 	"/etc/ssh/ssh_host_ed25519_key",
