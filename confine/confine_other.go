@@ -59,7 +59,7 @@ func (*Handover) Env() string { return "" }
 func (*Handover) Name(*exec.Cmd) {}
 
 // Serve does nothing.
-func (*Handover) Serve(int) {}
+func (*Handover) Serve(int, func(Violation)) {}
 
 // Close does nothing.
 func (*Handover) Close() {}
