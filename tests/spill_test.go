@@ -27,7 +27,7 @@ func TestSpill_BoundedWhateverTheCommandPrints(t *testing.T) {
 		bound bool
 	}{
 		{"control", "500000", 500000, false},
-		{"flood", "200000000", 1 << 20, true},
+		{"flood", "20000000", 1 << 20, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := u.run(t, env, "run", "--json", "--", "head -c "+tc.bytes+" /dev/zero | tr '\\0' x")
