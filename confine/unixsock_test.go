@@ -290,12 +290,13 @@ EOF`, port)
 	p := f.policy(confine.ProfileWorkspace)
 	p.Network = confine.NetworkAllowlist
 	p.AllowPorts = []int{port}
-	done := make(chan struct{})
-	most := 0
+	done, peak := make(chan struct{}), make(chan int)
 	go func() { // ends when the command has
+		most := 0
 		for {
 			select {
 			case <-done:
+				peak <- most
 				return
 			case <-time.After(50 * time.Millisecond):
 				most = max(most, threads())
@@ -304,6 +305,7 @@ EOF`, port)
 	}()
 	out, _ := f.run(t, p, script)
 	close(done)
+	most := <-peak
 	if !strings.Contains(out, "STARTED") {
 		t.Fatalf("the command did not start its connects:\n%s", out)
 	}
