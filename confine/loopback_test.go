@@ -15,6 +15,7 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // ownServer is a command that serves on a loopback port it picks itself
@@ -119,7 +120,7 @@ EOF`
 // service: the same port on another address of this host is refused
 // (Landlock alone would allow it on every address).
 func TestNetwork_AllowedPortsOnLoopbackOnly(t *testing.T) {
-	other := nonLoopbackAddr(t)
+	other := testproc.NonLoopbackIPv4(t)
 	ln, err := net.Listen("tcp4", "0.0.0.0:0")
 	if err != nil {
 		t.Fatal(err)
@@ -153,21 +154,6 @@ func TestNetwork_AllowedPortsOnLoopbackOnly(t *testing.T) {
 	})
 }
 
-// nonLoopbackAddr is an IPv4 address of this host that is not loopback.
-func nonLoopbackAddr(t *testing.T) string {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
-			return n.IP.String()
-		}
-	}
-	integration.Skip(t, "no IPv4 address but loopback")
-	return ""
-}
-
 // TestNetwork_NestedSandbox: a program confined inside a confined command
 // (runbox in a runbox sandbox) starts and reaches an allowed port: a
 // thread may have one seccomp listener only, so the inner sandbox does
@@ -197,7 +183,7 @@ func TestNetwork_RefusedConnectsReported(t *testing.T) {
 	if os.Geteuid() != 0 {
 		integration.Skip(t, "needs root, as the fixtures do")
 	}
-	other := nonLoopbackAddr(t)
+	other := testproc.NonLoopbackIPv4(t)
 	outside, err := net.Listen("tcp4", "127.0.0.2:0")
 	if err != nil {
 		t.Fatal(err)

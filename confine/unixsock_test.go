@@ -5,7 +5,6 @@ package confine_test
 import (
 	"crypto/rand"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // daemonSocket is a unix socket served outside every writable root, as a
@@ -31,31 +31,9 @@ func daemonSocket(t *testing.T) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	path := filepath.Join(dir, "engine.sock")
-	serveUnix(t, path)
+	testproc.ServeUnix(t, path)
 	os.Chmod(path, 0o777)
 	return path
-}
-
-// serveUnix accepts connections on the unix socket at addr (a path, or
-// "@name" for the abstract namespace) until the test ends, greeting each
-// with "HELLO".
-func serveUnix(t *testing.T, addr string) {
-	t.Helper()
-	ln, err := net.Listen("unix", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() { // ends when the listener is closed
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HELLO"))
-			c.Close()
-		}
-	}()
 }
 
 // unixReach is a command that connects to the unix socket at $SOCK every
@@ -77,7 +55,7 @@ def reach(how, path, cwd=None):
         if cwd:
             os.chdir(cwd)
         s.connect(path)
-        if s.recv(5) == b'HELLO':
+        if s.recv(5) == b'` + testproc.Greeting + `':
             print('REACHED', how, flush=True)
     except OSError as e:
         print('refused', how, e, flush=True)
@@ -144,7 +122,7 @@ func TestUnix_DaemonSocketsRefused(t *testing.T) {
 func TestUnix_OwnAndListedSocketsReachable(t *testing.T) {
 	sock := daemonSocket(t)
 	abstract := "@runbox-test-" + strings.ToLower(rand.Text()[:10])
-	serveUnix(t, abstract)
+	testproc.ServeUnix(t, abstract)
 	own := `python3 - <<'EOF'
 import os, socket
 def serve_and_reach(addr, how):
@@ -192,22 +170,8 @@ EOF`
 // allowed port is refused under the allowlist. The control connects it
 // unconfined.
 func TestNetwork_ShortIPv6AddressDecided(t *testing.T) {
-	other := nonLoopbackAddr(t)
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
-	go func() { // ends when the listener is closed
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	other := testproc.NonLoopbackIPv4(t)
+	port := testproc.AcceptTCP(t)
 	script := fmt.Sprintf(`python3 - <<'EOF'
 import ctypes, socket, struct
 libc = ctypes.CDLL(None, use_errno=True)
@@ -220,6 +184,18 @@ for size in (24, 28):
     else:
         print('refused', size, ctypes.get_errno(), flush=True)
 EOF`, port, other)
+	onAllowedPort(t, port, script, func(t *testing.T, out string) {
+		if strings.Contains(out, "CONNECTED") || !strings.Contains(out, "refused 24 "+strconv.Itoa(13)) {
+			t.Errorf("a v4-mapped address of another host reached on an allowed port (want EACCES, 13):\n%s", out)
+		}
+	})
+}
+
+// onAllowedPort runs script, which tries two ways to reach another host
+// on port and prints CONNECTED for each that did: unconfined (the
+// control, both must connect), then under the workspace profile with
+// port allowed, where check judges its output.
+func onAllowedPort(t *testing.T, port int, script string, check func(t *testing.T, out string)) {
 	forUsers(t, func(t *testing.T, u user) {
 		f := newFixture(t, u)
 		if out, _ := f.run(t, f.policy(confine.ProfileOff), script); strings.Count(out, "CONNECTED") != 2 {
@@ -231,9 +207,8 @@ EOF`, port, other)
 			p := f.policy(confine.ProfileWorkspace)
 			p.Network = confine.NetworkAllowlist
 			p.AllowPorts = []int{port}
-			if out, _ := f.run(t, p, script); strings.Contains(out, "CONNECTED") || !strings.Contains(out, "refused 24 "+strconv.Itoa(13)) {
-				t.Errorf("a v4-mapped address of another host reached on an allowed port (want EACCES, 13):\n%s", out)
-			}
+			out, _ := f.run(t, p, script)
+			check(t, out)
 		})
 	})
 }
@@ -318,8 +293,8 @@ EOF`, port)
 // sendmsg (MSG_FASTOPEN), not connect: under the allowlist it must not
 // reach another host on an allowed port. The control sends unconfined.
 func TestNetwork_FastOpenDecided(t *testing.T) {
-	other := nonLoopbackAddr(t)
-	port := listenAnyAccepting(t)
+	other := testproc.NonLoopbackIPv4(t)
+	port := testproc.AcceptTCP(t)
 	script := fmt.Sprintf(`python3 - <<'EOF'
 import socket
 for how in ('sendto', 'sendmsg'):
@@ -333,41 +308,9 @@ for how in ('sendto', 'sendmsg'):
     except OSError as e:
         print('refused', how, e, flush=True)
 EOF`, other, port, other, port)
-	forUsers(t, func(t *testing.T, u user) {
-		f := newFixture(t, u)
-		if out, _ := f.run(t, f.policy(confine.ProfileOff), script); strings.Count(out, "CONNECTED") != 2 {
-			t.Fatalf("control under off: not connected both ways:\n%s", out)
+	onAllowedPort(t, port, script, func(t *testing.T, out string) {
+		if strings.Contains(out, "CONNECTED") {
+			t.Errorf("another host reached with TCP Fast Open on an allowed port:\n%s", out)
 		}
-		viaBoth(t, func(t *testing.T, thread bool) {
-			f := newFixture(t, u)
-			f.thread = thread
-			p := f.policy(confine.ProfileWorkspace)
-			p.Network = confine.NetworkAllowlist
-			p.AllowPorts = []int{port}
-			if out, _ := f.run(t, p, script); strings.Contains(out, "CONNECTED") {
-				t.Errorf("another host reached with TCP Fast Open on an allowed port:\n%s", out)
-			}
-		})
 	})
-}
-
-// listenAnyAccepting accepts TCP connections on every address until the
-// test ends, and returns the port.
-func listenAnyAccepting(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() { // ends when the listener is closed
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // sandboxCase is one attack on the machine from a command that the gate
@@ -63,7 +65,7 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 			writeOwned(t, u, filepath.Join(home, ".ssh", "id_ed25519"), key, 0o600)
 			mkdirOwned(t, u, filepath.Join(home, ".config", "runbox"))
 			cfg := filepath.Join(home, ".config", "runbox", "config.yaml")
-			open := listenAnyTCP(t)
+			open := testproc.AcceptTCP(t)
 			cfgText := fmt.Sprintf("approval:\n  mode: manual\nsandbox:\n  network:\n    ports: [%d]\n", open)
 			writeOwned(t, u, cfg, cfgText, 0o600)
 			tcp := listenTCP(t)
@@ -99,7 +101,7 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 				// The kernel takes an IPv6 address of 24 bytes (no
 				// scope id): another host on a port the configuration
 				// allows on loopback.
-				{name: "24-byte IPv6 address of another host", op: "connect", cmd: shortIPv6Connect(nonLoopbackIPv4(t), open), happened: nil},
+				{name: "24-byte IPv6 address of another host", op: "connect", cmd: shortIPv6Connect(testproc.NonLoopbackIPv4(t), open), happened: nil},
 			}
 			if dockerAnswers() {
 				cases = append(cases, sandboxCase{name: "the docker engine's socket", rootOnly: true, op: "connect", cmd: dockerVersion, happened: nil})
@@ -485,46 +487,9 @@ func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 	}
 }
 
-// listenAnyTCP accepts TCP connections on every address of this host
-// until the test ends, and returns its port.
-func listenAnyTCP(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() { // ends when the listener is closed
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// nonLoopbackIPv4 is an IPv4 address of this host that is not loopback.
-func nonLoopbackIPv4(t *testing.T) string {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
-			return n.IP.String()
-		}
-	}
-	t.Skip("no IPv4 address but loopback")
-	return ""
-}
-
 // unixDaemon serves a unix socket any user may connect to, outside every
-// directory a command may write, greeting each connection with HELLO,
-// and returns its path.
+// directory a command may write (testproc.ServeUnix: it greets each
+// connection), and returns its path.
 func unixDaemon(t *testing.T) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "runbox-daemon-")
@@ -534,22 +499,8 @@ func unixDaemon(t *testing.T) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	path := filepath.Join(dir, "daemon.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	testproc.ServeUnix(t, path)
 	os.Chmod(path, 0o777)
-	go func() { // ends when the listener is closed
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HELLO"))
-			c.Close()
-		}
-	}()
 	return path
 }
 
@@ -560,7 +511,7 @@ import socket
 s = socket.socket(socket.AF_UNIX)
 try:
     s.connect("` + path + `")
-    print("FOUND" if s.recv(5) == b"HELLO" else "silent")
+    print("FOUND" if s.recv(5) == b"` + testproc.Greeting + `" else "silent")
 except OSError as e:
     print("refused", e)
 EOF`

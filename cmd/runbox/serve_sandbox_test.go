@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // serveAttack is a workspace holding a script the gate cannot see into
@@ -30,21 +30,7 @@ func newServeAttack(t *testing.T) serveAttack {
 	a := serveAttack{ws: t.TempDir(), victim: filepath.Join(t.TempDir(), "victim")}
 	a.key = filepath.Join(a.ws, ".ssh", "id_ed25519") // HOME is the workspace
 	a.daemon = filepath.Join(t.TempDir(), "daemon.sock")
-	ln, err := net.Listen("unix", a.daemon)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() { // ends when the listener is closed
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HELLO"))
-			c.Close()
-		}
-	}()
+	testproc.ServeUnix(t, a.daemon)
 	files := map[string]string{
 		a.victim:                      "ORIGINAL",
 		a.key:                         "KEY-CANARY",
@@ -98,7 +84,7 @@ func checkAttack(ctx context.Context, t *testing.T, cs *mcp.ClientSession, a ser
 		t.Fatalf("the attack did not run (so it proves nothing): %s", b)
 	}
 	v, _ := os.ReadFile(a.victim)
-	return string(v) != "ORIGINAL", strings.Contains(out.Output, "KEY-CANARY"), strings.Contains(out.Output, "DAEMON-HELLO"), out.Sandbox, string(out.Violations)
+	return string(v) != "ORIGINAL", strings.Contains(out.Output, "KEY-CANARY"), strings.Contains(out.Output, "DAEMON-"+testproc.Greeting), out.Sandbox, string(out.Violations)
 }
 
 // TestServe_ConfinedByDefault: `runbox serve` as shipped, with default
