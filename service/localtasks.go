@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/workspace"
 )
 
 // localTasks is the local backend's keeper: a task's workspace
@@ -60,7 +61,7 @@ func (l localTasks) Tasks(ctx context.Context) ([]TaskInfo, error) {
 		t := TaskInfo{Name: name, Backend: "local", Holds: "directory " + dir}
 		size, changed := treeSize(dir)
 		t.SizeBytes, t.LastUsed = &size, changed
-		if fi, err := os.Stat(manifestFile(l.s.stateDir(), name)); err == nil && fi.ModTime().After(t.LastUsed) {
+		if fi, err := os.Stat(workspace.ManifestPath(l.s.stateDir(), name)); err == nil && fi.ModTime().After(t.LastUsed) {
 			t.LastUsed = fi.ModTime()
 		}
 		if pids := busy(dir); len(pids) > 0 {
@@ -94,7 +95,7 @@ func (l localTasks) RemoveTask(ctx context.Context, name string) ([]string, erro
 		return nil, fmt.Errorf("local: remove task %s: %w", name, err)
 	}
 	state := l.s.stateDir()
-	os.Remove(manifestFile(state, name))
+	os.Remove(workspace.ManifestPath(state, name))
 	os.Remove(placePath(state, name))
 	return []string{"directory " + dir}, nil
 }
@@ -124,12 +125,6 @@ func (l localTasks) names() map[string]string {
 		out[p.Dir] = task
 	}
 	return out
-}
-
-// manifestFile is the sync manifest of task (as the workspace package
-// names it: a plain name as is, else hashed).
-func manifestFile(stateDir, task string) string {
-	return filepath.Join(stateDir, "sync", taskName(task)+".json")
 }
 
 // readManifestTask returns the task's name a manifest file records (the

@@ -20,7 +20,7 @@ import (
 // the record is removed once the manifest of a complete push is saved.
 
 func inflightPath(stateDir, task string) string {
-	return strings.TrimSuffix(manifestPath(stateDir, task), ".json") + ".inflight.json"
+	return strings.TrimSuffix(ManifestPath(stateDir, task), ".json") + ".inflight.json"
 }
 
 // saveInflight records the paths an incremental push is about to send.

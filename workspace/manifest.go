@@ -68,10 +68,10 @@ func (m *Manifest) setTree(t Tree) {
 
 var plainTask = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// manifestPath is where the task's manifest lives under stateDir: the
+// ManifestPath is where the task's manifest lives under stateDir: the
 // task's name when it is a plain one, else a hash of it (a task name must
 // never choose where a file is written).
-func manifestPath(stateDir, task string) string {
+func ManifestPath(stateDir, task string) string {
 	name := task
 	if !plainTask.MatchString(task) {
 		s := sha256.Sum256([]byte(task))
@@ -99,7 +99,7 @@ func Load(stateDir, task string) (*Manifest, error) {
 	if _, err := syncDir(stateDir); err != nil {
 		return nil, err
 	}
-	p := manifestPath(stateDir, task)
+	p := ManifestPath(stateDir, task)
 	f, err := procregistry.OpenPrivateFile(p, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: task %q (push it with runbox run --sync)", ErrNoManifest, task)
@@ -121,7 +121,7 @@ func (m *Manifest) save(stateDir string) error {
 	if _, err := syncDir(stateDir); err != nil {
 		return err
 	}
-	p := manifestPath(stateDir, m.Task)
+	p := ManifestPath(stateDir, m.Task)
 	tmp := p + ".tmp-" + rand.Text()
 	f, err := procregistry.OpenPrivateFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -153,7 +153,7 @@ func lock(stateDir, task string) (func(), error) {
 	if _, err := syncDir(stateDir); err != nil {
 		return nil, err
 	}
-	p := strings.TrimSuffix(manifestPath(stateDir, task), ".json") + ".lock"
+	p := strings.TrimSuffix(ManifestPath(stateDir, task), ".json") + ".lock"
 	f, err := procregistry.OpenPrivateFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: lock: %w", err)
@@ -167,7 +167,7 @@ func lock(stateDir, task string) (func(), error) {
 
 // removeManifest deletes the task's manifest (the caller holds the lock).
 func removeManifest(stateDir, task string) error {
-	err := os.Remove(manifestPath(stateDir, task))
+	err := os.Remove(ManifestPath(stateDir, task))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("workspace: remove manifest: %w", err)
 	}
