@@ -225,50 +225,50 @@ func (n *notifier) connect(req *seccompNotif) {
 		n.answer(req.ID, false, errnoOf(err, unix.EBADF))
 		return
 	}
-	target, keep, errno := n.decide(req, dup)
-	if errno != 0 || target == nil {
+	dom, err := unix.GetsockoptInt(dup, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		unix.Close(dup)
+		n.answer(req.ID, false, errnoOf(err, unix.ENOTSOCK))
+		return
+	}
+	target, keep, errno := n.decide(req, dom)
+	release := func() {
 		unix.Close(dup)
 		if keep >= 0 {
 			unix.Close(keep)
 		}
-		n.answer(req.ID, false, errno)
-		return
 	}
 	// A connect may wait (a full backlog): the next notification does
 	// not. A program that makes thousands of such connects gets at most
 	// maxConnecting of them in system calls at once (each holds a thread
 	// of this process), the others waiting their turn, and past
 	// maxPending the connect fails with EAGAIN, as with a full backlog.
-	if n.pending.Add(1) > maxPending {
+	if errno == 0 && target != nil && n.pending.Add(1) > maxPending {
 		n.pending.Add(-1)
-		unix.Close(dup)
-		if keep >= 0 {
-			unix.Close(keep)
-		}
-		n.answer(req.ID, false, unix.EAGAIN)
+		errno, target = unix.EAGAIN, nil
+	}
+	if errno != 0 || target == nil {
+		release()
+		n.answer(req.ID, false, errno)
 		return
 	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
 		defer n.pending.Add(-1)
-		defer unix.Close(dup)
-		if keep >= 0 {
-			defer unix.Close(keep)
-		}
-		n.answer(req.ID, false, n.connectOn(dup, target, req.ID))
+		defer release()
+		n.answer(req.ID, false, n.connectOn(dup, dom, target, req.ID))
 	}()
 }
 
-// connectOn connects the program's socket dup to addr, for the
-// notification id. A TCP socket the program made blocking waits in the
+// connectOn connects the program's socket dup (of family dom) to addr,
+// for the notification id. A TCP socket the program made blocking waits in the
 // runtime's poller, not in a thread, and is given up once the program
 // that asked is gone; any other connect is made in a system call, at most
 // maxConnecting at once.
-func (n *notifier) connectOn(dup int, addr []byte, id uint64) unix.Errno {
-	dom, err1 := unix.GetsockoptInt(dup, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	flags, err2 := unix.FcntlInt(uintptr(dup), unix.F_GETFL, 0)
-	if err1 != nil || err2 != nil || (dom != unix.AF_INET && dom != unix.AF_INET6) || flags&unix.O_NONBLOCK != 0 || unix.SetNonblock(dup, true) != nil {
+func (n *notifier) connectOn(dup, dom int, addr []byte, id uint64) unix.Errno {
+	flags, err := unix.FcntlInt(uintptr(dup), unix.F_GETFL, 0)
+	if err != nil || (dom != unix.AF_INET && dom != unix.AF_INET6) || flags&unix.O_NONBLOCK != 0 || unix.SetNonblock(dup, true) != nil {
 		n.running <- struct{}{}
 		defer func() { <-n.running }()
 		return connectRaw(dup, addr)
@@ -323,14 +323,10 @@ const (
 	maxPending    = 4096
 )
 
-// decide returns the address to connect the program's socket dup to,
-// and a descriptor that address needs open (-1: none), or the errno the
-// connect fails with.
-func (n *notifier) decide(req *seccompNotif, dup int) (target []byte, keep int, errno unix.Errno) {
-	dom, err := unix.GetsockoptInt(dup, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	if err != nil {
-		return nil, -1, errnoOf(err, unix.ENOTSOCK)
-	}
+// decide returns the address to connect the program's socket (of family
+// dom) to, and a descriptor that address needs open (-1: none), or the
+// errno the connect fails with.
+func (n *notifier) decide(req *seccompNotif, dom int) (target []byte, keep int, errno unix.Errno) {
 	raw, errno := readAddr(int(req.Pid), uintptr(req.Args[1]), int(req.Args[2]))
 	if errno != 0 {
 		return nil, -1, errno
