@@ -106,14 +106,14 @@ var cacheDirs = []struct{ dir, tool string }{
 func MakeCaches(home string, lookPath func(string) (string, error)) ([]string, error) {
 	var made []string
 	for _, c := range cacheDirs {
+		dir := filepath.Join(home, c.dir)
+		if _, err := os.Lstat(dir); err == nil {
+			continue // the usual case: no search of PATH
+		}
 		if c.tool != "" {
 			if _, err := lookPath(c.tool); err != nil {
 				continue
 			}
-		}
-		dir := filepath.Join(home, c.dir)
-		if _, err := os.Lstat(dir); err == nil {
-			continue
 		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return made, fmt.Errorf("confine: making the cache %s: %w", dir, err)
