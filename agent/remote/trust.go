@@ -1,14 +1,13 @@
 package remote
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-
-	"crypto/sha256"
-	"encoding/hex"
 
 	"golang.org/x/sys/unix"
 )
