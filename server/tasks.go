@@ -22,8 +22,8 @@ type TasksArgs struct {
 
 // TasksRemoved is the tasks tool's structured result for rm.
 type TasksRemoved struct {
-	Task    string   `json:"task"`
-	Removed []string `json:"removed"`
+	Task string `json:"task"`
+	service.TaskRemoval
 }
 
 // addTasksTool registers the tasks tool: the same listing and removal as
@@ -62,11 +62,15 @@ func (s *Server) runTasks(ctx context.Context, sess *session, in TasksArgs) *mcp
 		if own := s.opts.Spec.Settings[service.SettingTask]; own == in.Task {
 			return s.failure(ctx, sess, "", fmt.Errorf("runbox: task %s is the one this server's sessions run in; remove it once the server has stopped (runbox tasks rm %s): %w", in.Task, in.Task, envs.ErrBadCommand))
 		}
-		removed, err := s.svc.RemoveTask(ctx, in.Task, in.Backend)
+		removal, err := s.svc.RemoveTask(ctx, in.Task, in.Backend)
 		if err != nil {
 			return s.failure(ctx, sess, "", err)
 		}
-		return result(fmt.Sprintf("removed %s: %s", in.Task, strings.Join(removed, ", ")), TasksRemoved{Task: in.Task, Removed: removed})
+		text := fmt.Sprintf("removed %s: %s", in.Task, strings.Join(removal.Removed, ", "))
+		for _, u := range removal.Unavailable {
+			text += fmt.Sprintf("\n%s could not be asked (%s): the task may still be there", u.Backend, u.Detail)
+		}
+		return result(text, TasksRemoved{Task: in.Task, TaskRemoval: removal})
 	default:
 		return badArgs("action must be list or rm, not %q", in.Action)
 	}

@@ -138,46 +138,71 @@ func (s *Service) Tasks(ctx context.Context) TaskList {
 	return list
 }
 
+// TaskRemoval is what [Service.RemoveTask] did: what it removed
+// ("docker: container 3f2a…"), and the backends it could not ask when no
+// backend was named (no docker engine): the task may still live there.
+type TaskRemoval struct {
+	Removed     []string      `json:"removed"`
+	Unavailable []TaskBackend `json:"unavailable,omitempty"`
+}
+
 // RemoveTask removes task name from backend, or, when backend is "",
-// from every backend that can list its tasks, and says what it removed
-// ("docker: container 3f2a…"). A task found nowhere is an error that
-// matches [envs.ErrNotFound].
-func (s *Service) RemoveTask(ctx context.Context, name, backend string) ([]string, error) {
+// from every backend that can list its tasks. A task found nowhere is an
+// error that matches [envs.ErrNotFound]. With backend "", a backend that
+// cannot be asked now is a row of the removal's Unavailable, as it is of
+// [Service.Tasks]' listing, and an error only when nothing was removed
+// anywhere: removing a local task must not fail because no docker
+// engine runs. A named backend that fails is always an error.
+func (s *Service) RemoveTask(ctx context.Context, name, backend string) (TaskRemoval, error) {
+	out := TaskRemoval{Removed: []string{}}
 	if name == "" {
-		return nil, fmt.Errorf("service: remove task: no task named: %w", envs.ErrBadCommand)
+		return out, fmt.Errorf("service: remove task: no task named: %w", envs.ErrBadCommand)
 	}
-	var keepers []taskBackend
+	keepers, err := s.removalKeepers(backend)
+	if err != nil {
+		return out, err
+	}
+	var errs []error
+	for _, k := range keepers {
+		what, err := k.keeper.RemoveTask(ctx, name)
+		for _, w := range what {
+			out.Removed = append(out.Removed, k.name+": "+w)
+		}
+		switch {
+		case err == nil || errors.Is(err, envs.ErrNotFound):
+		case backend == "":
+			out.Unavailable = append(out.Unavailable, TaskBackend{Backend: k.name, State: TasksUnavailable, Detail: err.Error()})
+			errs = append(errs, err)
+		default:
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil && (backend != "" || len(out.Removed) == 0) {
+		return out, fmt.Errorf("service: remove task %s: %w", name, err)
+	}
+	if len(out.Removed) == 0 {
+		return out, fmt.Errorf("service: task %s: none of its backends keeps anything of it: %w", name, envs.ErrNotFound)
+	}
+	return out, nil
+}
+
+// removalKeepers are the keepers RemoveTask asks: backend's, or every
+// backend's that has one when backend is "".
+func (s *Service) removalKeepers(backend string) ([]taskBackend, error) {
 	if backend != "" {
 		k, err := s.keeperFor(backend)
 		if err != nil {
 			return nil, err
 		}
-		keepers = append(keepers, taskBackend{name: backend, keeper: k})
-	} else {
-		for _, b := range s.taskBackends() {
-			if b.keeper != nil {
-				keepers = append(keepers, b)
-			}
+		return []taskBackend{{name: backend, keeper: k}}, nil
+	}
+	var keepers []taskBackend
+	for _, b := range s.taskBackends() {
+		if b.keeper != nil {
+			keepers = append(keepers, b)
 		}
 	}
-	var removed []string
-	var errs []error
-	for _, k := range keepers {
-		what, err := k.keeper.RemoveTask(ctx, name)
-		for _, w := range what {
-			removed = append(removed, k.name+": "+w)
-		}
-		if err != nil && !errors.Is(err, envs.ErrNotFound) {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return removed, fmt.Errorf("service: remove task %s: %w", name, err)
-	}
-	if len(removed) == 0 {
-		return nil, fmt.Errorf("service: task %s: none of its backends keeps anything of it: %w", name, envs.ErrNotFound)
-	}
-	return removed, nil
+	return keepers, nil
 }
 
 // IdleTasks are the tasks of list last used longer than maxIdle before

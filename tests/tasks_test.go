@@ -17,12 +17,14 @@ import (
 // through the binary as shipped: runbox tasks lists it with where it is,
 // its size and last use, busy while a process works in it; tasks rm removes
 // its directory and records (the user's own directory untouched), and a
-// second rm is an error naming the task.
+// second rm is an error naming the task. No docker engine answers (as on
+// a laptop without one): rm without --backend still removes the local
+// task, says on stderr that docker could not be asked, and exits 0.
 func TestTasks_LocalWorkspaceListedAndRemoved(t *testing.T) {
 	u := users(t)[0]
 	home := u.home(t)
 	state := filepath.Join(home, "state")
-	env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + state}
+	env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + state, "DOCKER_HOST=unix://" + filepath.Join(home, "no-engine.sock")}
 	dir := filepath.Join(home, "proj")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -85,6 +87,9 @@ func TestTasks_LocalWorkspaceListedAndRemoved(t *testing.T) {
 	out, errOut, code := u.run(t, env, "tasks", "rm", task)
 	if code != 0 || !strings.Contains(out, "local: directory "+where) {
 		t.Fatalf("tasks rm: exit %d, stdout %q, stderr %q; want the directory named", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "docker could not be asked") {
+		t.Errorf("tasks rm with no docker engine: stderr %q; want it to say docker could not be asked", errOut)
 	}
 	if _, err := os.Stat(where); !os.IsNotExist(err) {
 		t.Errorf("the task's workspace after tasks rm: %v; want it gone", err)

@@ -126,15 +126,18 @@ With --json: {"task", "removed": ["docker: container 3f2a…"]}.`,
 }
 
 func runTasksRm(ctx context.Context, a *app, task string, opts *tasksOptions) error {
-	removed, err := a.svc.RemoveTask(ctx, task, opts.backend)
+	removal, err := a.svc.RemoveTask(ctx, task, opts.backend)
 	if opts.json && err == nil {
 		return json.NewEncoder(a.stdout).Encode(struct {
-			Task    string   `json:"task"`
-			Removed []string `json:"removed"`
-		}{task, removed})
+			Task string `json:"task"`
+			service.TaskRemoval
+		}{task, removal})
 	}
-	for _, r := range removed {
+	for _, r := range removal.Removed {
 		fmt.Fprintf(a.stdout, "removed %s %s\n", task, r)
+	}
+	for _, u := range removal.Unavailable {
+		fmt.Fprintf(a.stderr, "runbox: %s could not be asked, task %s may still be there: %s\n", u.Backend, task, u.Detail)
 	}
 	return err
 }
