@@ -132,6 +132,12 @@ type SyncConf struct {
 	NoGitignore bool `yaml:"no_gitignore"`
 }
 
+// sandbox.caches values.
+const (
+	CachesPrivate = "private"
+	CachesShared  = "shared"
+)
+
 // SandboxConf confines the commands runbox starts on this machine (the
 // local backend, background jobs, kernels): see docs/sandbox.md.
 type SandboxConf struct {
@@ -148,6 +154,11 @@ type SandboxConf struct {
 	// GitWritable lets commands write .git/hooks and .git/config of a
 	// repository that existed when the session started.
 	GitWritable bool `yaml:"git_writable"`
+	// Caches is private (the default: each workspace has caches of its
+	// own, which the host's builds never read) or shared (the host's
+	// caches, writable: faster, and a command can change what the
+	// host's builds run).
+	Caches string `yaml:"caches"`
 	// Network is the network policy of confined commands.
 	Network SandboxNetwork `yaml:"network"`
 	// UnixSockets are unix sockets outside the writable directories that
@@ -299,6 +310,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s: ssh.port must be 0..65535 and ssh.keepalive >= 0", where)
 	case !slices.Contains([]string{"", "workspace", "read-only", "off"}, c.Sandbox.Profile):
 		return fmt.Errorf("config: %s: sandbox.profile must be workspace, read-only or off, got %q", where, c.Sandbox.Profile)
+	case !slices.Contains([]string{"", CachesPrivate, CachesShared}, c.Sandbox.Caches):
+		return fmt.Errorf("config: %s: sandbox.caches must be private or shared, got %q", where, c.Sandbox.Caches)
 	case !slices.Contains([]string{"", "off", "allowlist", "open"}, c.Sandbox.Network.Mode):
 		return fmt.Errorf("config: %s: sandbox.network.mode must be off, allowlist or open, got %q", where, c.Sandbox.Network.Mode)
 	case c.Docker.Pool < 0:

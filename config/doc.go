@@ -35,6 +35,7 @@
 //	  writable: []            # more directories commands may write
 //	  deny_read: []           # more paths commands may neither read nor write
 //	  git_writable: false     # let commands write .git/hooks and .git/config of an existing repository
+//	  caches: private         # private (each workspace its own caches) | shared (the host's, writable)
 //	  unix_sockets: []        # unix sockets outside the writable directories commands may connect to
 //	  network:
 //	    mode: ""              # off | allowlist | open ("" = allowlist)

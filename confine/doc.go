@@ -19,15 +19,20 @@
 //
 // The layers, in the order they are applied (privileged steps first):
 //
-//  1. Mount namespace (ProtectGit, root only): in a private mount
-//     namespace .git/hooks and .git/config of the workspace's repository
-//     are read-only bind mounts and .git a mount point, because hooks and
-//     config make git run programs later, for the user, outside any
-//     sandbox; a mount point can be neither removed nor renamed, so .git
-//     cannot be replaced either. Landlock cannot take a subtree out of a
-//     writable directory, so without root (no CAP_SYS_ADMIN, and user
-//     namespaces are not required) this layer is degraded: those files
-//     stay writable.
+//  1. Mount namespace (root only): in a private mount namespace every
+//     mount is read-only but the writable roots (bind mounts of
+//     themselves) and, inside them, the denied paths stay read-only,
+//     because Landlock does not cover chmod, chown, utimes or extended
+//     attributes; with ProtectGit, .git/hooks and .git/config of the
+//     workspace's repository are read-only bind mounts and .git a mount
+//     point, because hooks and config make git run programs later, for
+//     the user, outside any sandbox; a mount point can be neither
+//     removed nor renamed, so .git cannot be replaced either. Without
+//     root (no CAP_SYS_ADMIN, and user namespaces are not required) this
+//     layer is degraded: metadata of the user's own files outside stays
+//     changeable and those git files writable while the command runs.
+//     (What a command leaves for git anywhere in the workspace is made
+//     inert when it ends, for every user: internal/gitguard.)
 //  2. Capabilities: the bounding set is emptied, the ambient, inheritable,
 //     permitted and effective sets cleared. A root command keeps uid 0 but
 //     gets no capability when it executes anything: no CAP_SYS_PTRACE (the

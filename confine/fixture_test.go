@@ -159,6 +159,16 @@ func (f *fixture) policy(profile string) confine.Policy {
 	if profile != confine.ProfileOff {
 		p.Writable = append(p.Writable, f.tmp)
 	}
+	// The workspace's own caches, made as runbox makes them before a
+	// command, and the user's as they would be.
+	if _, err := confine.MakeCaches(p, f.home, exec.LookPath); err == nil && f.u.cred != nil {
+		filepath.Walk(filepath.Join(f.home, ".cache"), func(q string, _ os.FileInfo, err error) error {
+			if err == nil {
+				os.Lchown(q, int(f.u.cred.Uid), int(f.u.cred.Gid))
+			}
+			return nil
+		})
+	}
 	return p
 }
 

@@ -6,35 +6,130 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
 
-// protectGit keeps .git/hooks and .git/config of the repository at the
-// workspace root read-only. Landlock cannot take a subtree out of a
-// writable directory, so the thread moves into a private mount namespace
-// (inherited by the program it executes, invisible to everyone else) in
-// which both are read-only bind mounts of themselves, and .git itself a
-// bind mount: a mount point can be neither renamed nor removed, so the
-// command cannot put a new .git with hooks of its own in its place.
-// Nothing happens when there is no .git directory. It needs
-// CAP_SYS_ADMIN; without it the files stay writable (Probe reports the
-// layer degraded). Capabilities are dropped afterwards, and a Landlock
-// domain may not mount, so the command cannot undo it.
-func protectGit(workspace string) error {
-	git := filepath.Join(workspace, ".git")
-	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() || !hasCap(unix.CAP_SYS_ADMIN) {
+// privateMounts gives the thread a private mount namespace (inherited by
+// the program it executes, invisible to everyone else) in which every
+// mount outside the writable roots is read-only, and then keeps the
+// repository's control files read-only (protectGit). Landlock refuses
+// writes outside the writable roots but not metadata: chmod, chown,
+// utimes and extended attributes of any file the command may read. A
+// read-only mount refuses them all (EROFS) while leaving reads, execution,
+// device nodes, fifos and sockets as they were; the writable roots are
+// bind mounts of themselves made writable again, and the denied paths
+// inside them read-only binds. It needs CAP_SYS_ADMIN; without it, or on
+// a kernel without mount_setattr (before Linux 5.12), nothing changes
+// (Probe reports the layer degraded). Capabilities are dropped
+// afterwards, and a Landlock domain may not mount, so the command cannot
+// undo it.
+func privateMounts(p Policy) error {
+	if !hasCap(unix.CAP_SYS_ADMIN) {
 		return nil
-	}
-	hooks := filepath.Join(git, "hooks")
-	if err := os.Mkdir(hooks, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("confine: creating %s: %w", hooks, err)
 	}
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("confine: private mount namespace: %w", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("confine: making mounts private: %w", err)
+	}
+	if err := readOnlyOutside(p); err != nil {
+		return err
+	}
+	if p.ProtectGit && p.Profile == ProfileWorkspace {
+		if err := protectGit(p.Workspace); err != nil {
+			return err
+		}
+	}
+	// The working directory was entered before the binds: it still
+	// names the read-only mount beneath them. Entered again by name, it
+	// is the mount the command is to see.
+	wd, err := unix.Getwd()
+	if err != nil {
+		return fmt.Errorf("confine: working directory: %w", err)
+	}
+	if err := unix.Chdir(wd); err != nil {
+		return fmt.Errorf("confine: entering %s again: %w", wd, err)
+	}
+	return nil
+}
+
+// readOnlyOutside makes every mount read-only, then the writable roots
+// writable again, then the denied paths among them read-only.
+func readOnlyOutside(p Policy) error {
+	err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+	if errors.Is(err, unix.ENOSYS) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("confine: making the file system read-only: %w", err)
+	}
+	type bind struct {
+		path     string
+		readOnly bool
+	}
+	var binds []bind
+	var roots []string
+	if p.Profile == ProfileWorkspace {
+		roots = append(roots, p.Workspace)
+	}
+	roots = append(roots, p.Writable...)
+	for _, w := range roots {
+		binds = append(binds, bind{w, false})
+	}
+	for _, d := range p.DenyRead {
+		if slices.ContainsFunc(roots, func(r string) bool { return within(d, r) }) {
+			binds = append(binds, bind{d, true})
+		}
+	}
+	// The more specific path decides, as in the Landlock rules: a
+	// writable directory inside a denied one is writable.
+	slices.SortStableFunc(binds, func(a, b bind) int { return len(a.path) - len(b.path) })
+	for _, b := range binds {
+		if err := rebind(b.path, b.readOnly); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebind makes path a bind mount of itself, read-only or writable (and
+// the mounts under it too). A missing path is skipped: it is neither
+// writable nor there to protect.
+func rebind(path string, readOnly bool) error {
+	if _, err := os.Lstat(path); err != nil {
+		return nil
+	}
+	if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("confine: binding %s: %w", path, err)
+	}
+	attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	if readOnly {
+		attr = unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, path, unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("confine: %s read-only %v: %w", path, readOnly, err)
+	}
+	return nil
+}
+
+// protectGit keeps .git/hooks and .git/config of the repository at the
+// workspace root read-only in the thread's private mount namespace, and
+// .git itself a bind mount: a mount point can be neither renamed nor
+// removed, so the command cannot put a new .git with hooks of its own in
+// its place. Nothing happens when there is no .git directory. (What a
+// command leaves elsewhere in the workspace for git is made inert when it
+// has ended: internal/gitguard.)
+func protectGit(workspace string) error {
+	git := filepath.Join(workspace, ".git")
+	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() {
+		return nil
+	}
+	hooks := filepath.Join(git, "hooks")
+	if err := os.Mkdir(hooks, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("confine: creating %s: %w", hooks, err)
 	}
 	if err := unix.Mount(git, git, "", unix.MS_BIND, ""); err != nil {
 		return fmt.Errorf("confine: pinning %s: %w", git, err)
@@ -51,29 +146,4 @@ func protectGit(workspace string) error {
 		}
 	}
 	return nil
-}
-
-// gitRedirectFiles are files of a repository's .git directory that make
-// git read its configuration and hooks from elsewhere: commondir names
-// another git directory. A main repository's .git has none of git's own
-// making, and .git/config being read-only does not stop one from being
-// created.
-var gitRedirectFiles = []string{"commondir"}
-
-// GitRedirects lists the files of gitRedirectFiles present in the .git
-// directory of the repository at workspace: a command may have left them
-// for the user's next git command to follow, outside any sandbox.
-func GitRedirects(workspace string) []string {
-	git := filepath.Join(workspace, ".git")
-	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() {
-		return nil
-	}
-	var out []string
-	for _, name := range gitRedirectFiles {
-		p := filepath.Join(git, name)
-		if _, err := os.Lstat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }

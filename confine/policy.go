@@ -77,50 +77,11 @@ type Policy struct {
 	// the sandbox. The socket is matched by its inode when the command
 	// connects, whatever path the command spells it with.
 	UnixSockets []string `json:"unix_sockets,omitempty"`
-}
-
-// cacheDirs are the directories under HOME that compilers and package
-// managers write; DefaultPolicy makes them writable under ProfileWorkspace.
-// tool is the program that writes each ("" for the shared ~/.cache):
-// MakeCaches makes a missing one when its tool is installed.
-var cacheDirs = []struct{ dir, tool string }{
-	{".cache", ""}, // go-build, pip, yarn, pre-commit, ...
-	{"go/pkg/mod", "go"},
-	{".npm", "npm"},
-	{".cargo/registry", "cargo"},
-	{".cargo/git", "cargo"},
-	{".rustup/downloads", "rustup"},
-	{".m2/repository", "mvn"},
-	{".gradle/caches", "gradle"},
-	{".local/share/pnpm", "pnpm"},
-	{".bun/install/cache", "bun"},
-}
-
-// MakeCaches makes, under home, the cache directories of cacheDirs that
-// are missing: ~/.cache always, the others when their tool is installed
-// (lookPath finds it). A path missing when a command starts is not
-// writable by it, so on a fresh account (a new user, a CI runner, a
-// container) the first build or install would fail; the tool would have
-// made the same directory itself on its first run. It returns the
-// directories it made.
-func MakeCaches(home string, lookPath func(string) (string, error)) ([]string, error) {
-	var made []string
-	for _, c := range cacheDirs {
-		dir := filepath.Join(home, c.dir)
-		if _, err := os.Lstat(dir); err == nil {
-			continue // the usual case: no search of PATH
-		}
-		if c.tool != "" {
-			if _, err := lookPath(c.tool); err != nil {
-				continue
-			}
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return made, fmt.Errorf("confine: making the cache %s: %w", dir, err)
-		}
-		made = append(made, dir)
-	}
-	return made, nil
+	// Env are variables the command gets on top of its environment:
+	// under private caches (see [Policy.ShareCaches]), the tools' cache
+	// variables pointing into the workspace's own cache directory. The
+	// trampoline sets them; a backend starting programs itself should too.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // secretPaths are the paths under HOME that DefaultPolicy denies: keys,
@@ -182,9 +143,8 @@ var systemSecrets = []string{
 // DefaultPolicy is the documented policy of profile for a command started
 // in dir by a user whose home is home. Under ProfileWorkspace the
 // workspace is the git root above dir when there is one (else dir), the
-// caches in cacheDirs (and Go's GOMODCACHE and GOCACHE when they are set in
-// this process's environment) are writable, and the network is
-// NetworkAllowlist; ProfileReadOnly writes nothing but what the caller
+// command's caches are the workspace's own (see [Policy.ShareCaches] for
+// the host's), and the network is NetworkAllowlist; ProfileReadOnly writes nothing but what the caller
 // adds to Writable (its TMPDIR). Callers append runbox's own
 // configuration, approvals, state and spill directories to DenyRead, and
 // the session's TMPDIR and proxy ports. An unknown profile is returned
@@ -204,14 +164,7 @@ func DefaultPolicy(profile, dir, home string) Policy {
 	}
 	p.ProtectGit = true
 	if home != "" {
-		for _, c := range cacheDirs {
-			p.Writable = append(p.Writable, filepath.Join(home, c.dir))
-		}
-	}
-	for _, v := range []string{"GOMODCACHE", "GOCACHE"} {
-		if d := os.Getenv(v); filepath.IsAbs(d) && !slices.Contains(p.Writable, d) {
-			p.Writable = append(p.Writable, d)
-		}
+		p.privateCaches(home, os.Getenv)
 	}
 	return p
 }

@@ -37,10 +37,35 @@ func TestDefaultPolicy_Lists(t *testing.T) {
 	if p.Network != confine.NetworkAllowlist || !p.ProtectGit {
 		t.Errorf("Network = %q, ProtectGit = %v; want allowlist, true", p.Network, p.ProtectGit)
 	}
-	for _, w := range []string{".cache", "go/pkg/mod", ".npm", ".cargo/registry"} {
-		if !slices.Contains(p.Writable, filepath.Join(home, w)) {
-			t.Errorf("Writable lacks ~/%s: %v", w, p.Writable)
+	// The workspace's own caches, not the host's.
+	t.Setenv("XDG_CACHE_HOME", "")
+	p = confine.DefaultPolicy(confine.ProfileWorkspace, sub, home)
+	cacheRoot := confine.PrivateCacheRoot(home, os.Getenv)
+	for _, v := range []string{"XDG_CACHE_HOME", "GOCACHE", "GOMODCACHE", "npm_config_cache", "PIP_CACHE_DIR", "CARGO_HOME"} {
+		if !strings.HasPrefix(p.Env[v], cacheRoot+"/"+filepath.Base(root)+"-") {
+			t.Errorf("Env[%s] = %q; want under %s", v, p.Env[v], cacheRoot)
 		}
+	}
+	shared := []string{".cache", "go/pkg/mod", ".npm", ".cargo/registry"}
+	for _, w := range shared {
+		if slices.Contains(p.Writable, filepath.Join(home, w)) {
+			t.Errorf("private caches: the host's ~/%s is writable: %v", w, p.Writable)
+		}
+	}
+	if !slices.Contains(p.Writable, filepath.Dir(p.Env["GOCACHE"])) {
+		t.Errorf("Writable %v lacks the workspace's cache directory", p.Writable)
+	}
+	if other := confine.DefaultPolicy(confine.ProfileWorkspace, root+"/a", home); other.Env["GOCACHE"] == p.Env["GOCACHE"] && other.Workspace != p.Workspace {
+		t.Errorf("two workspaces share a cache: %s", p.Env["GOCACHE"])
+	}
+	p.ShareCaches(home)
+	for _, w := range shared {
+		if !slices.Contains(p.Writable, filepath.Join(home, w)) {
+			t.Errorf("shared caches: Writable lacks ~/%s: %v", w, p.Writable)
+		}
+	}
+	if len(p.Env) != 0 || slices.ContainsFunc(p.Writable, func(w string) bool { return strings.HasPrefix(w, cacheRoot) }) {
+		t.Errorf("shared caches: Env %v, Writable %v; want no private cache", p.Env, p.Writable)
 	}
 	for _, d := range []string{".ssh", ".gnupg", ".aws", ".config/gcloud", ".kube", ".docker/config.json", ".netrc", ".git-credentials", ".bash_history", ".zsh_history"} {
 		if !slices.Contains(p.DenyRead, filepath.Join(home, d)) {

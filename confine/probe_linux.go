@@ -63,9 +63,9 @@ func Probe() Report {
 		add(LayerOwnServers, Active, "seccomp user notification: a command reaches its own loopback servers, allowed ports on loopback only, and unix sockets in its writable directories or listed in sandbox.unix_sockets only")
 	}
 	if hasCap(unix.CAP_SYS_ADMIN) {
-		add(LayerMountNS, Active, "private mount namespace: .git/hooks and .git/config read-only")
+		add(LayerMountNS, Active, "private mount namespace: everything outside the writable roots read-only (no chmod, chown, utimes or xattrs there), .git/hooks and .git/config read-only")
 	} else {
-		add(LayerMountNS, Degraded, "needs root: .git/hooks and .git/config of the workspace stay writable")
+		add(LayerMountNS, Degraded, "needs root: chmod, chown, utimes and xattrs of your own files outside the writable roots are not refused, and .git/hooks and .git/config of the workspace stay writable while a command runs (what it leaves for git is still made inert when it ends)")
 	}
 	return r
 }

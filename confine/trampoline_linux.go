@@ -64,6 +64,9 @@ func trampoline(args []string) error {
 			return err
 		}
 	}
+	for k, v := range p.Env {
+		os.Setenv(k, v)
+	}
 	err := syscall.Exec(path, argv, os.Environ())
 	return fmt.Errorf("confine: executing %s: %w", path, err)
 }
@@ -156,10 +159,8 @@ func prepare(p Policy, w *watch) (*ready, error) {
 // caller is to serve (serveListener) for the programs the thread starts;
 // else -1.
 func (r *ready) enforce(serve bool) (listener int, err error) {
-	if r.p.ProtectGit && r.p.Profile == ProfileWorkspace {
-		if err := protectGit(r.p.Workspace); err != nil {
-			return -1, err
-		}
+	if err := privateMounts(r.p); err != nil {
+		return -1, err
 	}
 	if err := dropCapabilities(r.lastCap); err != nil {
 		return -1, err

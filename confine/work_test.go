@@ -28,7 +28,7 @@ func TestWorkspace_OrdinaryWork(t *testing.T) {
 		}{
 			{"write-tmpdir", `echo tmp-ok > "$TMPDIR/x" && cat "$TMPDIR/x"`, "tmp-ok"},
 			{"write-workspace", `mkdir -p a/b && echo ws-ok > a/b/f && mv a/b/f a/g && cat a/g && rm -r a`, "ws-ok"},
-			{"write-cache", `mkdir -p ~/.cache/tool && echo cache-ok > ~/.cache/tool/x && cat ~/.cache/tool/x`, "cache-ok"},
+			{"write-cache", `mkdir -p "$XDG_CACHE_HOME/tool" && echo cache-ok > "$XDG_CACHE_HOME/tool/x" && cat "$XDG_CACHE_HOME/tool/x" && touch "$GOCACHE/x" "$npm_config_cache/x"`, "cache-ok"},
 			{"read-outside", `cat "$VICTIM" ~/.bashrc`, "VICTIM-ORIGINAL"},
 			{"dev-null", `echo gone > /dev/null && head -c 4 /dev/zero | wc -c`, "4"},
 			{"git-commit", `git init -q && echo a > a && git add a && git -c user.name=t -c user.email=t@example.com commit -qm first && git log --oneline | wc -l`, "1"},
@@ -60,8 +60,8 @@ func TestWorkspace_OrdinaryWork(t *testing.T) {
 }
 
 // TestWorkspace_GoBuildAndTest builds and tests a small module in the
-// workspace with the real Go caches writable (root only: the caches are
-// root's).
+// workspace with the real Go build cache made writable by the caller
+// (root only: the cache is root's), as sandbox.writable would.
 func TestWorkspace_GoBuildAndTest(t *testing.T) {
 	if os.Geteuid() != 0 {
 		integration.Skip(t, "needs root")
@@ -87,6 +87,7 @@ func TestWorkspace_GoBuildAndTest(t *testing.T) {
 	cache := goEnv(t, goBin, "GOCACHE")
 	p := f.policy(confine.ProfileWorkspace)
 	p.Writable = append(p.Writable, cache)
+	p.Env["GOCACHE"] = cache
 	out, code := f.run(t, p, `go build ./... && go test -count=1 ./...`,
 		"GOCACHE="+cache, "GOMODCACHE="+filepath.Join(f.home, "go", "pkg", "mod"), "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=")
 	if code != 0 || !strings.Contains(out, "ok") {

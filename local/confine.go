@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/gitguard"
 )
 
 // sandbox is an environment's confinement: the policy every command starts
@@ -63,6 +65,12 @@ func newSandbox(o *Options, dir, stateDir string) (sandbox, error) {
 		o.Env = map[string]string{}
 	}
 	o.Env["TMPDIR"] = tmp
+	for k, v := range p.Env {
+		o.Env[k] = v // the workspace's own caches
+	}
+	// Best effort: a cache that cannot be made (no home of its own)
+	// stays unwritable, and the tool says so when it needs it.
+	confine.MakeCaches(p, homeOf(o), exec.LookPath)
 	var missing error
 	if len(o.Confiner) == 0 {
 		// Found here, not attached by each caller: an environment
@@ -90,12 +98,7 @@ func defaultPolicy(o *Options, dir string) confine.Policy {
 	if o.Confine != nil {
 		return *o.Confine
 	}
-	var home string
-	for _, kv := range o.BaseEnv {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
+	home := homeOf(o)
 	p := confine.DefaultPolicy(confine.ProfileWorkspace, dir, home)
 	if p.Workspace == "/" {
 		// At the root there is no workspace to write: the command may
@@ -141,9 +144,22 @@ func (e *Env) noteSandbox(res *envs.Result, decided []envs.Violation) {
 		return
 	}
 	res.SandboxViolations = envs.MergeViolations(append(res.SandboxViolations, decided...), e.ExplainDenials(res.Output+"\n"+res.Stderr))
-	for _, p := range confine.GitRedirects(e.sandbox.policy.Workspace) {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s is in the repository: it makes git read another configuration, whose hooks or fsmonitor your next git command would run outside the sandbox; remove it unless you made it", p))
+}
+
+// guardGit makes inert what the command left in its workspace for the
+// user's git to run later (see internal/gitguard), once nothing of the
+// command runs any more: each finding is a decided violation and a
+// warning saying where the original was kept.
+func (p *process) guardGit() {
+	pol := p.env.sandbox.policy
+	if pol == nil || pol.Profile != confine.ProfileWorkspace || p.env.opts.KeepLeftovers {
+		return
 	}
+	rep, err := gitguard.Check(context.Background(), pol.Workspace, gitguard.Options{Since: p.started, Tree: &p.env.gitTree})
+	for _, v := range rep.Violations() {
+		p.denials.set.Add(v)
+	}
+	p.warnings = append(p.warnings, rep.Warnings(err)...)
 }
 
 // ExplainDenials lists what the sandbox denied a command whose output
@@ -168,4 +184,15 @@ func (e *Env) SandboxPolicy() *confine.Policy {
 	}
 	p := *e.sandbox.policy
 	return &p
+}
+
+// homeOf is HOME of the environment's commands ("" when unset).
+func homeOf(o *Options) string {
+	var home string
+	for _, kv := range o.BaseEnv {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	return home
 }

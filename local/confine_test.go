@@ -524,12 +524,13 @@ func withoutTrampoline(t *testing.T) {
 	}
 }
 
-// TestConfine_GitRedirectSaid: a confined command that leaves a commondir
-// in the repository's .git (which would make the user's next git command
-// read another configuration, and run its fsmonitor or hooks outside the
-// sandbox) gets a warning naming the file; a command that leaves none
-// gets none.
-func TestConfine_GitRedirectSaid(t *testing.T) {
+// TestConfine_GitLeftoversMadeInert: a confined command that leaves a
+// commondir to a git directory of its own with core.fsmonitor set (which
+// the user's next git status would run outside the sandbox) gets a
+// decided "git" violation and a warning naming the key, and the key is
+// gone from that configuration; a command that leaves nothing gets
+// neither. (internal/gitguard tests the attacks one by one.)
+func TestConfine_GitLeftoversMadeInert(t *testing.T) {
 	f := newSandboxFixture(t)
 	if err := os.MkdirAll(filepath.Join(f.ws, ".git", "hooks"), 0o755); err != nil {
 		t.Fatal(err)
@@ -537,17 +538,24 @@ func TestConfine_GitRedirectSaid(t *testing.T) {
 	os.WriteFile(filepath.Join(f.ws, ".git", "config"), []byte("[core]\n"), 0o644)
 	p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
 	env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: confinerArgv(t)})
-	warned := func(script string) bool {
+	run := func(script string) *envs.Result {
 		res, err := env.Run(context.Background(), envs.Command{Shell: script})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, filepath.Join(".git", "commondir")) })
+		return res
 	}
-	if warned("true") {
-		t.Fatal("a command that left nothing was warned about .git/commondir")
+	if res := run("true"); len(res.Warnings) != 0 || len(res.SandboxViolations) != 0 {
+		t.Fatalf("a command that left nothing: warnings %q, violations %+v", res.Warnings, res.SandboxViolations)
 	}
-	if !warned("mkdir -p evil && echo ../evil > .git/commondir") {
-		t.Error("a command that left .git/commondir was not warned about it")
+	res := run("mkdir -p evil && printf '[core]\\n\\tfsmonitor = touch RAN\\n' > evil/config && echo ../evil > .git/commondir")
+	found := slices.ContainsFunc(res.SandboxViolations, func(v envs.Violation) bool {
+		return v.Op == "git" && v.Rule == "git-config core.fsmonitor" && v.Source == envs.SourceDecided
+	})
+	if !found || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "core.fsmonitor") }) {
+		t.Fatalf("violations %+v, warnings %q; want core.fsmonitor found and said", res.SandboxViolations, res.Warnings)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.ws, "evil", "config")); strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("evil/config still holds the fsmonitor: %q", b)
 	}
 }

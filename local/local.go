@@ -16,6 +16,7 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/gitguard"
 	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
@@ -127,6 +128,9 @@ type Env struct {
 	warmSource   *os.File
 	warmPrologue string
 	log          *slog.Logger
+	// gitTree is the workspace as the git check after each confined
+	// command last saw it, so the next one reads only what changed.
+	gitTree gitguard.Tree
 
 	mu         sync.Mutex
 	closed     bool

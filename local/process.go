@@ -219,8 +219,10 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 		p.cancel(nil)
 		return nil, e.startFailure(c, err), nil
 	}
-	if p.handover != nil {
+	if e.sandbox.policy != nil {
 		p.denials = &denials{}
+	}
+	if p.handover != nil {
 		p.handover.Serve(xc.Process.Pid, p.denials.add)
 	}
 	p.proc, _ = termination.Identify(xc.Process.Pid)
@@ -566,6 +568,7 @@ func (p *process) wait() {
 	if !ended && p.cont != nil && !p.env.opts.KeepLeftovers {
 		p.leftovers += p.clearLeftovers()
 	}
+	p.guardGit()
 	p.status = p.exitStatus(err, ended, rep)
 	p.status.LeftoverKilled = p.leftovers
 	p.finish(ended)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/runbox/runbox/approval"
+	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
@@ -45,14 +46,6 @@ func (s *Service) SandboxPolicy(spec envs.Spec) (confine.Policy, error) {
 		dir = abs
 	}
 	home := s.opts.Getenv("HOME")
-	if profile == confine.ProfileWorkspace && filepath.IsAbs(home) {
-		// Best effort: a cache that cannot be made stays unwritable,
-		// as it was.
-		made, err := confine.MakeCaches(home, exec.LookPath)
-		if len(made) > 0 || err != nil {
-			s.log.Debug("sandbox caches", "made", made, "err", err)
-		}
-	}
 	p := confine.DefaultPolicy(profile, dir, home)
 	if !chosen && profile == confine.ProfileWorkspace && p.Workspace == "/" {
 		// Started at the root, there is no workspace to write: a
@@ -72,6 +65,17 @@ func (s *Service) SandboxPolicy(spec envs.Spec) (confine.Policy, error) {
 	p.ProtectGit = p.ProtectGit && !sc.GitWritable
 	p.AllowPorts = append(p.AllowPorts, sc.Network.Ports...)
 	p.UnixSockets = append(p.UnixSockets, absAll(sc.UnixSockets)...)
+	if sc.Caches == config.CachesShared {
+		p.ShareCaches(home)
+	}
+	if filepath.IsAbs(home) {
+		// Best effort: a cache that cannot be made stays unwritable,
+		// as it was.
+		made, err := confine.MakeCaches(p, home, exec.LookPath)
+		if len(made) > 0 || err != nil {
+			s.log.Debug("sandbox caches", "made", made, "err", err)
+		}
+	}
 	if err := s.probe().Check(p); err != nil {
 		return confine.Policy{}, fmt.Errorf("sandbox %s (choose sandbox: off to run unconfined): %w", profile, err)
 	}

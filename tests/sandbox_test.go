@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,6 +86,20 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 					happened: fileIsNot(cfg, cfgText), reset: func(t *testing.T) { rewrite(u, cfg, cfgText)(t); os.Remove(filepath.Join(ws, "cfghard")) }},
 				{name: "read an ssh key", op: "read", cmd: "cat ~/.ssh/id_ed25519",
 					happened: nil},
+				// Metadata, which Landlock does not cover: as root the
+				// file system outside the writable roots is a read-only
+				// mount. (A normal user's chmod of their own files
+				// outside is not covered yet: docs/sandbox.md.)
+				{name: "chmod outside", rootOnly: true, cmd: "chmod 777 " + victim,
+					happened: modeIsNot(victim, 0o644), reset: func(t *testing.T) { os.Chmod(victim, 0o644) }},
+				{name: "chmod the ssh directory", rootOnly: true, cmd: "chmod 777 ~/.ssh",
+					happened: modeIsNot(filepath.Join(home, ".ssh"), 0o755), reset: func(t *testing.T) { os.Chmod(filepath.Join(home, ".ssh"), 0o755) }},
+				{name: "backdate a file outside", rootOnly: true, cmd: "touch -d 2001-01-01 " + victim,
+					happened: func(t *testing.T) bool { fi, err := os.Stat(victim); return err == nil && fi.ModTime().Year() == 2001 },
+					reset:    func(t *testing.T) { os.Chtimes(victim, time.Now(), time.Now()) }},
+				{name: "chown outside", rootOnly: true, cmd: "chown 12345 " + victim,
+					happened: func(t *testing.T) bool { return ownerOf(victim) == 12345 },
+					reset:    func(t *testing.T) { os.Lchown(victim, int(u.uid), int(u.gid)) }},
 				{name: "read runbox's memory", rootOnly: true, cmd: memoryScan(secret), happened: nil},
 				{name: "leave the cgroup", rootOnly: true, cmd: cgroupEscape(), happened: nil},
 				{name: "start a child in another cgroup", rootOnly: true, cmd: cloneIntoRootCgroup, happened: nil},
@@ -335,6 +350,21 @@ func writeOwned(t *testing.T, u user, path, text string, mode os.FileMode) {
 
 func rewrite(u user, path, text string) func(t *testing.T) {
 	return func(t *testing.T) { writeOwned(t, u, path, text, 0o644) }
+}
+
+func modeIsNot(path string, mode os.FileMode) func(t *testing.T) bool {
+	return func(t *testing.T) bool {
+		fi, err := os.Stat(path)
+		return err == nil && fi.Mode().Perm() != mode
+	}
+}
+
+func ownerOf(path string) int {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return int(fi.Sys().(*syscall.Stat_t).Uid)
 }
 
 func fileIsNot(path, text string) func(t *testing.T) bool {

@@ -301,6 +301,7 @@ func (a *app) benchCases(opts *benchOptions) []benchCase {
 	cases = append(cases, benchLocalCases(a)...)
 	cases = append(cases, benchGateCases(a)...)
 	cases = append(cases, benchJobCases(a)...)
+	cases = append(cases, benchMCPCases(a)...)
 	cases = append(cases, benchSSHCases(a, &opts.ssh)...)
 	cases = append(cases, benchDockerCases(a)...)
 	return append(cases, benchKubeCases(a)...)

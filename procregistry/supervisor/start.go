@@ -124,6 +124,10 @@ func (e *noContainerError) Error() string { return "supervisor: " + e.why }
 // startPrepared is start with the command resolved.
 func (s *supervisor) startPrepared(spec jobdir.Spec, path string, argv []string) error {
 	s.grace = max(spec.Grace, 0)
+	if c := spec.Confine; c != nil && c.Profile == confine.ProfileWorkspace {
+		s.guard = c.Workspace
+	}
+	s.started = time.Now()
 	var limits envs.Limits
 	if spec.Limits != nil {
 		limits = *spec.Limits

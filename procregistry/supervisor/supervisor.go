@@ -1,17 +1,20 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/gitguard"
 	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/procregistry/internal/jobdir"
 	"github.com/runbox/runbox/termination"
@@ -46,6 +49,8 @@ type supervisor struct {
 	subreaper bool                  // this process is the job's subreaper (a per-job supervisor)
 	grace     time.Duration         // the leftovers' grace after SIGTERM (the spec's)
 	denials   envs.ViolationSet     // what the job's sandbox refused it, as decided
+	guard     string                // the workspace a confined job could write: checked for git leftovers when it ends
+	started   time.Time             // when the command was started
 
 	mu     sync.Mutex
 	closed bool // stdin closed
@@ -131,6 +136,7 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 		note = noteWrapperKilled
 	}
 	st.LeftoverKilled = s.clearLeftovers()
+	note = joinNote(note, s.guardGit())
 	s.release(&st)
 	if err := jobdir.RemoveCommand(s.dir); err != nil {
 		s.logf("%v", err)
@@ -155,6 +161,29 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 	case <-done:
 	case <-t.C:
 	}
+}
+
+// guardGit makes inert what the job left in its workspace for the user's
+// git to run (internal/gitguard), once nothing of it runs: the findings
+// join the job's decided violations, and what they say is returned for
+// the exit's note.
+func (s *supervisor) guardGit() string {
+	if s.guard == "" {
+		return ""
+	}
+	rep, err := gitguard.Check(context.Background(), s.guard, gitguard.Options{Since: s.started})
+	for _, v := range rep.Violations() {
+		s.denials.Add(v)
+	}
+	return strings.Join(rep.Warnings(err), "; ")
+}
+
+// joinNote joins two notes of an exit.
+func joinNote(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 // noteWrapperKilled is the note of an exit whose status is the wrapper's.

@@ -1,0 +1,369 @@
+package gitguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultMaxDirs is how many directories Check walks when Options.MaxDirs
+// is zero.
+const DefaultMaxDirs = 200_000
+
+// Options say what Check looks at.
+type Options struct {
+	// Since is when the command started: only what changed after it is
+	// looked at.
+	Since time.Time
+	// MaxDirs bounds the walk of the workspace (DefaultMaxDirs if zero).
+	MaxDirs int
+	// Tree, when set, is the memory of earlier Checks of the same
+	// workspace: unchanged directories are not read again.
+	Tree *Tree
+	// Git is the git program that reads and edits configuration files
+	// ("git" on PATH if empty). Without one, a changed configuration with
+	// any key is renamed aside whole.
+	Git string
+}
+
+// Finding is one thing Check made inert.
+type Finding struct {
+	// Path is the file found.
+	Path string `json:"path"`
+	// Rule names what it was: git-config KEY, git-hook, git-redirect.
+	Rule string `json:"rule"`
+	// Kept is where the original now is (git never reads it).
+	Kept string `json:"kept,omitempty"`
+}
+
+// Report is what Check found and did.
+type Report struct {
+	Findings []Finding
+	// Incomplete says why the walk stopped early ("" when it did not).
+	Incomplete string
+}
+
+// Check walks workspace and makes inert what changed since o.Since and
+// would make git run a program or read configuration from elsewhere (see
+// the package documentation). A nil error with findings means they were
+// all made inert; an error says what could not be.
+func Check(ctx context.Context, workspace string, o Options) (Report, error) {
+	if o.MaxDirs <= 0 {
+		o.MaxDirs = DefaultMaxDirs
+	}
+	root, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return Report{}, fmt.Errorf("gitguard: %w", err)
+	}
+	now := time.Now()
+	c := &checker{ctx: ctx, root: root, o: o, scan: now, stamp: now.UTC().Format("20060102T150405.000000000"), seen: map[string]bool{}}
+	if t := o.Tree; t != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.root != root {
+			t.root, t.dirs = root, nil
+		}
+		c.tree, c.next = t, make(map[string]*dirState, len(t.dirs))
+	}
+	c.walk(root)
+	if c.tree != nil && c.rep.Incomplete == "" {
+		c.tree.dirs = c.next // what is no longer there is forgotten
+	}
+	return c.rep, errors.Join(c.errs...)
+}
+
+// Tree remembers a workspace's directories between Checks (Options.Tree),
+// so that a later Check reads again only the directories whose entries
+// changed and stats the others: in a workspace of many directories that
+// is most of the walk's cost. A session keeps one per workspace. It is
+// safe for concurrent use (Checks sharing it take turns).
+type Tree struct {
+	mu   sync.Mutex
+	root string
+	dirs map[string]*dirState
+}
+
+// dirState is one directory as a Check saw it.
+type dirState struct {
+	ino     uint64
+	ctime   time.Time
+	trusted bool          // ctime older than the scan: a later equal ctime means no change
+	subdirs []string      // names of the directories in it (not .git, not links)
+	gits    []fs.FileMode // the type of its .git entry, if it has one
+}
+
+// checker is one Check.
+type checker struct {
+	ctx   context.Context
+	root  string
+	o     Options
+	scan  time.Time
+	tree  *Tree                // nil: no memory between Checks
+	next  map[string]*dirState // the tree as this Check saw it
+	stamp string
+	dirs  int
+	seen  map[string]bool // git directories already checked
+	rep   Report
+	errs  []error
+}
+
+// walk visits dir and what is under it, without following links, and
+// hands each .git entry to gitEntry instead of descending into it.
+func (c *checker) walk(dir string) {
+	if c.rep.Incomplete != "" {
+		return
+	}
+	if err := c.ctx.Err(); err != nil {
+		c.rep.Incomplete = "stopped: " + err.Error()
+		return
+	}
+	if c.dirs++; c.dirs > c.o.MaxDirs {
+		c.rep.Incomplete = fmt.Sprintf("stopped after %d directories", c.o.MaxDirs)
+		return
+	}
+	d, ok := c.list(dir)
+	if !ok {
+		return // gone, or not ours to read: git cannot read it either
+	}
+	for _, g := range d.gits {
+		c.gitEntry(filepath.Join(dir, ".git"), g)
+	}
+	for _, sub := range d.subdirs {
+		c.walk(filepath.Join(dir, sub))
+	}
+}
+
+// list is what dir holds that the walk needs: from the tree of an
+// earlier Check when dir has not changed since (same inode, same ctime,
+// and that ctime older than the scan that saw it, so no change in the
+// same clock tick can hide), else read now.
+func (c *checker) list(dir string) (*dirState, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return nil, false
+	}
+	ctime := time.Unix(st.Ctim.Unix())
+	if c.tree != nil {
+		if d := c.tree.dirs[dir]; d != nil && d.ino == st.Ino && d.ctime.Equal(ctime) && d.trusted {
+			c.next[dir] = d
+			return d, true
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	d := &dirState{ino: st.Ino, ctime: ctime, trusted: ctime.Before(c.scan.Add(-ctimeSlack))}
+	for _, e := range ents {
+		switch {
+		case e.Name() == ".git":
+			d.gits = append(d.gits, e.Type())
+		case e.IsDir():
+			d.subdirs = append(d.subdirs, e.Name())
+		}
+	}
+	if c.tree != nil {
+		c.next[dir] = d
+	}
+	return d, true
+}
+
+// gitEntry checks a .git directory, file or link.
+func (c *checker) gitEntry(p string, mode fs.FileMode) {
+	if mode.IsDir() {
+		c.gitDir(p, true)
+		return
+	}
+	c.pointer(p, "gitdir")
+}
+
+// pointer checks a file (or link) that makes git read another git
+// directory: a .git file ("gitdir: X"), a .git link, a commondir. A
+// changed one that leads outside the workspace is renamed aside; one that
+// leads inside has its target checked.
+func (c *checker) pointer(p, what string) {
+	target, ok := pointee(p)
+	inside := ok && c.inside(target)
+	if c.changed(p) && !inside {
+		c.quarantine(p, "git-redirect "+what)
+		return
+	}
+	if inside {
+		c.gitDir(target, filepath.Base(target) == ".git")
+	}
+}
+
+// pointee is the directory p points at: a link's target, or the path in
+// a gitdir or commondir file, resolved as git resolves it (relative to
+// the file's directory), links included.
+func pointee(p string) (string, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "", false
+	}
+	var t string
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t = p // EvalSymlinks below follows it
+	} else {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", false
+		}
+		t = strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+	}
+	real, err := filepath.EvalSymlinks(t)
+	if err != nil {
+		return "", false
+	}
+	return real, true
+}
+
+// gitDir checks a git directory: its configuration, hooks, commondir,
+// linked worktrees and submodules. worktree says that d is a .git
+// directory whose parent is the working tree (core.hooksPath is relative
+// to it).
+func (c *checker) gitDir(d string, worktree bool) {
+	real, err := filepath.EvalSymlinks(d)
+	if err != nil || c.seen[real] || !c.inside(real) {
+		return
+	}
+	c.seen[real] = true
+	var hooksPath string
+	for _, name := range []string{"config", "config.worktree"} {
+		if hp := c.config(filepath.Join(d, name)); hp != "" {
+			hooksPath = hp
+		}
+	}
+	c.hooks(filepath.Join(d, "hooks"))
+	if hooksPath != "" {
+		c.hooksPathDir(d, hooksPath, worktree)
+	}
+	if _, err := os.Lstat(filepath.Join(d, "commondir")); err == nil {
+		c.pointer(filepath.Join(d, "commondir"), "commondir")
+	}
+	c.subDirs(filepath.Join(d, "worktrees"), false)
+	c.modules(filepath.Join(d, "modules"), 0)
+}
+
+// subDirs checks each directory of dir as a git directory.
+func (c *checker) subDirs(dir string, worktree bool) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			c.gitDir(filepath.Join(dir, e.Name()), worktree)
+		}
+	}
+}
+
+// modules checks the submodules' git directories under dir: a directory
+// holding HEAD is one (names may hold slashes, so others are looked into).
+func (c *checker) modules(dir string, depth int) {
+	if depth > 16 {
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if _, err := os.Lstat(filepath.Join(p, "HEAD")); err == nil {
+			c.gitDir(p, false)
+			continue
+		}
+		c.modules(p, depth+1)
+	}
+}
+
+// hooks renames aside the hooks of dir that changed: every file but the
+// samples git writes (git runs a hook by its exact name, so a renamed one
+// never runs). A hooks directory replaced by a link goes aside whole.
+func (c *checker) hooks(dir string) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return
+	}
+	if !fi.IsDir() {
+		if c.changed(dir) {
+			c.quarantine(dir, "git-hook")
+		}
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if strings.HasSuffix(e.Name(), ".sample") || isQuarantined(e.Name()) || !c.changed(p) {
+			continue
+		}
+		c.quarantine(p, "git-hook")
+	}
+}
+
+// hooksPathDir checks the hooks of a core.hooksPath that a configuration
+// the command did not change names (husky's .husky/_, say): inside the
+// workspace, the command could write them.
+func (c *checker) hooksPathDir(gitDir, hp string, worktree bool) {
+	if strings.HasPrefix(hp, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			hp = filepath.Join(home, hp[2:])
+		}
+	}
+	if !filepath.IsAbs(hp) {
+		if !worktree {
+			return // relative to a working tree runbox does not know
+		}
+		hp = filepath.Join(filepath.Dir(gitDir), hp)
+	}
+	if real, err := filepath.EvalSymlinks(hp); err == nil && c.inside(real) {
+		c.hooks(real)
+	}
+}
+
+// ctimeSlack is how long before Options.Since a change still counts as
+// the command's: the kernel stamps ctime from a clock that lags the real
+// one by up to a scheduler tick, so a write just after the command
+// started can carry a time just before it. What the user changed in the
+// second before a command is looked at too: only what would run a
+// program is touched, and it is kept aside.
+const ctimeSlack = time.Second
+
+// changed says that p's inode changed (content, name, links or
+// metadata) since the command started.
+func (c *checker) changed(p string) bool {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return false
+	}
+	return !time.Unix(st.Ctim.Unix()).Before(c.o.Since.Add(-ctimeSlack))
+}
+
+// inside says that the resolved path p is the workspace or under it.
+func (c *checker) inside(p string) bool {
+	return p == c.root || strings.HasPrefix(p, c.root+string(filepath.Separator))
+}
+
+// quarantineMark is what a renamed-aside file's name carries.
+const quarantineMark = ".runbox-quarantined-"
+
+func isQuarantined(name string) bool { return strings.Contains(name, quarantineMark) }
+
+// quarantine renames p aside and records it.
+func (c *checker) quarantine(p, rule string) {
+	kept := p + quarantineMark + c.stamp
+	if err := os.Rename(p, kept); err != nil {
+		c.errs = append(c.errs, fmt.Errorf("gitguard: moving %s aside (%s): %w", p, rule, err))
+		return
+	}
+	c.rep.Findings = append(c.rep.Findings, Finding{Path: p, Rule: rule, Kept: kept})
+}

@@ -1,0 +1,371 @@
+package gitguard_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/internal/gitguard"
+)
+
+// gitEnv isolates git from the machine's configuration: the tests'
+// repositories are the only configuration git reads.
+func gitEnv(home string) []string {
+	return []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid"}
+}
+
+// git runs git in dir and returns its combined output; ok says it exited 0.
+func git(t *testing.T, home, dir string, args ...string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, gitEnv(home)
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+func mustGit(t *testing.T, home, dir string, args ...string) string {
+	t.Helper()
+	out, ok := git(t, home, dir, args...)
+	if !ok {
+		t.Fatalf("git %s in %s: %s", strings.Join(args, " "), dir, out)
+	}
+	return out
+}
+
+func write(t *testing.T, p, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fixture is a workspace holding a repository with one commit, a tracked
+// directory src and a submodule-ready origin beside it, and a marker path
+// that the attacks' programs create.
+type fixture struct {
+	home, ws, outside, marker string
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	base := t.TempDir()
+	f := fixture{home: filepath.Join(base, "home"), ws: filepath.Join(base, "ws"), outside: filepath.Join(base, "outside"), marker: filepath.Join(base, "RAN")}
+	for _, d := range []string{f.home, f.ws, f.outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustGit(t, f.home, f.ws, "init", "-q", "-b", "main")
+	write(t, filepath.Join(f.ws, "a.txt"), "a\n", 0o644)
+	write(t, filepath.Join(f.ws, "src", "b.txt"), "b\n", 0o644)
+	mustGit(t, f.home, f.ws, "add", ".")
+	mustGit(t, f.home, f.ws, "commit", "-qm", "one")
+	return f
+}
+
+// run is the program an attack plants: it leaves the marker.
+func (f fixture) run() string { return "touch " + f.marker }
+
+func (f fixture) ran() bool {
+	_, err := os.Stat(f.marker)
+	return err == nil
+}
+
+// attack plants something through plain file writes and git (as a
+// confined command could) and returns the user's later git command that
+// runs it, in the directory it runs in.
+type attack struct {
+	name    string
+	before  func(t *testing.T, f fixture) // the user's own setup, before the command
+	plant   func(t *testing.T, f fixture)
+	trigger func(f fixture) (dir string, args []string)
+}
+
+func status(f fixture) (string, []string) { return f.ws, []string{"status"} }
+
+func attacks() []attack {
+	return []attack{
+		{name: "fsmonitor in the repository's config", plant: func(t *testing.T, f fixture) {
+			mustGit(t, f.home, f.ws, "config", "core.fsmonitor", f.run())
+		}, trigger: status},
+		{name: "a pre-commit hook", plant: func(t *testing.T, f fixture) {
+			write(t, filepath.Join(f.ws, ".git", "hooks", "pre-commit"), "#!/bin/sh\n"+f.run()+"\n", 0o755)
+		}, trigger: func(f fixture) (string, []string) {
+			return f.ws, []string{"commit", "-q", "--allow-empty", "-m", "x"}
+		}},
+		{name: "commondir to a copied git directory with fsmonitor", plant: func(t *testing.T, f fixture) {
+			evil := filepath.Join(f.ws, "evil")
+			if out, err := exec.Command("cp", "-a", filepath.Join(f.ws, ".git"), evil).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v %s", err, out)
+			}
+			mustGit(t, f.home, f.ws, "config", "--file", filepath.Join(evil, "config"), "core.fsmonitor", f.run())
+			write(t, filepath.Join(f.ws, ".git", "commondir"), "../evil\n", 0o644)
+		}, trigger: status},
+		{name: "commondir to a directory outside the workspace", plant: func(t *testing.T, f fixture) {
+			evil := filepath.Join(f.outside, "evil")
+			if out, err := exec.Command("cp", "-a", filepath.Join(f.ws, ".git"), evil).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v %s", err, out)
+			}
+			mustGit(t, f.home, f.ws, "config", "--file", filepath.Join(evil, "config"), "core.fsmonitor", f.run())
+			write(t, filepath.Join(f.ws, ".git", "commondir"), evil+"\n", 0o644)
+		}, trigger: status},
+		{name: "embedded repository added as a gitlink", plant: func(t *testing.T, f fixture) {
+			sub := filepath.Join(f.ws, "sub")
+			mustGit(t, f.home, f.ws, "init", "-q", "sub")
+			write(t, filepath.Join(sub, "x"), "x\n", 0o644)
+			mustGit(t, f.home, sub, "add", ".")
+			mustGit(t, f.home, sub, "commit", "-qm", "x")
+			mustGit(t, f.home, sub, "config", "core.fsmonitor", f.run())
+			write(t, filepath.Join(sub, "x"), "changed\n", 0o644)
+			mustGit(t, f.home, f.ws, "add", "sub")
+		}, trigger: status},
+		{name: "a repository planted over a tracked directory", plant: func(t *testing.T, f fixture) {
+			src := filepath.Join(f.ws, "src")
+			mustGit(t, f.home, src, "init", "-q")
+			mustGit(t, f.home, src, "config", "core.fsmonitor", f.run())
+		}, trigger: func(f fixture) (string, []string) { return filepath.Join(f.ws, "src"), []string{"status"} }},
+		{name: "a .git file pointing outside the workspace", plant: func(t *testing.T, f fixture) {
+			evil := filepath.Join(f.outside, "evil.git")
+			mustGit(t, f.home, f.outside, "init", "-q", "--bare", evil)
+			mustGit(t, f.home, f.outside, "config", "--file", filepath.Join(evil, "config"), "core.bare", "false")
+			mustGit(t, f.home, f.outside, "config", "--file", filepath.Join(evil, "config"), "core.fsmonitor", f.run())
+			write(t, filepath.Join(f.ws, "src", ".git"), "gitdir: "+evil+"\n", 0o644)
+		}, trigger: func(f fixture) (string, []string) { return filepath.Join(f.ws, "src"), []string{"status"} }},
+		{name: "a .git link in a subdirectory", plant: func(t *testing.T, f fixture) {
+			evil := filepath.Join(f.outside, "evil")
+			mustGit(t, f.home, f.outside, "init", "-q", evil)
+			mustGit(t, f.home, evil, "config", "core.fsmonitor", f.run())
+			if err := os.Symlink(filepath.Join(evil, ".git"), filepath.Join(f.ws, "src", ".git")); err != nil {
+				t.Fatal(err)
+			}
+		}, trigger: func(f fixture) (string, []string) { return filepath.Join(f.ws, "src"), []string{"status"} }},
+		{name: "diff.external", plant: func(t *testing.T, f fixture) {
+			mustGit(t, f.home, f.ws, "config", "diff.external", writeScript(t, f))
+			write(t, filepath.Join(f.ws, "a.txt"), "changed\n", 0o644)
+		}, trigger: func(f fixture) (string, []string) { return f.ws, []string{"diff"} }},
+		{name: "a clean filter with .gitattributes", plant: func(t *testing.T, f fixture) {
+			mustGit(t, f.home, f.ws, "config", "filter.x.clean", f.run()+"; cat")
+			write(t, filepath.Join(f.ws, ".gitattributes"), "*.txt filter=x\n", 0o644)
+			write(t, filepath.Join(f.ws, "a.txt"), "changed\n", 0o644)
+		}, trigger: func(f fixture) (string, []string) { return f.ws, []string{"add", "a.txt"} }},
+		{name: "a shell alias", plant: func(t *testing.T, f fixture) {
+			mustGit(t, f.home, f.ws, "config", "alias.st", "!"+f.run())
+		}, trigger: func(f fixture) (string, []string) { return f.ws, []string{"st"} }},
+		{name: "include.path to a file with fsmonitor", plant: func(t *testing.T, f fixture) {
+			write(t, filepath.Join(f.ws, "evil.inc"), "[core]\n\tfsmonitor = "+f.run()+"\n", 0o644)
+			mustGit(t, f.home, f.ws, "config", "include.path", "../evil.inc")
+		}, trigger: status},
+		{name: "includeIf", plant: func(t *testing.T, f fixture) {
+			write(t, filepath.Join(f.ws, "evil.inc"), "[core]\n\tfsmonitor = "+f.run()+"\n", 0o644)
+			mustGit(t, f.home, f.ws, "config", "includeIf.gitdir:/.path", "../evil.inc")
+		}, trigger: status},
+		{name: "core.sshCommand", plant: func(t *testing.T, f fixture) {
+			mustGit(t, f.home, f.ws, "config", "core.sshCommand", writeScript(t, f))
+		}, trigger: func(f fixture) (string, []string) {
+			return f.ws, []string{"fetch", "ssh://git@host.invalid/r.git"}
+		}},
+		{name: "core.hooksPath into the workspace", plant: func(t *testing.T, f fixture) {
+			write(t, filepath.Join(f.ws, "hooks2", "pre-commit"), "#!/bin/sh\n"+f.run()+"\n", 0o755)
+			mustGit(t, f.home, f.ws, "config", "core.hooksPath", "hooks2")
+		}, trigger: func(f fixture) (string, []string) {
+			return f.ws, []string{"commit", "-q", "--allow-empty", "-m", "x"}
+		}},
+		{name: "a hook in the user's own core.hooksPath (husky)", before: func(t *testing.T, f fixture) {
+			mustGit(t, f.home, f.ws, "config", "core.hooksPath", ".husky")
+			if err := os.MkdirAll(filepath.Join(f.ws, ".husky"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, plant: func(t *testing.T, f fixture) {
+			write(t, filepath.Join(f.ws, ".husky", "pre-commit"), "#!/bin/sh\n"+f.run()+"\n", 0o755)
+		}, trigger: func(f fixture) (string, []string) {
+			return f.ws, []string{"commit", "-q", "--allow-empty", "-m", "x"}
+		}},
+		{name: "fsmonitor in a submodule's git directory", before: func(t *testing.T, f fixture) {
+			origin := filepath.Join(f.outside, "origin")
+			mustGit(t, f.home, f.outside, "init", "-q", origin)
+			write(t, filepath.Join(origin, "o"), "o\n", 0o644)
+			mustGit(t, f.home, origin, "add", ".")
+			mustGit(t, f.home, origin, "commit", "-qm", "o")
+			mustGit(t, f.home, f.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", origin, "mod")
+			mustGit(t, f.home, f.ws, "commit", "-qm", "mod")
+		}, plant: func(t *testing.T, f fixture) {
+			mustGit(t, f.home, f.ws, "config", "--file", filepath.Join(f.ws, ".git", "modules", "mod", "config"), "core.fsmonitor", f.run())
+			write(t, filepath.Join(f.ws, "mod", "o"), "changed\n", 0o644)
+		}, trigger: status},
+	}
+}
+
+// writeScript writes an executable that leaves the marker and fails (as
+// an ssh that cannot connect does), and returns its path.
+func writeScript(t *testing.T, f fixture) string {
+	p := filepath.Join(f.ws, "tools", "x.sh")
+	write(t, p, "#!/bin/sh\n"+f.run()+"\nexit 1\n", 0o755)
+	return p
+}
+
+// settle waits until a change made now has a ctime after the setup's:
+// Check counts a change from a second before the command started.
+func settle() time.Time {
+	time.Sleep(1100 * time.Millisecond)
+	return time.Now()
+}
+
+// TestCheck_AttacksMadeInert: each attack runs its program through the
+// user's git without Check (the control), and not after it; what Check
+// moved aside is reported and kept.
+func TestCheck_AttacksMadeInert(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, a := range attacks() {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			for _, guarded := range []bool{false, true} {
+				f := newFixture(t)
+				if a.before != nil {
+					a.before(t, f)
+				}
+				since := settle()
+				a.plant(t, f)
+				var rep gitguard.Report
+				if guarded {
+					var err error
+					rep, err = gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since})
+					if err != nil {
+						t.Fatalf("Check: %v", err)
+					}
+					if len(rep.Findings) == 0 {
+						t.Errorf("Check found nothing")
+					}
+					for _, fd := range rep.Findings {
+						if _, err := os.Stat(fd.Kept); err != nil {
+							t.Errorf("finding %+v: what was moved aside is not kept: %v", fd, err)
+						}
+					}
+				}
+				dir, args := a.trigger(f)
+				git(t, f.home, dir, args...)
+				if !guarded && !f.ran() {
+					t.Fatalf("control: git %s ran nothing: the attack is not real", strings.Join(args, " "))
+				}
+				if guarded && f.ran() {
+					t.Errorf("git %s ran the planted program after Check (findings %+v)", strings.Join(args, " "), rep.Findings)
+				}
+			}
+		})
+	}
+}
+
+// TestCheck_OrdinaryWorkUntouched: what a command does with git in the
+// ordinary way (a new repository, a clone, a submodule, commits, user
+// settings, changed hook samples) is neither reported nor changed.
+func TestCheck_OrdinaryWorkUntouched(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t)
+	origin := filepath.Join(f.outside, "origin")
+	mustGit(t, f.home, f.outside, "init", "-q", origin)
+	write(t, filepath.Join(origin, "o"), "o\n", 0o644)
+	mustGit(t, f.home, origin, "add", ".")
+	mustGit(t, f.home, origin, "commit", "-qm", "o")
+	since := settle()
+
+	mustGit(t, f.home, f.ws, "config", "user.email", "agent@example.invalid")
+	mustGit(t, f.home, f.ws, "config", "pull.rebase", "true")
+	write(t, filepath.Join(f.ws, "a.txt"), "changed\n", 0o644)
+	mustGit(t, f.home, f.ws, "commit", "-qam", "two")
+	mustGit(t, f.home, f.ws, "checkout", "-qb", "topic")
+	mustGit(t, f.home, f.ws, "init", "-q", "newrepo")
+	mustGit(t, f.home, f.ws, "clone", "-q", origin, "vendor/origin")
+	mustGit(t, f.home, f.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", origin, "mod")
+	mustGit(t, f.home, f.ws, "commit", "-qm", "mod")
+	mustGit(t, f.home, f.ws, "worktree", "add", "-q", "wt", "main")
+
+	rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since})
+	if err != nil || len(rep.Findings) != 0 || rep.Incomplete != "" {
+		t.Fatalf("Check = %+v, %v; want nothing found", rep, err)
+	}
+	if got := mustGit(t, f.home, f.ws, "config", "user.email"); got != "agent@example.invalid\n" {
+		t.Errorf("user.email after Check: %q", got)
+	}
+	mustGit(t, f.home, filepath.Join(f.ws, "vendor", "origin"), "pull", "-q")
+	mustGit(t, f.home, filepath.Join(f.ws, "wt"), "status")
+}
+
+// TestCheck_OldChangesLeftAlone: what was there before the command (the
+// user's own fsmonitor, a hook, a commondir) is the user's: not touched.
+func TestCheck_OldChangesLeftAlone(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t)
+	mustGit(t, f.home, f.ws, "config", "core.fsmonitor", "true")
+	write(t, filepath.Join(f.ws, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n", 0o755)
+	since := settle()
+	rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since})
+	if err != nil || len(rep.Findings) != 0 {
+		t.Fatalf("Check = %+v, %v; want nothing", rep, err)
+	}
+	if got := mustGit(t, f.home, f.ws, "config", "core.fsmonitor"); got != "true\n" {
+		t.Errorf("the user's core.fsmonitor: %q", got)
+	}
+}
+
+// TestCheck_BoundedWalk: a tree larger than MaxDirs is said to be
+// checked only in part.
+func TestCheck_BoundedWalk(t *testing.T) {
+	ws := t.TempDir()
+	for i := range 20 {
+		if err := os.MkdirAll(filepath.Join(ws, "d", strings.Repeat("x", i+1)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := gitguard.Check(context.Background(), ws, gitguard.Options{Since: time.Now(), MaxDirs: 5})
+	if err != nil || !strings.Contains(rep.Incomplete, "5 directories") {
+		t.Fatalf("Check = %+v, %v; want it incomplete after 5 directories", rep, err)
+	}
+}
+
+// TestCheck_TreeSeesChangesDeepInside: with a session's Tree, a second
+// Check still finds a repository planted deep inside directories the
+// first one saw (only their entries changed), and one planted in a
+// directory made since; a Check after the planted ones were made inert
+// finds nothing more.
+func TestCheck_TreeSeesChangesDeepInside(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t)
+	deep := filepath.Join(f.ws, "src", "a", "b", "c")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var tree gitguard.Tree
+	since := settle()
+	if rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: &tree}); err != nil || len(rep.Findings) != 0 {
+		t.Fatalf("first Check = %+v, %v", rep, err)
+	}
+	since = settle()
+	mustGit(t, f.home, deep, "init", "-q")
+	mustGit(t, f.home, deep, "config", "core.fsmonitor", f.run())
+	newer := filepath.Join(f.ws, "new", "x")
+	mustGit(t, f.home, f.ws, "init", "-q", newer)
+	mustGit(t, f.home, newer, "config", "alias.x", "!"+f.run())
+	rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: &tree})
+	if err != nil || len(rep.Findings) != 2 {
+		t.Fatalf("second Check = %+v, %v; want the two planted keys", rep, err)
+	}
+	since = settle()
+	if rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: &tree}); err != nil || len(rep.Findings) != 0 {
+		t.Fatalf("third Check = %+v, %v; want nothing", rep, err)
+	}
+}

@@ -1,0 +1,140 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostGit runs the user's own git in dir, as u, outside any sandbox:
+// what a person does after the agent's command.
+func hostGit(t *testing.T, u user, home, dir string, args ...string) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@example.invalid", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@example.invalid"}
+	if u.switched {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: u.uid, Gid: u.gid}}
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+// TestSandbox_GitLeftoversNeverRun: a command, with the gate out of the
+// way (--yolo, the payload in a script), plants what the user's git
+// would run later: an embedded repository with core.fsmonitor added as a
+// gitlink, a pre-commit hook, a shell alias. Then the user runs git
+// status, commit and the alias on the host. Under --sandbox off (the
+// control) the planted programs run; under the default profile, through
+// runbox run and as a background job, none does, and the command's
+// result (a warning on stderr; the job's decided violations) says what
+// was made inert. As root and as an unprivileged user.
+func TestSandbox_GitLeftoversNeverRun(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			home, _, outside := sandboxDirs(t, u)
+			state := filepath.Join(home, "state")
+			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + state}
+			t.Cleanup(func() { stopDaemon(state) })
+			for _, door := range []string{"run", "start"} {
+				for _, profile := range []string{"off", "workspace"} {
+					name := door + "-" + profile
+					ws := mkdirOwned(t, u, filepath.Join(filepath.Dir(home), "ws-"+name))
+					marker := filepath.Join(outside, "RAN-"+name)
+					gitRepo(t, u, home, ws)
+					writeOwned(t, u, filepath.Join(ws, "plant.sh"), plantGit(marker), 0o755)
+					ran := doorRun(t, u, env, door, profile, ws)
+					hostGit(t, u, home, ws, "status")
+					hostGit(t, u, home, ws, "commit", "-q", "--allow-empty", "-m", "after")
+					hostGit(t, u, home, ws, "st")
+					_, err := os.Stat(marker)
+					if planted := err == nil; planted != (profile == "off") {
+						t.Errorf("%s: a planted program ran in the user's git: %v; want %v (command said %q)", name, planted, profile == "off", ran)
+					}
+					if profile == "workspace" && !strings.Contains(ran, "core.fsmonitor") {
+						t.Errorf("%s: the result does not say what was made inert: %q", name, ran)
+					}
+				}
+			}
+		})
+	}
+}
+
+// gitRepo makes ws a repository with one commit, as u.
+func gitRepo(t *testing.T, u user, home, ws string) {
+	t.Helper()
+	writeOwned(t, u, filepath.Join(ws, "a.txt"), "a\n", 0o644)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "a.txt"}, {"commit", "-qm", "one"}} {
+		if out, ok := hostGit(t, u, home, ws, args...); !ok {
+			t.Fatalf("git %v: %s", args, out)
+		}
+	}
+}
+
+// plantGit is the attack: each part may fail where the sandbox holds
+// it (as root, .git/config and hooks are read-only); the script goes on.
+func plantGit(marker string) string {
+	run := "touch " + marker
+	return `export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.invalid GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.invalid
+git init -q sub && (cd sub && echo x > x && git add x && git commit -qm x && git config core.fsmonitor '` + run + `' && echo y > x)
+git add sub
+printf '#!/bin/sh\n` + run + `\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+git config alias.st '!` + run + `'
+echo planted
+`
+}
+
+// doorRun runs plant.sh in ws through door (run, or start then wait)
+// under profile, and returns what runbox said about it: stderr for run,
+// the job's violations and warning for start.
+func doorRun(t *testing.T, u user, env []string, door, profile, ws string) string {
+	t.Helper()
+	if door == "run" {
+		out, errOut, _ := u.run(t, env, "--yolo", "--sandbox", profile, "run", "--cwd", ws, "--", "bash ./plant.sh")
+		if !strings.Contains(out, "planted") {
+			t.Fatalf("run: the script did not run: %q %q", out, errOut)
+		}
+		return errOut
+	}
+	out, errOut, code := u.run(t, env, "--yolo", "--sandbox", profile, "start", "--cwd", ws, "--", "bash ./plant.sh")
+	if code != 0 {
+		t.Fatalf("start: exit %d: %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	if _, errOut, code := u.run(t, env, "wait", "--timeout", "100s", id); code != 0 {
+		t.Fatalf("wait %s: exit %d: %s", id, code, errOut)
+	}
+	ps, _, _ := u.run(t, env, "ps", "--json")
+	var jobs []struct {
+		ID         string
+		Warning    string
+		Violations []struct{ Op, Target, Rule, Source string } `json:"sandbox_violations"`
+	}
+	json.Unmarshal([]byte(ps), &jobs)
+	for _, j := range jobs {
+		if j.ID != id {
+			continue
+		}
+		var said []string
+		for _, v := range j.Violations {
+			if v.Op == "git" && v.Source == "decided" {
+				said = append(said, v.Rule)
+			}
+		}
+		return strings.Join(said, " ") + " | " + j.Warning
+	}
+	t.Fatalf("job %s not in ps --json: %s", id, ps)
+	return ""
+}
