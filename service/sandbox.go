@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -40,7 +41,7 @@ func (s *Service) SandboxPolicy(spec envs.Spec) (confine.Policy, error) {
 	}
 	dir := spec.Dir
 	if dir == "" {
-		dir = s.opts.Getenv("PWD")
+		dir = s.workingDir()
 	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -99,6 +100,33 @@ func (s *Service) ownFiles() []string {
 		out = append(out, d)
 	}
 	return out
+}
+
+// workingDir is the directory commands start in when the spec names none:
+// PWD when it is this process's working directory (it keeps the name the
+// user gave it, links included), else the working directory itself. An
+// MCP client that starts runbox serve in a project directory passes on
+// its own PWD, which names another directory: the workspace must be
+// where serve runs, not where its client was started.
+func (s *Service) workingDir() string {
+	wd, err := os.Getwd()
+	pwd := s.opts.Getenv("PWD")
+	if err != nil {
+		return pwd
+	}
+	if pwd != "" && sameFile(pwd, wd) {
+		return pwd
+	}
+	return wd
+}
+
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 func absAll(paths []string) []string {

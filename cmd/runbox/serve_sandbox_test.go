@@ -205,3 +205,57 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", fmt.Sprintf("Bearer %s", strings.TrimSpace(b.token)))
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestServe_GitLeftoversMadeInert: through `runbox serve` as shipped
+// (stdio, default flags), a command plants an embedded repository with a
+// core.fsmonitor and adds it as a gitlink (the gate cannot see into the
+// script). The tool's result lists a decided "git" violation naming the
+// key, and the user's own git status afterwards runs nothing.
+func TestServe_GitLeftoversMadeInert(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	a := newServeAttack(t)
+	marker := filepath.Join(t.TempDir(), "RAN")
+	gitEnv := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+a.ws, "GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@example.invalid", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@example.invalid")
+	git := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = a.ws, gitEnv
+		cmd.CombinedOutput()
+	}
+	git("init", "-q")
+	git("add", "target")
+	git("commit", "-qm", "one")
+	// In a directory of its own: with HOME as the workspace, its top
+	// holds the steps toward the deny list, where nothing new is made.
+	os.WriteFile(filepath.Join(a.ws, "plant.sh"), []byte("export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.invalid GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.invalid\n"+
+		"cd src && git init -q sub && cd sub && echo x > x && git add x && git commit -qm x && git config core.fsmonitor 'touch "+marker+"' && echo y > x && cd .. && git add sub && echo PLANTED\n"), 0o644)
+	os.MkdirAll(filepath.Join(a.ws, "src"), 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs, _ := connectServe(ctx, t, "stdio", serveCommand(t, a))
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "sh plant.sh"}})
+	if err != nil {
+		t.Fatalf("terminal: %v", err)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var out struct {
+		Output     string                              `json:"output"`
+		Violations []struct{ Op, Rule, Source string } `json:"sandbox_violations"`
+	}
+	json.Unmarshal(b, &out)
+	if !strings.Contains(out.Output, "PLANTED") {
+		t.Fatalf("the command did not plant (so this proves nothing): %s", b)
+	}
+	found := false
+	for _, v := range out.Violations {
+		found = found || (v.Op == "git" && v.Rule == "git-config core.fsmonitor" && v.Source == "decided")
+	}
+	if !found {
+		t.Errorf("the result does not list the fsmonitor made inert: %s", b)
+	}
+	git("status")
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the user's git status ran the planted fsmonitor")
+	}
+}
