@@ -207,8 +207,8 @@ func TestSandbox_OrdinaryWorkSucceeds(t *testing.T) {
 				"git init -q . && git -c user.email=a@b -c user.name=a add notes.txt && git -c user.email=a@b -c user.name=a commit -qm first",
 				"echo tmp > \"$TMPDIR/x\" && cat \"$TMPDIR/x\"",
 				// A fresh account has no caches yet: the build and
-				// package caches still work.
-				"mkdir -p ~/.cache/pip/wheels && echo w > ~/.cache/pip/wheels/w && echo cache-ok",
+				// package caches (the workspace's own) still work.
+				"mkdir -p \"${XDG_CACHE_HOME:?}/pip/wheels\" && echo w > \"$PIP_CACHE_DIR/w\" && echo w > \"$npm_config_cache/w\" && echo cache-ok",
 				"if command -v go >/dev/null; then m=$(go env GOMODCACHE) && touch \"$m/ok\" && rm \"$m/ok\"; fi",
 				"curl -sS --max-time 20 http://" + ln.Addr().String() + "/simple/",
 				ownServer(freePort(t)),
