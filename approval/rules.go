@@ -409,11 +409,13 @@ var rules = []Rule{
 
 	// Dangerous: asks first.
 	{
-		ID: "rm-recursive", Tier: Dangerous,
+		// Build artefacts removed in the directory of the request are
+		// let through in every profile (artefacts.go).
+		ID: artefactRule, Tier: Dangerous,
 		Description: "recursive delete",
 		Command:     `^(rm|srm)$`,
 		Args:        []string{reRecursive},
-		Match:       []string{"rm -rf build", "rm build/ --recursive --force", "rm ~/projects -rf", "echo x && rm -rf /tmp/y", `r''m -r dir`},
+		Match:       []string{"rm -rf build", "rm src/ --recursive --force", "rm ~/projects -rf", "echo x && rm -rf /tmp/y", `r''m -r dir`},
 		NoMatch:     []string{"rm -f readme.txt", "rm foo.txt", "docker run --rm alpine true", "echo rm -rf x"},
 	},
 	{
@@ -696,10 +698,14 @@ var rules = []Rule{
 		Description: "overwrite a project .env or configuration file",
 		Command:     `^@write$`,
 		Args:        []string{`^(>|cp|mv|install|tee|ln|dd|curl|wget|truncate|rsync|scp|ditto) ` + reConfigFile},
+		// An example or template is not the project's configuration, and
+		// a build's output directory holds copies the build makes.
+		NotArgs: `^\S+ ((\./)?(build|dist|out|target|_build)/\S+|\S+\.(example|sample|template|tmpl|tpl|dist))$`,
 		Match: []string{"echo TOKEN=x > .env", "echo mode: prod > deploy/config.yaml", "printenv | tee .env backup", "install -m 600 template.env .env.production",
 			"cat a > /opt/data/.env", "cp x config.yaml", "truncate -s 0 settings.json", "mv new.toml config.toml", "curl -o config.json https://x/c.json"},
 		NoMatch: []string{"echo x >> .env", "cat .env > backup.txt", "echo x > config.yaml.bak", "echo x > .env#backup", "sed -i 's/a/b/' config.yaml",
-			"sed -i.bak -e 's/debug: true/debug: false/' deploy/config.yml", "perl -pi -e 's/a/b/' settings.json", "sed -i 's/DEBUG=1/DEBUG=0/' .env"},
+			"sed -i.bak -e 's/debug: true/debug: false/' deploy/config.yml", "perl -pi -e 's/a/b/' settings.json", "sed -i 's/DEBUG=1/DEBUG=0/' .env",
+			"mkdir -p build && cp config.example.yaml build/config.yaml", "env > .env.local.example", "cp config.yaml dist/config.yaml"},
 	},
 	{
 		ID: "edit-config-elsewhere", Tier: Dangerous,
@@ -861,7 +867,7 @@ var rules = []Rule{
 	{
 		ID: "kubectl-delete", Tier: Dangerous,
 		Description: "delete or drain Kubernetes resources",
-		Command:     `^kubectl$`,
+		Command:     `^(kubectl|oc|kubecolor)$`,
 		Args:        []string{`^(delete|drain)( |$)`},
 		Match:       []string{"kubectl delete pod x", "kubectl -n prod delete deploy api", "kubectl --foo bar -q delete ns x", "kubectl --insecure-skip-tls-verify drain node1"},
 		NoMatch:     []string{"kubectl get pods"},
@@ -1005,6 +1011,7 @@ var rules = []Rule{
 
 func init() { rules = append(rules, programRules...) } // runners.go's programs: rules_programs.go
 func init() { rules = append(rules, damageRules...) }  // credentials, system damage, lost work: rules_damage.go
+func init() { rules = append(rules, remoteRules...) }  // effects beyond the machine: rules_remote.go
 
 // Rules returns a copy of the rule table.
 func Rules() []Rule {

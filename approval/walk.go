@@ -571,6 +571,9 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				how = ">>"
 			}
 			a.write(how, target, via)
+			if how == ">" && printsNothing(st, in) {
+				a.fact(factEmpties, via, target)
+			}
 			if a.guard != nil {
 				if class := a.protects(a.pathValues(r.Word, target), reachWrite); class != "" {
 					a.fact(factProtected, via, class, r.Op.String(), target)
@@ -678,11 +681,22 @@ func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 	upstream, known := kindInit, 0
 	for i := 1; i < len(stages); i++ {
 		in := a.info(stages[i], src, via)
-		if in.role == roleNone || in.final == nil {
+		if in.final == nil {
+			continue
+		}
+		// An archive unpacked from a download lands in the tree unread.
+		extract := in.role == roleNone && extractsArchive(in.final)
+		if in.role == roleNone && !extract {
 			continue
 		}
 		for ; known < i; known++ {
 			upstream = max(upstream, a.stmtKind(stages[known], src, via))
+		}
+		if extract {
+			if upstream >= kindFetch {
+				a.fact(factFetchExtract, via, in.final.name)
+			}
+			continue
 		}
 		if upstream >= kindDecode {
 			a.fact(factPipeShell, via, upstream.String(), in.final.name)
@@ -908,6 +922,7 @@ func (a *analyzer) finish() {
 			break
 		}
 	}
+	a.fetchedExtract(fetched)
 	execBase := make(map[string]bool, len(a.chmodX))
 	for _, p := range a.chmodX {
 		execBase[path.Base(p)] = true
