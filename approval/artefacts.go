@@ -18,12 +18,18 @@ var artefactNames = setOf(`node_modules dist build target out _build __pycache__
 	.cache coverage .coverage htmlcov .nyc_output .gradle .eggs .dart_tool .expo storybook-static
 	.terraform.lock.hcl package-lock.json yarn.lock pnpm-lock.yaml`)
 
-// isArtefact reports whether the last element of p names a build
-// artefact (see [artefactNames]; also *.egg-info and cmake-build-*).
-func isArtefact(p string) bool {
-	b := path.Base(strings.TrimRight(p, "/"))
-	return artefactNames[b] || strings.HasSuffix(b, ".egg-info") && len(b) > len(".egg-info") ||
-		strings.HasPrefix(b, "cmake-build-") && len(b) > len("cmake-build-")
+// inArtefact reports whether rel, a path relative to the request's
+// directory, lies in a build artefact: one of its elements is an
+// artefact's name (build, target/debug, node_modules/.cache, dist/*,
+// pkg/__pycache__), or *.egg-info or cmake-build-*.
+func inArtefact(rel string) bool {
+	for e := range strings.SplitSeq(rel, "/") {
+		if artefactNames[e] || strings.HasSuffix(e, ".egg-info") && len(e) > len(".egg-info") ||
+			strings.HasPrefix(e, "cmake-build-") && len(e) > len("cmake-build-") {
+			return true
+		}
+	}
+	return false
 }
 
 // dropArtefactDeletes removes from fs the recursive deletes whose every
@@ -41,21 +47,25 @@ func dropArtefactDeletes(home, dir, text string, cmds []command, fs []finding) [
 	s := newSandboxScope(Sandbox{Profile: SandboxWorkspace, Writable: []string{dir}}, home, dir, text, cmds)
 	ctx := newContexts(cmds)
 	return slices.DeleteFunc(fs, func(f finding) bool {
-		return f.rule.ID == artefactRule && ctx.same(f.cmd) && s.removesArtefacts(f.cmd, cmds)
+		return f.rule.ID == artefactRule && ctx.same(f.cmd) && s.removesArtefacts(path.Clean(dir), f.cmd, cmds)
 	})
 }
 
-// removesArtefacts reports whether every path c removes is a build
-// artefact confined under the writable root.
-func (s *sandboxScope) removesArtefacts(c *command, cmds []command) bool {
-	ts, ok := s.targets(c, cmds)
-	if !ok || len(ts) == 0 {
+// removesArtefacts reports whether every path c removes is confined
+// under dir and lies in a build artefact there.
+func (s *sandboxScope) removesArtefacts(dir string, c *command, cmds []command) bool {
+	if !s.confined(c, cmds) {
 		return false
 	}
+	ts, _ := s.targets(c, cmds)
 	for _, t := range ts {
-		if !isArtefact(t.text) {
-			return false
+		ps, _ := s.resolveTarget(c, t)
+		for _, p := range ps {
+			rel, ok := strings.CutPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+			if !ok || !inArtefact(rel) {
+				return false
+			}
 		}
 	}
-	return s.confined(c, cmds)
+	return true
 }

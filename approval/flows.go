@@ -254,6 +254,7 @@ func alwaysHolds(cond []*syntax.Stmt, until bool) bool {
 const (
 	factEmpties      = "@empties"       // args: the file a redirection empties (: > f, > f, cat /dev/null > f)
 	factFetchExtract = "@fetch-extract" // args: the program that unpacks a download into the tree
+	factRunsRemote   = "@runs-remote"   // args: the package runner, the URL or repository it fetches what it runs from
 )
 
 // Sources of secrets that are not files, as a leak's read names them.

