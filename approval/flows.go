@@ -311,19 +311,26 @@ func secretSource(c *command) string {
 	case strings.HasPrefix(c.name, "docker-credential-") || strings.HasPrefix(c.name, "git-credential-"):
 		return secretHelper
 	default:
-		starts, ok := secretHelpers[c.name]
-		if !ok {
-			return ""
-		}
-		args := strings.Join(c.args, " ")
-		for _, s := range starts {
-			if s == "" && len(c.args) > 0 || s != "" && (args == s || strings.HasPrefix(args, s+" ")) {
+		for _, start := range secretHelperWords[c.name] {
+			if len(start) == 0 && len(c.args) > 0 || len(start) > 0 && len(c.args) >= len(start) && slices.Equal(c.args[:len(start)], start) {
 				return secretHelper
 			}
 		}
 	}
 	return ""
 }
+
+// secretHelperWords is secretHelpers with each start split into words,
+// so a check compares words and builds no string.
+var secretHelperWords = func() map[string][][]string {
+	m := make(map[string][][]string, len(secretHelpers))
+	for name, starts := range secretHelpers {
+		for _, s := range starts {
+			m[name] = append(m[name], strings.Fields(s))
+		}
+	}
+	return m
+}()
 
 // printsOnly reports whether source, the text of a command whose
 // program is an environment dump, runs nothing else: env A=1 prints the

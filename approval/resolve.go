@@ -513,7 +513,7 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 		i, globals = first, globals[:firstGlobals]
 	}
 	c.globals = globals
-	c.args = texts(rest[i:])
+	c.args = a.texts(rest[i:])
 	if c.name == "docker" && len(c.args) > 0 && c.args[0] == "compose" {
 		sub := &command{name: "compose"}
 		a.subcommand(sub, composeSpec, rest[i+1:])

@@ -1118,10 +1118,12 @@ func (r *compiledRule) nameMatches(name string) bool {
 }
 
 func (r *compiledRule) matches(s *subject) bool {
+	return r.nameMatches(s.c.name) && r.matchesRest(s)
+}
+
+// matchesRest tests what matches tests beyond the program name.
+func (r *compiledRule) matchesRest(s *subject) bool {
 	c := s.c
-	if !r.nameMatches(c.name) {
-		return false
-	}
 	if r.env != nil {
 		if !s.haveE {
 			s.env, s.haveE = strings.Join(c.env, " "), true

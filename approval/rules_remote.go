@@ -356,15 +356,24 @@ var remoteRules = []Rule{
 	{
 		ID: "truncate-data", Tier: Dangerous,
 		Description: "empties a data file (a database, log, key, history or repository file)",
-		Command:     `^(truncate|@empties|cp|install)$`,
-		Args: []string{`(^| )(-s ?0+|--size[ =]?0+|-s ?[-</%]\S*|--size[ =]?[-</%]\S*|-r|--reference|/dev/null)( |$)|^[^ -]\S*$`,
+		Command:     `^(truncate|@empties)$`,
+		Args: []string{`(^| )(-s ?0+|--size[ =]?0+|-s ?[-</%]\S*|--size[ =]?[-</%]\S*|-r|--reference)( |$)|^[^ -]\S*$`,
 			`(^| )` + reDataFile + `( |$)`},
 		// Scratch files and logs of a build are not state anyone keeps.
 		NotArgs: `(^| )(/tmp/|/var/tmp/|(\./)?(build|dist|out|target|tmp)/)\S*$`,
 		Match: []string{"truncate -s 0 app.db", "truncate --size=0 db.sqlite3", "truncate -s 0 server.log", ": > app.db", "> prod.db", "cat /dev/null > app.db",
-			"echo -n > users.db", "true > production.log", ": > .git/index", "cp /dev/null data.db", ": > ~/.bash_history", "> secrets.json"},
+			"echo -n > users.db", "true > production.log", ": > .git/index", ": > ~/.bash_history", "> secrets.json"},
 		NoMatch: []string{"truncate -s 1G disk.img", "truncate -s 0 /tmp/scratch.txt", ": > /tmp/out.txt", "> output.txt", "echo hi > app.log", "sqlite3 app.db .dump > dump.sql",
 			"truncate -s +1M app.db", "truncate -s 100M app.db", "cp app.db app.db.bak", ": > build/app.log"},
+	},
+
+	{
+		ID: "truncate-data-copy", Tier: Dangerous,
+		Description: "empties a data file by copying /dev/null over it (a database, log, key, history or repository file)",
+		Command:     `^(cp|install|dd)$`,
+		Args:        []string{`(^| )(if=)?/dev/null `, `(^| )(of=)?` + reDataFile + `( |$)`},
+		Match:       []string{"cp /dev/null data.db", "install /dev/null ~/.ssh/authorized_keys", "dd if=/dev/null of=app.db"},
+		NoMatch:     []string{"cp app.db app.db.bak", "cp /dev/null /tmp/x.txt"},
 	},
 
 	// A repository pointed elsewhere, package caches rewritten.

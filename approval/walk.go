@@ -121,6 +121,44 @@ type analyzer struct {
 	// reads are the programs that read the command's own input as
 	// commands, code or statements ([Gate.Input]).
 	reads []Input
+	// argArena and strArena hand out the words of each statement and
+	// the arguments of each command, from blocks kept for the next run
+	// (see [analyzer.argSlice]).
+	argArena []arg
+	strArena []string
+}
+
+// arenaBlock is the smallest block an arena allocates: enough for the
+// words of most checks.
+const arenaBlock = 256
+
+// argSlice returns an empty slice of capacity n from the run's arena:
+// an append past n copies it out, so slices handed out never overlap.
+// Nothing handed out outlives the run (the commands are the check's
+// until its verdict).
+func (a *analyzer) argSlice(n int) []arg {
+	if cap(a.argArena)-len(a.argArena) < n {
+		a.argArena = make([]arg, 0, max(arenaBlock, n))
+	}
+	start := len(a.argArena)
+	a.argArena = a.argArena[:start+n]
+	return a.argArena[start : start : start+n]
+}
+
+// texts returns the texts of args in a slice from the run's arena (see
+// [analyzer.argSlice]).
+func (a *analyzer) texts(args []arg) []string {
+	n := len(args)
+	if cap(a.strArena)-len(a.strArena) < n {
+		a.strArena = make([]string, 0, max(arenaBlock, n))
+	}
+	start := len(a.strArena)
+	a.strArena = a.strArena[:start+n]
+	out := a.strArena[start : start+n : start+n]
+	for i, x := range args {
+		out[i] = x.text
+	}
+	return out
 }
 
 // step is one node on the path a walk is in.
@@ -175,6 +213,8 @@ func (a *analyzer) runInput(src string, g *guard, in Input) []command {
 		readsIn:   reuseSlice(a.readsIn),
 		path:      reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
 		reads:     reuseSlice(a.reads),
+		argArena:  a.argArena[:0],
+		strArena:  a.strArena[:0],
 		guard:     g,
 		spare:     a.spare,
 		freeRes:   a.freeRes,
@@ -540,7 +580,7 @@ func (a *analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
 	if s, e := int(ce.Pos().Offset()), int(ce.End().Offset()); s >= 0 && s <= e && e <= len(src) {
 		source = src[s:e]
 	}
-	args, braces := words(ce.Args)
+	args, braces := wordsInto(a.argSlice(len(ce.Args)), ce.Args)
 	if braces > 0 {
 		in.cmds = append(in.cmds, command{name: factTooComplex, args: []string{tooManyBracesDetail(braces, maxBraceExprs)}, via: via, source: source})
 	}
