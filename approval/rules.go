@@ -31,7 +31,12 @@ import (
 // (find's arguments, "--", then what xargs runs), "@protected" (args:
 // "policy", "state" or "unresolved", how, the path; see [Protection]),
 // "@runs-hidden" (args: the program, what it runs that the gate cannot
-// read), "@unparsed", "@too-deep" and "@too-complex".
+// read), "@leak" (args: "send" and the program or "write" and the file,
+// then what was read: a path or a source of secrets such as
+// "<environment>"), "@empties" (the file a redirection empties),
+// "@fetch-extract" (the program unpacking a download), "@runs-remote"
+// (the package runner, the URL or repository it fetches from),
+// "@unparsed", "@too-deep" and "@too-complex".
 type Rule struct {
 	ID          string // stable identifier, usable in allow and deny lists
 	Tier        Tier
