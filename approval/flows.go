@@ -269,7 +269,7 @@ const (
 // token); an empty start means every use of the program.
 var secretHelpers = map[string][]string{
 	"git":         {"credential fill", "credential-store get", "credential-cache get"},
-	"gh":          {"auth token"},
+	"gh":          {"auth token", "auth status -t", "auth status --show-token"},
 	"glab":        {"auth token", "config get token"},
 	"aws":         {"configure export-credentials", "configure get", "sts get-session-token", "sts assume-role", "sts get-federation-token", "ecr get-login-password", "secretsmanager get-secret-value", "ssm get-parameter"},
 	"gcloud":      {"auth print-access-token", "auth print-identity-token", "auth application-default print-access-token", "secrets versions access", "config config-helper"},

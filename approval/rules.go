@@ -96,7 +96,7 @@ const (
 	reBlockDevice = `/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme[0-9]|mmcblk[0-9]|md[0-9]|dm-[0-9]|loop[0-9]|nbd[0-9]|rbd[0-9]|zd[0-9]|sr[0-9]|mapper/|disk/|disk[0-9]|rdisk[0-9]|root( |$)|bcache)`
 	reForce       = `(--force|-[a-zA-Z]*f[a-zA-Z]*)`
 	reShells      = `^(bash|sh|zsh|dash|ksh|mksh|ash|fish|yash|csh|tcsh)$`
-	reSudoLike    = `(^| )(sudo|doas|run0|please|pkexec)( |$)`
+	reSudoLike    = `(^| )(sudo|doas|run0|please|pkexec|systemd-run)( |$)`
 	reProse       = `^(echo|printf|grep|egrep|fgrep|rg|ag|ack|git|gh|jq|yq|sed|awk|cat|less|more|head|tail|wc|sort|uniq|cut|tr|:|true|false|test|\[|ping|ping6|traceroute|dig|nslookup|host|whois|man|info)$`
 	reWriteHow    = `^\S+ `
 	// reConfigFile matches a project's .env and configuration files.
@@ -872,7 +872,7 @@ var rules = []Rule{
 	{
 		ID: "kubectl-delete", Tier: Dangerous,
 		Description: "delete or drain Kubernetes resources",
-		Command:     `^(kubectl|oc|kubecolor)$`,
+		Command:     `^(kubectl|oc|kubecolor|k)$`,
 		Args:        []string{`^(delete|drain)( |$)`},
 		Match:       []string{"kubectl delete pod x", "kubectl -n prod delete deploy api", "kubectl --foo bar -q delete ns x", "kubectl --insecure-skip-tls-verify drain node1"},
 		NoMatch:     []string{"kubectl get pods"},
@@ -916,7 +916,7 @@ var rules = []Rule{
 		Command:     reShells,
 		Via:         reSudoLike,
 		Args:        []string{`^(-\S+( |$))*$`},
-		Match:       []string{"sudo bash", "sudo -u root zsh -l"},
+		Match:       []string{"sudo bash", "sudo -u root zsh -l", "systemd-run --uid=0 --pty bash"},
 		NoMatch:     []string{"sudo bash deploy.sh", "bash"},
 	},
 	{

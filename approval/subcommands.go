@@ -84,7 +84,7 @@ var subcommandNames = map[string]map[string]bool{
 	"conda": condaSubcommands,
 	"composer": setOf(`install update require remove uninstall dump-autoload show outdated create-project
 		run-script run exec global validate config diagnose`),
-	"poetry": setOf(`add remove install update lock run shell show build publish new init config check env self
+	"poetry": setOf(`add remove install update lock run shell show build publish new init config check env self source
 		sync`),
 	"pdm": setOf(`add remove install update lock run sync list show build publish init`),
 	"rustup": setOf(`install uninstall toolchain update default target component override self show run which
