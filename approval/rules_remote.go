@@ -448,7 +448,9 @@ var remoteRules = []Rule{
 		ID: "package-cache-write", Tier: Dangerous,
 		Description: "writes into a package cache or installed dependencies (Go module cache, site-packages, node_modules …): every build that uses them runs it",
 		Command:     `^@write$`,
-		Args:        []string{`^\S+ ` + rePackageCache + `$`},
+		// The first pattern is the caches' names alone: a cheap test most
+		// writes fail before the whole expression runs.
+		Args: []string{`(go/pkg/mod|GOPATH|GOMODCACHE|site-packages|dist-packages|node_modules/|\.npm/|\.cache/|\.m2/|\.cargo/|\.gem/|\.gradle/|\.nuget/|\.pub-cache/|share/pnpm/)`, `^\S+ ` + rePackageCache + `$`},
 		Match: []string{"echo 'package x' > ~/go/pkg/mod/github.com/x/y@v1.0.0/y.go", "sed -i 's/a/b/' ~/go/pkg/mod/golang.org/x/net@v0.1.0/x.go",
 			"echo 'import os' >> .venv/lib/python3.12/site-packages/r/__init__.py", "cp evil.js node_modules/.bin/jest", "echo x > node_modules/.cache/b/abc.json",
 			"cp evil.jar ~/.m2/repository/org/x/y-1.0.jar", "echo x > ~/.cache/go-build/ab/abc-d", "cp x $GOPATH/pkg/mod/github.com/x/y@v1/y.go"},

@@ -126,6 +126,7 @@ type analyzer struct {
 	// (see [analyzer.argSlice]).
 	argArena []arg
 	strArena []string
+	plain    plainBuf // the nodes of plain lines ([parsePlain])
 }
 
 // arenaBlock is the smallest block an arena allocates: enough for the
@@ -215,6 +216,7 @@ func (a *analyzer) runInput(src string, g *guard, in Input) []command {
 		reads:     reuseSlice(a.reads),
 		argArena:  a.argArena[:0],
 		strArena:  a.strArena[:0],
+		plain:     a.plain,
 		guard:     g,
 		spare:     a.spare,
 		freeRes:   a.freeRes,
@@ -223,6 +225,7 @@ func (a *analyzer) runInput(src string, g *guard, in Input) []command {
 		budget:    maxCommands,
 		budget0:   max(maxParseFactor*len(src), minParseBudget),
 	}
+	a.plain.reset()
 	if in.Kind != InputData {
 		a.input(in, src)
 	} else {
@@ -397,7 +400,7 @@ func (a *analyzer) parse(src string, via []string) (*syntax.File, error) {
 		a.limit(factTooComplex, tooManyCommandsDetail(maxCommands), via)
 		return nil, errLimit
 	}
-	if f, ok := parsePlain(src); ok {
+	if f, ok := parsePlain(src, &a.plain); ok {
 		return f, nil
 	}
 	// One reader serves every parse: each ends before the next begins.
