@@ -1039,13 +1039,20 @@ type compiledRule struct {
 	names map[string]bool
 	// reason is the Description with the rule's id, as verdicts give it.
 	reason string
+	// envNeedsSome says the Env pattern cannot match an empty
+	// environment: a command with no assignments, most of them, skips
+	// the rule without joining or matching anything.
+	envNeedsSome bool
 }
 
 // literalNames matches a pattern that is only ^name$ or ^(name|name…)$.
 var literalNames = regexp.MustCompile(`^\^\(?([a-z0-9@_-]+(\|[a-z0-9@_-]+)*)\)?\$$`)
 
 // compiledRules compiles the table once per process; the table is constant.
-var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
+var compiledRules = sync.OnceValues(compileTable)
+
+// compileTable compiles the rule table (see [compiledRules]).
+func compileTable() ([]*compiledRule, error) {
 	out := make([]*compiledRule, 0, len(rules))
 	ids := make(map[string]bool)
 	seen := make(map[string]*pattern) // one pattern for one expression, however many rules use it
@@ -1079,6 +1086,7 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 		cr.notArgs = compile(r.NotArgs)
 		cr.globals = compile(r.Globals)
 		cr.env = compile(r.Env)
+		cr.envNeedsSome = cr.env != nil && !regexp.MustCompile(r.Env).MatchString("")
 		cr.via = compile(r.Via)
 		for _, p := range r.Args {
 			cr.args = append(cr.args, compile(p))
@@ -1089,7 +1097,7 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 		out = append(out, cr)
 	}
 	return out, nil
-})
+}
 
 // subject is a command as rules see it, with each line built on demand.
 type subject struct {
@@ -1130,6 +1138,9 @@ func (r *compiledRule) matches(s *subject) bool {
 func (r *compiledRule) matchesRest(s *subject) bool {
 	c := s.c
 	if r.env != nil {
+		if len(c.env) == 0 && r.envNeedsSome {
+			return false
+		}
 		if !s.haveE {
 			s.env, s.haveE = strings.Join(c.env, " "), true
 		}

@@ -317,7 +317,7 @@ var remoteRules = []Rule{
 		ID: "home-upload", Tier: Dangerous,
 		Description: "copies the whole home directory to another machine",
 		Command:     `^(rsync|scp|rclone|sftp)$`,
-		Args:        []string{`(^| )(~|/home/[^/ ]+|/root|/Users/[^/ ]+)/?( -\S+)* [^ /-][^ ]*:`},
+		Args:        []string{`:`, `(^| )(~|/home/[^/ ]+|/root|/Users/[^/ ]+)/?( -\S+)* [^ /-][^ ]*:`},
 		Match:       []string{"rsync -a ~/ host:/loot/", "scp -r /home/user host:backup/", "rclone copy ~ remote:home"},
 		NoMatch:     []string{"rsync -a host:/x ~/", "rsync -a ~/project/ host:/srv/", "scp build.tgz host:"},
 	},
