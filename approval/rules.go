@@ -874,6 +874,7 @@ var rules = []Rule{
 		Description: "delete or drain Kubernetes resources",
 		Command:     `^(kubectl|oc|kubecolor|k)$`,
 		Args:        []string{`^(delete|drain)( |$)`},
+		NotArgs:     `(^| )(--help|-h)( |$)`,
 		Match:       []string{"kubectl delete pod x", "kubectl -n prod delete deploy api", "kubectl --foo bar -q delete ns x", "kubectl --insecure-skip-tls-verify drain node1"},
 		NoMatch:     []string{"kubectl get pods"},
 	},

@@ -919,7 +919,7 @@ func resolveToolRunner(r *resolution) bool {
 		after = after[1:]
 	}
 	opts, rest := splitOpts(after, runnerSubOpts)
-	remoteRun(r, opts, nil)
+	remoteRun(r, opts, rest)
 	isCode := hasOpt(opts, "-c", "--call", "--command")
 	if code, ok := optValue(opts, "--call", "--command"); ok && !isCode {
 		isCode, rest = true, append([]arg{{text: code}}, rest...) // --call=CODE
