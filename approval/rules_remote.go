@@ -33,7 +33,9 @@ const (
 	// home directory: ".", "*", "..", the home directory or one of its
 	// (non-hidden) subdirectories, another user's home, /srv and /opt
 	// trees.
-	reWholeTreeOrHome = `(\.|\./|\*|\.\.|\.\./|~|~/[^. ]\S*|/home/\S+|/Users/\S+|/srv/\S+|/opt/\S+)( |$)`
+	reWholeTreeOrHome = `(\.\.|\.\./|~|~/[^. ]\S*|/home/\S+|/Users/\S+)( |$)`
+	// reProjectTree is a target that stands for the whole project: ".", "*".
+	reProjectTree = `(\.|\./|\*)( |$)`
 	// rePackageCache is a directory tools fetch packages into and build
 	// from: what is written there runs in every build that uses it.
 	rePackageCache = `(\S*/go/pkg/mod/\S+|\$\{?GOPATH\}?/pkg/mod/\S+|\$\{?GOMODCACHE\}?/\S+|\S*/(site|dist)-packages/\S+|(\S*/)?node_modules/\S+|` +
@@ -174,9 +176,9 @@ var remoteRules = []Rule{
 		Description: "deletes, destroys or disables resources of a cloud or hosting service (projects, clusters, apps, databases, secrets)",
 		Command: `^(gcloud|az|gsutil|doctl|linode-cli|hcloud|eksctl|flyctl|fly|heroku|vercel|netlify|firebase|supabase|wrangler|railway|render|scw|exo|ibmcloud|oci|` +
 			`vultr-cli|civo|upcloud|sam|cdk|serverless|sls|vault|eb|copilot|ionosctl|stackit|okteto|nomad|consul|openstack|swift|rclone|mc|b2|s3cmd|azcopy|` +
-			`kind|minikube|k3d|k3s|microk8s|neonctl|neon|pscale|planetscale|turso|mongocli|atlas|vagrant|multipass|lxc|incus|virsh|doppler|tilt|skaffold|` +
+			`kind|minikube|k3d|k3s|microk8s|neonctl|neon|pscale|planetscale|turso|mongocli|atlas|vagrant|multipass|lxc|incus|virsh|doppler|` +
 			`docker-machine|colima|limactl|aiven|upstash|convex|sst|amplify|render|koyeb|northflank|scaleway|exoscale|ovhcloud)$`,
-		Args: []string{`(^| )(delete|del|destroy|remove|rm|rb|rmdir|purge|disable|reset|terminate|uninstall|down|delete-batch|deprovision|undeploy|abandon|stop|deallocate|` +
+		Args: []string{`(^| )(delete|del|destroy|remove|rm|rb|rmdir|purge|disable|reset|terminate|uninstall|down|delete-batch|deprovision|undeploy|abandon|deallocate|` +
 			`undefine|\S*-iam-policy(-binding)?|set-iam-policy|\S+:(destroy|delete|remove|reset|disable|rm))( |$)`},
 		NotArgs: `(^| )(--dry-run|--help|-h|--dryrun)( |$)`,
 		Match: []string{"gcloud container clusters delete prod", "gcloud storage rm -r gs://b", "az aks delete -g rg -n prod", "az storage blob delete-batch -s c",
@@ -185,7 +187,7 @@ var remoteRules = []Rule{
 			"vault secrets disable secret/", "hcloud server delete web-1", "railway down", "rclone purge remote:bucket", "mc rb --force local/b",
 			"kind delete cluster", "minikube delete --all", "k3d cluster delete prod", "turso db destroy db --yes", "gcloud projects remove-iam-policy-binding p --member x"},
 		NoMatch: []string{"gcloud projects list", "az group list", "fly deploy", "heroku logs --tail", "vercel deploy", "vault kv get secret/app",
-			"cdk diff", "sam deploy", "rclone copy a remote:b", "gcloud storage ls gs://b", "firebase deploy"},
+			"cdk diff", "sam deploy", "rclone copy a remote:b", "gcloud storage ls gs://b", "firebase deploy", "minikube stop", "supabase stop"},
 	},
 	{
 		ID: "gcs-remove-all", Tier: Dangerous,
@@ -378,20 +380,29 @@ var remoteRules = []Rule{
 	// Ownership and truncation.
 	{
 		ID: "perm-tree-recursive", Tier: Dangerous,
-		Description: "recursive change of ownership or permissions of a whole project or home tree",
+		Description: "recursive change of ownership or permissions of a home tree (or of the project's parent)",
 		Command:     rePermTools,
 		Args:        []string{rePermRecursive, `(^| )` + reWholeTreeOrHome},
 		// Giving the tree to oneself, or adding read or write for its
 		// owner, or taking them from others, locks nobody out.
 		NotArgs: `(^| )(\$\{?USER\}?|\$\(id -u\)|\$\(whoami\))([:.]\S*)?( |$)|^(-\S+ )*(u\+[rwxX]+|a?\+[rX]+|[go]+-[rwxX]+|[ugoa]*[+][rX]+(,[ugoa]*[+][rX]+)*)( |$)`,
-		Match:   []string{"chown -R nobody .", "chown -R nobody:nogroup ./", "chmod -R 000 *", "chown -R bob:bob /home/user", "chown -R root:root ~/projects", "chgrp -R nogroup ~"},
-		NoMatch: []string{"chown -R $USER:$USER .", "chown -R me:me src/", "chmod -R 755 scripts", "chmod -R u+w ./build", "chmod -R 700 ~/.ssh", "chown me file.txt", "chmod -R u+w .", "chmod -R go-w ."},
+		Match:   []string{"chown -R bob:bob /home/user", "chown -R root:root ~/projects", "chgrp -R nogroup ~", "chmod -R 700 ~/work", "chown -R x ..", "chown -R bob ~"},
+		NoMatch: []string{"chown -R $USER:$USER ~/x", "chown -R me:me src/", "chmod -R 755 scripts", "chmod -R u+w ./build", "chmod -R 700 ~/.ssh", "chown me file.txt", "chmod -R u+w ~/x",
+			"chmod -R go-w ~/x", "chmod -R 755 .", "chown -R node:node ."},
+	},
+	{
+		ID: "owner-tree-away", Tier: Dangerous,
+		Description: "recursive change of a whole project's owner to root or nobody (its owner can no longer change it)",
+		Command:     `^(chown|chgrp)$`,
+		Args:        []string{rePermRecursive, `(^| )(root|nobody|nogroup|daemon|bin|0|65534)([:.]\S*)?( |$)`, `(^| )` + reProjectTree},
+		Match:       []string{"chown -R nobody .", "chown -R nobody:nogroup ./", "sudo chown -R root .", "chown -R 0:0 *", "chgrp -R nogroup ."},
+		NoMatch:     []string{"chown -R node:node .", "chown -R $USER .", "chown -R nobody ./tmp"},
 	},
 	{
 		ID: "perm-strip-recursive", Tier: Dangerous,
 		Description: "recursive removal of everyone's access to a tree (chmod -R 000, a-rwx)",
 		Command:     `^(chmod|setfacl)$`,
-		Args:        []string{rePermRecursive, `(^| )(0*[0-3][0-7][0-7]|[ugoa]*[ua][ugoa]*(-|=)[rwxX]*|=|u:[^: ]+:-+|[ugoa]*=)( |$)`},
+		Args:        []string{rePermRecursive, `(^| )(0*[0-3][0-7][0-7]|[ugoa]*[ua][ugoa]*(-|=)[rwxX]*|=|[ugo]:[^: ]*:-+|[ugoa]*=)( |$)`},
 		Match:       []string{"chmod -R 000 ./src", "chmod -R a-rwx data", "chmod -R u-r lib", "setfacl -R -m u:nobody:--- ~"},
 		NoMatch:     []string{"chmod -R 755 scripts", "chmod -R go-w src", "chmod -R u+w build", "chmod 000 secret.txt"},
 	},
@@ -455,18 +466,20 @@ var remoteRules = []Rule{
 	},
 	{
 		ID: "git-redirect", Tier: Dangerous,
-		Description: "points a repository at another work tree, object store, remote or configuration (core.worktree, core.bare, url.insteadOf, include.path, remote URLs)",
+		Description: "points a repository at another work tree, object store, proxy or configuration (core.worktree, core.bare, url.insteadOf, an include.path by absolute path)",
 		Command:     `^git$`,
 		// Keys are spelt as git's documentation spells them, and in lower
 		// case. Programs git runs from its configuration (core.pager,
 		// core.editor, core.sshCommand) are judged as the code they are.
-		Args: []string{`^(config( .*)? (core\.([wW]orktree|bare|fsmonitor|git[pP]roxy|ask[pP]ass)|include\.path|include[iI]f\.\S+|` +
-			`url\.\S+\.(push[iI]nstead[oO]f|instead[oO]f)|remote\.\S+\.(url|pushurl|push[uU]rl|receivepack|uploadpack)|http\.\S*proxy|protocol\.\S+\.allow|safe\.directory)(=| |$)|remote set-url( |$))`},
+		Args: []string{`^(config( .*)? (core\.([wW]orktree|bare|fsmonitor|git[pP]roxy|ask[pP]ass)|include[iI]f\.\S+|` +
+			`url\.\S+\.(push[iI]nstead[oO]f|instead[oO]f)|remote\.\S+\.(receivepack|uploadpack)|http\.\S*proxy|protocol\.\S+\.allow|safe\.directory)(=| |$)|` +
+			`config( .*)? include\.path[ =]/)`},
 		NotArgs: `(^| )(--get|--get-all|--get-regexp|--get-urlmatch|-l|--list|--unset|--unset-all|get|list|--show-origin)( |$)`,
 		Match: []string{"git config core.worktree /", "git config --local core.worktree ../..", "git config core.bare true", "git config --global url.https://e.example/.insteadOf https://github.com/",
-			"git config remote.origin.url https://e.example/r.git", "git remote set-url origin https://e.example/r.git", "git config --global include.path /tmp/evil.cfg"},
+			"git config --global include.path /tmp/evil.cfg"},
 		NoMatch: []string{"git config user.name Dev", "git config --get core.worktree", "git config core.autocrlf input", "git remote add upstream https://github.com/u/r.git",
-			"git remote -v", "git config pull.rebase true", "git config --global credential.helper cache"},
+			"git remote -v", "git config pull.rebase true", "git config --global credential.helper cache", "git remote set-url origin git@github.com:me/r.git",
+			"git config --local include.path ../.gitconfig"},
 	},
 	{
 		ID: "git-redirect-option", Tier: Dangerous,
