@@ -124,9 +124,10 @@ var remoteRules = []Rule{
 		Description: "pushes, copies over, retags or deletes an image in a registry",
 		Command:     `^(skopeo|crane|gcrane|regctl|oras|helm|buildah)$`,
 		Args: []string{`^(-\S+ )*(push|delete|tag|append|mutate|rebase|flatten|image (copy|delete|mod)|tag (delete|rm)|manifest (put|delete|rm)|blob (delete|put)|` +
-			`(copy|cp|sync)( .*)? (docker://|oci://|[a-z0-9.-]+\.[a-z]{2,}(:[0-9]+)?/)\S+$|cm-push)( |$)`},
+			`(copy|cp|sync)( .*)? (docker://|oci://|[a-z0-9.-]+\.[a-z]{2,}(:[0-9]+)?/)\S*$|cm-push)( |$)`},
 		Match: []string{"skopeo copy docker-archive:img.tar docker://x/app:latest", "skopeo delete docker://r.example/app:old", "crane push img.tar x/app:latest",
-			"crane delete x/app:old", "crane tag x/app:sha latest", "helm push chart-1.0.0.tgz oci://r.example/charts", "oras push r.example/a:1 f.txt"},
+			"crane delete x/app:old", "crane tag x/app:sha latest", "helm push chart-1.0.0.tgz oci://r.example/charts", "oras push r.example/a:1 f.txt",
+			"helm cm-push chart/ repo", "skopeo sync --src docker --dest docker r1.example/x r2.example/"},
 		NoMatch: []string{"skopeo inspect docker://alpine", "skopeo copy docker://alpine dir:/tmp/a", "crane ls x/app", "crane manifest x/app", "helm list"},
 	},
 	{
@@ -402,8 +403,8 @@ var remoteRules = []Rule{
 		ID: "perm-strip-recursive", Tier: Dangerous,
 		Description: "recursive removal of everyone's access to a tree (chmod -R 000, a-rwx)",
 		Command:     `^(chmod|setfacl)$`,
-		Args:        []string{rePermRecursive, `(^| )(0*[0-3][0-7][0-7]|[ugoa]*[ua][ugoa]*(-|=)[rwxX]*|=|[ugo]:[^: ]*:-+|[ugoa]*=)( |$)`},
-		Match:       []string{"chmod -R 000 ./src", "chmod -R a-rwx data", "chmod -R u-r lib", "setfacl -R -m u:nobody:--- ~"},
+		Args:        []string{rePermRecursive, `(^| )(0+|0*[0-3][0-7][0-7]|[ugoa]*[ua][ugoa]*(-|=)[rwxX]*|=|[ugo]:[^: ]*:-+|[ugoa]*=)( |$)`},
+		Match:       []string{"chmod -R 000 ./src", "chmod -R a-rwx data", "chmod -R u-r lib", "setfacl -R -m u:nobody:--- ~", "chmod -R 0 ."},
 		NoMatch:     []string{"chmod -R 755 scripts", "chmod -R go-w src", "chmod -R u+w build", "chmod 000 secret.txt"},
 	},
 	{
