@@ -65,12 +65,52 @@
 //     start a process each turn ("@spawn-loop"), and each file a line
 //     reads (cat, base64, < FILE …) paired with what the same line sends
 //     it to or writes ("@leak": cat ~/.ssh/id_rsa | curl -d @- …), whose
-//     rules say which files are credentials. Every rule carries its own
-//     examples, which the tests run.
+//     rules say which files are credentials. The same view pairs the
+//     line's other sources of secrets with its network sinks, however
+//     they are joined (a pipe, $(…), <(…), a here-string, a temporary
+//     file, > /dev/tcp/…): environment dumps (env, printenv, set,
+//     export -p), variables named as secrets that are echoed, and
+//     credential helpers and secret stores (git credential fill, gh auth
+//     token, aws configure export-credentials, gcloud auth
+//     print-access-token, docker-credential-* …). Other facts say a
+//     redirection only empties its target ("@empties": : > app.db), a
+//     download is unpacked into the tree ("@fetch-extract": curl … | tar
+//     x) and a package runner fetches what it runs from a URL or a git
+//     repository ("@runs-remote": npx github:x/y). Every rule carries
+//     its own examples, which the tests run.
 //
 // Prose is not code: words that are only arguments (echo "rm -rf /", git
 // commit -m "…", grep 'shutdown') never trigger a rule; the same words fed
 // to a shell do.
+//
+// # Effects beyond the machine
+//
+// Knowledge of programs and their verbs (rules_remote.go) names what
+// reaches past the machine, where no sandbox holds it: packages published,
+// retracted or re-tagged (npm publish, cargo yank, twine upload, gem push,
+// docker push …), repositories, releases, secrets, buckets, clusters,
+// stacks and zones deleted through forge and cloud CLIs (gh, glab, aws,
+// gcloud, az, terraform, pulumi, helm, kubectl …), installs from a URL, a
+// VCS link or an index of one's own (pip install git+https://…, npm
+// install URL, go install MODULE@VERSION, curl … | tar x), daemons driven
+// through their unix sockets (curl --unix-socket /var/run/docker.sock,
+// busctl call), recursive changes of ownership or permissions of a whole
+// project or home tree, data files emptied (truncate -s 0 app.db, : >
+// app.db), a repository pointed elsewhere (.git/commondir, gitdir: files,
+// core.worktree, url.*.insteadOf) and package caches rewritten (under
+// ~/go/pkg/mod, site-packages, node_modules). Each reason names the
+// family and the remote effect ("publishes a package to a public
+// registry …"). The ordinary neighbours (npm pack, gh repo view, aws s3
+// ls, pip install -r requirements.txt, env | grep PATH, kubectl get,
+// terraform plan) run.
+//
+// Removing build artefacts (node_modules, dist, build, target,
+// __pycache__, .venv …, or anything under one) is allowed in every
+// sandbox profile and with none, when the request's directory is known
+// and every path the delete names resolves under it, followed through cd
+// as the workspace profile follows it (artefacts.go): rm -rf ~, /, ..,
+// a path that leaves the directory and a delete in a directory the gate
+// cannot follow still ask.
 //
 // # The rule index
 //

@@ -1,6 +1,8 @@
 package approval
 
 import (
+	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -24,34 +26,45 @@ var fileReaders = setOf(`cat tac head tail nl base64 base32 basenc xxd od hexdum
 	zcat openssl gpg gpg2 tar bsdtar gtar zip 7z 7za uuencode grep sed awk gawk cut sort uniq jq dd`)
 
 // senders send what they are given to another machine or out of the
-// session (the clipboard); with fetchers they are a leak's "send" sinks.
+// session (the clipboard, a DNS query's name); with fetchers they are a
+// leak's "send" sinks.
 var senders = setOf(`ssh scp sftp rsync rclone ftp lftp sendmail mail mailx mutt aws gsutil s3cmd azcopy
-	xclip xsel pbcopy wl-copy`)
+	xclip xsel pbcopy wl-copy dig nslookup drill host`)
 
-// flowKinds tells readers from sinks in one lookup per command: a check
-// pays for leaks on every line, most of which do neither.
+// flowKinds tells readers, sinks and sources of secrets apart in one
+// lookup per command: a check pays for leaks on every line, most of
+// which do none of these.
 var flowKinds = func() map[string]flowKind {
 	m := make(map[string]flowKind)
 	for n := range fileReaders {
-		m[n] = flowRead
+		m[n] |= flowRead
 	}
 	for _, set := range []map[string]bool{senders, fetchers} {
 		for n := range set {
-			m[n] = flowSend
+			m[n] |= flowSend
 		}
 	}
+	for n := range envDumps {
+		m[n] |= flowSecret
+	}
+	for n := range secretHelpers {
+		m[n] |= flowSecret
+	}
+	m["echo"] |= flowSecret
+	m["printf"] |= flowSecret
 	m[factWrite] = flowWrite
 	return m
 }()
 
-// flowKind is what a command does in a leak: reads files, sends, writes.
+// flowKind is what a command does in a leak, as a set: reads files,
+// sends, writes, prints secrets.
 type flowKind uint8
 
 const (
-	flowNone flowKind = iota
-	flowRead
+	flowRead flowKind = 1 << iota
 	flowSend
 	flowWrite
+	flowSecret
 )
 
 // storeClients are the clients that run the commands they read on their
@@ -77,21 +90,39 @@ const maxLeakPairs = 64
 func (a *analyzer) leaks() {
 	// Most lines have few of either: the buffers keep them off the heap.
 	var readBuf [8]string
-	var sinkBuf [4][2]string
-	reads, sinks := readBuf[:0], sinkBuf[:0]
-	for _, c := range a.cmds {
-		switch flowKinds[c.name] {
-		case flowWrite:
-			if len(c.args) == 2 {
-				sinks = append(sinks, [2]string{"write", c.args[1]})
+	var sinkBuf [4]leakSink
+	var secretBuf [2]leakSink
+	reads, sinks, secrets := readBuf[:0], sinkBuf[:0], secretBuf[:0]
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		kind := flowKinds[c.name]
+		if kind == 0 && (strings.HasPrefix(c.name, "docker-credential-") || strings.HasPrefix(c.name, "git-credential-")) {
+			kind = flowSecret
+		}
+		if kind == 0 {
+			continue
+		}
+		if kind&flowWrite != 0 && len(c.args) == 2 {
+			// A write to /dev/tcp or /dev/udp is bash's own socket.
+			if t := c.args[1]; strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
+				sinks = append(sinks, leakSink{"send", t[:len("/dev/tcp")], i})
+			} else {
+				sinks = append(sinks, leakSink{"write", t, i})
 			}
-		case flowSend:
-			sinks = append(sinks, [2]string{"send", c.name})
-		case flowRead:
+		}
+		if kind&flowSend != 0 {
+			sinks = append(sinks, leakSink{"send", c.name, i})
+		}
+		if kind&flowRead != 0 {
 			for _, x := range c.args {
 				if !strings.HasPrefix(x, "-") {
 					reads = append(reads, x)
 				}
+			}
+		}
+		if kind&flowSecret != 0 {
+			if s := secretSource(c); s != "" {
+				secrets = append(secrets, leakSink{"", s, i})
 			}
 		}
 	}
@@ -105,9 +136,29 @@ func (a *analyzer) leaks() {
 			if n++; n > maxLeakPairs {
 				return
 			}
-			a.fact(factLeak, nil, s[0], s[1], r)
+			a.fact(factLeak, nil, s.how, s.to, r)
+		}
+		// A secret a program prints goes wherever the line sends data,
+		// but not to the program itself (aws configure
+		// export-credentials is not aws sending them).
+		for _, r := range secrets {
+			if r.cmd == s.cmd {
+				continue
+			}
+			if n++; n > maxLeakPairs {
+				return
+			}
+			a.fact(factLeak, nil, s.how, s.to, r.to)
 		}
 	}
+}
+
+// leakSink is where a line's data may go ("send" and the program, or
+// "write" and the file), or, for a secret, what prints it; cmd is the
+// index of the command in the line.
+type leakSink struct {
+	how, to string
+	cmd     int
 }
 
 // storeInput judges text a data store reads on its input as the commands
@@ -196,4 +247,181 @@ func alwaysHolds(cond []*syntax.Stmt, until bool) bool {
 		return until
 	}
 	return false
+}
+
+// Facts of the flows of data this file adds for what leaves the tree or
+// empties it.
+const (
+	factEmpties      = "@empties"       // args: the file a redirection empties (: > f, > f, cat /dev/null > f)
+	factFetchExtract = "@fetch-extract" // args: the program that unpacks a download into the tree
+	factRunsRemote   = "@runs-remote"   // args: the package runner, the URL or repository it fetches what it runs from
+)
+
+// Sources of secrets that are not files, as a leak's read names them.
+const (
+	secretEnv      = "<environment>"     // env, printenv, set, export -p: every variable, tokens included
+	secretHelper   = "<credentials>"     // a credential helper's or a secret store's output
+	secretVariable = "<secret-variable>" // echo $AWS_SECRET_ACCESS_KEY
+)
+
+// secretHelpers lists, for programs that print secrets when asked, the
+// starts of the argument lines that ask (git credential fill, gh auth
+// token); an empty start means every use of the program.
+var secretHelpers = map[string][]string{
+	"git":         {"credential fill", "credential-store get", "credential-cache get"},
+	"gh":          {"auth token", "auth status -t", "auth status --show-token"},
+	"glab":        {"auth token", "config get token"},
+	"aws":         {"configure export-credentials", "configure get", "sts get-session-token", "sts assume-role", "sts get-federation-token", "ecr get-login-password", "secretsmanager get-secret-value", "ssm get-parameter"},
+	"gcloud":      {"auth print-access-token", "auth print-identity-token", "auth application-default print-access-token", "secrets versions access", "config config-helper"},
+	"az":          {"account get-access-token", "keyvault secret show", "keyvault secret download", "acr login --expose-token"},
+	"kubectl":     {"config view --raw", "get secret", "get secrets", "create token", "describe secret"},
+	"oc":          {"whoami -t", "whoami --show-token", "get secret", "config view --raw"},
+	"vault":       {"read", "kv get", "token create", "print token", "login"},
+	"op":          {"read", "item get", "inject", "signin --raw"},
+	"bw":          {"get", "export"},
+	"lpass":       {"show", "export"},
+	"pass":        {"show", ""},
+	"gopass":      {"show", "cat"},
+	"security":    {"find-generic-password", "find-internet-password", "dump-keychain"},
+	"secret-tool": {"lookup"},
+	"doppler":     {"secrets"},
+	"heroku":      {"auth:token", "config"},
+	"npm":         {"token list", "config get //"},
+	"docker":      {"login --password-stdin"},
+}
+
+// envDumps print every variable of the environment when given no operand.
+var envDumps = setOf(`env printenv set export declare typeset compgen`)
+
+// secretSource names the secret c prints, or returns "" when it prints
+// none the gate knows of: an environment dump, a credential helper, or a
+// variable whose name says it holds a secret echoed or printed.
+func secretSource(c *command) string {
+	switch {
+	case envDumps[c.name]:
+		if len(c.args) == 0 && printsOnly(c.source) || c.name == "printenv" && len(c.args) > 0 && secretName(c.args[0]) {
+			return secretEnv
+		}
+	case c.name == "echo" || c.name == "printf":
+		for _, x := range c.args {
+			if strings.Contains(x, "$") && secretName(x) {
+				return secretVariable
+			}
+		}
+	case strings.HasPrefix(c.name, "docker-credential-") || strings.HasPrefix(c.name, "git-credential-"):
+		return secretHelper
+	default:
+		for _, start := range secretHelperWords[c.name] {
+			if len(start) == 0 && len(c.args) > 0 || len(start) > 0 && len(c.args) >= len(start) && slices.Equal(c.args[:len(start)], start) {
+				return secretHelper
+			}
+		}
+	}
+	return ""
+}
+
+// secretHelperWords is secretHelpers with each start split into words,
+// so a check compares words and builds no string.
+var secretHelperWords = func() map[string][][]string {
+	m := make(map[string][][]string, len(secretHelpers))
+	for name, starts := range secretHelpers {
+		for _, s := range starts {
+			m[name] = append(m[name], strings.Fields(s))
+		}
+	}
+	return m
+}()
+
+// printsOnly reports whether source, the text of a command whose
+// program is an environment dump, runs nothing else: env A=1 prints the
+// environment, env A=1 make runs make.
+func printsOnly(source string) bool {
+	f := strings.Fields(source)
+	for _, w := range f[min(1, len(f)):] {
+		if !strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
+			return false
+		}
+	}
+	return true
+}
+
+// secretName reports whether a variable name (or a word that expands
+// one) says it holds a secret: a token, a password, a key.
+func secretName(s string) bool {
+	u := strings.ToUpper(s)
+	for _, w := range []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY", "CREDENTIAL", "AUTH"} {
+		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// printsNothing reports whether a statement whose output is redirected
+// prints nothing, so the redirection only empties its target: no command
+// at all (> f), : or true, cat or cp of /dev/null, echo -n.
+func printsNothing(st *syntax.Stmt, in *stmtInfo) bool {
+	if st.Cmd == nil {
+		return true
+	}
+	if in.printsOK {
+		return strings.TrimSpace(in.prints) == ""
+	}
+	if in.final == nil {
+		return false
+	}
+	switch in.final.name {
+	case ":", "true", "false":
+		return true
+	case "cat":
+		return len(in.final.args) == 1 && in.final.args[0] == "/dev/null"
+	}
+	return false
+}
+
+// extractsArchive reports whether c unpacks an archive into the tree.
+func extractsArchive(c *command) bool {
+	switch c.name {
+	case "unzip", "funzip", "jar":
+		return c.name != "jar" || len(c.args) > 0 && strings.Contains(c.args[0], "x")
+	case "cpio":
+		return slices.ContainsFunc(c.args, func(a string) bool {
+			return a == "--extract" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "i")
+		})
+	case "7z", "7za", "7zz":
+		return len(c.args) > 0 && (c.args[0] == "x" || c.args[0] == "e")
+	case "tar", "bsdtar", "gtar":
+		for i, a := range c.args {
+			switch {
+			case a == "--extract" || a == "--get":
+				return true
+			case strings.HasPrefix(a, "--"):
+			case strings.HasPrefix(a, "-") || i == 0:
+				if strings.Contains(a, "x") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// fetchedExtract records an archive downloaded earlier in the line (curl
+// -o x.zip, wget URL) that a later command unpacks.
+func (a *analyzer) fetchedExtract(fetched map[string]bool) {
+	if len(fetched) == 0 {
+		return
+	}
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		if !extractsArchive(c) {
+			continue
+		}
+		for _, x := range c.args {
+			if !strings.HasPrefix(x, "-") && fetched[path.Base(x)] {
+				a.fact(factFetchExtract, c.via, c.name)
+				return
+			}
+		}
+	}
 }

@@ -260,6 +260,7 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	} else {
 		fs = g.index.judge(cmds)
 	}
+	fs = dropArtefactDeletes(g.opts.Protect.Env["HOME"], req.Dir, cmd, cmds, fs)
 	return g.verdict(strings.TrimSpace(cmd), req, cmds, fs)
 }
 

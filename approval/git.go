@@ -199,6 +199,11 @@ func gitBool(v string) bool {
 // GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n, and
 // GIT_CONFIG_PARAMETERS ('key'='value' …).
 func gitEnvConfig(env []string) [][2]string {
+	// Almost no command sets git's configuration through the
+	// environment: it costs nothing to find that out first.
+	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "GIT_CONFIG_") }) {
+		return nil
+	}
 	keys, values := map[string]string{}, map[string]string{}
 	var out [][2]string
 	for _, e := range env {

@@ -133,13 +133,19 @@ func (ix *ruleIndex) candidates(name string) []*compiledRule {
 	return ix.byFirst[name[0]]
 }
 
-// judge runs over every command the rules that can match it.
+// judge runs over every command the rules that can match it. A name's
+// own list holds only rules whose name tests let it through, so those
+// tests are not run again for it.
 func (ix *ruleIndex) judge(cmds []command) []finding {
 	var out []finding
 	for i := range cmds {
 		s := subject{c: &cmds[i]}
-		for _, r := range ix.candidates(cmds[i].name) {
-			if r.matches(&s) {
+		rs, exact := ix.byName[cmds[i].name]
+		if !exact {
+			rs = ix.candidates(cmds[i].name)
+		}
+		for _, r := range rs {
+			if (exact || r.nameMatches(cmds[i].name)) && r.matchesRest(&s) {
 				out = append(out, finding{rule: r, cmd: &cmds[i]})
 			}
 		}

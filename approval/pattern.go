@@ -57,9 +57,30 @@ func compilePattern(expr string) (*pattern, error) {
 		}
 	}
 	if needs, ok := required(parsed); ok {
-		p.needs = needs
+		p.needs = minimalNeeds(needs)
 	}
 	return p, nil
+}
+
+// minimalNeeds drops from needs each string that holds another of them:
+// a line that contains "usr/" contains "usr", so testing "usr" alone
+// answers for both, and a prefilter of system paths tests a handful of
+// strings instead of dozens.
+func minimalNeeds(needs []string) []string {
+	out := needs[:0:0]
+	for i, n := range needs {
+		redundant := false
+		for j, m := range needs {
+			if j != i && strings.Contains(n, m) && (len(m) < len(n) || j < i) {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // String returns the expression.

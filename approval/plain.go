@@ -10,7 +10,10 @@ import "mvdan.cc/sh/v3/syntax"
 // might not be one simple command of literal words (quotes, expansions,
 // operators, globs, comments, reserved words, assignments, declarations,
 // several lines), reports false and goes to the parser.
-func parsePlain(src string) (*syntax.File, bool) {
+//
+// With b, the nodes come from b's blocks, kept from one check to the next
+// (see [plainBuf]); with nil, they are allocated.
+func parsePlain(src string, b *plainBuf) (*syntax.File, bool) {
 	// First pass: check every byte and count the words.
 	n := 0
 	for i := 0; i < len(src); {
@@ -36,9 +39,9 @@ func parsePlain(src string) (*syntax.File, bool) {
 	if n == 0 {
 		return nil, false
 	}
-	// Second pass: two allocations for the words, one for the rest.
-	nodes := make([]plainWord, n)
-	args := make([]*syntax.Word, n)
+	// Second pass: two allocations for the words, one for the rest, or
+	// none from b.
+	nodes, args, t := b.get(n)
 	k := 0
 	for i := 0; i < len(src); {
 		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
@@ -58,7 +61,6 @@ func parsePlain(src string) (*syntax.File, bool) {
 		args[k] = &w.word
 		k++
 	}
-	t := &plainTree{}
 	t.call.Args = args
 	t.stmt = syntax.Stmt{Cmd: &t.call, Position: args[0].Pos()}
 	t.stmts[0] = &t.stmt
@@ -71,6 +73,44 @@ type plainWord struct {
 	word syntax.Word
 	part [1]syntax.WordPart
 	lit  syntax.Lit
+}
+
+// plainBuf holds the nodes of the plain trees of one check in blocks
+// kept for the next check: a plain line is most lines, and its three
+// allocations were a good part of a check's. Trees handed out in one
+// check never share nodes; none outlives the check.
+type plainBuf struct {
+	words []plainWord
+	args  []*syntax.Word
+	trees []plainTree
+}
+
+// reset makes b's blocks free for a new check.
+func (b *plainBuf) reset() {
+	b.words, b.args, b.trees = b.words[:0], b.args[:0], b.trees[:0]
+}
+
+// get returns the nodes of n words and of a tree, from b when b is not
+// nil. A block too small is replaced (the trees already handed out keep
+// the old one).
+func (b *plainBuf) get(n int) ([]plainWord, []*syntax.Word, *plainTree) {
+	if b == nil {
+		return make([]plainWord, n), make([]*syntax.Word, n), &plainTree{}
+	}
+	if cap(b.words)-len(b.words) < n {
+		b.words = make([]plainWord, 0, max(arenaBlock, n))
+	}
+	if cap(b.args)-len(b.args) < n {
+		b.args = make([]*syntax.Word, 0, max(arenaBlock, n))
+	}
+	if len(b.trees) == cap(b.trees) {
+		b.trees = make([]plainTree, 0, 16)
+	}
+	w, a := len(b.words), len(b.args)
+	b.words, b.args, b.trees = b.words[:w+n], b.args[:a+n], b.trees[:len(b.trees)+1]
+	t := &b.trees[len(b.trees)-1]
+	*t = plainTree{}
+	return b.words[w : w+n : w+n], b.args[a : a+n : a+n], t
 }
 
 // plainTree holds the nodes of a plain command line but its words.

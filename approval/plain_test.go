@@ -27,7 +27,7 @@ func TestParsePlain_SameTreeAsParser(t *testing.T) {
 	}
 	accepted := 0
 	for _, src := range inputs {
-		got, ok := parsePlain(src)
+		got, ok := parsePlain(src, nil)
 		want, err := newParser().Parse(strings.NewReader(src), "")
 		if !ok {
 			continue
@@ -42,12 +42,12 @@ func TestParsePlain_SameTreeAsParser(t *testing.T) {
 		}
 	}
 	for _, src := range []string{"ls", "git status", "go test ./...", "npm test -- --watch=false", "rm -rf /", "ls a=b"} {
-		if _, ok := parsePlain(src); !ok {
+		if _, ok := parsePlain(src, nil); !ok {
 			t.Errorf("parsePlain(%q) refused a plain command line", src)
 		}
 	}
 	for _, src := range []string{"a=b", "if x", "export A=1", "ls #x", "ls ~", "ls *", "ls\n", "ls; rm", "", " ", "echo $x", "'ls'"} {
-		if _, ok := parsePlain(src); ok {
+		if _, ok := parsePlain(src, nil); ok {
 			t.Errorf("parsePlain(%q) accepted what only the parser can read", src)
 		}
 	}

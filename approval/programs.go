@@ -382,7 +382,7 @@ func byClass(r *resolution) bool {
 	a, in, name, rest := r.a, r.in, r.name, r.rest
 	if isShell(name) {
 		opts, after := splitOpts(rest, optSpec{short: "o", long: []string{"--rcfile", "--init-file"}})
-		f := r.done(texts(rest))
+		f := r.done(a.texts(rest))
 		switch {
 		case hasOpt(opts, "-c"):
 			if len(after) > 0 {
@@ -412,7 +412,7 @@ func byClass(r *resolution) bool {
 		r.tool(optSpec{}) // a tool known by its subcommands only
 		return false
 	}
-	in.final = r.done(texts(rest))
+	in.final = r.done(a.texts(rest))
 	switch {
 	case sqlKeywords[name] && (r.w.text == strings.ToUpper(r.w.text) || len(rest) > 0 && sqlObjects[strings.ToLower(rest[0].text)]):
 		in.cmds = append(in.cmds, sqlFacts(r.w.text+" "+strings.Join(texts(rest), " "), r.via)...)

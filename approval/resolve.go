@@ -513,7 +513,7 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 		i, globals = first, globals[:firstGlobals]
 	}
 	c.globals = globals
-	c.args = texts(rest[i:])
+	c.args = a.texts(rest[i:])
 	if c.name == "docker" && len(c.args) > 0 && c.args[0] == "compose" {
 		sub := &command{name: "compose"}
 		a.subcommand(sub, composeSpec, rest[i+1:])
@@ -592,7 +592,12 @@ func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []arg) {
 		if c.name == "wget" {
 			flag = "-O"
 		}
-		if t, ok := optValue(opts, flag, "--output", "--output-document"); ok && t != "-" {
+		t, ok := optValue(opts, flag, "--output", "--output-document")
+		if !ok {
+			// curl reads its options after the URL too (curl URL -o f).
+			t, ok = optAfterOperands(rest, flag, "--output", "--output-document")
+		}
+		if ok && t != "-" {
 			add(c.name, t)
 		} else if c.name == "wget" || hasOpt(opts, "-O", "--remote-name") {
 			for _, r := range rest {
@@ -609,6 +614,17 @@ func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []arg) {
 			add("truncate", f.text)
 		}
 	}
+}
+
+// optAfterOperands returns the value of the first of names that stands
+// after an operand, for programs that read options wherever they stand.
+func optAfterOperands(rest []arg, names ...string) (string, bool) {
+	for i := 0; i+1 < len(rest); i++ {
+		if containsStr(names, rest[i].text) {
+			return rest[i+1].text, true
+		}
+	}
+	return "", false
 }
 
 // sqlClient collects the SQL a database client is given as an argument

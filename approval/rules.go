@@ -31,7 +31,12 @@ import (
 // (find's arguments, "--", then what xargs runs), "@protected" (args:
 // "policy", "state" or "unresolved", how, the path; see [Protection]),
 // "@runs-hidden" (args: the program, what it runs that the gate cannot
-// read), "@unparsed", "@too-deep" and "@too-complex".
+// read), "@leak" (args: "send" and the program or "write" and the file,
+// then what was read: a path or a source of secrets such as
+// "<environment>"), "@empties" (the file a redirection empties),
+// "@fetch-extract" (the program unpacking a download), "@runs-remote"
+// (the package runner, the URL or repository it fetches from),
+// "@unparsed", "@too-deep" and "@too-complex".
 type Rule struct {
 	ID          string // stable identifier, usable in allow and deny lists
 	Tier        Tier
@@ -91,7 +96,7 @@ const (
 	reBlockDevice = `/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme[0-9]|mmcblk[0-9]|md[0-9]|dm-[0-9]|loop[0-9]|nbd[0-9]|rbd[0-9]|zd[0-9]|sr[0-9]|mapper/|disk/|disk[0-9]|rdisk[0-9]|root( |$)|bcache)`
 	reForce       = `(--force|-[a-zA-Z]*f[a-zA-Z]*)`
 	reShells      = `^(bash|sh|zsh|dash|ksh|mksh|ash|fish|yash|csh|tcsh)$`
-	reSudoLike    = `(^| )(sudo|doas|run0|please|pkexec)( |$)`
+	reSudoLike    = `(^| )(sudo|doas|run0|please|pkexec|systemd-run)( |$)`
 	reProse       = `^(echo|printf|grep|egrep|fgrep|rg|ag|ack|git|gh|jq|yq|sed|awk|cat|less|more|head|tail|wc|sort|uniq|cut|tr|:|true|false|test|\[|ping|ping6|traceroute|dig|nslookup|host|whois|man|info)$`
 	reWriteHow    = `^\S+ `
 	// reConfigFile matches a project's .env and configuration files.
@@ -409,11 +414,13 @@ var rules = []Rule{
 
 	// Dangerous: asks first.
 	{
-		ID: "rm-recursive", Tier: Dangerous,
+		// Build artefacts removed in the directory of the request are
+		// let through in every profile (artefacts.go).
+		ID: artefactRule, Tier: Dangerous,
 		Description: "recursive delete",
 		Command:     `^(rm|srm)$`,
 		Args:        []string{reRecursive},
-		Match:       []string{"rm -rf build", "rm build/ --recursive --force", "rm ~/projects -rf", "echo x && rm -rf /tmp/y", `r''m -r dir`},
+		Match:       []string{"rm -rf build", "rm src/ --recursive --force", "rm ~/projects -rf", "echo x && rm -rf /tmp/y", `r''m -r dir`},
 		NoMatch:     []string{"rm -f readme.txt", "rm foo.txt", "docker run --rm alpine true", "echo rm -rf x"},
 	},
 	{
@@ -696,10 +703,14 @@ var rules = []Rule{
 		Description: "overwrite a project .env or configuration file",
 		Command:     `^@write$`,
 		Args:        []string{`^(>|cp|mv|install|tee|ln|dd|curl|wget|truncate|rsync|scp|ditto) ` + reConfigFile},
+		// An example or template is not the project's configuration, and
+		// a build's output directory holds copies the build makes.
+		NotArgs: `^\S+ ((\./)?(build|dist|out|target|_build)/\S+|\S+\.(example|sample|template|tmpl|tpl|dist))$`,
 		Match: []string{"echo TOKEN=x > .env", "echo mode: prod > deploy/config.yaml", "printenv | tee .env backup", "install -m 600 template.env .env.production",
 			"cat a > /opt/data/.env", "cp x config.yaml", "truncate -s 0 settings.json", "mv new.toml config.toml", "curl -o config.json https://x/c.json"},
 		NoMatch: []string{"echo x >> .env", "cat .env > backup.txt", "echo x > config.yaml.bak", "echo x > .env#backup", "sed -i 's/a/b/' config.yaml",
-			"sed -i.bak -e 's/debug: true/debug: false/' deploy/config.yml", "perl -pi -e 's/a/b/' settings.json", "sed -i 's/DEBUG=1/DEBUG=0/' .env"},
+			"sed -i.bak -e 's/debug: true/debug: false/' deploy/config.yml", "perl -pi -e 's/a/b/' settings.json", "sed -i 's/DEBUG=1/DEBUG=0/' .env",
+			"mkdir -p build && cp config.example.yaml build/config.yaml", "env > .env.local.example", "cp config.yaml dist/config.yaml"},
 	},
 	{
 		ID: "edit-config-elsewhere", Tier: Dangerous,
@@ -861,8 +872,9 @@ var rules = []Rule{
 	{
 		ID: "kubectl-delete", Tier: Dangerous,
 		Description: "delete or drain Kubernetes resources",
-		Command:     `^kubectl$`,
+		Command:     `^(kubectl|oc|kubecolor|k)$`,
 		Args:        []string{`^(delete|drain)( |$)`},
+		NotArgs:     `(^| )(--help|-h)( |$)`,
 		Match:       []string{"kubectl delete pod x", "kubectl -n prod delete deploy api", "kubectl --foo bar -q delete ns x", "kubectl --insecure-skip-tls-verify drain node1"},
 		NoMatch:     []string{"kubectl get pods"},
 	},
@@ -905,7 +917,7 @@ var rules = []Rule{
 		Command:     reShells,
 		Via:         reSudoLike,
 		Args:        []string{`^(-\S+( |$))*$`},
-		Match:       []string{"sudo bash", "sudo -u root zsh -l"},
+		Match:       []string{"sudo bash", "sudo -u root zsh -l", "systemd-run --uid=0 --pty bash"},
 		NoMatch:     []string{"sudo bash deploy.sh", "bash"},
 	},
 	{
@@ -1005,6 +1017,7 @@ var rules = []Rule{
 
 func init() { rules = append(rules, programRules...) } // runners.go's programs: rules_programs.go
 func init() { rules = append(rules, damageRules...) }  // credentials, system damage, lost work: rules_damage.go
+func init() { rules = append(rules, remoteRules...) }  // effects beyond the machine: rules_remote.go
 
 // Rules returns a copy of the rule table.
 func Rules() []Rule {
@@ -1027,13 +1040,20 @@ type compiledRule struct {
 	names map[string]bool
 	// reason is the Description with the rule's id, as verdicts give it.
 	reason string
+	// envNeedsSome says the Env pattern cannot match an empty
+	// environment: a command with no assignments, most of them, skips
+	// the rule without joining or matching anything.
+	envNeedsSome bool
 }
 
 // literalNames matches a pattern that is only ^name$ or ^(name|name…)$.
 var literalNames = regexp.MustCompile(`^\^\(?([a-z0-9@_-]+(\|[a-z0-9@_-]+)*)\)?\$$`)
 
 // compiledRules compiles the table once per process; the table is constant.
-var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
+var compiledRules = sync.OnceValues(compileTable)
+
+// compileTable compiles the rule table (see [compiledRules]).
+func compileTable() ([]*compiledRule, error) {
 	out := make([]*compiledRule, 0, len(rules))
 	ids := make(map[string]bool)
 	seen := make(map[string]*pattern) // one pattern for one expression, however many rules use it
@@ -1067,6 +1087,7 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 		cr.notArgs = compile(r.NotArgs)
 		cr.globals = compile(r.Globals)
 		cr.env = compile(r.Env)
+		cr.envNeedsSome = cr.env != nil && !regexp.MustCompile(r.Env).MatchString("")
 		cr.via = compile(r.Via)
 		for _, p := range r.Args {
 			cr.args = append(cr.args, compile(p))
@@ -1077,7 +1098,7 @@ var compiledRules = sync.OnceValues(func() ([]*compiledRule, error) {
 		out = append(out, cr)
 	}
 	return out, nil
-})
+}
 
 // subject is a command as rules see it, with each line built on demand.
 type subject struct {
@@ -1111,11 +1132,16 @@ func (r *compiledRule) nameMatches(name string) bool {
 }
 
 func (r *compiledRule) matches(s *subject) bool {
+	return r.nameMatches(s.c.name) && r.matchesRest(s)
+}
+
+// matchesRest tests what matches tests beyond the program name.
+func (r *compiledRule) matchesRest(s *subject) bool {
 	c := s.c
-	if !r.nameMatches(c.name) {
-		return false
-	}
 	if r.env != nil {
+		if len(c.env) == 0 && r.envNeedsSome {
+			return false
+		}
 		if !s.haveE {
 			s.env, s.haveE = strings.Join(c.env, " "), true
 		}

@@ -822,11 +822,42 @@ func resolveFetchRunner(r *resolution) bool {
 		r.addCode(v, nil)
 		return false
 	}
+	remoteRun(r, opts, rest)
 	if len(rest) == 0 {
 		r.done(opts)
 		return false
 	}
 	return r.next(opts, withoutVersion(rest))
+}
+
+// remoteRun records a package runner told to fetch what it runs from a
+// URL or a git repository rather than its registry (npx github:x/y,
+// uvx --from git+https://…, pipx run --spec URL): code nobody reviewed.
+func remoteRun(r *resolution, opts []string, rest []arg) {
+	for i, o := range opts {
+		if i > 0 && isRemoteSpec(o) && (strings.HasPrefix(opts[i-1], "-")) {
+			r.fact(factRunsRemote, r.name, o)
+			return
+		}
+		if v, ok := strings.CutPrefix(o, "--from="); ok && isRemoteSpec(v) {
+			r.fact(factRunsRemote, r.name, v)
+			return
+		}
+	}
+	if len(rest) > 0 && isRemoteSpec(rest[0].text) {
+		r.fact(factRunsRemote, r.name, rest[0].text)
+	}
+}
+
+// isRemoteSpec reports whether a package spec names a URL or a git
+// repository (git+https://…, github:x/y, git@host:x/y, x/y#ref).
+func isRemoteSpec(s string) bool {
+	for _, p := range []string{"git+", "http://", "https://", "git://", "ssh://", "github:", "gitlab:", "bitbucket:", "gist:", "git@"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return strings.Contains(s, "/") && strings.Contains(s, "#") && !strings.HasPrefix(s, "@") && !strings.HasPrefix(s, ".")
 }
 
 // withoutVersion drops the version from a package named as the program
@@ -888,6 +919,7 @@ func resolveToolRunner(r *resolution) bool {
 		after = after[1:]
 	}
 	opts, rest := splitOpts(after, runnerSubOpts)
+	remoteRun(r, opts, rest)
 	isCode := hasOpt(opts, "-c", "--call", "--command")
 	if code, ok := optValue(opts, "--call", "--command"); ok && !isCode {
 		isCode, rest = true, append([]arg{{text: code}}, rest...) // --call=CODE

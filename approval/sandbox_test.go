@@ -80,8 +80,9 @@ func TestSandbox_Verdicts(t *testing.T) {
 		reason   string
 	}{
 		// Relaxed: the only risk is to files the sandbox lets it write.
-		{"rm build dirs", "rm -rf node_modules build", Ask, Allow, false, relaxedNote},
-		{"rm flags after operands", "rm build/ --recursive --force", Ask, Allow, false, ""},
+		{"rm build dirs", "rm -rf node_modules src", Ask, Allow, false, relaxedNote},
+		{"rm build artefacts", "rm -rf node_modules build", Allow, Allow, false, ""}, // in every profile
+		{"rm flags after operands", "rm src/ --recursive --force", Ask, Allow, false, ""},
 		{"git clean", "git clean -fdx", Ask, Allow, false, relaxedNote},
 		{"git clean in a subdirectory", "git -C web clean -fd", Ask, Allow, false, ""},
 		{"find delete", "find . -name '*.o' -delete", Ask, Allow, false, ""},
@@ -91,9 +92,9 @@ func TestSandbox_Verdicts(t *testing.T) {
 		{"glob inside", "rm -rf build-*", Ask, Allow, false, ""},
 		{"absolute inside", "rm -rf /home/agent/proj/dist", Ask, Allow, false, ""},
 		{"HOME inside", `rm -rf "$HOME/proj/dist"`, Ask, Allow, false, ""},
-		{"dotdot back in", "rm -rf ../proj/dist", Ask, Allow, false, ""},
+		{"dotdot back in", "rm -rf ../proj/src", Ask, Allow, false, ""},
 		{"temporary directory", "rm -rf /tmp/runbox-session-1/cache", Ask, Allow, false, ""},
-		{"in a shell string", `bash -c "rm -rf dist"`, Ask, Allow, false, ""},
+		{"in a shell string", `bash -c "rm -rf src"`, Ask, Allow, false, ""},
 		{"inline code", `python -c "print(1)"`, Ask, Allow, false, codeNote},
 
 		// Unchanged: not only a risk to writable files, or not resolved.
@@ -138,7 +139,7 @@ func TestSandbox_Verdicts(t *testing.T) {
 		{"popd", "popd; rm -rf build", Ask, Ask, false, ""},
 		{"git tree from env", "export GIT_WORK_TREE=/srv; git clean -fdx", Ask, Ask, false, ""},
 		{"find files from a list", "find -files0-from list -delete", Ask, Ask, false, ""},
-		{"sudo local", "sudo rm -rf build", Ask, Allow, false, ""},
+		{"sudo local", "sudo rm -rf src", Ask, Allow, false, ""},
 		{"HOME read", `rm -rf "${HOME}/proj/build"`, Ask, Allow, false, ""},
 		{"remote write", "ssh host 'echo x > /srv/y'", Allow, Allow, false, ""},
 		{"remote delete", "ssh host rm -rf /srv/x", Ask, Ask, false, ""},
@@ -226,7 +227,7 @@ func TestSandbox_ReadOnly(t *testing.T) {
 // where an ask would be a denial.
 func TestSandbox_RelaxedNeedsNoHuman(t *testing.T) {
 	g := newSandboxGate(t)
-	req := sbRequest("rm -rf node_modules", SandboxWorkspace)
+	req := sbRequest("rm -rf src", SandboxWorkspace)
 	req.Unattended = true
 	if v := g.Check(t.Context(), req); v.Decision != Allow {
 		t.Errorf("unattended relaxed delete = %s %q; want allow", v.Decision, v.Reasons)

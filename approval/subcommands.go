@@ -30,7 +30,7 @@ var subcommandNames = map[string]map[string]bool{
 		completion config cordon cp create debug delete describe diff drain edit events exec explain expose get
 		kustomize label logs options patch plugin port-forward proxy replace rollout run scale set taint top
 		uncordon version wait`),
-	"helm": setOf(`completion create dependency dep env get history install lint list ls package plugin pull fetch
+	"helm": setOf(`completion create dependency dep env get history install lint list ls package plugin pull fetch cm-push
 		push registry repo rollback search show status template test uninstall un del delete upgrade verify version`),
 	"terraform": terraformSubcommands,
 	"npm": setOf(`access adduser audit bin bugs cache ci cit clean-install completion config c dedupe ddp deprecate
@@ -84,7 +84,7 @@ var subcommandNames = map[string]map[string]bool{
 	"conda": condaSubcommands,
 	"composer": setOf(`install update require remove uninstall dump-autoload show outdated create-project
 		run-script run exec global validate config diagnose`),
-	"poetry": setOf(`add remove install update lock run shell show build publish new init config check env self
+	"poetry": setOf(`add remove install update lock run shell show build publish new init config check env self source
 		sync`),
 	"pdm": setOf(`add remove install update lock run sync list show build publish init`),
 	"rustup": setOf(`install uninstall toolchain update default target component override self show run which

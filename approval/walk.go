@@ -121,6 +121,45 @@ type analyzer struct {
 	// reads are the programs that read the command's own input as
 	// commands, code or statements ([Gate.Input]).
 	reads []Input
+	// argArena and strArena hand out the words of each statement and
+	// the arguments of each command, from blocks kept for the next run
+	// (see [analyzer.argSlice]).
+	argArena []arg
+	strArena []string
+	plain    plainBuf // the nodes of plain lines ([parsePlain])
+}
+
+// arenaBlock is the smallest block an arena allocates: enough for the
+// words of most checks.
+const arenaBlock = 256
+
+// argSlice returns an empty slice of capacity n from the run's arena:
+// an append past n copies it out, so slices handed out never overlap.
+// Nothing handed out outlives the run (the commands are the check's
+// until its verdict).
+func (a *analyzer) argSlice(n int) []arg {
+	if cap(a.argArena)-len(a.argArena) < n {
+		a.argArena = make([]arg, 0, max(arenaBlock, n))
+	}
+	start := len(a.argArena)
+	a.argArena = a.argArena[:start+n]
+	return a.argArena[start : start : start+n]
+}
+
+// texts returns the texts of args in a slice from the run's arena (see
+// [analyzer.argSlice]).
+func (a *analyzer) texts(args []arg) []string {
+	n := len(args)
+	if cap(a.strArena)-len(a.strArena) < n {
+		a.strArena = make([]string, 0, max(arenaBlock, n))
+	}
+	start := len(a.strArena)
+	a.strArena = a.strArena[:start+n]
+	out := a.strArena[start : start+n : start+n]
+	for i, x := range args {
+		out[i] = x.text
+	}
+	return out
 }
 
 // step is one node on the path a walk is in.
@@ -175,6 +214,9 @@ func (a *analyzer) runInput(src string, g *guard, in Input) []command {
 		readsIn:   reuseSlice(a.readsIn),
 		path:      reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
 		reads:     reuseSlice(a.reads),
+		argArena:  a.argArena[:0],
+		strArena:  a.strArena[:0],
+		plain:     a.plain,
 		guard:     g,
 		spare:     a.spare,
 		freeRes:   a.freeRes,
@@ -183,6 +225,7 @@ func (a *analyzer) runInput(src string, g *guard, in Input) []command {
 		budget:    maxCommands,
 		budget0:   max(maxParseFactor*len(src), minParseBudget),
 	}
+	a.plain.reset()
 	if in.Kind != InputData {
 		a.input(in, src)
 	} else {
@@ -357,7 +400,7 @@ func (a *analyzer) parse(src string, via []string) (*syntax.File, error) {
 		a.limit(factTooComplex, tooManyCommandsDetail(maxCommands), via)
 		return nil, errLimit
 	}
-	if f, ok := parsePlain(src); ok {
+	if f, ok := parsePlain(src, &a.plain); ok {
 		return f, nil
 	}
 	// One reader serves every parse: each ends before the next begins.
@@ -540,7 +583,7 @@ func (a *analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
 	if s, e := int(ce.Pos().Offset()), int(ce.End().Offset()); s >= 0 && s <= e && e <= len(src) {
 		source = src[s:e]
 	}
-	args, braces := words(ce.Args)
+	args, braces := wordsInto(a.argSlice(len(ce.Args)), ce.Args)
 	if braces > 0 {
 		in.cmds = append(in.cmds, command{name: factTooComplex, args: []string{tooManyBracesDetail(braces, maxBraceExprs)}, via: via, source: source})
 	}
@@ -571,6 +614,9 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				how = ">>"
 			}
 			a.write(how, target, via)
+			if how == ">" && printsNothing(st, in) {
+				a.fact(factEmpties, via, target)
+			}
 			if a.guard != nil {
 				if class := a.protects(a.pathValues(r.Word, target), reachWrite); class != "" {
 					a.fact(factProtected, via, class, r.Op.String(), target)
@@ -678,11 +724,22 @@ func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 	upstream, known := kindInit, 0
 	for i := 1; i < len(stages); i++ {
 		in := a.info(stages[i], src, via)
-		if in.role == roleNone || in.final == nil {
+		if in.final == nil {
+			continue
+		}
+		// An archive unpacked from a download lands in the tree unread.
+		extract := in.role == roleNone && extractsArchive(in.final)
+		if in.role == roleNone && !extract {
 			continue
 		}
 		for ; known < i; known++ {
 			upstream = max(upstream, a.stmtKind(stages[known], src, via))
+		}
+		if extract {
+			if upstream >= kindFetch {
+				a.fact(factFetchExtract, via, in.final.name)
+			}
+			continue
 		}
 		if upstream >= kindDecode {
 			a.fact(factPipeShell, via, upstream.String(), in.final.name)
@@ -908,6 +965,7 @@ func (a *analyzer) finish() {
 			break
 		}
 	}
+	a.fetchedExtract(fetched)
 	execBase := make(map[string]bool, len(a.chmodX))
 	for _, p := range a.chmodX {
 		execBase[path.Base(p)] = true

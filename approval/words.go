@@ -40,7 +40,11 @@ func (a arg) isOpt() bool { return len(a.text) > 1 && a.text[0] == '-' }
 // maxBraceExprs brace expressions is kept as written and reported in
 // braces, the largest such count, so the caller can refuse to judge it.
 func words(ws []*syntax.Word) (out []arg, braces int) {
-	out = make([]arg, 0, len(ws))
+	return wordsInto(make([]arg, 0, len(ws)), ws)
+}
+
+// wordsInto is words appending to out.
+func wordsInto(out []arg, ws []*syntax.Word) (_ []arg, braces int) {
 	for _, w := range ws {
 		if hasBrace(w) {
 			var n int
@@ -357,6 +361,13 @@ func line(args []string, quote bool) string {
 		return ""
 	}
 	var b strings.Builder
+	// One allocation for the line: canonical forms are rarely longer
+	// than the words written, and quoting adds two bytes.
+	n := len(args)
+	for _, s := range args {
+		n += len(s) + 2
+	}
+	b.Grow(n)
 	for i, s := range args {
 		if i > 0 {
 			b.WriteByte(' ')

@@ -145,7 +145,7 @@ func TestCheck_JSONLAnswersBeforeReadingOn(t *testing.T) {
 // TestCheck_SandboxProfiles: --sandbox judges a command as it would run
 // under that profile in the --workspace root: a delete inside the
 // workspace is allowed under workspace (it asks without --sandbox, and
-// under off), one outside is denied with the sandbox named, and hardline
+// under off, unless it removes only build artefacts), one outside is denied with the sandbox named, and hardline
 // stays hardline.
 func TestCheck_SandboxProfiles(t *testing.T) {
 	root := t.TempDir()
@@ -156,11 +156,13 @@ func TestCheck_SandboxProfiles(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"control: no sandbox", []string{"--sandbox", "off", "check", "rm", "-rf", "node_modules", "build"}, checkAsk, []string{"decision: ask"}},
-		{"off", []string{"check", "--sandbox", "off", "--workspace", root, "rm", "-rf", "node_modules", "build"}, checkAsk,
+		{"control: no sandbox", []string{"--sandbox", "off", "check", "rm", "-rf", "src", "docs"}, checkAsk, []string{"decision: ask"}},
+		{"off", []string{"check", "--sandbox", "off", "--workspace", root, "rm", "-rf", "src", "docs"}, checkAsk,
 			[]string{"decision: ask", "sandbox:  off"}},
-		{"workspace relaxes", []string{"check", "--sandbox", "workspace", "--workspace", root, "rm", "-rf", "node_modules", "build"}, checkAllow,
+		{"workspace relaxes", []string{"check", "--sandbox", "workspace", "--workspace", root, "rm", "-rf", "src", "docs"}, checkAllow,
 			[]string{"decision: allow", "sandbox workspace: allowed without asking", "sandbox:  workspace (workspace " + root + ")"}},
+		{"build artefacts in every profile", []string{"check", "--sandbox", "off", "--workspace", root, "rm", "-rf", "node_modules", "build"}, checkAllow,
+			[]string{"decision: allow", "sandbox:  off"}},
 		{"workspace denies outside", []string{"check", "--sandbox", "workspace", "--workspace", root, "--", "rm", "-rf", "~/x"}, checkDeny,
 			[]string{"decision: deny", "sandbox workspace: writes outside the workspace are blocked by the kernel (rm ~/x)"}},
 		{"workspace denies secrets", []string{"check", "--sandbox", "workspace", "--workspace", root, "cat ~/.ssh/id_rsa"}, checkDeny,
