@@ -34,8 +34,11 @@
 //     API (kubernetes-sigs/agent-sandbox, v1beta1), a SandboxClaim from
 //     Options.WarmPool; the cluster binds it to a ready Sandbox of the
 //     pool (or makes one from the pool's SandboxTemplate) and runbox runs
-//     in that Sandbox's pod. The runbox labels go on the claim and,
-//     through its additionalPodMetadata, on the pod.
+//     in that Sandbox's pod. The runbox labels go on the claim; the pod
+//     gets them as annotations through the claim's additionalPodMetadata
+//     (the controller refuses labels outside the domains its operator
+//     allows). A claim the controller refuses (its Ready reason says the
+//     claim can never be bound as it is) fails New at once.
 //
 // [ModeAuto] claims when a warm pool is named and the API is served,
 // else makes a plain pod. [AgentSandbox] says whether a cluster serves it
