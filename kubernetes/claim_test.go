@@ -2,6 +2,8 @@ package kubernetes_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 
+	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/kubernetes"
@@ -219,5 +223,58 @@ func TestEnv_ClaimSurvivesControllerRestart(t *testing.T) {
 	envtest.Eventually(t, 2*time.Minute, "the pool replaced the claimed member", func() bool {
 		now := tc.readyMembers(t, dyn, name)
 		return len(now) == 2 && !slices.Contains(now, sandbox)
+	})
+}
+
+// TestEnv_ClaimedPodDeleted: when a claimed pod dies (here deleted behind
+// runbox's back while a command runs), Agent Sandbox's controller makes
+// its Sandbox a new pod of the same name. The command fails at once saying
+// the pod was deleted (and, once the new one exists, made again), not that
+// it ended; the next command runs in a fresh pod and says the environment
+// was recreated; at Close no claim of the session is left behind, and the
+// pool is back to its two ready members.
+func TestEnv_ClaimedPodDeleted(t *testing.T) {
+	tc := cluster(t)
+	dyn := tc.dynamic(t)
+	name := "runbox-" + tc.owner
+	tc.warmPool(t, dyn, name, 2)
+	o := tc.options()
+	o.Mode, o.WarmPool, o.Image = kubernetes.ModeClaim, name, ""
+	env := open(t, o)
+	mustRun(t, env, "echo state > /tmp/state")
+	old := env.PodName()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := env.Run(context.Background(), envs.Command{Shell: "touch /tmp/started; sleep 120"})
+		errc <- err
+	}()
+	envtest.Eventually(t, 60*time.Second, "the command runs", func() bool {
+		return mustRun(t, env, "test -e /tmp/started && echo yes || true").Output == "yes\n"
+	})
+	if err := tc.cs.CoreV1().Pods(tc.ns).Delete(t.Context(), old, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatalf("delete pod: %v", err)
+	}
+	select {
+	case err := <-errc:
+		msg := fmt.Sprint(err)
+		if !errors.Is(err, envs.ErrClosed) || !strings.Contains(msg, "made again") && !strings.Contains(msg, "is gone (deleted)") {
+			t.Fatalf("Run after the pod's deletion = %v; want a lost-agent error saying pod %s was deleted", err, old)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the command still runs 60s after its pod was deleted")
+	}
+	res := mustRun(t, env, "cat /tmp/state 2>/dev/null || echo fresh")
+	if !res.EnvironmentRecreated || res.Output != "fresh\n" {
+		t.Errorf("after the pod's deletion: recreated=%v output=%q; want a recreated, fresh pod", res.EnvironmentRecreated, res.Output)
+	}
+	if err := env.Close(t.Context()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	envtest.Eventually(t, 60*time.Second, "no claim of this session left", func() bool {
+		l, err := dyn.Resource(claimRes).Namespace(tc.ns).List(t.Context(), metav1.ListOptions{LabelSelector: kubernetes.LabelOwner + "=" + tc.owner})
+		return err == nil && len(l.Items) == 0
+	})
+	envtest.Eventually(t, 2*time.Minute, "the pool is back to two ready members", func() bool {
+		return len(tc.readyMembers(t, dyn, name)) == 2
 	})
 }
