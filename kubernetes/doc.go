@@ -49,9 +49,12 @@
 // A pod deleted, evicted or ended while a command runs ends the exec
 // stream, so the command fails at once with an error that says what
 // became of the pod: "pod ns/name is gone (deleted)", "… was evicted: …", "… has
-// ended (phase Failed, …)". The next command provisions again — a new pod
-// (the ended one is deleted), or the task's — and its Result says
-// EnvironmentRecreated. Nothing is retried.
+// ended (phase Failed, …)", or, for a claim's pod that its Sandbox made
+// again under the same name, "… was deleted and made again by its
+// controller". The next command provisions again — a new pod (the ended
+// one is deleted; for a claim, the pod its Sandbox made again when that
+// one runs already, else a new claim), or the task's — and its Result
+// says EnvironmentRecreated. Nothing is retried.
 //
 // # Tasks, release and the reaper
 //
