@@ -363,7 +363,9 @@ func TestSandbox_Claims(t *testing.T) {
 				"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxClaim",
 				"metadata": map[string]any{"name": tt.claim},
 				"spec": map[string]any{"warmPoolRef": map[string]any{"name": tt.pool},
-					"additionalPodMetadata": map[string]any{"labels": map[string]any{"runbox.task": "t1"}}},
+					// Annotations: the controller refuses labels outside
+					// its allowlisted domains.
+					"additionalPodMetadata": map[string]any{"annotations": map[string]any{"runbox.task": "t1"}}},
 			})
 			var cl *unstructured.Unstructured
 			c.eventually(t, "claim ready", func(context.Context) (bool, error) {
@@ -380,9 +382,9 @@ func TestSandbox_Claims(t *testing.T) {
 			if p := sb.GetAnnotations()["agents.x-k8s.io/pod-name"]; p != "" {
 				podName = p
 			}
-			c.eventually(t, "claimed pod running with the claim's labels", func(ctx context.Context) (bool, error) {
+			c.eventually(t, "claimed pod running with the claim's annotation", func(ctx context.Context) (bool, error) {
 				pod, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, podName, metav1.GetOptions{})
-				return err == nil && pod.Status.Phase == corev1.PodRunning && pod.Labels["runbox.task"] == "t1", nil
+				return err == nil && pod.Status.Phase == corev1.PodRunning && pod.Annotations["runbox.task"] == "t1", nil
 			})
 			if out, code := c.exec(t, podName, "", false, nil, "echo", "in-sandbox"); out != "in-sandbox\n" || code != 0 {
 				t.Errorf("exec in claimed pod = %q, %d", out, code)
