@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
+
+	"github.com/runbox/runbox/envs"
 )
 
 // The Agent Sandbox API (kubernetes-sigs/agent-sandbox, v1beta1): the
@@ -66,13 +69,9 @@ func (s *sandbox) provisionClaim(ctx context.Context) (*corev1.Pod, podRef, erro
 }
 
 // createClaim makes a SandboxClaim from o.WarmPool, labelled like a
-// plain pod (the claim, and through additionalPodMetadata its pod), and
-// returns its name.
+// plain pod, and returns its name. Its pod gets runbox's labels as
+// annotations (claimPodAnnotations).
 func (c *cluster) createClaim(ctx context.Context, o Options, holder string) (string, error) {
-	lb := map[string]any{}
-	for k, v := range baseLabels(o) {
-		lb[k] = v
-	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": claimGVR.GroupVersion().String(),
 		"kind":       "SandboxClaim",
@@ -81,7 +80,7 @@ func (c *cluster) createClaim(ctx context.Context, o Options, holder string) (st
 		},
 		"spec": map[string]any{
 			"warmPoolRef":           map[string]any{"name": o.WarmPool},
-			"additionalPodMetadata": map[string]any{"labels": lb},
+			"additionalPodMetadata": map[string]any{"annotations": claimPodAnnotations(o, holder)},
 		},
 	}}
 	u.SetLabels(baseLabels(o))
@@ -93,6 +92,28 @@ func (c *cluster) createClaim(ctx context.Context, o Options, holder string) (st
 		return "", fmt.Errorf("kubernetes: create a SandboxClaim from warm pool %s in namespace %s: %w", o.WarmPool, c.ns, err)
 	}
 	return got.GetName(), nil
+}
+
+// claimPodAnnotations is what a claim asks its controller to put on its
+// pod: runbox's owner and task labels, and the holder annotation, all as
+// annotations. Agent Sandbox's controller accepts additionalPodMetadata
+// labels only under allowlisted domains (sandbox.users.io unless its
+// operator configures more): a claim carrying runbox's labels is refused
+// (Ready False, InvalidMetadata) and never bound. Annotations are refused
+// only under kubernetes.io, k8s.io and agents.x-k8s.io, so LabelManaged
+// stays on the claim alone. Nothing finds a claimed pod by label: the
+// claim names its Sandbox, the Sandbox its pod.
+func claimPodAnnotations(o Options, holder string) map[string]any {
+	an := map[string]any{}
+	for k, v := range baseLabels(o) {
+		if k != LabelManaged {
+			an[k] = v
+		}
+	}
+	if o.Task == "" {
+		an[AnnotationHolder] = holder
+	}
+	return an
 }
 
 // findTaskClaim is the name of o's task's claim ("" when none).
@@ -128,6 +149,9 @@ func (c *cluster) waitClaimPod(ctx context.Context, name string, timeout time.Du
 			sb = u.GetAnnotations()[claimSandboxAnnotation]
 		}
 		if sb == "" {
+			if reason := claimRefused(u); reason != "" {
+				return false, fmt.Errorf("kubernetes: SandboxClaim %s/%s was refused by the Agent Sandbox controller%s: %w", c.ns, name, readyReason(u), envs.ErrBadCommand)
+			}
 			state = "not bound to a sandbox yet" + readyReason(u)
 			return false, nil
 		}
@@ -175,6 +199,26 @@ const (
 	sandboxPodAnnotation   = "agents.x-k8s.io/pod-name"
 	claimSandboxAnnotation = "agents.x-k8s.io/sandbox-name"
 )
+
+// refusedReasons are the claim's Ready reasons with which Agent Sandbox's
+// controller gives up on it: the claim will never be bound as it stands.
+var refusedReasons = []string{"InvalidMetadata", "EnvVarsInjectionRejected", "VolumeClaimTemplatesError", "ClaimExpired"}
+
+// claimRefused is the claim's Ready reason when it is one of
+// refusedReasons and Ready is False ("" otherwise).
+func claimRefused(u *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != "Ready" || m["status"] != "False" {
+			continue
+		}
+		if r, _ := m["reason"].(string); slices.Contains(refusedReasons, r) {
+			return r
+		}
+	}
+	return ""
+}
 
 // readyReason is ", Ready: <reason>: <message>" from an object's Ready
 // condition ("" when it has none), for a claim that waits.

@@ -34,8 +34,11 @@
 //     API (kubernetes-sigs/agent-sandbox, v1beta1), a SandboxClaim from
 //     Options.WarmPool; the cluster binds it to a ready Sandbox of the
 //     pool (or makes one from the pool's SandboxTemplate) and runbox runs
-//     in that Sandbox's pod. The runbox labels go on the claim and,
-//     through its additionalPodMetadata, on the pod.
+//     in that Sandbox's pod. The runbox labels go on the claim; the pod
+//     gets them as annotations through the claim's additionalPodMetadata
+//     (the controller refuses labels outside the domains its operator
+//     allows). A claim the controller refuses (its Ready reason says the
+//     claim can never be bound as it is) fails New at once.
 //
 // [ModeAuto] claims when a warm pool is named and the API is served,
 // else makes a plain pod. [AgentSandbox] says whether a cluster serves it
@@ -46,9 +49,12 @@
 // A pod deleted, evicted or ended while a command runs ends the exec
 // stream, so the command fails at once with an error that says what
 // became of the pod: "pod ns/name is gone (deleted)", "… was evicted: …", "… has
-// ended (phase Failed, …)". The next command provisions again — a new pod
-// (the ended one is deleted), or the task's — and its Result says
-// EnvironmentRecreated. Nothing is retried.
+// ended (phase Failed, …)", or, for a claim's pod that its Sandbox made
+// again under the same name, "… was deleted and made again by its
+// controller". The next command provisions again — a new pod (the ended
+// one is deleted; for a claim, the pod its Sandbox made again when that
+// one runs already, else a new claim), or the task's — and its Result
+// says EnvironmentRecreated. Nothing is retried.
 //
 // # Tasks, release and the reaper
 //

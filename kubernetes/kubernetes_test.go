@@ -17,8 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -531,91 +529,6 @@ func TestNew_MissingImage(t *testing.T) {
 		return err == nil && len(l.Items) == 0
 	})
 }
-
-// TestEnv_ClaimFromWarmPool: with a SandboxWarmPool that keeps a ready
-// Sandbox, an environment in claim mode gets that warm pod (not a new
-// one), labelled as runbox's through the claim, runs commands in it
-// through the agent, and Close deletes the claim and with it the pod.
-func TestEnv_ClaimFromWarmPool(t *testing.T) {
-	tc := cluster(t)
-	dyn := tc.dynamic(t)
-	name := "runbox-" + tc.owner
-	template := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "extensions.agents.x-k8s.io/v1beta1",
-		"kind":       "SandboxTemplate",
-		"metadata":   map[string]any{"name": name},
-		"spec": map[string]any{"podTemplate": map[string]any{"spec": map[string]any{
-			"automountServiceAccountToken": false,
-			"containers": []any{map[string]any{
-				"name": "main", "image": testImage, "imagePullPolicy": "Never",
-				"command": []any{"sleep", "infinity"},
-			}},
-		}}},
-	}}
-	pool := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "extensions.agents.x-k8s.io/v1beta1",
-		"kind":       "SandboxWarmPool",
-		"metadata":   map[string]any{"name": name},
-		"spec":       map[string]any{"replicas": int64(1), "sandboxTemplateRef": map[string]any{"name": name}},
-	}}
-	for _, obj := range []struct {
-		gvr schema.GroupVersionResource
-		u   *unstructured.Unstructured
-	}{{templateRes, template}, {poolRes, pool}} {
-		if _, err := dyn.Resource(obj.gvr).Namespace(tc.ns).Create(t.Context(), obj.u, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create %s: %v", obj.u.GetKind(), err)
-		}
-		gvr := obj.gvr
-		t.Cleanup(func() { dyn.Resource(gvr).Namespace(tc.ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	}
-	envtest.Eventually(t, 2*time.Minute, "the warm pool has a ready sandbox", func() bool {
-		u, err := dyn.Resource(poolRes).Namespace(tc.ns).Get(t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		n, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
-		return n >= 1
-	})
-	o := tc.options()
-	o.Mode, o.WarmPool, o.Image = kubernetes.ModeClaim, name, ""
-	env := open(t, o)
-	if !env.Claimed() {
-		t.Fatalf("claim mode did not claim")
-	}
-	if res := mustRun(t, env, "echo from-the-pool"); res.Output != "from-the-pool\n" {
-		t.Fatalf("output %q", res.Output)
-	}
-	pod, err := tc.cs.CoreV1().Pods(tc.ns).Get(t.Context(), env.PodName(), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The pool's members are named <pool>-<random>; a cold start would
-	// be named after the claim.
-	if !strings.HasPrefix(pod.Name, name+"-") {
-		t.Errorf("pod %s is not a member of warm pool %s (labels %v)", pod.Name, name, pod.Labels)
-	}
-	if got := pod.Labels[kubernetes.LabelOwner]; got != tc.owner {
-		t.Errorf("pod %s owner label %q; want %s (through the claim)", pod.Name, got, tc.owner)
-	}
-	claims, err := dyn.Resource(claimRes).Namespace(tc.ns).List(t.Context(), metav1.ListOptions{LabelSelector: kubernetes.LabelOwner + "=" + tc.owner})
-	if err != nil || len(claims.Items) != 1 {
-		t.Fatalf("claims of this owner: %v, %v; want one", claims, err)
-	}
-	if err := env.Close(t.Context()); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	tc.podGone(t, pod.Name)
-	envtest.Eventually(t, 60*time.Second, "claim deleted", func() bool {
-		_, err := dyn.Resource(claimRes).Namespace(tc.ns).Get(t.Context(), claims.Items[0].GetName(), metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	})
-}
-
-var (
-	templateRes = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxtemplates"}
-	poolRes     = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxwarmpools"}
-	claimRes    = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxclaims"}
-)
 
 // dynamic is a dynamic client of the test cluster; the test skips when the
 // cluster has no Agent Sandbox API.

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
@@ -36,9 +37,10 @@ type sandbox struct {
 
 // podRef is what the sandbox knows of a pod it used.
 type podRef struct {
-	container string // the container commands run in
-	claim     string // the claim the pod is bound to ("" for a plain pod)
-	arch      string // its node's architecture ("" when unknown)
+	container string    // the container commands run in
+	claim     string    // the claim the pod is bound to ("" for a plain pod)
+	arch      string    // its node's architecture ("" when unknown)
+	uid       types.UID // the pod's UID: a pod of the same name made again has another
 }
 
 var _ remote.Sandbox = (*sandbox)(nil)
@@ -77,6 +79,7 @@ func (s *sandbox) Provision(ctx context.Context) (remote.Instance, error) {
 	}
 	inst := s.instance(ctx, pod)
 	ref.arch = inst.Arch
+	ref.uid = pod.UID
 	s.cur = pod.Name
 	s.pods[pod.Name] = ref
 	return inst, nil
@@ -191,6 +194,9 @@ func (s *sandbox) Describe(ctx context.Context, id string) string {
 		return fmt.Sprintf("%s cannot be looked up (does the API server answer?): %v", what, err)
 	case pod.DeletionTimestamp != nil:
 		return what + " is being deleted"
+	case s.ref(id).uid != "" && pod.UID != s.ref(id).uid:
+		// A claim's Sandbox makes its pod again under the same name.
+		return fmt.Sprintf("%s was deleted and made again by its controller (%s)", what, podState(pod))
 	case pod.Status.Reason == "Evicted":
 		return fmt.Sprintf("%s was evicted: %s", what, pod.Status.Message)
 	case pod.Status.Phase == corev1.PodRunning:

@@ -3,14 +3,20 @@
 # test cluster and print the directory that holds them:
 #   kube-apiserver  Kubernetes' API server (scripts/kube/apiserver)
 #   kubectl         kubectl of the same version (scripts/kube/apiserver/kubectl)
-#   kube-node       the docker-backed node, scheduler and controllers
-#                   (scripts/kube/node)
+#   kube-node       the docker-backed node, scheduler and controller-manager
+#                   stand-ins (scripts/kube/node)
+#   agent-sandbox-controller
+#                   Agent Sandbox's own controller, built from its module
+#                   sigs.k8s.io/agent-sandbox (scripts/kube/controller)
+#   crds/           that module's CustomResourceDefinitions (k8s/crds),
+#                   copied from the module cache
 # They are cached by version under
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/runbox/kube-<k8s>-vk-<vk>-<source hash>
-# (the hash covers both modules' sources), with their own Go build cache in
-# .../runbox/kube-gocache. A cold build of kube-apiserver takes ~20 minutes
-# on 2 cores. As root, Debian's etcd-server and openssl are installed when
-# missing.
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/runbox/kube-<k8s>-vk-<vk>-as-<as>-<source hash>
+# (the hash covers the three modules' sources), with their own Go build
+# cache in .../runbox/kube-gocache. A cold build of kube-apiserver takes ~20
+# minutes on 2 cores; the controller, built after it against the same
+# k8s.io modules, a few more. As root, Debian's etcd-server and openssl are
+# installed when missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 log() { printf '== kube: %s\n' "$*" >&2; }
@@ -20,10 +26,11 @@ version_of() { # module go.mod
 }
 k8s=$(version_of k8s.io/kubernetes "$here/apiserver/go.mod")
 vk=$(version_of github.com/virtual-kubelet/virtual-kubelet "$here/node/go.mod")
+as=$(version_of sigs.k8s.io/agent-sandbox "$here/controller/go.mod")
 hash=$(cd "$here" && cat apiserver/go.mod apiserver/go.sum apiserver/*.go apiserver/kubectl/*.go \
-	node/go.mod node/go.sum node/*.go | sha256sum | cut -c1-12)
+	node/go.mod node/go.sum node/*.go controller/go.mod controller/go.sum | sha256sum | cut -c1-12)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/runbox"
-out="$cache/kube-$k8s-vk-$vk-$hash"
+out="$cache/kube-$k8s-vk-$vk-as-$as-$hash"
 
 missing=()
 command -v etcd >/dev/null || missing+=(etcd-server)
@@ -45,7 +52,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 fi
 
-if [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-node" ] && [ -x "$out/kubectl" ]; then
+if [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-node" ] && [ -x "$out/kubectl" ] &&
+	[ -x "$out/agent-sandbox-controller" ] && [ -d "$out/crds" ]; then
 	echo "$out"
 	exit 0
 fi
@@ -70,6 +78,19 @@ done
 # cached it costs a few minutes more.
 log "building kubectl $k8s"
 (cd "$here/apiserver" && go build -trimpath -ldflags="-s -w$stamp" -o "$tmp/kubectl" ./kubectl)
+# The controller last: it shares the API server's k8s.io packages (its
+# wrapper module pins the same versions), so only its own are compiled.
+log "building agent-sandbox-controller $as"
+t0=$(date +%s)
+(cd "$here/controller" && go build -trimpath \
+	-ldflags="-s -w -X sigs.k8s.io/agent-sandbox/internal/version.gitVersion=$as" \
+	-o "$tmp/agent-sandbox-controller" sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller)
+log "agent-sandbox-controller built in $(($(date +%s) - t0))s"
+# The CRDs of the same version, from the module itself.
+mod=$(cd "$here/controller" && go list -m -f '{{.Dir}}' sigs.k8s.io/agent-sandbox)
+mkdir "$tmp/crds"
+cp "$mod"/k8s/crds/*.yaml "$tmp/crds/"
+chmod u+w "$tmp"/crds/*.yaml
 log "built in $(($(date +%s) - start))s"
 rm -rf "$out"
 mv "$tmp" "$out"

@@ -6,8 +6,9 @@ set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 dir=$1
 if [ -f "$dir/pids" ]; then
-	# The node first, so it removes its own containers; etcd last.
-	for name in node apiserver etcd; do
+	# The controller first, so it makes nothing more; then the node, so it
+	# removes its own containers; etcd last.
+	for name in controller node apiserver etcd; do
 		pid=$(awk -v n="$name" '$1 == n { print $2 }' "$dir/pids")
 		[ -n "$pid" ] || continue
 		kill -TERM "$pid" 2>/dev/null || continue

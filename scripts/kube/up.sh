@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # scripts/kube/up.sh DIR — start runbox's Kubernetes test cluster with its
 # state in DIR: etcd and kube-apiserver on free loopback ports, the Agent
-# Sandbox CRDs, and the docker-backed node. Writes DIR/kubeconfig (admin,
-# context runbox-test), DIR/env (exports RUNBOX_TEST_KUBECONFIG) and DIR/pids
-# (for down.sh), and returns once a smoke pod has run `true` through exec.
+# Sandbox CRDs of the agent-sandbox module, the docker-backed node, and Agent
+# Sandbox's own controller (controller.sh). Writes DIR/kubeconfig (admin,
+# context runbox-test), DIR/env (exports RUNBOX_TEST_KUBECONFIG), DIR/bin
+# (the binaries' directory) and DIR/pids (for down.sh), and returns once a
+# smoke pod has run `true` through exec and the controller is ready.
 # On failure it prints the logs' tail, stops what it started and exits 1.
 #
-# RUNBOX_KUBE_BIN names a directory holding kube-apiserver and kube-node
-# (default: what build.sh builds or finds in its cache).
+# RUNBOX_KUBE_BIN names a directory holding what build.sh builds
+# (kube-apiserver, kube-node, agent-sandbox-controller, crds/; default: what
+# build.sh builds or finds in its cache).
 # RUNBOX_KUBE_SMOKE_IMAGE is the smoke pod's image (a local image; default
 # runbox-test-busybox:latest).
 set -euo pipefail
@@ -26,7 +29,7 @@ image=${RUNBOX_KUBE_SMOKE_IMAGE:-runbox-test-busybox:latest}
 
 fail() {
 	log "$*"
-	for f in etcd apiserver node; do
+	for f in etcd apiserver node controller; do
 		[ -f "$dir/$f.log" ] && { echo "--- $dir/$f.log (tail)" >&2; tail -n 30 "$dir/$f.log" >&2; }
 	done
 	"$here/down.sh" "$dir" >&2 || true
@@ -59,6 +62,7 @@ etcd_port=${ports[0]} peer_port=${ports[1]} api_port=${ports[2]} node_port=${por
 cluster="runbox-$(printf '%s' "$dir" | sha256sum | cut -c1-10)"
 echo "$cluster" >"$dir/cluster-id"
 : >"$dir/pids"
+echo "$bin" >"$dir/bin"
 
 log "etcd on 127.0.0.1:$etcd_port"
 etcd --name default --data-dir "$dir/etcd" \
@@ -109,7 +113,7 @@ echo "export RUNBOX_TEST_KUBECONFIG=$dir/kubeconfig" >"$dir/env"
 
 # apply waits (bounded) for the API server before creating the CRDs.
 log "applying the Agent Sandbox CRDs"
-"$bin/kube-node" apply --kubeconfig "$dir/kubeconfig" "$here"/crds/*.yaml >>"$dir/apply.log" 2>&1 ||
+"$bin/kube-node" apply --kubeconfig "$dir/kubeconfig" "$bin"/crds/*.yaml >>"$dir/apply.log" 2>&1 ||
 	{ cat "$dir/apply.log" >&2; fail "the API server did not come up or refused the CRDs"; }
 
 log "kube-node on 127.0.0.1:$node_port"
@@ -120,5 +124,6 @@ echo "node $!" >>"$dir/pids"
 
 "$bin/kube-node" smoke --kubeconfig "$dir/kubeconfig" --image "$image" --timeout 3m >&2 ||
 	fail "the smoke pod did not run"
+"$here/controller.sh" "$dir" || fail "the Agent Sandbox controller did not start"
 trap - ERR
 log "cluster up in $(($(date +%s) - start))s: . $dir/env"

@@ -24,7 +24,8 @@ import (
 //     ServiceAccount admission plugin refuses pods without it);
 //   - namespace deletion: a deleted namespace's pods and Agent Sandbox
 //     objects are removed and the namespace finalized, so it does not stay
-//     Terminating.
+//     Terminating;
+//   - garbage collection (gc.go).
 
 // runQueue drains q with handle until ctx ends, requeueing failed keys with
 // the queue's backoff.

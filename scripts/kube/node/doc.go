@@ -10,8 +10,9 @@
 // pod bound to it as docker containers, serving exec, attach and logs to the
 // API server over TLS (client certificates from CA only). In the same process
 // it binds every unscheduled pod to N, gives each namespace its default
-// service account, finalizes deleted namespaces, and runs a small Agent
-// Sandbox controller. Its docker containers carry the label
+// service account, finalizes deleted namespaces, and collects garbage
+// (objects whose owners are gone) for Agent Sandbox's controller, which runs
+// beside it (scripts/kube/controller.sh). Its docker containers carry the label
 // runbox.kube.node=ID; on exit, and at start, it removes every one of them.
 //
 // freeports prints N free loopback TCP ports, one a line, for up.sh.
@@ -24,7 +25,7 @@
 //
 // Source map: provider.go runs pods as docker containers and reports their
 // status; exec.go serves exec, attach and logs; cluster.go is the scheduler
-// and the controller-manager stand-ins; sandbox.go and sandbox_types.go are
-// the Agent Sandbox controller; apply.go and smoke.go serve up.sh. What the
+// and the controller-manager stand-ins; gc.go is the garbage collector;
+// apply.go and smoke.go serve up.sh. What the
 // node supports and what it does not is in docs/kubernetes-testing.md.
 package main

@@ -113,7 +113,7 @@ func runNode(ctx context.Context, log *slog.Logger, args []string) error {
 	wg.Go(func() { _ = p.watch(ctx) })
 	wg.Go(func() { runScheduler(ctx, cs, o.name, log) })
 	wg.Go(func() { runNamespaces(ctx, cs, dyn, log) })
-	wg.Go(func() { (&sandboxController{cs: cs, dyn: dyn, log: log}).run(ctx) })
+	wg.Go(func() { (&garbageCollector{dyn: dyn, log: log}).run(ctx) })
 	log.Info("node starting", "name", o.name, "listen", o.listen)
 	err = n.Run(ctx)
 	if ctx.Err() != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Labels on every docker container and volume the node creates. labelNode
@@ -230,13 +231,15 @@ func (p *provider) UpdatePod(_ context.Context, pod *corev1.Pod) error {
 }
 
 // DeletePod stops the pod's containers within its grace period (at once for
-// grace 0) and reports it terminated.
+// grace 0) and reports it terminated. It acts on that pod only, by UID: a
+// controller may have made a new pod of the same name already (Agent
+// Sandbox's does, for a Sandbox whose pod was deleted).
 func (p *provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 	grace := 0
 	if pod.DeletionGracePeriodSeconds != nil {
 		grace = int(*pod.DeletionGracePeriodSeconds)
 	}
-	ids, err := p.containerIDs(ctx, pod.Namespace, pod.Name)
+	ids, err := p.containerIDs(ctx, pod.Namespace, pod.Name, pod.UID)
 	if err != nil {
 		return err
 	}
@@ -251,7 +254,10 @@ func (p *provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 	p.removeVolumes(ctx, pod)
 	p.mu.Lock()
 	st, ok := p.pods[podKey(pod.Namespace, pod.Name)]
-	delete(p.pods, podKey(pod.Namespace, pod.Name))
+	ok = ok && st.UID == pod.UID
+	if ok {
+		delete(p.pods, podKey(pod.Namespace, pod.Name))
+	}
 	notify := p.notify
 	p.mu.Unlock()
 	if !ok {
@@ -283,12 +289,14 @@ func (p *provider) removeVolumes(ctx context.Context, pod *corev1.Pod) {
 	}
 }
 
-// containerIDs lists the pod's docker containers, first container first.
-func (p *provider) containerIDs(ctx context.Context, namespace, name string) ([]string, error) {
+// containerIDs lists the docker containers of pod uid, first container
+// first.
+func (p *provider) containerIDs(ctx context.Context, namespace, name string, uid types.UID) ([]string, error) {
 	list, err := p.docker.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(
 		filters.Arg("label", labelNode+"="+p.cluster),
 		filters.Arg("label", labelNamespace+"="+namespace),
-		filters.Arg("label", labelPod+"="+name))})
+		filters.Arg("label", labelPod+"="+name),
+		filters.Arg("label", labelUID+"="+string(uid)))})
 	if err != nil {
 		return nil, fmt.Errorf("node: listing containers of %s/%s: %w", namespace, name, err)
 	}
