@@ -481,10 +481,10 @@ func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 					t.Fatalf("%s: start: exit %d: %s", profile, code, errOut)
 				}
 				id := strings.TrimSpace(out)
-				u.run(t, env, "wait", "--timeout", "60s", id)
-				logs, _, _ := u.run(t, env, "logs", id)
+				waited, waitErr, _ := u.run(t, env, "wait", "--timeout", "5m", id)
+				logs, logsErr, _ := u.run(t, env, "logs", id)
 				if !strings.Contains(logs, "tmp\n") || !strings.Contains(logs, "done") {
-					t.Errorf("%s: the job's own TMPDIR and output: %q", profile, logs)
+					t.Errorf("%s: the job's own TMPDIR and output: %q (logs stderr %q; wait %q %q)", profile, logs, logsErr, waited, waitErr)
 				}
 				if !strings.Contains(logs, "own-server-ok") {
 					t.Errorf("%s: the job did not reach the loopback server it started: %q", profile, logs)

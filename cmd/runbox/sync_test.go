@@ -177,7 +177,7 @@ func TestSyncDocker_ApplyWritesNothingThatRunsHere(t *testing.T) {
 	os.Chtimes(filepath.Join(dir, "a.txt"), mtime, mtime)
 	canary := filepath.Join(t.TempDir(), "ran")
 	conf := filepath.Join(t.TempDir(), "rb.yaml") // lets the command make the 4777 file
-	os.WriteFile(conf, []byte("approval:\n  allow: [chmod-world-writable, setid]\n"), 0o644)
+	os.WriteFile(conf, []byte("approval:\n  allow: [chmod-world-writable, setid, git-internals-write]\n"), 0o644)
 	env := map[string]string{"RUNBOX_STATE_DIR": filepath.Join(t.TempDir(), "state"), "RUNBOX_CONFIG": conf}
 	base := []string{"--image", image, "--task", task}
 
