@@ -45,8 +45,13 @@ func New(ctx context.Context, o Options) (*remote.Env, error) {
 // a caller's Spec into Options (credentials included, read by the caller
 // from its own launch environment).
 func Provider(options func(envs.Spec) (Options, error)) envs.Provider {
-	return envs.FallibleRow("daytona", "a Daytona sandbox per task (official SDK), the runbox agent over a toolbox PTY session",
+	p := envs.FallibleRow("daytona", "a Daytona sandbox per task (official SDK), the runbox agent over a toolbox PTY session",
 		options, New, checkOptions, Capabilities)
+	// A task's sandbox is usually stopped when the command that opened
+	// it ends: its jobs are a session's.
+	p.Jobs, p.TaskEnvs = envs.SessionJobs, true
+	p.NoTasks = "a daytona task is a sandbox labelled runbox.task, and the Daytona SDK lists sandboxes without their labels, so runbox cannot tell which task each is for; remove one with Daytona's dashboard or CLI"
+	return p
 }
 
 // checkOptions is Check of o's credentials.

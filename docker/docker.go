@@ -313,6 +313,10 @@ func (e *Env) ContainerID() string { return e.host.ID() }
 // agent; empty when the agent is in use.
 func (e *Env) Fallback() string { return e.host.Fallback() }
 
+// CLIPath is where a command finds the full runbox CLI in the container
+// ([CLIPath]): it is put there before the first command that runs it.
+func (e *Env) CLIPath() string { return CLIPath }
+
 // Run runs cmd in the container. If the container or agent is gone
 // mid-command, Run fails at once with an error saying so; the next command
 // recreates the environment and its Result says EnvironmentRecreated.

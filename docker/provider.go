@@ -15,7 +15,11 @@ import (
 //
 //	providers.Register(docker.Provider(optionsFromConfig))
 func Provider(options func(envs.Spec) Options) envs.Provider {
-	return envs.Row("docker", "a container per task (docker engine), with the runbox agent inside", options, New, check, Capabilities)
+	p := envs.Row("docker", "a container per task (docker engine), with the runbox agent inside", options, New, check, Capabilities)
+	// A task's container is kept running: jobs started there by one
+	// runbox are there for the next.
+	p.Jobs, p.TaskEnvs = envs.LastingJobs, true
+	return p
 }
 
 // check says whether an engine answers.

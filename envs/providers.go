@@ -51,14 +51,74 @@ type Provider struct {
 	// sandboxes here where that depends on the far side (which program
 	// and version, what the cluster offers). Nil means nothing to say.
 	Provisioning func(ctx context.Context) string
+
+	// What the backend can do. The core asks these, never the name: a
+	// backend takes part in tasks, jobs and sync by saying so here. The
+	// zero value of each is "cannot".
+
+	// OnThisMachine says the backend's commands run on this machine as
+	// the user running runbox: runbox's own sandbox confines them, the
+	// gate is told they can reach this machine, their background jobs
+	// are this machine's job daemon's, and a task's synced workspace is a
+	// directory of its own here.
+	OnThisMachine bool
+	// Jobs says whether background jobs can run in the backend's own
+	// environment (see [JobHosting]).
+	Jobs JobHosting
+	// TaskEnvs says the backend keeps an environment per task between
+	// runs (a container, a snapshot, a pod, an instance): the spec's
+	// "task" setting names it, and a task's synced workspace lives in it
+	// at the directory its commands start in.
+	TaskEnvs bool
+	// Tasks lists and removes what the backend keeps of tasks; nil when
+	// it keeps nothing runbox can list (then NoTasks says why, when the
+	// backend keeps something all the same).
+	Tasks TaskKeeper
+	// NoTasks says what a task is on the backend, and how to remove it,
+	// when runbox cannot list it (Tasks nil).
+	NoTasks string
+	// TaskOf names the task whose kept environment spec opens (the
+	// spec's "task" setting, else the configuration's); "" when spec
+	// opens one of its own. Nil with TaskEnvs: only the setting counts.
+	TaskOf func(spec Spec) string
+	// Missing says, before anything is tried, what spec lacks for the
+	// backend to open an environment (no image, no host): nil when
+	// nothing is missing. Nil means nothing ever is.
+	Missing func(spec Spec) error
+	// Warm starts keeping environments for spec ready before they are
+	// asked for (a long-lived runbox's warm pool); nil when the backend
+	// keeps none.
+	Warm func(spec Spec) error
+	// Reap removes what runbox processes that are gone left on the
+	// backend (a killed runbox's pods) and says what it removed; a
+	// long-lived runbox runs it once at start. Nil: nothing is left.
+	Reap func(ctx context.Context) ([]string, error)
 }
+
+// JobHosting says where a backend's background jobs can run, besides
+// this machine's job daemon (see [Provider].OnThisMachine).
+type JobHosting int
+
+const (
+	// NoJobs: the backend's sandbox cannot hold runbox's job daemon.
+	NoJobs JobHosting = iota
+	// SessionJobs: a session's jobs run in the job daemon inside the
+	// session's environment (reached through `runbox __relay` at the
+	// environment's CLIPath), and end with it at the latest.
+	SessionJobs
+	// LastingJobs: as SessionJobs, and the environment outlives the
+	// command that opened it (a task's container, a remote host), so
+	// jobs started there by one runbox are there for the next.
+	LastingJobs
+)
 
 // Providers is the provider table: backend name → factory and requirement
 // check. A caller builds one and registers the backends it wires in; there is
 // no global table. It is safe for concurrent use.
 type Providers struct {
-	mu sync.RWMutex
-	m  map[string]Provider
+	mu    sync.RWMutex
+	m     map[string]Provider
+	order []string // registration order: the order of listings
 }
 
 // NewProviders returns an empty table.
@@ -75,7 +135,19 @@ func (t *Providers) Register(p Provider) error {
 		return fmt.Errorf("envs: register provider %q: already registered", p.Name)
 	}
 	t.m[p.Name] = p
+	t.order = append(t.order, p.Name)
 	return nil
+}
+
+// All returns the providers in the order they were registered.
+func (t *Providers) All() []Provider {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	all := make([]Provider, len(t.order))
+	for i, n := range t.order {
+		all[i] = t.m[n]
+	}
+	return all
 }
 
 // Lookup returns the provider named name, or an *UnknownBackendError

@@ -284,5 +284,7 @@ func dial(opts Options) (*cluster, Options, error) {
 // Provider is the kubernetes backend's row of a provider table; options
 // turns a caller's Spec into Options.
 func Provider(options func(envs.Spec) Options) envs.Provider {
-	return envs.Row("kubernetes", "a pod per task on a Kubernetes cluster (plain, or an Agent Sandbox claim), with the runbox agent inside", options, New, Check, Capabilities)
+	p := envs.Row("kubernetes", "a pod per task on a Kubernetes cluster (plain, or an Agent Sandbox claim), with the runbox agent inside", options, New, Check, Capabilities)
+	p.Jobs, p.TaskEnvs = envs.LastingJobs, true
+	return p
 }

@@ -124,7 +124,11 @@ func Check(ctx context.Context, getenv func(string) string) error {
 // Provider is the modal backend's row of a provider table; options turns
 // a caller's Spec into Options.
 func Provider(options func(envs.Spec) Options) envs.Provider {
-	return envs.Row("modal", "a Modal sandbox per task (Modal's Go SDK), with the runbox agent inside", options, New, checkOptions, Capabilities)
+	p := envs.Row("modal", "a Modal sandbox per task (Modal's Go SDK), with the runbox agent inside", options, New, checkOptions, Capabilities)
+	// A task is a snapshot restored into a new sandbox: its jobs end
+	// with the session that started them.
+	p.Jobs, p.TaskEnvs = envs.SessionJobs, true
+	return p
 }
 
 // checkOptions is Check with the environment o reads credentials from.

@@ -24,7 +24,7 @@ func (s *Server) sessionJobs(ctx context.Context, ss *service.Session) (*service
 	if err := ss.SandboxJobsSupported(); err != nil {
 		return nil, fmt.Errorf("runbox: session %s: %w", ss.ID, err)
 	}
-	if ss.Backend != "local" {
+	if !ss.JobsOnThisMachine() {
 		return ss.SandboxJobs(ctx, max)
 	}
 	if s.opts.Jobs == nil {
@@ -34,7 +34,7 @@ func (s *Server) sessionJobs(ctx context.Context, ss *service.Session) (*service
 	if err != nil {
 		return nil, fmt.Errorf("runbox: job registry: %w", err)
 	}
-	return ss.Jobs(reg, service.OwnedJobsOptions{Backend: "local", HostAccess: true, MaxLive: max}), nil
+	return ss.Jobs(reg, service.OwnedJobsOptions{Backend: ss.Backend, HostAccess: true, MaxLive: max}), nil
 }
 
 // remoteJobDir is where a background job of a session on another backend

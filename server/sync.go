@@ -27,8 +27,8 @@ func (so *SyncOptions) apply(o *Options) error {
 	if w.Task == "" || w.Dir == "" || w.StateDir == "" || w.Remote != "" {
 		return errors.New("server: Options.Sync needs Task, Dir and StateDir, and no Remote")
 	}
-	if o.Backend != "docker" {
-		return fmt.Errorf("server: sync needs the docker backend, not %q", o.Backend)
+	if p, err := o.Service.Providers().Lookup(o.Backend); err != nil || !p.TaskEnvs {
+		return fmt.Errorf("server: sync needs a backend that keeps a task's environment between commands (docker, ...), not %q", o.Backend)
 	}
 	settings := maps.Clone(o.Spec.Settings)
 	if settings == nil {

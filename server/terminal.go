@@ -167,7 +167,7 @@ func (s *Server) jobRequest(sess *session, jobs *service.OwnedJobs, in TerminalA
 	dir := in.Workdir
 	switch {
 	case dir != "":
-	case jobs.Backend() == "local":
+	case jobs.OnThisMachine():
 		dir = sess.jobDir()
 	default: // a path in the session's sandbox, never one of this machine
 		dir = sess.remoteJobDir()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/runbox/runbox/agent/agentd"
 	"github.com/runbox/runbox/confine"
@@ -21,8 +22,8 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 	for _, p := range []envs.Provider{
 		s.localProvider(),
 		s.dockerProvider(),
-		modal.Provider(s.ModalOptions),
-		ssh.Provider(s.SSHOptions),
+		s.modalProvider(),
+		s.sshProvider(),
 		daytona.Provider(s.DaytonaOptions),
 		s.kubernetesProvider(),
 		s.singularityProvider(),
@@ -35,12 +36,17 @@ func (s *Service) newProviders() (*envs.Providers, error) {
 	return t, nil
 }
 
+// localBackend is the name of the backend on this machine: the default.
+const localBackend = "local"
+
 // localProvider runs commands on this machine, configured by the top
 // level of the configuration (shell, contain, grace, limits, spawn).
 func (s *Service) localProvider() envs.Provider {
 	return envs.Provider{
-		Name:        "local",
-		Description: "this machine (bash or sh), each command in its own process group and container",
+		Name:          localBackend,
+		OnThisMachine: true,
+		Tasks:         localTasks{s},
+		Description:   "this machine (bash or sh), each command in its own process group and container",
 		New: func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
 			if err := localHonours(spec); err != nil {
 				return nil, err
@@ -117,4 +123,55 @@ func localHonours(spec envs.Spec) error {
 		return fmt.Errorf("local: setting %q is not one the local backend has (it applies to container backends): %w", k, envs.ErrUnsupported)
 	}
 	return nil
+}
+
+// modalProvider is the modal backend's row, with its snapshots as tasks.
+func (s *Service) modalProvider() envs.Provider {
+	p := modal.Provider(s.ModalOptions)
+	p.Tasks = modalTasks{s}
+	return p
+}
+
+// sshProvider is the ssh backend's row, which says in the user's terms
+// that no host is configured.
+func (s *Service) sshProvider() envs.Provider {
+	p := ssh.Provider(s.SSHOptions)
+	p.Missing = func(spec envs.Spec) error {
+		if s.SSHOptions(spec).Host == "" {
+			return ErrNoSSHHost
+		}
+		return nil
+	}
+	return p
+}
+
+// Reap runs backend's reaper ([envs.Provider].Reap): it removes what
+// runbox processes that are gone left there. runbox serve runs it once
+// at start; it is bounded by a few seconds, and a backend that does not
+// answer is only logged.
+func (s *Service) Reap(ctx context.Context, backend string) {
+	p, err := s.providers.Lookup(backend)
+	if err != nil || p.Reap == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	reaped, err := p.Reap(ctx)
+	for _, r := range reaped {
+		s.log.Info("reaped what a gone runbox left", "backend", backend, "object", r)
+	}
+	if err != nil {
+		s.log.Warn("reap", "backend", backend, "err", err)
+	}
+}
+
+// Warm starts keeping backend's environments for spec ready, where the
+// backend keeps a warm pool ([envs.Provider].Warm); elsewhere it does
+// nothing.
+func (s *Service) Warm(backend string, spec envs.Spec) error {
+	p, err := s.providers.Lookup(backend)
+	if err != nil || p.Warm == nil {
+		return nil
+	}
+	return p.Warm(spec)
 }

@@ -58,6 +58,17 @@ func (s *Service) dockerProvider() envs.Provider {
 	if s.pool != nil {
 		p = s.pool.Provider(s.DockerOptions)
 	}
+	p.Tasks = dockerTasks{}
+	p.TaskOf = func(spec envs.Spec) string { return s.DockerOptions(spec).Task }
+	if s.pool != nil {
+		p.Warm = s.WarmDocker
+	}
+	p.Missing = func(spec envs.Spec) error {
+		if s.DockerOptions(spec).Image == "" {
+			return ErrNoImage
+		}
+		return nil
+	}
 	open, caps := p.New, p.Capabilities
 	p.New = func(ctx context.Context, spec envs.Spec) (envs.Environment, error) {
 		if o := s.DockerOptions(spec); o.Network == docker.NetworkAllowlist {
@@ -165,6 +176,9 @@ func (e *sandboxedDocker) GetTree(ctx context.Context, dir string) (io.ReadClose
 
 // Fallback says why commands run through the exec API ("" with the agent).
 func (e *sandboxedDocker) Fallback() string { return e.d.Fallback() }
+
+// CLIPath is where commands find the runbox CLI in the container.
+func (e *sandboxedDocker) CLIPath() string { return e.d.CLIPath() }
 
 // ContainerID is the container commands currently run in.
 func (e *sandboxedDocker) ContainerID() string { return e.d.ContainerID() }

@@ -102,7 +102,7 @@ func (sb *sandbox) askEgress(ctx context.Context, host string, port int) (bool, 
 	target := fmt.Sprintf("%s:%d", host, port)
 	backend := sb.backend
 	if backend == "" {
-		backend = "local"
+		backend = localBackend
 	}
 	ans, err := a.Ask(ctx, approval.Prompt{
 		Command:    "connect to " + target,

@@ -73,6 +73,11 @@ func (s *Service) kubernetesProvider() envs.Provider {
 		return open(ctx, spec)
 	}
 	p.Provisioning = s.KubernetesProvisioning
+	p.Tasks = kubeTasks{s}
+	p.TaskOf = func(spec envs.Spec) string { return s.KubernetesOptions(spec).Task }
+	p.Reap = func(ctx context.Context) ([]string, error) {
+		return kubernetes.Reap(ctx, s.KubernetesOptions(envs.Spec{}))
+	}
 	return p
 }
 
@@ -119,20 +124,3 @@ func (k kubeTasks) RemoveTask(ctx context.Context, name string) ([]string, error
 }
 
 var _ TaskKeeper = kubeTasks{}
-
-// ReapKubernetes deletes, in the configured namespace, this user's
-// ephemeral pods and claims whose runbox process on this host is gone
-// (kubernetes.Reap): what a killed runbox left. runbox serve runs it once
-// at start on the kubernetes backend; it is bounded by a few seconds, and
-// a cluster that does not answer is only logged.
-func (s *Service) ReapKubernetes(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	reaped, err := kubernetes.Reap(ctx, s.KubernetesOptions(envs.Spec{}))
-	for _, r := range reaped {
-		s.log.Info("kubernetes: reaped what a gone runbox left", "object", r)
-	}
-	if err != nil {
-		s.log.Warn("kubernetes: reap", "err", err)
-	}
-}

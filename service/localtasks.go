@@ -58,7 +58,7 @@ func (l localTasks) Tasks(ctx context.Context) ([]TaskInfo, error) {
 		if n, ok := names[dir]; ok {
 			name = n
 		}
-		t := TaskInfo{Name: name, Backend: "local", Holds: "directory " + dir}
+		t := TaskInfo{Name: name, Backend: localBackend, Holds: "directory " + dir}
 		size, changed := treeSize(dir)
 		t.SizeBytes, t.LastUsed = &size, changed
 		if fi, err := os.Stat(workspace.ManifestPath(l.s.stateDir(), name)); err == nil && fi.ModTime().After(t.LastUsed) {
@@ -116,7 +116,7 @@ func (l localTasks) names() map[string]string {
 			continue
 		}
 		var p taskPlace
-		if json.Unmarshal(b, &p) != nil || p.Backend != "local" {
+		if json.Unmarshal(b, &p) != nil || !l.s.onThisMachine(p.Backend) {
 			continue
 		}
 		if m, err := readManifestTask(state, task); err == nil {

@@ -18,13 +18,11 @@ var ErrNoSSHHost = errors.New("service: ssh is not configured: no host; set ssh.
 // with this configuration, before anything is tried: nil when nothing is
 // missing. runbox doctor reports it as the backend not being ready.
 func (s *Service) SpecProblem(backend string, spec envs.Spec) error {
-	if backend == "docker" && s.DockerOptions(spec).Image == "" {
-		return ErrNoImage
+	p, err := s.providers.Lookup(backend)
+	if err != nil || p.Missing == nil {
+		return nil // Open says what an unknown backend is
 	}
-	if backend == "ssh" && s.SSHOptions(spec).Host == "" {
-		return ErrNoSSHHost
-	}
-	return nil
+	return p.Missing(spec)
 }
 
 // open opens backend's environment for spec through the provider table,

@@ -76,7 +76,7 @@ type OwnedJobsOptions struct {
 func (ss *Session) Jobs(jobs SessionJobs, opts OwnedJobsOptions) *OwnedJobs {
 	backend := opts.Backend
 	if backend == "" {
-		backend = "local"
+		backend = localBackend
 	}
 	if c, ok := jobs.(*procregistry.Client); ok && c.Token == "" {
 		// The registry then refuses the session's jobs to every caller
@@ -96,6 +96,10 @@ func (o *OwnedJobs) Owner() string { return o.ss.Owner() }
 // Backend names where the jobs run: "local", or the backend of the
 // sandbox whose registry holds them.
 func (o *OwnedJobs) Backend() string { return o.target.Backend }
+
+// OnThisMachine reports whether the jobs run on this machine, where a
+// directory is one of this machine's.
+func (o *OwnedJobs) OnThisMachine() bool { return o.ss.svc.onThisMachine(o.target.Backend) }
 
 // Start judges req's command, checks the live-job cap, and starts it as
 // the session's job (req.Owner is set here; whatever it held is ignored).

@@ -186,7 +186,7 @@ func policyOf(env envs.Environment) *confine.Policy {
 // backend in an environment opened with spec would get (the zero value
 // for backends whose commands do not run on this machine).
 func (s *Service) GateSandbox(backend string, spec envs.Spec) approval.Sandbox {
-	if backend != "local" {
+	if !s.onThisMachine(backend) {
 		return approval.Sandbox{}
 	}
 	p, err := s.SandboxPolicy(spec)
@@ -209,14 +209,14 @@ func (s *Service) jobSandbox(t JobTarget, req procregistry.StartRequest) approva
 	return s.GateSandbox(t.Backend, envs.Spec{Dir: cmp.Or(req.Dir, t.Dir)})
 }
 
-// confineJob puts a local job in the sandbox its session's commands run
+// confineJob puts a job of this machine in the sandbox its session's commands run
 // in (the session's TMPDIR and proxy included), or, for a job started
 // outside a session, in the sandbox a local environment in its directory
 // would get — with no proxy: under allowlist such a job reaches only the
 // ports of sandbox.network.ports. Jobs of other backends are left as they
 // are: their sandbox is the container or the remote host.
 func (s *Service) confineJob(ctx context.Context, t JobTarget, req *procregistry.StartRequest) error {
-	if t.Backend != "local" || req.Confine != nil {
+	if !s.onThisMachine(t.Backend) || req.Confine != nil {
 		return nil
 	}
 	var p *confine.Policy

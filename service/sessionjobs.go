@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/runbox/runbox/docker"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
 )
@@ -20,20 +19,28 @@ import (
 var ErrNoSandboxJobs = errors.New("service: background jobs are not available in this sandbox")
 
 // SandboxJobsSupported reports whether the session's background jobs can
-// run where its commands run. A local session's run in the local job
-// daemon; a docker, ssh, kubernetes, modal or daytona session's in the job
-// daemon inside its own container, host, pod or sandbox. For other
-// backends it returns an error matching [ErrNoSandboxJobs] that says why,
-// without opening anything. (A session whose agent does not run — a
-// native-exec fallback, daytona's no_agent — is refused later, when its
-// environment is open: see relayArgv.)
+// run where its commands run: on this machine in the local job daemon,
+// elsewhere in the job daemon inside the session's own container, host,
+// pod or sandbox, where its backend can hold one ([envs.Provider] Jobs).
+// For other backends it returns an error matching [ErrNoSandboxJobs]
+// that says why, without opening anything. (A session whose agent does
+// not run — a native-exec fallback, daytona's no_agent — is refused
+// later, when its environment is open: see relayArgv.)
 func (ss *Session) SandboxJobsSupported() error {
-	switch ss.Backend {
-	case "local", "docker", "ssh", "kubernetes", "modal", "daytona":
+	p, err := ss.svc.providers.Lookup(ss.Backend)
+	if err != nil {
+		return err
+	}
+	if p.OnThisMachine || p.Jobs != envs.NoJobs {
 		return nil
 	}
 	return fmt.Errorf("%w: backend %s: %w", ErrNoSandboxJobs, ss.Backend, envs.ErrUnsupported)
 }
+
+// JobsOnThisMachine reports whether the session's background jobs are
+// this machine's job daemon's ([Session.Jobs]) rather than the daemon's
+// in its environment ([Session.SandboxJobs]).
+func (ss *Session) JobsOnThisMachine() bool { return ss.svc.onThisMachine(ss.Backend) }
 
 // SandboxJobs returns the session's jobs in the job daemon inside its own
 // environment: the container or host its commands run in, reached through
@@ -52,8 +59,8 @@ func (ss *Session) SandboxJobs(ctx context.Context, maxLive int) (*OwnedJobs, er
 	if err := ss.SandboxJobsSupported(); err != nil {
 		return nil, err
 	}
-	if ss.Backend == "local" {
-		return nil, fmt.Errorf("service: session %s runs locally: its jobs are the local job daemon's (Session.Jobs)", ss.ID)
+	if ss.JobsOnThisMachine() {
+		return nil, fmt.Errorf("service: session %s runs on this machine: its jobs are the local job daemon's (Session.Jobs)", ss.ID)
 	}
 	host, _ := ss.hostAccess(ctx)
 	c := &procregistry.Client{Dial: ss.dialRelay}
@@ -75,24 +82,18 @@ func (ss *Session) dialRelay(ctx context.Context) (net.Conn, error) {
 }
 
 // relayArgv is the argv of `runbox __relay` in env, where the backend
-// puts the runbox CLI before a command that runs it (ssh, kubernetes, and
-// through the agent host modal and daytona: CLIPath). An environment
-// whose agent did not start (commands through the native exec API, or
-// daytona's toolbox sessions under no_agent) has no CLI either: its jobs
-// are refused, with the reason.
+// puts the runbox CLI before a command that runs it (CLIPath). An
+// environment whose agent did not start (commands through the native
+// exec API, or daytona's toolbox sessions under no_agent) has no CLI
+// either: its jobs are refused, with the reason.
 func relayArgv(backend string, env envs.Environment) ([]string, error) {
 	if fb, ok := env.(interface{ Fallback() string }); ok {
 		if why := fb.Fallback(); why != "" {
 			return nil, fmt.Errorf("%w: the %s session runs without the runbox agent (%s), and its jobs need runbox inside: %w", ErrNoSandboxJobs, backend, why, envs.ErrUnsupported)
 		}
 	}
-	switch backend {
-	case "docker":
-		return []string{docker.CLIPath, RelayCommand}, nil
-	case "ssh", "kubernetes", "modal", "daytona":
-		if c, ok := env.(interface{ CLIPath() string }); ok && c.CLIPath() != "" {
-			return []string{c.CLIPath(), RelayCommand}, nil
-		}
+	if c, ok := env.(interface{ CLIPath() string }); ok && c.CLIPath() != "" {
+		return []string{c.CLIPath(), RelayCommand}, nil
 	}
 	return nil, fmt.Errorf("%w: backend %s (%T): %w", ErrNoSandboxJobs, backend, env, envs.ErrUnsupported)
 }

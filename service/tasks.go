@@ -22,34 +22,12 @@ import (
 // backend takes part through a [TaskKeeper]; one that has none is listed
 // with the reason, so a user sees what runbox cannot show.
 
-// TaskInfo is one backend's part of a task.
-type TaskInfo struct {
-	Name    string `json:"name"`
-	Backend string `json:"backend"`
-	// Created is when it was made; zero when the backend does not say.
-	Created time.Time `json:"created,omitzero"`
-	// LastUsed is when it was last used, as well as the backend can
-	// tell (docker: see [docker.Task].LastUsed); zero when it cannot,
-	// and then the reaper leaves the task alone.
-	LastUsed time.Time `json:"last_used,omitzero"`
-	// SizeBytes is its size on the backend; nil when unknown.
-	SizeBytes *int64 `json:"size_bytes,omitempty"`
-	// Holds says what keeps the task: "container runbox-t1 (running)".
-	Holds string `json:"holds"`
-	// Busy says what runs in it now; empty when nothing does. The
-	// reaper never removes a busy task.
-	Busy string `json:"busy,omitempty"`
-}
+// TaskInfo is one backend's part of a task (docker: see
+// [docker.Task].LastUsed for its last use).
+type TaskInfo = envs.TaskInfo
 
-// TaskKeeper is a backend's part of tasks.
-type TaskKeeper interface {
-	// Tasks lists the backend's tasks of this user.
-	Tasks(ctx context.Context) ([]TaskInfo, error)
-	// RemoveTask removes everything of task name on the backend and
-	// says what it removed; nothing to remove is an error that matches
-	// [envs.ErrNotFound].
-	RemoveTask(ctx context.Context, name string) ([]string, error)
-}
+// TaskKeeper is a backend's part of tasks ([envs.Provider].Tasks).
+type TaskKeeper = envs.TaskKeeper
 
 // TaskBackendState says whether a backend's tasks could be listed.
 type TaskBackendState string
@@ -87,22 +65,24 @@ type taskBackend struct {
 	reason string
 }
 
-// taskBackends are the backends that keep tasks, in listing order.
+// taskBackends are the backends that keep tasks, in the provider
+// table's order.
 func (s *Service) taskBackends() []taskBackend {
-	return []taskBackend{
-		{name: "docker", keeper: dockerTasks{}},
-		{name: "modal", keeper: modalTasks{s}},
-		{name: "kubernetes", keeper: kubeTasks{s}},
-		{name: "local", keeper: localTasks{s}},
-		{name: "daytona", reason: "a daytona task is a sandbox labelled runbox.task, and the Daytona SDK lists sandboxes without their labels, so runbox cannot tell which task each is for; remove one with Daytona's dashboard or CLI"},
-		{name: "ssh", reason: "an ssh task is a directory on the remote host (its workspace); runbox does not remove remote directories"},
+	var out []taskBackend
+	for _, p := range s.providers.All() {
+		if p.Tasks != nil || p.NoTasks != "" {
+			out = append(out, taskBackend{name: p.Name, keeper: p.Tasks, reason: p.NoTasks})
+		}
 	}
+	return out
 }
 
 // keeperFor returns backend's keeper, or an error saying why there is
 // none.
 func (s *Service) keeperFor(backend string) (TaskKeeper, error) {
+	var names []string
 	for _, b := range s.taskBackends() {
+		names = append(names, b.name)
 		if b.name != backend {
 			continue
 		}
@@ -111,7 +91,7 @@ func (s *Service) keeperFor(backend string) (TaskKeeper, error) {
 		}
 		return b.keeper, nil
 	}
-	return nil, fmt.Errorf("service: tasks: no backend %q keeps tasks (docker, modal, kubernetes, local, daytona, ssh): %w", backend, envs.ErrBadCommand)
+	return nil, fmt.Errorf("service: tasks: no backend %q keeps tasks (%s): %w", backend, strings.Join(names, ", "), envs.ErrBadCommand)
 }
 
 // Tasks lists every task on every backend that can say. A backend that

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,10 +21,12 @@ import (
 // A task's workspace (runbox run --task T --sync DIR, then runbox sync)
 // lives in an environment opened through the provider table, on any
 // backend that can move files:
-//   - docker, modal: the task's own container or sandbox (SettingTask),
-//     at [workspace.DefaultRemote];
-//   - local: a directory of the task's own beside runbox's state
-//     directory (runbox-tasks/NAME), so that nothing else is replaced;
+//   - a backend that keeps an environment per task ([envs.Provider]
+//     TaskEnvs: a container, a sandbox, a pod): the task's own, at
+//     [workspace.DefaultRemote];
+//   - a backend on this machine (OnThisMachine): a directory of the
+//     task's own beside runbox's state directory (runbox-tasks/NAME), so
+//     that nothing else is replaced;
 //   - any other (ssh): the directory the caller names (runbox run
 //     --sync-to), else [workspace.DefaultRemote] on that machine.
 //
@@ -40,6 +43,10 @@ type taskPlace struct {
 	Settings map[string]string `json:"settings,omitempty"`
 }
 
+// legacySyncBackend is where a task pushed before its place was
+// recorded lives: the only backend that synced then.
+const legacySyncBackend = "docker"
+
 var plainTask = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // taskName is a file name for task: itself when plain, else a hash (a
@@ -54,24 +61,30 @@ func taskName(task string) string {
 
 // TaskPlace says where task's workspace is on backend: the spec that
 // opens its environment and the directory the workspace is pushed to
-// there, which a first push replaces. The command runs in the workspace
-// unless spec.Dir already names a directory: on docker, modal and local
-// the returned spec.Dir says so; on others (ssh) spec.Dir is left as it
-// was, and the caller gives the command Dir: remote when it is empty. remote, when not empty,
-// names that directory (absolute; not on local, where the task's own
-// directory is used). On local it makes that directory: the environment
-// must be able to enter it before the first push fills it.
-func TaskPlace(backend, task, stateDir, remote string, spec envs.Spec) (envs.Spec, string, error) {
-	settings := map[string]string{}
-	for k, v := range spec.Settings {
-		settings[k] = v
+// there, which a first push replaces. On this machine the returned
+// spec.Dir is the task's own directory, which TaskPlace makes (the
+// environment must be able to enter it before the first push fills it);
+// elsewhere spec.Dir is left as it was, and the caller gives the command
+// Dir: remote when it is empty (an environment does not start in
+// remote: a tar fallback runs in the environment's directory after a
+// first push moved remote aside). remote, when not empty, names that
+// directory (absolute; not on this machine, where the task's own
+// directory is used).
+func (s *Service) TaskPlace(backend, task, stateDir, remote string, spec envs.Spec) (envs.Spec, string, error) {
+	p, err := s.providers.Lookup(backend)
+	if err != nil {
+		return spec, "", err
 	}
-	switch backend {
-	case "docker", "modal":
+	settings := maps.Clone(spec.Settings)
+	if settings == nil {
+		settings = map[string]string{}
+	}
+	switch {
+	case p.TaskEnvs:
 		settings[SettingTask] = task
-	case "local":
+	case p.OnThisMachine:
 		if remote != "" {
-			return spec, "", fmt.Errorf("service: task %s: the local backend keeps a task's workspace in a directory of its own: %w", task, envs.ErrUnsupported)
+			return spec, "", fmt.Errorf("service: task %s: the %s backend keeps a task's workspace in a directory of its own: %w", task, backend, envs.ErrUnsupported)
 		}
 		// Beside runbox's state directory, not in it: the gate and the
 		// sandbox keep commands out of runbox's own files.
@@ -79,27 +92,19 @@ func TaskPlace(backend, task, stateDir, remote string, spec envs.Spec) (envs.Spe
 		if err := os.MkdirAll(remote, 0o700); err != nil {
 			return spec, "", fmt.Errorf("service: task %s: %w", task, err)
 		}
-	}
-	remote = cmp.Or(remote, workspace.DefaultRemote)
-	switch backend {
-	case "docker", "modal", "local":
 		spec.Dir = cmp.Or(spec.Dir, remote)
-	default:
-		// The environment does not start in remote: its tar fallback
-		// runs in the environment's directory after a first push
-		// removed remote. The command is then run in remote (its Dir).
 	}
 	spec.Settings = settings
-	return spec, remote, nil
+	return spec, cmp.Or(remote, workspace.DefaultRemote), nil
 }
 
 // PushTask pushes o.Dir to the task's workspace, remote, in env (opened
 // on backend with spec, as TaskPlace made them) and records where it
-// went. On local the push goes through an environment of its own (see
-// below).
+// went. On this machine the push goes through an environment of its own
+// (see below).
 func (s *Service) PushTask(ctx context.Context, env envs.Environment, backend string, spec envs.Spec, remote string, o workspace.Options) (*workspace.PushReport, error) {
 	o.Remote = remote
-	if backend == "local" {
+	if s.onThisMachine(backend) {
 		// A first push replaces the task's directory itself, which a
 		// command confined to it as its workspace may not remove: the
 		// push runs with the tasks directory as its workspace.
@@ -140,7 +145,8 @@ func (s *Service) OpenTask(ctx context.Context, stateDir, task, image string) (e
 	b, err := os.ReadFile(placePath(stateDir, task))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		place = taskPlace{Backend: "docker", Settings: map[string]string{SettingTask: task}}
+		// Before places were recorded, only docker synced tasks.
+		place = taskPlace{Backend: legacySyncBackend, Settings: map[string]string{SettingTask: task}}
 	case err != nil:
 		return nil, fmt.Errorf("service: task %s: %w", task, err)
 	default:
@@ -152,8 +158,15 @@ func (s *Service) OpenTask(ctx context.Context, stateDir, task, image string) (e
 	if image != "" {
 		spec.Image = image
 	}
-	if place.Backend == "local" {
+	if s.onThisMachine(place.Backend) {
 		spec.Sandbox = "read-only" // a comparison only reads
 	}
 	return s.open(ctx, place.Backend, spec)
+}
+
+// onThisMachine reports whether backend's commands run on this machine
+// ([envs.Provider].OnThisMachine); an unknown backend's do not.
+func (s *Service) onThisMachine(backend string) bool {
+	p, err := s.providers.Lookup(backend)
+	return err == nil && p.OnThisMachine
 }

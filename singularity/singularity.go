@@ -103,7 +103,9 @@ func Check(ctx context.Context, opts Options) error {
 // Provider is the singularity backend's row of a provider table; options
 // turns a caller's Spec into Options.
 func Provider(options func(envs.Spec) Options) envs.Provider {
-	return envs.Row("singularity", "an Apptainer (Singularity) instance per task, with the runbox agent inside", options, New, Check, Capabilities)
+	p := envs.Row("singularity", "an Apptainer (Singularity) instance per task, with the runbox agent inside", options, New, Check, Capabilities)
+	p.TaskEnvs = true
+	return p
 }
 
 // Reap stops the instances of runbox processes that are gone (each named

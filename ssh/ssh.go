@@ -153,5 +153,9 @@ func Provider(options func(envs.Spec) Options) envs.Provider {
 		Capabilities: func(ctx context.Context, spec envs.Spec) envs.Capabilities {
 			return Capabilities(options(spec))
 		},
+		// The host outlives every command: jobs started there by one
+		// runbox are there for the next.
+		Jobs:    envs.LastingJobs,
+		NoTasks: "an ssh task is a directory on the remote host (its workspace); runbox does not remove remote directories",
 	}
 }

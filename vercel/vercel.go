@@ -67,8 +67,10 @@ func Check(ctx context.Context, creds Credentials) error {
 // turns a caller's Spec into Options (failing when credentials are
 // missing).
 func Provider(options func(envs.Spec) (Options, error)) envs.Provider {
-	return envs.FallibleRow("vercel", "a Vercel Sandbox microVM per task (REST API), with the runbox agent inside over its interactive PTY",
+	p := envs.FallibleRow("vercel", "a Vercel Sandbox microVM per task (REST API), with the runbox agent inside over its interactive PTY",
 		options, New, checkOptions, Capabilities)
+	p.TaskEnvs = true
+	return p
 }
 
 // checkOptions is Check of o's credentials.

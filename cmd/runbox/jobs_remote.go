@@ -1,8 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"context"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -48,20 +48,17 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 		t.register(c.Flags(), forJobs)
 		local := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) error {
-			var r *remoteJobs
-			var err error
-			switch t.backend {
-			case "", "local":
+			if t.backend == "" {
 				return local(cmd, args)
-			case "docker":
-				r, err = a.dockerJobs(t)
-			case "ssh":
-				r = a.sshJobs(t)
-			case "kubernetes":
-				r, err = a.kubeJobs(t)
-			default:
-				return usageError{errorf("--backend %q: jobs run on local, docker, kubernetes or ssh", t.backend)}
 			}
+			p, err := a.svc.Providers().Lookup(t.backend)
+			if err != nil {
+				return usageError{errorf("--backend: %v", err)}
+			}
+			if p.OnThisMachine {
+				return local(cmd, args)
+			}
+			r, err := a.lastingJobs(t, p)
 			if err != nil {
 				return err
 			}
@@ -73,22 +70,36 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 	return cmds
 }
 
-func (a *app) dockerJobs(t *jobTarget) (*remoteJobs, error) {
-	task := cmp.Or(t.task, a.cfg.Docker.Task)
-	if task == "" {
-		return nil, usageError{errorf("--backend docker: name the container that keeps the jobs with --task (or docker.task)")}
+// lastingJobs is the job daemon in p's environment for the target's
+// flags: a task's container or pod (named by --task or the
+// configuration), a remote host. The environment is kept between
+// commands, so its jobs outlive the command that started them.
+func (a *app) lastingJobs(t *jobTarget, p envs.Provider) (*remoteJobs, error) {
+	if p.Jobs != envs.LastingJobs {
+		return nil, usageError{errorf("--backend %s: its jobs would not outlive the command; jobs run on %s", p.Name, strings.Join(a.jobBackends(), ", "))}
 	}
-	spec := envs.Spec{Image: cmp.Or(t.image, a.cfg.Docker.Image), Settings: map[string]string{service.SettingTask: task}}
-	return a.jobHost("docker", spec), nil
+	spec := envs.Spec{Image: t.image, Settings: map[string]string{}}
+	if t.task != "" {
+		spec.Settings[service.SettingTask] = t.task
+	}
+	t.ssh.apply(&spec)
+	t.kube.apply(&spec)
+	if p.TaskEnvs && (p.TaskOf == nil || p.TaskOf(spec) == "") {
+		return nil, usageError{errorf("--backend %s: name the task whose environment keeps the jobs with --task (or %s.task in the configuration)", p.Name, p.Name)}
+	}
+	return a.jobHost(p.Name, spec), nil
 }
 
-// sshJobs is the job daemon on an ssh host, run by the full runbox CLI
-// uploaded next to the agent there. Closing the connection ends the
-// relay, never the daemon or its jobs.
-func (a *app) sshJobs(t *jobTarget) *remoteJobs {
-	var spec envs.Spec
-	t.ssh.apply(&spec)
-	return a.jobHost("ssh", spec)
+// jobBackends are the backends a job command can act on: this machine's
+// and those whose job daemon outlives the command.
+func (a *app) jobBackends() []string {
+	var names []string
+	for _, p := range a.svc.Providers().All() {
+		if p.OnThisMachine || p.Jobs == envs.LastingJobs {
+			names = append(names, p.Name)
+		}
+	}
+	return names
 }
 
 // jobHost is the job daemon in backend's environment for spec, opened

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 
 	"github.com/spf13/pflag"
 
@@ -34,15 +33,3 @@ func (k *kubeFlags) apply(spec *envs.Spec) {
 	}
 }
 
-// kubeJobs is the job daemon in a task's pod, run by the full runbox CLI
-// put next to the agent there; the pod is kept between commands (it is
-// the task's), so its jobs outlive the command that started them.
-func (a *app) kubeJobs(t *jobTarget) (*remoteJobs, error) {
-	task := cmp.Or(t.task, a.cfg.Kubernetes.Task)
-	if task == "" {
-		return nil, usageError{errorf("--backend kubernetes: name the pod that keeps the jobs with --task (or kubernetes.task)")}
-	}
-	spec := envs.Spec{Image: t.image, Settings: map[string]string{service.SettingTask: task}}
-	t.kube.apply(&spec)
-	return a.jobHost("kubernetes", spec), nil
-}

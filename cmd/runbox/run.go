@@ -121,7 +121,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 	if opts.yield > 0 {
 		return runYield(ctx, a, opts, shell, env, spec.Limits)
 	}
-	if err := checkTaskFlags(&opts.placeFlags, backend); err != nil {
+	if err := a.checkTaskFlags(&opts.placeFlags, backend); err != nil {
 		return err
 	}
 	state, remote := "", ""
@@ -130,7 +130,7 @@ func runRun(ctx context.Context, a *app, opts *runOptions) error {
 		if state, err = a.checkedStateDir(); err != nil {
 			return err
 		}
-		if spec, remote, err = service.TaskPlace(backend, opts.task, state, opts.syncTo, spec); err != nil {
+		if spec, remote, err = a.svc.TaskPlace(backend, opts.task, state, opts.syncTo, spec); err != nil {
 			return err
 		}
 	case opts.task != "":

@@ -20,8 +20,8 @@ import (
 // exitStillRunning while the job carries on: runbox logs, wait, write
 // and kill continue it.
 func runYield(ctx context.Context, a *app, opts *runOptions, shell string, env map[string]string, limits envs.Limits) error {
-	if backend := cmp.Or(opts.backend, a.cfg.Backend); backend != "local" || a.remote != nil {
-		return usageError{errorf("--yield runs the command as a job of this machine's job daemon: the local backend only (got %s)", backend)}
+	if backend := cmp.Or(opts.backend, a.cfg.Backend); !a.onThisMachine(backend) || a.remote != nil {
+		return usageError{errorf("--yield runs the command as a job of this machine's job daemon: a backend on this machine only (got %s)", backend)}
 	}
 	if opts.pty || opts.timeout > 0 || opts.task != "" || opts.sync != "" || opts.workspace {
 		return usageError{errorf("--yield runs the command as a background job: it takes no --pty, --timeout, --task, --sync or --workspace (kill it with runbox kill)")}

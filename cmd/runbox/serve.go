@@ -130,9 +130,7 @@ func runServe(ctx context.Context, a *app, opts *serveOptions) error {
 	defer svc.Close(context.WithoutCancel(ctx))
 	defer srv.Close()
 	defer startTaskReaper(ctx, svc)()
-	if cmp.Or(opts.backend, svc.Config().Backend) == "kubernetes" {
-		svc.ReapKubernetes(ctx)
-	}
+	svc.Reap(ctx, cmp.Or(opts.backend, svc.Config().Backend))
 	if opts.http == "" && opts.socket == "" {
 		// A client that is gone leaves a broken pipe behind: a write to
 		// it must fail (and end the session, torn down), not kill runbox
@@ -172,7 +170,7 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	}
 	var sync *server.SyncOptions
 	if opts.sync != "" || opts.task != "" {
-		if err := checkTaskFlags(&opts.placeFlags, cmp.Or(opts.backend, cfg.Backend)); err != nil {
+		if err := a.checkTaskFlags(&opts.placeFlags, cmp.Or(opts.backend, cfg.Backend)); err != nil {
 			return nil, nil, err
 		}
 		if spec.Settings == nil {
@@ -195,9 +193,9 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 		return nil, nil, err
 	}
 	announceSandbox(a, svc, cmp.Or(opts.backend, cfg.Backend), spec)
-	if cmp.Or(opts.backend, cfg.Backend) == "docker" && opts.task == "" {
-		if err := svc.WarmDocker(spec); err != nil {
-			a.log.Debug("serve: docker pool", "err", err)
+	if opts.task == "" {
+		if err := svc.Warm(cmp.Or(opts.backend, cfg.Backend), spec); err != nil {
+			a.log.Debug("serve: warm pool", "err", err)
 		}
 	}
 	srv, err := server.New(server.Options{
