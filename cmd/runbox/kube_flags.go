@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"github.com/spf13/pflag"
 
 	"github.com/runbox/runbox/envs"
@@ -32,4 +31,3 @@ func (k *kubeFlags) apply(spec *envs.Spec) {
 		spec.Settings[name] = v
 	}
 }
-
