@@ -18,7 +18,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/daytona/daytonatest"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/envs/jobtest"
+	"github.com/runbox/runbox/service/jobtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/kubernetes/kubetest"
