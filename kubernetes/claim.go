@@ -160,7 +160,7 @@ func (c *cluster) waitClaimPod(ctx context.Context, name string, timeout time.Du
 			state = "bound to sandbox " + sb + ", whose pod is not known yet"
 			return false, nil
 		}
-		p, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, podName, metav1.GetOptions{})
+		p, err := c.core.Pods(c.ns).Get(ctx, podName, metav1.GetOptions{})
 		if err != nil {
 			state = "sandbox " + sb + ": pod " + podName + " not found yet"
 			return false, nil
@@ -248,7 +248,7 @@ func (c *cluster) deleteClaim(ctx context.Context, name string) error {
 // (SandboxClaim and SandboxTemplate in the extensions group): nil when
 // it does, else why not.
 func (c *cluster) agentSandbox(ctx context.Context) error {
-	rl, err := c.cs.Discovery().ServerResourcesForGroupVersion(claimGVR.GroupVersion().String())
+	rl, err := c.disc.ServerResourcesForGroupVersion(claimGVR.GroupVersion().String())
 	if err != nil {
 		return fmt.Errorf("kubernetes: the cluster does not serve the Agent Sandbox API (%s): %w", claimGVR.GroupVersion(), err)
 	}

@@ -13,10 +13,13 @@ import (
 	"k8s.io/klog/v2"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	k8s "k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	networkingv1client "k8s.io/client-go/kubernetes/typed/networking/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // ErrNoCluster: no kubeconfig names a cluster and runbox does not run in
@@ -29,16 +32,23 @@ var ErrNoCluster = errors.New("kubernetes: no cluster configured: no kubeconfig 
 // runbox reports what matters in its own errors.
 var quietKlog sync.Once
 
-// cluster is one connection to the API server: the typed and dynamic
-// clients over the same REST configuration, and the namespace runbox
-// works in.
+// cluster is one connection to the API server: the typed, discovery and
+// dynamic clients over the same REST configuration, and the namespace
+// runbox works in.
+//
+// The typed clients are those of the two API groups runbox uses (pods and
+// nodes; network policies), not client-go's whole clientset: that one
+// makes a client for every group a server may serve, and every one of
+// them (with its apply configurations) would be linked into runbox.
 type cluster struct {
-	cfg   *rest.Config
-	hc    *http.Client // the clients' own: Close ends its idle connections
-	cs    k8s.Interface
-	dyn   dynamic.Interface
-	ns    string
-	where string // the kubeconfig and context, for messages
+	cfg        *rest.Config
+	hc         *http.Client // the clients' own: Close ends its idle connections
+	core       corev1client.CoreV1Interface
+	networking networkingv1client.NetworkingV1Interface
+	disc       discovery.DiscoveryInterface
+	dyn        dynamic.Interface
+	ns         string
+	where      string // the kubeconfig and context, for messages
 }
 
 // connect loads the kubeconfig as kubectl does (the explicit file, else
@@ -84,15 +94,24 @@ func connect(o Options) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: HTTP client for %s: %w", where, err)
 	}
-	cs, err := k8s.NewForConfigAndClient(cfg, hc)
-	if err != nil {
+	c := &cluster{cfg: cfg, hc: hc, ns: ns, where: where}
+	// One rate limit for the typed and discovery clients together, as
+	// the clientset gives its own.
+	typed := rest.CopyConfig(cfg)
+	typed.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	if c.core, err = corev1client.NewForConfigAndClient(typed, hc); err != nil {
 		return nil, fmt.Errorf("kubernetes: client for %s: %w", where, err)
 	}
-	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
-	if err != nil {
+	if c.networking, err = networkingv1client.NewForConfigAndClient(typed, hc); err != nil {
+		return nil, fmt.Errorf("kubernetes: networking client for %s: %w", where, err)
+	}
+	if c.disc, err = discovery.NewDiscoveryClientForConfigAndClient(typed, hc); err != nil {
+		return nil, fmt.Errorf("kubernetes: discovery client for %s: %w", where, err)
+	}
+	if c.dyn, err = dynamic.NewForConfigAndClient(cfg, hc); err != nil {
 		return nil, fmt.Errorf("kubernetes: dynamic client for %s: %w", where, err)
 	}
-	return &cluster{cfg: cfg, hc: hc, cs: cs, dyn: dyn, ns: ns, where: where}, nil
+	return c, nil
 }
 
 // close ends the clients' idle connections; the cluster is not used
@@ -121,7 +140,7 @@ func describeSource(o Options, rules *clientcmd.ClientConfigLoadingRules) string
 // ping asks the server its version: the cheapest call that proves it
 // answers and accepts the credentials.
 func (c *cluster) ping(ctx context.Context) error {
-	rc := c.cs.Discovery().RESTClient()
+	rc := c.disc.RESTClient()
 	if rc == nil {
 		return fmt.Errorf("kubernetes: no REST client for %s", c.where)
 	}

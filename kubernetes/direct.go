@@ -47,7 +47,7 @@ func (d *Direct) RunPod(ctx context.Context) (string, error) {
 			}},
 		},
 	}
-	got, err := d.c.cs.CoreV1().Pods(d.c.ns).Create(ctx, pod, metav1.CreateOptions{})
+	got, err := d.c.core.Pods(d.c.ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("kubernetes: create pod: %w", err)
 	}

@@ -28,7 +28,7 @@ const closeWait = 5 * time.Second
 // back to SPDY where the upgrade fails (an older server, a proxy that
 // does not pass websockets) — as kubectl exec does.
 func (c *cluster) executor(pod, container string, argv []string, stdin bool) (remotecommand.Executor, error) {
-	req := c.cs.CoreV1().RESTClient().Post().
+	req := c.core.RESTClient().Post().
 		Resource("pods").Namespace(c.ns).Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{
 			Container: container,

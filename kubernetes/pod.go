@@ -153,11 +153,11 @@ func (c *cluster) createPod(ctx context.Context, o Options, holder string) (*cor
 		spec.Labels[LabelPod] = spec.Name
 		np := denyAll(o, spec)
 		np.OwnerReferences = nil
-		if _, err := c.cs.NetworkingV1().NetworkPolicies(c.ns).Create(ctx, np, metav1.CreateOptions{}); err != nil {
+		if _, err := c.networking.NetworkPolicies(c.ns).Create(ctx, np, metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("kubernetes: create the deny-all network policy %s: %w", np.Name, err)
 		}
 	}
-	pod, err := c.cs.CoreV1().Pods(c.ns).Create(ctx, spec, metav1.CreateOptions{})
+	pod, err := c.core.Pods(c.ns).Create(ctx, spec, metav1.CreateOptions{})
 	if err != nil {
 		if o.NetworkNone {
 			c.deletePolicy(context.WithoutCancel(ctx), spec.Name)
@@ -179,12 +179,12 @@ func (c *cluster) createPod(ctx context.Context, o Options, holder string) (*cor
 // garbage collector removes the policy with the pod however the pod goes.
 // Failing that, Release deletes it by name.
 func (c *cluster) adoptPolicy(ctx context.Context, pod *corev1.Pod) {
-	np, err := c.cs.NetworkingV1().NetworkPolicies(c.ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	np, err := c.networking.NetworkPolicies(c.ns).Get(ctx, pod.Name, metav1.GetOptions{})
 	if err != nil {
 		return
 	}
 	np.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}}
-	c.cs.NetworkingV1().NetworkPolicies(c.ns).Update(ctx, np, metav1.UpdateOptions{})
+	c.networking.NetworkPolicies(c.ns).Update(ctx, np, metav1.UpdateOptions{})
 }
 
 // waitRunning watches pod until it runs, and fails at once when it cannot
@@ -193,7 +193,7 @@ func (c *cluster) adoptPolicy(ctx context.Context, pod *corev1.Pod) {
 func (c *cluster) waitRunning(ctx context.Context, pod *corev1.Pod, timeout time.Duration) (*corev1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	pods := c.cs.CoreV1().Pods(c.ns)
+	pods := c.core.Pods(c.ns)
 	last := pod
 	for {
 		if done, err := podReady(last); done || err != nil {
@@ -315,7 +315,7 @@ func podState(pod *corev1.Pod) string {
 // and the agent has already ended its commands. One already gone is no
 // error.
 func (c *cluster) deletePod(ctx context.Context, name string) error {
-	err := c.cs.CoreV1().Pods(c.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	err := c.core.Pods(c.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("kubernetes: delete pod %s/%s: %w", c.ns, name, err)
 	}
@@ -325,7 +325,7 @@ func (c *cluster) deletePod(ctx context.Context, name string) error {
 // deletePolicy deletes the network policy of pod name (one already gone,
 // or never made, is no error).
 func (c *cluster) deletePolicy(ctx context.Context, name string) error {
-	err := c.cs.NetworkingV1().NetworkPolicies(c.ns).Delete(ctx, name, metav1.DeleteOptions{})
+	err := c.networking.NetworkPolicies(c.ns).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("kubernetes: delete network policy %s/%s: %w", c.ns, name, err)
 	}
@@ -337,7 +337,7 @@ func (c *cluster) deletePolicy(ctx context.Context, name string) error {
 // so a new one takes its place.
 func (c *cluster) findTaskPod(ctx context.Context, o Options) (*corev1.Pod, error) {
 	sel := labels.SelectorFromSet(baseLabels(o)).String()
-	list, err := c.cs.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := c.core.Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: find the pod of task %s: %w", o.Task, err)
 	}

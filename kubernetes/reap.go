@@ -79,7 +79,7 @@ func Reap(ctx context.Context, opts Options) ([]string, error) {
 	sel := labels.SelectorFromSet(map[string]string{LabelManaged: managedValue, LabelOwner: labelValue(o.Owner)}).Add(*req).String()
 	var reaped []string
 	var errs []error
-	pods, err := c.cs.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	pods, err := c.core.Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: reap: list pods: %w", err)
 	}

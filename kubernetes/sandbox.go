@@ -53,7 +53,7 @@ func (s *sandbox) Provision(ctx context.Context) (remote.Instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur != "" {
-		pod, err := s.c.cs.CoreV1().Pods(s.c.ns).Get(ctx, s.cur, metav1.GetOptions{})
+		pod, err := s.c.core.Pods(s.c.ns).Get(ctx, s.cur, metav1.GetOptions{})
 		switch {
 		case err == nil && usable(pod):
 			return s.instance(ctx, pod), nil
@@ -128,7 +128,7 @@ func (s *sandbox) instance(ctx context.Context, pod *corev1.Pod) remote.Instance
 	}
 	plat, ok := s.archs[node]
 	if !ok {
-		if n, err := s.c.cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); err == nil {
+		if n, err := s.c.core.Nodes().Get(ctx, node, metav1.GetOptions{}); err == nil {
 			plat = n.Status.NodeInfo.OperatingSystem + "/" + n.Status.NodeInfo.Architecture
 		} else {
 			s.log.Debug("kubernetes: node platform unknown", "node", node, "err", err)
@@ -186,7 +186,7 @@ func (s *sandbox) Attach(ctx context.Context, id string, argv []string) (io.Read
 // ended (with its container's exit), or running with its agent dead.
 func (s *sandbox) Describe(ctx context.Context, id string) string {
 	what := "pod " + s.c.ns + "/" + id
-	pod, err := s.c.cs.CoreV1().Pods(s.c.ns).Get(ctx, id, metav1.GetOptions{})
+	pod, err := s.c.core.Pods(s.c.ns).Get(ctx, id, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return what + " is gone (deleted)"

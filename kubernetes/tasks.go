@@ -52,7 +52,7 @@ func Tasks(ctx context.Context, opts Options) ([]Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	pods, err := c.cs.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	pods, err := c.core.Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: list task pods in %s: %w", c.ns, err)
 	}
