@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/runbox/runbox/envs/envtest"
 )
 
 // helperEnv marks a run of the test binary as a helper process; its value
@@ -278,10 +276,4 @@ func assertGone(t *testing.T, ps ...Proc) {
 			t.Errorf("process %v survived", p)
 		}
 	}
-}
-
-// eventually is envtest.Eventually.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	envtest.Eventually(t, d, what, cond)
 }
