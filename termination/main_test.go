@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,7 +78,8 @@ var helpers = map[string]func(args []string) int{
 			}
 			keep = append(keep, b)
 		}
-		return len(keep) & 0
+		runtime.KeepAlive(keep) // the memory stays in use until the limit kills it
+		return 0
 	},
 	// nohup: like `nohup cmd &`: a child that ignores SIGHUP and SIGTERM
 	// in the same group, while the parent exits on SIGTERM.
