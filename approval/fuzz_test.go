@@ -73,21 +73,16 @@ func FuzzGate(f *testing.F) {
 func fuzzSeeds() []string {
 	var seeds []string
 	for _, r := range Rules() {
-		for _, s := range append(r.Match, r.NoMatch...) {
-			seeds = append(seeds, s)
-		}
+		seeds = append(seeds, r.Match...)
+		seeds = append(seeds, r.NoMatch...)
 	}
-	for _, s := range SampleCommands() {
-		seeds = append(seeds, s)
-	}
+	seeds = append(seeds, SampleCommands()...)
 	// Deep and long shapes, small enough for the fuzzer to mutate.
 	for _, s := range stallShapes(4000) {
 		seeds = append(seeds, s.cmd)
 	}
-	for _, s := range []string{nest(maxNesting, "(", ")", "ls"), nest(maxNesting+1, "$(", ")", "ls"),
-		"cat <<EOF\n((((\nEOF\n$(ls)", "$(case x in a) ls;; esac)", "echo {a,b}{c,d}{e,f}"} {
-		seeds = append(seeds, s)
-	}
+	seeds = append(seeds, nest(maxNesting, "(", ")", "ls"), nest(maxNesting+1, "$(", ")", "ls"),
+		"cat <<EOF\n((((\nEOF\n$(ls)", "$(case x in a) ls;; esac)", "echo {a,b}{c,d}{e,f}")
 	// The red-team lines: every family of harm in the spellings an
 	// attacker would use, and the ordinary commands beside them.
 	if rt, err := loadRedTeam(redTeamFile); err == nil {
@@ -98,11 +93,9 @@ func fuzzSeeds() []string {
 	}
 	// Protected paths make the gate resolve every path a command writes;
 	// the fuzzer drives that too.
-	for _, s := range []string{"f=~/.config/runbox/config.yaml; echo x >> $f", "cd ~/.config && cd runbox && rm config.yaml",
+	seeds = append(seeds, "f=~/.config/runbox/config.yaml; echo x >> $f", "cd ~/.config && cd runbox && rm config.yaml",
 		`echo x >> "${XDG_CONFIG_HOME:-$HOME/.config}/runbox/config.yaml"`, "ln -s ~/.config/runbox /tmp/r; echo > /tmp/r/x",
-		"for f in a $f ~/b; do cd $f/..; echo > ../$f; done", "tar -C ~/.config -xf x.tar --file=$X"} {
-		seeds = append(seeds, s)
-	}
+		"for f in a $f ~/b; do cd $f/..; echo > ../$f; done", "tar -C ~/.config -xf x.tar --file=$X")
 	return seeds
 }
 

@@ -3,7 +3,6 @@ package approval
 import (
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -341,15 +340,11 @@ func TestSandbox_OrdinaryWorkAsksLess(t *testing.T) {
 // the corpus's want.
 type corpusCounts map[string]map[Decision]int
 
-// TestSandbox_Corpus measures the shared corpus (../shared/approval from
-// the repository root) under off and workspace, when it is present:
-// hardline recall is unchanged and the asks drop, on the safe half not
-// rising. docs/sandbox-approval.md holds the figures.
+// TestSandbox_Corpus measures the shared corpus (corpusFile) under off
+// and workspace: hardline recall is unchanged and the asks drop, on the
+// safe half not rising. docs/sandbox-approval.md holds the figures.
 func TestSandbox_Corpus(t *testing.T) {
-	b, err := os.ReadFile("../../shared/approval/corpus.json")
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skip("no shared corpus beside the repository")
-	}
+	b, err := os.ReadFile(corpusFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,11 @@ const GateFD = 3
 // without being opened: it ran nothing of its user's.
 const ExitGateClosed = 125
 
-// holdScript waits at the gate on fd 3, closes it, and execs its
-// arguments. It exits 125 when the gate closes unopened.
-const holdScript = `IFS= read -r _ <&3 || exit 125; exec 3<&-; exec "$@"`
+// holdScript waits at the gate on fd [GateFD], closes it, and execs its
+// arguments. It exits [ExitGateClosed] when the gate closes unopened.
+func holdScript() string {
+	return fmt.Sprintf(`IFS= read -r _ <&%[1]d || exit %[2]d; exec %[1]d<&-; exec "$@"`, GateFD, ExitGateClosed)
+}
 
 // HoldShell is the shell [HoldArgv] runs the wait in: /bin/sh, which
 // POSIX systems have.
@@ -30,7 +32,7 @@ const HoldShell = "/bin/sh"
 // so the PID the parent started is the program's own. argv[0] is not
 // kept: a shell cannot exec a program under another name.
 func HoldArgv(path string, argv []string) []string {
-	return append([]string{HoldShell, "-c", holdScript, "runbox", path}, argv[1:]...)
+	return append([]string{HoldShell, "-c", holdScript(), "runbox", path}, argv[1:]...)
 }
 
 // A Gate holds a child at its start until its parent has placed it. Its

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/local"
 )
 
@@ -70,17 +71,6 @@ func zombie(pid int) bool {
 	}
 	s := string(b)
 	return strings.HasPrefix(strings.TrimSpace(s[strings.LastIndexByte(s, ')')+1:]), "Z")
-}
-
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // warmModes are the ways a warm shell is held: in its own cgroup or
@@ -230,7 +220,7 @@ func TestWarm_CloseEndsIdleShell(t *testing.T) {
 			}
 			t.Cleanup(func() { env.Close(context.Background()) })
 			run(t, env, envs.Command{Shell: "true"})
-			waitFor(t, "the next shell to be started", func() bool { return len(warmShells(t)) >= 1 })
+			testwait.Until(t, "the next shell to be started", func() bool { return len(warmShells(t)) >= 1 })
 			pids := warmShells(t)
 			var cgs []string
 			for _, pid := range pids {
@@ -298,11 +288,11 @@ func TestWarm_KilledShellReplaced(t *testing.T) {
 				// Killed again and again, the environment stops
 				// pre-starting shells: the later commands start cold.
 				if i < 2 {
-					waitFor(t, "a warm shell", func() bool { return len(warmShells(t)) >= 1 })
+					testwait.Until(t, "a warm shell", func() bool { return len(warmShells(t)) >= 1 })
 				}
 				for _, pid := range warmShells(t) {
 					syscall.Kill(pid, syscall.SIGKILL)
-					waitFor(t, "the killed shell to die", func() bool { return zombie(pid) })
+					testwait.Until(t, "the killed shell to die", func() bool { return zombie(pid) })
 				}
 				want := fmt.Sprintf("run %d\n", i)
 				res := run(t, env, envs.Command{Shell: "echo run " + strconv.Itoa(i)})
@@ -364,13 +354,13 @@ func TestWarm_CommandRunsOnPrestartedShell(t *testing.T) {
 			env := open(t, opts)
 			// The environment starts one shell when it opens; no command
 			// has come back to back yet, so there is no second.
-			waitFor(t, "a warm shell", func() bool { return len(warmShells(t)) == 1 })
+			testwait.Until(t, "a warm shell", func() bool { return len(warmShells(t)) == 1 })
 			pid := warmShells(t)[0]
 			contained := name == "Contained" && env.Capabilities()[envs.CapContainment].State == envs.Active
 			if contained && len(ownCgroupDirs(t, pid)) == 0 {
 				// It may be seen a moment before it is placed; it is
 				// placed before it can be taken.
-				waitFor(t, "the idle shell in a container of its own", func() bool { return len(ownCgroupDirs(t, pid)) > 0 })
+				testwait.Until(t, "the idle shell in a container of its own", func() bool { return len(ownCgroupDirs(t, pid)) > 0 })
 			}
 			res := run(t, env, envs.Command{Shell: "echo $$; cat /proc/self/cgroup"})
 			if got, _, _ := strings.Cut(res.Output, "\n"); got != strconv.Itoa(pid) {

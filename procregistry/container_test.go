@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -49,7 +50,7 @@ func findSleep(tag string) []termination.Proc {
 func waitEscapee(t *testing.T, tag string) termination.Proc {
 	t.Helper()
 	var ps []termination.Proc
-	eventually(t, 10*time.Second, "the escaped sleep "+tag, func() bool { ps = findSleep(tag); return len(ps) == 1 })
+	testwait.Within(t, 10*time.Second, "the escaped sleep "+tag, func() bool { ps = findSleep(tag); return len(ps) == 1 })
 	t.Cleanup(func() { ps[0].Signal(9) })
 	return ps[0]
 }
@@ -173,8 +174,8 @@ func TestContainer_RetentionAfterLeftovers(t *testing.T) {
 	}
 	var pids pidRecord
 	readJSON(filepath.Join(r.opts.Dir, "jobs", in.ID, filePID), &pids)
-	eventually(t, 10*time.Second, "sweeper timer", func() bool { return clk.Pending() == 1 })
+	testwait.Within(t, 10*time.Second, "sweeper timer", func() bool { return clk.Pending() == 1 })
 	clk.Advance(2 * time.Hour)
-	eventually(t, 10*time.Second, "retention", func() bool { return len(r.List("")) == 0 })
+	testwait.Within(t, 10*time.Second, "retention", func() bool { return len(r.List("")) == 0 })
 	assertContainerGone(t, pids.Container)
 }

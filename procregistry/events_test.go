@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // Heartbeats come at the interval only when there is new output, with
@@ -15,22 +17,22 @@ func TestHeartbeat_OnlyNewOutput(t *testing.T) {
 	if in.Heartbeat != time.Minute {
 		t.Errorf("heartbeat = %v; want the floor, 1m", in.Heartbeat)
 	}
-	eventually(t, 10*time.Second, "first line", func() bool { return strings.Contains(logText(t, r, in.ID), "first") })
+	testwait.Within(t, 10*time.Second, "first line", func() bool { return strings.Contains(logText(t, r, in.ID), "first") })
 	// Timers: the sweeper's and the heartbeat's.
-	eventually(t, 10*time.Second, "heartbeat timer", func() bool { return clk.Pending() == 2 })
+	testwait.Within(t, 10*time.Second, "heartbeat timer", func() bool { return clk.Pending() == 2 })
 	clk.Advance(time.Minute)
 	ev := waitEvent(t, r, "agent", EventHeartbeat)
 	if ev.Tail != "first\n" || ev.NewBytes != 6 {
 		t.Errorf("first heartbeat = %+v", ev)
 	}
 	// A quiet interval: no heartbeat.
-	eventually(t, 10*time.Second, "heartbeat re-armed", func() bool { return clk.Pending() == 2 })
+	testwait.Within(t, 10*time.Second, "heartbeat re-armed", func() bool { return clk.Pending() == 2 })
 	clk.Advance(time.Minute)
-	eventually(t, 10*time.Second, "heartbeat re-armed", func() bool { return clk.Pending() == 2 })
+	testwait.Within(t, 10*time.Second, "heartbeat re-armed", func() bool { return clk.Pending() == 2 })
 	if err := r.Submit(t.Context(), in.ID, "x"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "second line", func() bool { return strings.Contains(logText(t, r, in.ID), "second") })
+	testwait.Within(t, 10*time.Second, "second line", func() bool { return strings.Contains(logText(t, r, in.ID), "second") })
 	clk.Advance(time.Minute)
 	ev = waitEvent(t, r, "agent", EventHeartbeat)
 	if ev.Tail != "second x\n" {
@@ -81,7 +83,7 @@ func TestWatch_RateLimitsAndBreaker(t *testing.T) {
 		t.Errorf("event counts %v; want 1 trip, 1 disabled, 5 watch", counts)
 	}
 	// A window later the sweeper releases the breaker.
-	eventually(t, 10*time.Second, "sweeper timer", func() bool { return clk.Pending() >= 1 })
+	testwait.Within(t, 10*time.Second, "sweeper timer", func() bool { return clk.Pending() >= 1 })
 	clk.Advance(time.Minute)
 	ev := waitEvent(t, r, "someone", EventBreakerReleased)
 	if ev.Suppressed == 0 {

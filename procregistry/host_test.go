@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -99,7 +100,7 @@ func TestHost_SIGKILLKeepsEveryJob(t *testing.T) {
 		ids[i] = in.ID
 	}
 	for i, id := range ids {
-		eventually(t, 20*time.Second, fmt.Sprintf("job %d started", i), func() bool {
+		testwait.Within(t, 20*time.Second, fmt.Sprintf("job %d started", i), func() bool {
 			return strings.Contains(logText(t, r, id), fmt.Sprintf("start-%d\n", i))
 		})
 	}
@@ -110,7 +111,7 @@ func TestHost_SIGKILLKeepsEveryJob(t *testing.T) {
 	if err := host.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the host gone", func() bool { return !host.Alive() })
+	testwait.Within(t, 10*time.Second, "the host gone", func() bool { return !host.Alive() })
 	// Each job sleeps a second after its EOF: still running, adopted.
 	adopted := 0
 	for _, id := range ids {
@@ -189,7 +190,7 @@ func TestHost_ExitsWhenIdle(t *testing.T) {
 	in := start(t, r, StartRequest{Shell: "exit 0"})
 	pids := requireHost(t, r, in)
 	waitDone(t, r, in.ID)
-	eventually(t, 30*time.Second, "the idle host gone", func() bool { return !pids.Supervisor.Alive() })
+	testwait.Within(t, 30*time.Second, "the idle host gone", func() bool { return !pids.Supervisor.Alive() })
 	if _, err := os.Lstat(filepath.Join(r.opts.Dir, "host", "host.sock")); err == nil {
 		t.Error("the host's socket outlived it")
 	}
@@ -205,7 +206,7 @@ func TestHost_JobEnvironmentAndDirOnlyInTheJob(t *testing.T) {
 	in := start(t, r, StartRequest{Shell: `echo "$JOB_ONLY"; pwd; exec sleep 60`, Env: map[string]string{"JOB_ONLY": value}, Dir: cwd})
 	pids := requireHost(t, r, in)
 	want := value + "\n" + cwd + "\n"
-	eventually(t, 10*time.Second, "the job's output", func() bool { return logText(t, r, in.ID) == want })
+	testwait.Within(t, 10*time.Second, "the job's output", func() bool { return logText(t, r, in.ID) == want })
 	read := func(p termination.Proc, f string) string {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", p.PID, f))
 		if err != nil {
@@ -236,7 +237,7 @@ func TestHost_WrapperKilledJobRunsOn(t *testing.T) {
 	if err := pids.Wrapper.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the wrapper reaped", func() bool {
+	testwait.Within(t, 10*time.Second, "the wrapper reaped", func() bool {
 		_, err := os.Stat(fmt.Sprintf("/proc/%d", pids.Wrapper.PID))
 		return err != nil
 	})

@@ -23,6 +23,11 @@ const (
 	fileSupLog    = jobdir.FileSupLog
 	fileExitCode  = jobdir.FileExitCode
 	fileCommand   = jobdir.FileCommand
+
+	opWrite  = jobdir.OpWrite
+	opClose  = jobdir.OpClose
+	opWait   = jobdir.OpWait
+	opResize = jobdir.OpResize
 )
 
 type (

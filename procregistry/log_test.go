@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // Reading by offsets gives every byte exactly once, across a follow that
@@ -29,7 +30,7 @@ func TestLog_ReplayAcrossReconnectAndRestart(t *testing.T) {
 		t.Fatalf("cut follow: off %d, err %v, got %d bytes", off, err, got.Len())
 	}
 	// Reconnect: chunks from the offset until the first part is all there.
-	eventually(t, 10*time.Second, "first part", func() bool {
+	testwait.Within(t, 10*time.Second, "first part", func() bool {
 		c, err := r.ReadLog(in.ID, off, 1000)
 		if err != nil {
 			t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/confine"
-	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/procregistry/supervisor"
 )
@@ -167,12 +166,6 @@ func ofType(evs []Event, typ EventType) []Event {
 		}
 	}
 	return out
-}
-
-// eventually is envtest.Eventually.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	envtest.Eventually(t, d, what, cond)
 }
 
 func logText(t *testing.T, r *Registry, id string) string {

@@ -19,7 +19,7 @@ func (r *Registry) monitor(j *job) {
 	r.mu.Unlock()
 	backoff := 20 * time.Millisecond
 	for {
-		resp, err := ctlCall(r.ctx, j.dir, ctlRequest{Op: "wait"})
+		resp, err := ctlCall(r.ctx, j.dir, ctlRequest{Op: opWait})
 		if r.ctx.Err() != nil {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -49,7 +50,7 @@ func killSupervisor(t *testing.T, r *Registry, id string) pidRecord {
 	if err := pids.Supervisor.Signal(syscall.SIGKILL); err != nil {
 		t.Fatalf("SIGKILL the supervisor %v: %v", pids.Supervisor, err)
 	}
-	eventually(t, 10*time.Second, "the supervisor gone", func() bool { return !pids.Supervisor.Alive() })
+	testwait.Within(t, 10*time.Second, "the supervisor gone", func() bool { return !pids.Supervisor.Alive() })
 	return pids
 }
 
@@ -76,7 +77,7 @@ func containerDirs(pids pidRecord) []string {
 func TestOrphan_SupervisorSIGKILLKeepsJob(t *testing.T) {
 	r := newTestRegistry(t, "", nil)
 	in := start(t, r, StartRequest{Shell: countingShell(3000, 7), Notify: true})
-	eventually(t, 10*time.Second, "the first hundred lines", func() bool { return strings.Contains(logText(t, r, in.ID), "line 100\n") })
+	testwait.Within(t, 10*time.Second, "the first hundred lines", func() bool { return strings.Contains(logText(t, r, in.ID), "line 100\n") })
 	pids := killSupervisor(t, r, in.ID)
 	if pids.Wrapper.PID == 0 {
 		t.Fatalf("pid.json names no wrapper: %+v", pids)
@@ -85,7 +86,7 @@ func TestOrphan_SupervisorSIGKILLKeepsJob(t *testing.T) {
 		t.Fatal("the job ended before its supervisor was killed; the test proves nothing")
 	}
 
-	eventually(t, 10*time.Second, "the registry to adopt the job", func() bool {
+	testwait.Within(t, 10*time.Second, "the registry to adopt the job", func() bool {
 		got, _ := r.Get(in.ID)
 		return strings.Contains(got.Warning, "supervisor died")
 	})
@@ -144,7 +145,7 @@ func TestOrphan_SupervisorSIGKILLKeepsJob(t *testing.T) {
 func TestOrphan_PTYJobRunsOn(t *testing.T) {
 	r := newTestRegistry(t, "", nil)
 	in := start(t, r, StartRequest{Shell: countingShell(1000, 4), PTY: &envs.WindowSize{Rows: 24, Cols: 80}, Notify: true})
-	eventually(t, 10*time.Second, "the first hundred lines", func() bool { return strings.Contains(logText(t, r, in.ID), "line 100\r\n") })
+	testwait.Within(t, 10*time.Second, "the first hundred lines", func() bool { return strings.Contains(logText(t, r, in.ID), "line 100\r\n") })
 	pids := killSupervisor(t, r, in.ID)
 	if pids.Copier.PID == 0 {
 		t.Fatalf("pid.json names no copier: %+v", pids)
@@ -180,7 +181,7 @@ func TestOrphan_Kill(t *testing.T) {
 			if got, _ := r.Get(in.ID); got.Status != StatusRunning {
 				t.Fatalf("after the supervisor died: %+v; want running", got)
 			}
-			eventually(t, 10*time.Second, "the registry to adopt the job", func() bool {
+			testwait.Within(t, 10*time.Second, "the registry to adopt the job", func() bool {
 				got, _ := r.Get(in.ID)
 				return strings.Contains(got.Warning, "supervisor died")
 			})
@@ -219,7 +220,7 @@ func TestOrphan_WrapperKilledLostWhenGone(t *testing.T) {
 	if err := pids.Wrapper.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the wrapper gone", func() bool { return !pids.Wrapper.Alive() })
+	testwait.Within(t, 10*time.Second, "the wrapper gone", func() bool { return !pids.Wrapper.Alive() })
 	if got, _ := r.Get(in.ID); got.Status != StatusRunning {
 		t.Fatalf("with its command alive: %+v; want running", got)
 	}
@@ -251,7 +252,7 @@ func TestOrphan_Recovery(t *testing.T) {
 	r1.Close()
 	pDone := killSupervisor(t, r1, done.ID)
 	killSupervisor(t, r1, runs.ID)
-	eventually(t, 30*time.Second, "the first job ended", func() bool { return !pDone.Wrapper.Alive() })
+	testwait.Within(t, 30*time.Second, "the first job ended", func() bool { return !pDone.Wrapper.Alive() })
 	if _, err := os.Stat(filepath.Join(dir, "jobs", done.ID, fileExit)); err == nil {
 		t.Fatal("the supervisor recorded the exit before it was killed; the test proves nothing")
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // runClient is the "__client" part: one call on the socket args[0], with
@@ -85,7 +86,7 @@ func victim(t *testing.T, b *Client) string {
 	if err != nil {
 		t.Fatalf("start B's job: %v", err)
 	}
-	eventually(t, 30*time.Second, "B's output", func() bool {
+	testwait.Within(t, 30*time.Second, "B's output", func() bool {
 		ch, err := b.ReadLog(t.Context(), in.ID, 0, 0)
 		return err == nil && strings.Contains(string(ch.Data), "b-secret-output")
 	})
@@ -171,7 +172,7 @@ func TestServer_OwnersSeeOnlyTheirJobs(t *testing.T) {
 	if err := b.Write(t.Context(), bid, []byte("hello\n")); err != nil {
 		t.Fatalf("B writes to its job: %v", err)
 	}
-	eventually(t, 30*time.Second, "B's job echoing", func() bool {
+	testwait.Within(t, 30*time.Second, "B's job echoing", func() bool {
 		ch, err := b.ReadLog(t.Context(), bid, 0, 0)
 		return err == nil && strings.Contains(string(ch.Data), "got hello")
 	})
@@ -259,7 +260,7 @@ func TestServer_JobProcessActsForItsOwner(t *testing.T) {
 	escaped := fmt.Sprintf(`(setsid sh -c '%s > %s.tmp 2>&1; mv %s.tmp %s' &) ; for i in $(seq 600); do [ -e %s ] && break; sleep 0.05; done`,
 		strings.ReplaceAll(clientArgv(t, c.Path, "list", ""), "'", `'\''`), marker, marker, marker, marker)
 	run(a, escaped)
-	eventually(t, 30*time.Second, "the escaped client's answer", func() bool {
+	testwait.Within(t, 30*time.Second, "the escaped client's answer", func() bool {
 		b, err := os.ReadFile(marker)
 		return err == nil && bytes.HasSuffix(b, []byte("\n"))
 	})

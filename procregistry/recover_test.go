@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry/internal/jobdir"
 	"github.com/runbox/runbox/termination"
 )
@@ -62,7 +63,7 @@ func TestRecover_ManagerSIGKILL(t *testing.T) {
 			t.Errorf("job %s: %s; want running", in.ID, in.Status)
 		}
 	}
-	eventually(t, 10*time.Second, "first output", func() bool { return logText(t, r, ids[0]) == "before\n" })
+	testwait.Within(t, 10*time.Second, "first output", func() bool { return logText(t, r, ids[0]) == "before\n" })
 	if err := r.Submit(t.Context(), ids[0], "restart"); err != nil {
 		t.Fatal(err)
 	}
@@ -151,15 +152,15 @@ func TestRecover_Retention(t *testing.T) {
 		waitDone(t, r, start(t, r, StartRequest{Shell: "true"}).ID)
 	}
 	running := start(t, r, StartRequest{Shell: "sleep 60"})
-	eventually(t, 10*time.Second, "sweeper timer", func() bool { return clk.Pending() == 1 })
+	testwait.Within(t, 10*time.Second, "sweeper timer", func() bool { return clk.Pending() == 1 })
 	clk.Advance(time.Minute)
-	eventually(t, 10*time.Second, "count limit", func() bool { return len(r.List("")) == 3 })
-	eventually(t, 10*time.Second, "sweeper timer", func() bool { return clk.Pending() == 1 })
+	testwait.Within(t, 10*time.Second, "count limit", func() bool { return len(r.List("")) == 3 })
+	testwait.Within(t, 10*time.Second, "sweeper timer", func() bool { return clk.Pending() == 1 })
 	clk.Advance(2 * time.Hour)
-	eventually(t, 10*time.Second, "time limit", func() bool { return len(r.List("")) == 1 })
+	testwait.Within(t, 10*time.Second, "time limit", func() bool { return len(r.List("")) == 1 })
 	if l := r.List(""); l[0].ID != running.ID {
 		t.Errorf("kept %+v; want the running job only", l)
 	}
 	// The sweeper forgets a job, then removes its directory.
-	eventually(t, 10*time.Second, "one job directory left", func() bool { return len(jobDirs(t, r.opts.Dir)) == 1 })
+	testwait.Within(t, 10*time.Second, "one job directory left", func() bool { return len(jobDirs(t, r.opts.Dir)) == 1 })
 }

@@ -812,7 +812,7 @@ func (r *Registry) Wait(ctx context.Context, id string, timeout time.Duration) (
 
 // Write writes data to the job's stdin (its terminal in PTY mode).
 func (r *Registry) Write(ctx context.Context, id string, data []byte) error {
-	return r.ctl(ctx, id, ctlRequest{Op: "write", Data: data})
+	return r.ctl(ctx, id, ctlRequest{Op: opWrite, Data: data})
 }
 
 // Submit writes text and a line end: "\n" on pipes, "\r" on a terminal
@@ -826,18 +826,18 @@ func (r *Registry) Submit(ctx context.Context, id, text string) error {
 	if j.rec.PTY != nil {
 		end = "\r"
 	}
-	return r.ctl(ctx, j.id, ctlRequest{Op: "write", Data: []byte(text + end)})
+	return r.ctl(ctx, j.id, ctlRequest{Op: opWrite, Data: []byte(text + end)})
 }
 
 // CloseStdin sends end-of-file: it closes the stdin pipe, or types the
 // EOF character (^D) on a terminal.
 func (r *Registry) CloseStdin(ctx context.Context, id string) error {
-	return r.ctl(ctx, id, ctlRequest{Op: "close"})
+	return r.ctl(ctx, id, ctlRequest{Op: opClose})
 }
 
 // Resize changes a PTY job's terminal size.
 func (r *Registry) Resize(ctx context.Context, id string, size envs.WindowSize) error {
-	return r.ctl(ctx, id, ctlRequest{Op: "resize", Rows: size.Rows, Cols: size.Cols})
+	return r.ctl(ctx, id, ctlRequest{Op: opResize, Rows: size.Rows, Cols: size.Cols})
 }
 
 func (r *Registry) ctl(ctx context.Context, id string, req ctlRequest) error {
@@ -862,7 +862,7 @@ func (r *Registry) ctl(ctx context.Context, id string, req ctlRequest) error {
 	if resp.Error != "" {
 		return fmt.Errorf("procregistry: %s %s: %s: %w", req.Op, j.id, resp.Error, envs.ErrClosed)
 	}
-	if req.Op == "write" || req.Op == "close" {
+	if req.Op == opWrite || req.Op == opClose {
 		r.mu.Lock()
 		j.noteWrite()
 		r.mu.Unlock()

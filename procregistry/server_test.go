@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/local"
 )
 
@@ -281,7 +282,7 @@ func TestServer_AcceptOutOfDescriptors(t *testing.T) {
 	for range 32 {
 		conns = append(conns, dialRaw(t, c))
 	}
-	eventually(t, 30*time.Second, "an accept failure in the server's log", func() bool {
+	testwait.Within(t, 30*time.Second, "an accept failure in the server's log", func() bool {
 		return strings.Contains(logs.String(), "too many open files")
 	})
 	select {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // A PTY job sees a terminal, takes input through it, and its output
@@ -19,7 +20,7 @@ import (
 func TestSupervise_PTY(t *testing.T) {
 	r := newTestRegistry(t, "", nil)
 	in := start(t, r, StartRequest{Shell: `test -t 0 && echo tty; read x; echo "got $x"`, PTY: &envs.WindowSize{Rows: 24, Cols: 80}})
-	eventually(t, 10*time.Second, "tty line", func() bool { return strings.Contains(logText(t, r, in.ID), "tty") })
+	testwait.Within(t, 10*time.Second, "tty line", func() bool { return strings.Contains(logText(t, r, in.ID), "tty") })
 	if err := r.Submit(t.Context(), in.ID, "abc"); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestSupervise_IdleNoWakeups(t *testing.T) {
 	// Let the start settle (the registry's wait request is answered by a
 	// goroutine that then blocks; a host gives back the memory the start
 	// touched half a second after it).
-	eventually(t, 20*time.Second, "the supervisor idle", func() bool {
+	testwait.Within(t, 20*time.Second, "the supervisor idle", func() bool {
 		_, a := procCPU(t, sup.PID)
 		<-time.After(time.Second) // observation window, bounded by eventually
 		_, b := procCPU(t, sup.PID)
@@ -154,7 +155,7 @@ func TestSupervise_ExitStatus(t *testing.T) {
 func TestSupervise_PTYInterrupt(t *testing.T) {
 	r := newTestRegistry(t, "", nil)
 	in := start(t, r, StartRequest{Shell: "echo ready; exec sleep 60", PTY: &envs.WindowSize{Rows: 24, Cols: 80}})
-	eventually(t, 10*time.Second, "ready", func() bool { return strings.Contains(logText(t, r, in.ID), "ready") })
+	testwait.Within(t, 10*time.Second, "ready", func() bool { return strings.Contains(logText(t, r, in.ID), "ready") })
 	if err := r.Write(t.Context(), in.ID, []byte{3}); err != nil {
 		t.Fatal(err)
 	}

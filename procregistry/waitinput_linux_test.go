@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -59,7 +60,7 @@ func TestReadsStdin_Methods(t *testing.T) {
 					t.Fatal("cannot stat the child's stdin")
 				}
 				var tree []int
-				eventually(t, 10*time.Second, "the child's tree to settle", func() bool {
+				testwait.Within(t, 10*time.Second, "the child's tree to settle", func() bool {
 					tree = settledTree(root, tc.procs)
 					return tree != nil
 				})

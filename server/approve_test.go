@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/server"
 )
 
@@ -162,7 +163,7 @@ func TestApproval_ConcurrentAsksCoalesced(t *testing.T) {
 	for i := range results {
 		wg.Go(func() { results[i] = call(t, cs, "terminal", map[string]any{"command": cmd}) })
 	}
-	eventually(t, "three calls waiting for the answer", func() bool { return server.WaitingAskers(srv) == 3 })
+	testwait.Until(t, "three calls waiting for the answer", func() bool { return server.WaitingAskers(srv) == 3 })
 	close(release)
 	wg.Wait()
 	if n.Load() != 1 {

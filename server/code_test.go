@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/server"
 )
 
@@ -74,7 +75,7 @@ func TestExecuteCode_KernelEndsWithTheSession(t *testing.T) {
 		t.Fatalf("kernel pid %q: %v", pid, err)
 	}
 	cs.Close()
-	eventually(t, "the kernel to exit with its session", func() bool {
+	testwait.Until(t, "the kernel to exit with its session", func() bool {
 		b, err := os.ReadFile("/proc/" + pid + "/stat")
 		return err != nil || strings.Contains(string(b), ") Z ")
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/server"
 )
 
@@ -133,7 +134,7 @@ func TestHTTP_ClientWithToken(t *testing.T) {
 	}
 	job, _ := mustOK(t, cs, "terminal", map[string]any{"command": "echo done", "background": true, "notify_on_complete": true})
 	id := job["session_id"].(string)
-	eventually(t, "the completion notice over HTTP", func() bool { return len(n.of(id, "completion")) > 0 })
+	testwait.Until(t, "the completion notice over HTTP", func() bool { return len(n.of(id, "completion")) > 0 })
 	if got := len(n.of(id, "completion")); got != 1 {
 		t.Errorf("completion notices = %d; want 1", got)
 	}
@@ -156,7 +157,7 @@ func TestHTTP_UndeliveredEventsInList(t *testing.T) {
 	id := job["session_id"].(string)
 	mustOK(t, cs, "process", map[string]any{"action": "wait", "session_id": id, "timeout": 30})
 	var found bool
-	eventually(t, "the completion in list", func() bool {
+	testwait.Until(t, "the completion in list", func() bool {
 		list, _ := mustOK(t, cs, "process", map[string]any{"action": "list"})
 		evs, _ := list["events"].([]any)
 		for _, ev := range evs {

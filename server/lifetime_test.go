@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/runbox/runbox/config"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
@@ -58,7 +59,7 @@ func TestLifetime_SessionEnd(t *testing.T) {
 		t.Errorf("list = %q; want every job with its lifetime", txt)
 	}
 	cs.Close()
-	eventually(t, "the session to end", func() bool { return srv.Sessions() == 0 })
+	testwait.Until(t, "the session to end", func() bool { return srv.Sessions() == 0 })
 	for _, c := range cases {
 		in, err := jobs.reg.Get(c.id)
 		if err != nil {
@@ -117,7 +118,7 @@ func TestLifetime_KeepAwakeHoldsIdleSession(t *testing.T) {
 			id := job["session_id"].(string)
 			vanish()
 			if !c.kept {
-				eventually(t, "the idle session to close", func() bool { return srv.Sessions() == 0 })
+				testwait.Until(t, "the idle session to close", func() bool { return srv.Sessions() == 0 })
 				if in, _ := jobs.reg.Get(id); in.KilledBy != "session-end" {
 					t.Errorf("the session job of a closed session: %+v; want killed by session-end", in)
 				}
@@ -127,7 +128,7 @@ func TestLifetime_KeepAwakeHoldsIdleSession(t *testing.T) {
 			if _, err := jobs.reg.Kill(context.Background(), id); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "the session to close once its keep-awake job ended", func() bool { return srv.Sessions() == 0 })
+			testwait.Until(t, "the session to close once its keep-awake job ended", func() bool { return srv.Sessions() == 0 })
 		})
 	}
 }
@@ -164,7 +165,7 @@ func TestLifetime_KeepAwakeHoldsPooledContainer(t *testing.T) {
 			mustOK(t, cs, "terminal", map[string]any{"command": "sleep 600", "background": true, "lifetime": c.lifetime})
 			vanish()
 			if !c.kept {
-				eventually(t, "the idle session's container to go", func() bool { return srv.Sessions() == 0 && !exists() })
+				testwait.Until(t, "the idle session's container to go", func() bool { return srv.Sessions() == 0 && !exists() })
 				return
 			}
 			keptThrice(t, srv, kept)
@@ -174,7 +175,7 @@ func TestLifetime_KeepAwakeHoldsPooledContainer(t *testing.T) {
 			if out, err := exec.Command("docker", "exec", container, "pkill", "-f", "sleep 600").CombinedOutput(); err != nil {
 				t.Fatalf("ending the job: %v: %s", err, out)
 			}
-			eventually(t, "the session and its container to go once the keep-awake job ended", func() bool { return srv.Sessions() == 0 && !exists() })
+			testwait.Until(t, "the session and its container to go once the keep-awake job ended", func() bool { return srv.Sessions() == 0 && !exists() })
 		})
 	}
 }
@@ -281,18 +282,18 @@ func TestLifetime_YieldCallerGone(t *testing.T) {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "sleep 600", "yield": 600}})
 		done <- err
 	}()
-	eventually(t, "the yielding command's job", func() bool { return len(running()) == 1 })
+	testwait.Until(t, "the yielding command's job", func() bool { return len(running()) == 1 })
 	id := running()[0].ID
 	if l := running()[0].Lifetime; l != procregistry.LifetimeCommand {
 		t.Errorf("before its yield the job's class is %q; want command", l)
 	}
 	cancel()
 	<-done
-	eventually(t, "the job to end with its cancelled call", func() bool {
+	testwait.Until(t, "the job to end with its cancelled call", func() bool {
 		in, _ := jobs.reg.Get(id)
 		return in.Status.Finished()
 	})
-	eventually(t, "its completion notice", func() bool { return len(n.of(id, "completion")) == 1 })
+	testwait.Until(t, "its completion notice", func() bool { return len(n.of(id, "completion")) == 1 })
 
 	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "sleep 600", "yield": 0.2, "lifetime": "detached"})
 	in, err := jobs.reg.Get(out["session_id"].(string))

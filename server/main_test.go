@@ -207,15 +207,3 @@ func text(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
-
-// eventually polls cond until it holds or a generous bound passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // TestNotices_WaitingForInputThenSubmit: a background job blocked in
@@ -19,12 +21,12 @@ func TestNotices_WaitingForInputThenSubmit(t *testing.T) {
 		"command": `echo "your name?"; read x; echo "hello $x"`, "background": true, "notify_on_complete": true,
 	})
 	id := out["session_id"].(string)
-	eventually(t, "the waiting-for-input notice", func() bool { return len(n.of(id, "waiting_for_input")) > 0 })
+	testwait.Until(t, "the waiting-for-input notice", func() bool { return len(n.of(id, "waiting_for_input")) > 0 })
 	if m := n.of(id, "waiting_for_input")[0].Message; !strings.Contains(m, "waiting for input") || !strings.Contains(m, "your name?") {
 		t.Errorf("notice = %q; want it to say waiting for input, with the tail", m)
 	}
 	mustOK(t, cs, "process", map[string]any{"action": "submit", "session_id": id, "data": "echo world"})
-	eventually(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
+	testwait.Until(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
 	if m := n.of(id, "completion")[0].Message; !strings.Contains(m, "completed: exit 0") || !strings.Contains(m, "hello echo world") {
 		t.Errorf("completion = %q; want exit 0 and the answer in the tail", m)
 	}
@@ -47,12 +49,12 @@ func TestNotices_QuietAndNoOutputTimeout(t *testing.T) {
 	s, _ := mustOK(t, cs, "terminal", map[string]any{"command": "sleep 30", "background": true, "notify_on_complete": true, "no_output_timeout": 1})
 	sid := s["session_id"].(string)
 
-	eventually(t, "the no-output timeout", func() bool { return len(n.of(sid, "completion")) > 0 })
+	testwait.Until(t, "the no-output timeout", func() bool { return len(n.of(sid, "completion")) > 0 })
 	c := n.of(sid, "completion")[0]
 	if c.Event.Reason != "no_output_timeout" || !strings.Contains(c.Message, "no-output timeout") {
 		t.Errorf("completion = %+v; want reason no_output_timeout", c)
 	}
-	eventually(t, "the quiet job's completion", func() bool { return len(n.of(qid, "completion")) > 0 })
+	testwait.Until(t, "the quiet job's completion", func() bool { return len(n.of(qid, "completion")) > 0 })
 	if got := n.of(qid, "quiet"); len(got) != 1 || !strings.Contains(got[0].Message, "is quiet") || !strings.Contains(got[0].Message, "hi") {
 		t.Errorf("quiet notices = %+v; want one with the tail", got)
 	}

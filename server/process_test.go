@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/server"
 )
 
@@ -60,7 +61,7 @@ func TestBackground_NotifyOnCompleteOnce(t *testing.T) {
 	if id == "" || out["pid"].(float64) <= 0 {
 		t.Fatalf("background start = %v; want session_id and pid", out)
 	}
-	eventually(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
+	testwait.Until(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
 	nt := n.of(id, "completion")[0]
 	if want := "[background job " + id + " completed: exit 3]"; !strings.HasPrefix(nt.Message, want) || !strings.Contains(nt.Message, "last line") {
 		t.Errorf("notice message = %q; want it to start %q and carry the output's tail", nt.Message, want)
@@ -72,7 +73,7 @@ func TestBackground_NotifyOnCompleteOnce(t *testing.T) {
 	// second delivery of the first would have arrived before it.
 	out2, _ := mustOK(t, cs, "terminal", map[string]any{"command": "true", "background": true, "notify_on_complete": true})
 	id2 := out2["session_id"].(string)
-	eventually(t, "the second completion notice", func() bool { return len(n.of(id2, "completion")) > 0 })
+	testwait.Until(t, "the second completion notice", func() bool { return len(n.of(id2, "completion")) > 0 })
 	if got := len(n.of(id, "completion")); got != 1 {
 		t.Errorf("the first job's completion arrived %d times; want once", got)
 	}
@@ -97,11 +98,11 @@ func TestBackground_WatchAndHeartbeat(t *testing.T) {
 		"watch_patterns": []string{"ERROR"}, "heartbeat": 0.1,
 	})
 	id := out["session_id"].(string)
-	eventually(t, "the watch notice", func() bool { return len(n.of(id, "watch")) > 0 })
+	testwait.Until(t, "the watch notice", func() bool { return len(n.of(id, "watch")) > 0 })
 	if m := n.of(id, "watch")[0].Message; !strings.Contains(m, "ERROR: disk full") || !strings.Contains(m, id) {
 		t.Errorf("watch notice = %q; want the job and the matching line", m)
 	}
-	eventually(t, "a heartbeat notice", func() bool { return len(n.of(id, "heartbeat")) > 0 })
+	testwait.Until(t, "a heartbeat notice", func() bool { return len(n.of(id, "heartbeat")) > 0 })
 	if m := n.of(id, "heartbeat")[0].Message; !strings.Contains(m, "still running") || !strings.Contains(m, "tick") {
 		t.Errorf("heartbeat notice = %q; want still running and the new output", m)
 	}
@@ -158,7 +159,7 @@ func TestProcess_Actions(t *testing.T) {
 		t.Errorf("a handed-off job is still the session's: %s", text(res))
 	}
 	cs.Close()
-	eventually(t, "the session to end", func() bool { return srv.Sessions() == 0 })
+	testwait.Until(t, "the session to end", func() bool { return srv.Sessions() == 0 })
 	if in, err := jobs.reg.Get(kept["session_id"].(string)); err != nil || in.Status.Finished() {
 		t.Errorf("the handed-off job after the session ended: %+v, %v; want running", in, err)
 	}

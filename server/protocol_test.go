@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/server"
 )
 
@@ -144,7 +145,7 @@ func TestHTTP_VanishedClientsLeaveNothing(t *testing.T) {
 			t.Fatalf("client %d: background job: %v", i, job)
 		}
 	}
-	eventually(t, "every client's job running", func() bool { return len(marked(t, mark)) >= clients })
+	testwait.Until(t, "every client's job running", func() bool { return len(marked(t, mark)) >= clients })
 	if n := srv.Sessions(); n != clients {
 		t.Errorf("with every client connected: %d sessions; want %d", n, clients)
 	}
@@ -165,8 +166,8 @@ func TestHTTP_VanishedClientsLeaveNothing(t *testing.T) {
 	if n := deletes.Load(); n != 0 {
 		t.Fatalf("%d DELETEs reached the server; the clients were to vanish without one", n)
 	}
-	eventually(t, "the vanished sessions closed", func() bool { return srv.Sessions() == 0 })
-	eventually(t, "their processes gone", func() bool { return len(marked(t, mark)) == 0 })
+	testwait.Until(t, "the vanished sessions closed", func() bool { return srv.Sessions() == 0 })
+	testwait.Until(t, "their processes gone", func() bool { return len(marked(t, mark)) == 0 })
 	cs := connectHTTP(t, url, http.DefaultClient, false, nil)
 	if out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "echo served"}); out["output"] != "served\n" {
 		t.Errorf("the 41st client: %v", out)
@@ -385,7 +386,7 @@ func TestHTTP_OneCompletionNoticePerJob(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(gate, strconv.Itoa(i)), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "job "+id+"'s completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
+		testwait.Until(t, "job "+id+"'s completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
 	}
 	for _, id := range ids {
 		if got := n.of(id, "completion"); len(got) != 1 {

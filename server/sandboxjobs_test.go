@@ -17,6 +17,7 @@ import (
 	"github.com/runbox/runbox/daytona/daytonatest"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/modal/modaltest"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
@@ -89,7 +90,7 @@ func sandboxJobs(t *testing.T, srv *server.Server, dir string, ps func() string)
 	if id == "" || out["dir"] != dir {
 		t.Fatalf("background start = %v; want a job in %s", out, dir)
 	}
-	eventually(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
+	testwait.Until(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
 	nt := n.of(id, "completion")[0]
 	if want := "[background job " + id + " completed: exit 3]"; !strings.HasPrefix(nt.Message, want) ||
 		!strings.Contains(nt.Message, dir+"\nfrom-the-session\nlast line") {
@@ -123,7 +124,7 @@ func sandboxJobs(t *testing.T, srv *server.Server, dir string, ps func() string)
 	if p["id"] != catID || p["status"] != "exited" {
 		t.Errorf("poll by prefix = %v; want the exited job", p)
 	}
-	eventually(t, "the second completion notice", func() bool { return len(n.of(catID, "completion")) > 0 })
+	testwait.Until(t, "the second completion notice", func() bool { return len(n.of(catID, "completion")) > 0 })
 	if got := len(n.of(id, "completion")); got != 1 {
 		t.Errorf("the first job's completion arrived %d times; want once", got)
 	}
@@ -144,7 +145,7 @@ func sandboxJobs(t *testing.T, srv *server.Server, dir string, ps func() string)
 		t.Fatalf("the job is not running in the task's container:\n%s", ps)
 	}
 	cs.Close()
-	eventually(t, "the session to end", func() bool { return srv.Sessions() == 0 })
+	testwait.Until(t, "the session to end", func() bool { return srv.Sessions() == 0 })
 	if ps := ps(); strings.Contains(ps, "sleep 712") {
 		t.Errorf("the session's job outlived the session:\n%s", ps)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/server"
 )
@@ -126,7 +127,7 @@ func TestHTTP_SessionCloseLeavesNothing(t *testing.T) {
 	if out["output"] != "alive\n" {
 		t.Errorf("a command after the trees printed %q; want alive", out["output"])
 	}
-	eventually(t, "the background trees running", func() bool { return len(marked(t, mark)) >= 2*len(escapingTrees) })
+	testwait.Until(t, "the background trees running", func() bool { return len(marked(t, mark)) >= 2*len(escapingTrees) })
 	t.Logf("before the close:\n%s", strings.Join(marked(t, mark), "\n"))
 
 	// A foreground command still running when the session closes: a
@@ -140,7 +141,7 @@ func TestHTTP_SessionCloseLeavesNothing(t *testing.T) {
 			"command": "export " + mark + "\n" + strings.ReplaceAll(escapingTrees[len(escapingTrees)-1].command, "RESPAWN", respawn) + "\nexec sleep 3599",
 		}})
 	})
-	eventually(t, "the foreground command running", func() bool {
+	testwait.Until(t, "the foreground command running", func() bool {
 		return slices.ContainsFunc(marked(t, mark), func(p string) bool { return strings.HasSuffix(p, "sleep 3599 ") })
 	})
 
@@ -159,7 +160,7 @@ func TestHTTP_SessionCloseLeavesNothing(t *testing.T) {
 	if resp.StatusCode >= 300 {
 		t.Fatalf("DELETE: %s", resp.Status)
 	}
-	eventually(t, "the session closed", func() bool { return srv.Sessions() == 0 })
+	testwait.Until(t, "the session closed", func() bool { return srv.Sessions() == 0 })
 	cancelCall()
 	wg.Wait()
 	deadline := time.Now().Add(60 * time.Second)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/server"
 )
 
@@ -135,11 +136,11 @@ func TestHTTP_CancelledNotAnswered(t *testing.T) {
 	}
 	events := make(chan sseEvent)
 	go readEvents(resp.Body, events)
-	eventually(t, "the command running", func() bool { return len(marked(t, mark)) > 0 })
+	testwait.Until(t, "the command running", func() bool { return len(marked(t, mark)) > 0 })
 	if c := rawPost(t, url, cs.ID(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"changed my mind"}}`); c.StatusCode != http.StatusAccepted {
 		t.Fatalf("the cancellation: HTTP %d", c.StatusCode)
 	}
-	eventually(t, "the cancelled command stopped", func() bool { return len(marked(t, mark)) == 0 })
+	testwait.Until(t, "the cancelled command stopped", func() bool { return len(marked(t, mark)) == 0 })
 	last := ""
 	timeout := time.After(60 * time.Second)
 	for open := true; open; {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/server"
 )
 
@@ -175,7 +176,7 @@ func TestServer_SessionEndTearsDown(t *testing.T) {
 		t.Fatalf("Sessions() = %d; want 1", srv.Sessions())
 	}
 	cs.Close()
-	eventually(t, "the session to end", func() bool { return srv.Sessions() == 0 })
+	testwait.Until(t, "the session to end", func() bool { return srv.Sessions() == 0 })
 	in, err := jobs.reg.Get(mine["session_id"].(string))
 	if err != nil || in.KilledBy != "session-end" {
 		t.Errorf("the session's job after it ended: %+v, %v; want killed by session-end", in, err)

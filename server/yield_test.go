@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/server"
 )
 
@@ -16,7 +17,7 @@ func laterNotice(t *testing.T, cs *mcp.ClientSession, n *notices) {
 	t.Helper()
 	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "true", "background": true, "notify_on_complete": true})
 	id := out["session_id"].(string)
-	eventually(t, "the later job's completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
+	testwait.Until(t, "the later job's completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
 }
 
 // TestTerminal_YieldStillRunning protects issue 29's check: a command
@@ -57,7 +58,7 @@ func yieldStillRunning(t *testing.T, srv *server.Server) {
 	if !strings.Contains(txt, id) || !strings.Contains(txt, "notified") {
 		t.Errorf("text = %q; want the job id and the promise of a notice", txt)
 	}
-	eventually(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
+	testwait.Until(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
 	nt := n.of(id, "completion")[0]
 	if !strings.Contains(nt.Message, "done") || nt.Event.Exit == nil || nt.Event.Exit.Code != 0 {
 		t.Errorf("notice = %+v; want exit 0 and the output's tail with done", nt)
@@ -138,7 +139,7 @@ func submitYield(t *testing.T, srv *server.Server) {
 	// it (a loaded machine shows both orders).
 	inResults := completions(res, id)
 	if inResults == 0 {
-		eventually(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
+		testwait.Until(t, "the completion notice", func() bool { return len(n.of(id, "completion")) > 0 })
 	}
 	poll, _ := mustOK(t, cs, "process", map[string]any{"action": "poll", "session_id": id, "yield": 1})
 	if poll["done"] != true {

@@ -12,6 +12,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/daytona/daytonatest"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
 )
@@ -58,7 +59,7 @@ func TestKeepAwake_Daytona(t *testing.T) {
 
 	t.Run("control: a session job is stopped with its sandbox", func(t *testing.T) {
 		finished := run(t, procregistry.LifetimeSession, 60)
-		waitFor(t, "the idle sandbox to be stopped", func() bool { return box().AutoStops > 0 })
+		testwait.Until(t, "the idle sandbox to be stopped", func() bool { return box().AutoStops > 0 })
 		if done(finished) {
 			t.Fatal("the job finished before its sandbox was stopped: the control proves nothing")
 		}
@@ -69,17 +70,17 @@ func TestKeepAwake_Daytona(t *testing.T) {
 		if iv := box().AutoStop; iv == nil || *iv != 0 {
 			t.Fatalf("auto-stop while a keep-awake job runs = %v; want 0 (off)", iv)
 		}
-		waitFor(t, "the keep-awake job to finish", func() bool {
+		testwait.Until(t, "the keep-awake job to finish", func() bool {
 			return done(finished) || box().AutoStops > 0
 		})
 		if n := box().AutoStops; n != 0 {
 			t.Fatalf("the sandbox was stopped %d times while a keep-awake job ran", n)
 		}
-		waitFor(t, "the auto-stop interval to come back", func() bool {
+		testwait.Until(t, "the auto-stop interval to come back", func() bool {
 			iv := box().AutoStop
 			return iv != nil && *iv == 15
 		})
-		waitFor(t, "the idle sandbox to be stopped again", func() bool { return box().AutoStops > 0 })
+		testwait.Until(t, "the idle sandbox to be stopped again", func() bool { return box().AutoStops > 0 })
 	})
 }
 
@@ -87,19 +88,6 @@ func TestKeepAwake_Daytona(t *testing.T) {
 func done(finished string) bool {
 	b, _ := os.ReadFile(finished)
 	return string(b) == "done\n"
-}
-
-// waitFor polls cond (every 50 ms, up to two minutes: the bound catches a
-// hang, not a slow machine).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond) // poll interval, bounded by deadline
-	}
 }
 
 // TestKeepAwake_ModalSaysItsTimeout: a Modal sandbox's timeout is a

@@ -121,7 +121,16 @@ func deniedError(err error) error {
 	if de.Hint != "" {
 		reasons = append(reasons[:len(reasons):len(reasons)], de.Hint)
 	}
-	return fmt.Errorf("refused by the command gate: %w", &envs.DeniedError{Decision: envs.Decision(de.Decision.String()), Hardline: de.Hardline, Reasons: reasons})
+	return fmt.Errorf("refused by the command gate: %w", &envs.DeniedError{Decision: verdict(de.Decision), Hardline: de.Hardline, Reasons: reasons})
+}
+
+// verdict is the contract's name for the gate's refusal d. A refusal is
+// Ask or Deny; anything else still refused the command, so it is Deny.
+func verdict(d approval.Decision) envs.Decision {
+	if d == approval.Ask {
+		return envs.DecisionAsk
+	}
+	return envs.DecisionDeny
 }
 
 // lineOf is the shell line that runs argv.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // mechanisms are the container mechanisms the tests cover. The cgroup ones
@@ -55,7 +56,7 @@ func newTestContainer(t *testing.T, m Mechanism, limits envs.Limits) Container {
 	}
 	t.Cleanup(func() {
 		c.Kill(context.Background())
-		eventually(t, 10*time.Second, "container empty", func() bool { e, _ := c.Empty(); return e })
+		testwait.Within(t, 10*time.Second, "container empty", func() bool { e, _ := c.Empty(); return e })
 		if err := c.Remove(context.Background()); err != nil {
 			t.Errorf("Remove: %v", err)
 		}
@@ -136,7 +137,7 @@ func TestContainer_ForkStormPidsLimit(t *testing.T) {
 		c := newTestContainer(t, m, envs.Limits{Pids: 16})
 		storm := `echo ready; for i in $(seq 1 2000); do sleep 1000 & done; wait`
 		s := start(t, spec{argv: []string{"bash", "-c", storm}, c: c})
-		eventually(t, 20*time.Second, "pids-limit event", func() bool { return c.LimitEvent() == LimitPids })
+		testwait.Within(t, 20*time.Second, "pids-limit event", func() bool { return c.LimitEvent() == LimitPids })
 		procs, _ := c.Procs()
 		if len(procs) > 16 {
 			t.Errorf("%d processes in a container limited to 16", len(procs))

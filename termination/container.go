@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 	"syscall"
@@ -279,7 +278,6 @@ type containerConfig struct {
 	mech   Mechanism
 	forced bool
 	det    *Detection
-	log    *slog.Logger
 }
 
 // WithMechanism makes [NewContainer] use exactly m and fail (with an error
@@ -300,11 +298,6 @@ func WithDetection(d Detection) ContainerOption {
 	return func(c *containerConfig) error { c.det = &d; return nil }
 }
 
-// WithLogger logs fallbacks to l. The default discards.
-func WithLogger(l *slog.Logger) ContainerOption {
-	return func(c *containerConfig) error { c.log = l; return nil }
-}
-
 // NewContainer makes a container for one command tree with the strongest
 // mechanism usable here (see [Detect]), falling back to the next one when
 // making it fails, down to [ProcessGroup], which cannot fail. The result's
@@ -323,9 +316,6 @@ func NewContainer(ctx context.Context, id string, limits envs.Limits, opts ...Co
 			return nil, err
 		}
 	}
-	if cfg.log == nil {
-		cfg.log = slog.New(slog.DiscardHandler)
-	}
 	if cfg.det == nil {
 		d := Detect(ctx)
 		cfg.det = &d
@@ -342,9 +332,6 @@ func NewContainer(ctx context.Context, id string, limits envs.Limits, opts ...Co
 	for _, m := range candidates {
 		c, err := newContainer(ctx, m, id, limits, d)
 		if err == nil {
-			if len(errs) > 0 {
-				cfg.log.Warn("termination: container fell back", "id", id, "mechanism", m, "err", errors.Join(errs...))
-			}
 			return c, nil
 		}
 		errs = append(errs, fmt.Errorf("%v: %w", m, err))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // A process that left its command's container survives that command's
@@ -47,7 +48,7 @@ func TestLeave_OutlivesTheCommandsTeardown(t *testing.T) {
 			t.Errorf("second Leave = %v, %v; want false, nil", in, err)
 		}
 		orphan.Signal(syscall.SIGKILL)
-		eventually(t, 10*time.Second, "the orphan gone after SIGKILL", func() bool { return !orphan.Alive() })
+		testwait.Within(t, 10*time.Second, "the orphan gone after SIGKILL", func() bool { return !orphan.Alive() })
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,8 +17,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/runbox/runbox/envs/envtest"
 )
 
 // helperEnv marks a run of the test binary as a helper process; its value
@@ -79,7 +78,8 @@ var helpers = map[string]func(args []string) int{
 			}
 			keep = append(keep, b)
 		}
-		return len(keep) & 0
+		runtime.KeepAlive(keep) // the memory stays in use until the limit kills it
+		return 0
 	},
 	// nohup: like `nohup cmd &`: a child that ignores SIGHUP and SIGTERM
 	// in the same group, while the parent exits on SIGTERM.
@@ -278,10 +278,4 @@ func assertGone(t *testing.T, ps ...Proc) {
 			t.Errorf("process %v survived", p)
 		}
 	}
-}
-
-// eventually is envtest.Eventually.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	envtest.Eventually(t, d, what, cond)
 }

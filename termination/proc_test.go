@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 func TestParseStat(t *testing.T) {
@@ -67,7 +69,7 @@ func TestProc_ZombieIsDead(t *testing.T) {
 	if err := s.root.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "zombie", func() bool {
+	testwait.Within(t, 10*time.Second, "zombie", func() bool {
 		st, err := readStat(s.root.PID)
 		return err != nil || st.dead()
 	})

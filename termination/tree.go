@@ -103,7 +103,7 @@ func KillTree(ctx context.Context, root Proc, opts Options) error {
 					terminate(p)
 				}
 			}
-			live = t.wait(ctx, opts.Grace, nil)
+			t.wait(ctx, opts.Grace, nil)
 		}
 	}
 

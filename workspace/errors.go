@@ -14,8 +14,6 @@ var (
 	// act on (.git in any form, .gitmodules, hooks, shell start-up
 	// files, a crafted git directory): Apply never writes it.
 	ErrRefused = errors.New("workspace: path git or a shell would act on")
-	// ErrProtected is a path on the protected list.
-	ErrProtected = errors.New("workspace: path is protected")
 	// ErrConflict is a path changed on both sides.
 	ErrConflict = errors.New("workspace: conflicting change")
 	// ErrTooLarge is a tree above the size limit.

@@ -161,11 +161,8 @@ const (
 // command and close (run): they start no spare shell (service.Options.OneCommand).
 const annotateOneCommand = "runbox.one-command"
 
-// load sets up logging, the configuration and the provider table; a broken
-// configuration is an error.
-func (a *app) load() error { return a.loadConfig(false) }
-
-// loadConfig is load; with tolerate, a broken configuration is kept in
+// loadConfig sets up logging, the configuration and the provider table. A
+// broken configuration is an error, unless tolerate: then it is kept in
 // a.cfgErr and the defaults are used instead.
 func (a *app) loadConfig(tolerate bool) error {
 	level := slog.LevelWarn

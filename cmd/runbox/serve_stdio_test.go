@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // stdioPeer is a raw client of a real `runbox serve` process: lines in
@@ -293,7 +295,7 @@ func TestServe_StdioClientGone(t *testing.T) {
 		t.Fatalf("background job: %+v", r)
 	}
 	p.send(`{"jsonrpc":"2.0","id":"fg","method":"tools/call","params":{"name":"terminal","arguments":{"command":"(exec -a ` + marker + `-fg sleep 3600)"}}}`)
-	waitFor(t, 60*time.Second, "both commands running", func() bool { return len(markedProcesses(marker)) == 2 })
+	testwait.Within(t, 60*time.Second, "both commands running", func() bool { return len(markedProcesses(marker)) == 2 })
 
 	p.in.Close() // the client dies: both its pipe ends close
 	p.out.Close()
@@ -307,7 +309,7 @@ func TestServe_StdioClientGone(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("runbox serve still runs a minute after its client died")
 	}
-	waitFor(t, 60*time.Second, "the session's processes gone", func() bool { return len(markedProcesses(marker)) == 0 })
+	testwait.Within(t, 60*time.Second, "the session's processes gone", func() bool { return len(markedProcesses(marker)) == 0 })
 }
 
 // markedProcesses lists the processes whose argv[0] starts with marker
@@ -327,18 +329,6 @@ func markedProcesses(marker string) []string {
 	return found
 }
 
-// waitFor polls cond until it holds, failing the test after bound.
-func waitFor(t *testing.T, bound time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestServe_StdioCancelledNotAnswered: a request the client cancelled
 // (notifications/cancelled) gets no response, as the protocol says; its
 // command is stopped, and the session goes on.
@@ -347,9 +337,9 @@ func TestServe_StdioCancelledNotAnswered(t *testing.T) {
 	p.initialize()
 	marker := "runbox-cancel-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	p.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"terminal","arguments":{"command":"(exec -a ` + marker + ` sleep 3600)"}}}`)
-	waitFor(t, 60*time.Second, "the command running", func() bool { return len(markedProcesses(marker)) == 1 })
+	testwait.Within(t, 60*time.Second, "the command running", func() bool { return len(markedProcesses(marker)) == 1 })
 	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"changed my mind"}}`)
-	waitFor(t, 60*time.Second, "the cancelled command stopped", func() bool { return len(markedProcesses(marker)) == 0 })
+	testwait.Within(t, 60*time.Second, "the cancelled command stopped", func() bool { return len(markedProcesses(marker)) == 0 })
 	p.send(toolCall(7, "echo still-here"))
 	deadline := time.After(3 * time.Second) // after the call's answer, for a late one
 	seen := false
@@ -454,7 +444,7 @@ func TestServe_StdioLevelKeepsNotices(t *testing.T) {
 		t.Fatalf("a completion notice was sent at level error: %v", got)
 	}
 	setLevel("l2", "info")
-	waitFor(t, 60*time.Second, "the held completion notice", func() bool { drain(); return completions(got, first) > 0 })
+	testwait.Within(t, 60*time.Second, "the held completion notice", func() bool { drain(); return completions(got, first) > 0 })
 
 	setLevel("l3", "error")
 	second := jobID(call("j2", "terminal", map[string]any{"command": "echo two", "background": true, "notify_on_complete": true}))

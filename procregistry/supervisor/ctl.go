@@ -49,17 +49,17 @@ func (s *supervisor) handle(c net.Conn) {
 	}
 	resp := jobdir.CtlResponse{OK: true}
 	switch req.Op {
-	case "wait":
+	case jobdir.OpWait:
 		<-s.exited
 		s.mu.Lock()
 		resp.Exit = s.exit
 		s.mu.Unlock()
-	case "write", "close":
+	case jobdir.OpWrite, jobdir.OpClose:
 		s.mu.Lock()
 		switch {
 		case s.closed:
 			resp = jobdir.CtlResponse{Error: "stdin is closed"}
-		case req.Op == "write":
+		case req.Op == jobdir.OpWrite:
 			s.mu.Unlock() // a blocked pipe must not block close or wait
 			_, err := s.stdin.Write(req.Data)
 			s.mu.Lock()
@@ -79,7 +79,7 @@ func (s *supervisor) handle(c net.Conn) {
 			}
 		}
 		s.mu.Unlock()
-	case "resize":
+	case jobdir.OpResize:
 		if s.ptmx == nil {
 			resp = jobdir.CtlResponse{Error: "not a terminal"}
 			break

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 )
 
@@ -19,14 +20,14 @@ func testTreeKill(t *testing.T, x *session) {
 		Shell: fmt.Sprintf("setsid sh -c 'sleep 300; : %s' & sleep 300; : %s", child, shell),
 	})
 	// The control: both are seen from outside before the kill.
-	eventually(t, "the job's shell running", func() bool { return x.running(t, shell) })
-	eventually(t, "its setsid child running", func() bool { return x.running(t, child) })
+	testwait.Within(t, hang, "the job's shell running", func() bool { return x.running(t, shell) })
+	testwait.Within(t, hang, "its setsid child running", func() bool { return x.running(t, child) })
 	res, err := x.Jobs.Kill(c, in.ID)
 	if err != nil || res.Outcome != procregistry.KillKilled {
 		t.Fatalf("Kill = %+v, %v; want killed", res, err)
 	}
-	eventually(t, "the job's shell gone", func() bool { return !x.running(t, shell) })
-	eventually(t, "its setsid child gone", func() bool { return !x.running(t, child) })
+	testwait.Within(t, hang, "the job's shell gone", func() bool { return !x.running(t, shell) })
+	testwait.Within(t, hang, "its setsid child gone", func() bool { return !x.running(t, child) })
 	if end := x.wait(t, in.ID); end.Status != procregistry.StatusKilled {
 		t.Errorf("the killed job's status = %s; want killed", end.Status)
 	}

@@ -3,6 +3,7 @@ package jobtest
 import (
 	"testing"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 )
 
@@ -75,7 +76,7 @@ func testLifetimes(t *testing.T, x *session) {
 	}
 	// The control: every job is seen from outside before the end.
 	for _, j := range jobs {
-		eventually(t, j.name+" running before the session's end", func() bool { return x.running(t, j.mark) })
+		testwait.Within(t, hang, j.name+" running before the session's end", func() bool { return x.running(t, j.mark) })
 	}
 
 	if err := x.end(c); err != nil {
@@ -83,7 +84,7 @@ func testLifetimes(t *testing.T, x *session) {
 	}
 	for _, j := range jobs {
 		if j.ends || x.released != "" {
-			eventually(t, j.name+" ended with the session", func() bool { return !x.running(t, j.mark) })
+			testwait.Within(t, hang, j.name+" ended with the session", func() bool { return !x.running(t, j.mark) })
 		}
 	}
 	if x.released != "" {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 )
 
@@ -22,7 +23,7 @@ func testOutput(t *testing.T, x *session) {
 	// The job stops at `read` until its stdin ends, so its first line is
 	// read while it certainly runs.
 	in := x.start(t, procregistry.StartRequest{Shell: "echo one; read x; echo two; printf three; exit 3", Notify: true})
-	eventually(t, "the running job's first line", func() bool {
+	testwait.Within(t, hang, "the running job's first line", func() bool {
 		ch, err := x.Jobs.ReadLog(c, in.ID, 0, 0)
 		if err != nil {
 			t.Fatalf("ReadLog(%s, 0) while it runs: %v", in.ID, err)

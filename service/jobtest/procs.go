@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // HostProcesses lists the command lines of this machine's processes, one
@@ -47,22 +46,4 @@ func marker() string { return "jobtest-" + strings.ToLower(rand.Text()[:12]) }
 func (x *session) running(t *testing.T, mark string) bool {
 	t.Helper()
 	return strings.Contains(x.procs(t), mark)
-}
-
-// eventually polls cond until it holds, and fails the test if hang
-// passes first. It is for what no event announces: a process seen or
-// gone from outside runbox.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(hang)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", hang, what)
-		}
-		select {
-		case <-time.After(100 * time.Millisecond): // the poll interval, bounded by the deadline
-		case <-t.Context().Done():
-			t.Fatalf("the test ended while waiting for %s", what)
-		}
-	}
 }

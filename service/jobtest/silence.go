@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 )
 
@@ -116,7 +117,7 @@ func testNoOutputTimeout(t *testing.T, x *session) {
 	if ev.Reason != procregistry.ReasonNoOutputTimeout || ev.KilledBy != procregistry.KilledByNoOutput || !strings.Contains(ev.Tail, "before") {
 		t.Errorf("completion = %+v; want reason %s, killed by %s, the tail", ev, procregistry.ReasonNoOutputTimeout, procregistry.KilledByNoOutput)
 	}
-	eventually(t, "the silent job's tree gone", func() bool { return !x.running(t, mark) })
+	testwait.Within(t, hang, "the silent job's tree gone", func() bool { return !x.running(t, mark) })
 	if end := x.wait(t, talker.ID); end.Status != procregistry.StatusExited || end.Exit == nil || end.Exit.Code != 0 {
 		t.Errorf("a job that kept printing for longer than its no-output timeout ended %s (%+v); want exited 0", end.Status, end.Exit)
 	}

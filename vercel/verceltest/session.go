@@ -19,14 +19,13 @@ type session struct {
 	requested int64
 	done      chan struct{} // closed when it stops
 
-	mu       sync.Mutex
-	st       string
-	stopped  int64
-	timeout  int64 // ms
-	timer    *time.Timer
-	cmds     map[string]*command
-	groups   map[int]struct{} // process groups of PTY processes
-	cmdOrder int
+	mu      sync.Mutex
+	st      string
+	stopped int64
+	timeout int64 // ms
+	timer   *time.Timer
+	cmds    map[string]*command
+	groups  map[int]struct{} // process groups of PTY processes
 }
 
 // newSession makes a running session of sb; the caller holds sb.mu.

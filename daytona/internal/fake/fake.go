@@ -24,7 +24,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -266,9 +265,4 @@ func labelsMatch(have, want map[string]string) bool {
 		}
 	}
 	return true
-}
-
-func trimQuery(p string) string {
-	p, _, _ = strings.Cut(p, "?")
-	return p
 }
