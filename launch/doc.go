@@ -1,6 +1,6 @@
 // Package launch holds the steps that every runbox process launcher
 // takes the same way, so the local backend (package local) and a
-// background job's supervisor (package procregistry/supervisor) cannot
+// background job's supervisor (package internal/supervisor) cannot
 // disagree about them:
 //
 //  1. Shell lookup. [Shell] picks the shell for shell-string commands:

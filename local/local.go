@@ -71,7 +71,7 @@ type Options struct {
 	KeepLeftovers bool
 	// Subreaper is the argv prefix that runs the runbox binary's
 	// subreaper (for example {"/usr/bin/runbox", subreaper.Command}; see
-	// package termination/subreaper). When it is set, a command that gets
+	// package internal/subreaper). When it is set, a command that gets
 	// no cgroup or systemd scope runs under it, so a child that calls
 	// setsid and outlives its parent is still torn down. Nil means such a
 	// command runs directly, and tree kill is reported degraded: a

@@ -18,7 +18,7 @@ import (
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/local"
-	"github.com/runbox/runbox/termination/subreaper"
+	"github.com/runbox/runbox/internal/subreaper"
 )
 
 func TestMain(m *testing.M) {

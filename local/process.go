@@ -19,7 +19,7 @@ import (
 	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
-	"github.com/runbox/runbox/termination/subreaper"
+	"github.com/runbox/runbox/internal/subreaper"
 )
 
 var errClosed = envs.ErrClosed

@@ -23,10 +23,10 @@
 // directory (<state>/jobs/<id>/, 0700) with job.json and an empty
 // output.log, then starts the job's supervision through the
 // [Environment]: the program named by [Options].Supervisor, which calls
-// the supervisor package's Main (package procregistry/supervisor; for
+// the supervisor package's Main (package internal/supervisor; for
 // runbox, `runbox __supervise DIR`). The registry starts it by argv and
 // never imports it; the files they share are defined in an internal
-// package (procregistry/internal/jobdir) that both import. Going through
+// package (internal/jobdir) that both import. Going through
 // the environment means this first stage, and the command after it, get
 // the child environment the backend built with package spawn (never a
 // copy of this process's), and the requested working directory.

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// A job's wrapper (see package procregistry/supervisor) writes the
+// A job's wrapper (see package internal/supervisor) writes the
 // command's exit code to the job's exitcode file, where the registry
 // finds it when the supervisor died before recording the exit.
 

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // hostStartWait bounds the start of the supervisor host.

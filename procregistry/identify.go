@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/confine"
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // startSettleWait bounds how long a caller that no job claims waits for the

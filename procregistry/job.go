@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // Status is where a job is in its life. It is a closed set.

@@ -4,7 +4,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // The files and records a job's directory shares with the job's

@@ -17,7 +17,7 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/local"
-	"github.com/runbox/runbox/procregistry/supervisor"
+	"github.com/runbox/runbox/internal/supervisor"
 )
 
 // The test binary plays four parts, picked by its first argument:

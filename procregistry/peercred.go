@@ -3,7 +3,7 @@ package procregistry
 import (
 	"net"
 
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // CheckPeer refuses a Unix-socket connection whose peer is another user

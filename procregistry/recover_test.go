@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/testwait"
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 	"github.com/runbox/runbox/termination"
 )
 

@@ -20,7 +20,7 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -34,7 +34,7 @@ var (
 
 // Environment is what the registry needs from a backend: a way to start
 // a command. [envs.Environment] satisfies it; the registry starts only
-// the job's supervisor through it (see package procregistry/supervisor),
+// the job's supervisor through it (see package internal/supervisor),
 // so the supervisor, and the job after it, get the child environment and
 // working directory that the backend builds.
 type Environment interface {
@@ -70,7 +70,7 @@ type Options struct {
 	// Env starts each job's supervisor. Required.
 	Env Environment
 	// Supervisor is the argv prefix that runs the job supervisor's Main
-	// (package procregistry/supervisor): for runbox, {"/path/to/runbox",
+	// (package internal/supervisor): for runbox, {"/path/to/runbox",
 	// "__supervise"}. The registry appends a job directory to start a
 	// job's supervision (through Env), or "-host" and Dir to start the
 	// state directory's supervisor host (directly, with this process's
@@ -188,7 +188,7 @@ type StartRequest struct {
 	Limits *envs.Limits `json:"limits,omitempty"`
 	// Display, when set, is what job.json, ps and events show in place of
 	// the command: the client's copy of it with secret values replaced
-	// (see spawn/seal's Redact). The command itself is then kept only in
+	// (see internal/seal's Redact). The command itself is then kept only in
 	// a private file in the job's directory, removed when the job ends,
 	// and reaches the job's shell through that file, never its argv.
 	// Empty means the command is shown as given.

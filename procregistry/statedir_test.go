@@ -11,7 +11,7 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/integration"
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // nobody is the uid a hostile directory is given: another user's.

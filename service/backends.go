@@ -6,7 +6,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/runbox/runbox/agent/agentd"
+	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/daytona"
 	"github.com/runbox/runbox/envs"

@@ -27,7 +27,7 @@ type Options struct {
 	Config config.Config
 	// Environ is the environment every child's is built from (by spawn,
 	// which withholds secrets). Nil means os.Environ(); runbox passes its
-	// sealed launch environment (spawn/seal).
+	// sealed launch environment (internal/seal).
 	Environ []string
 	// Getenv reads the caller's environment (state and config paths,
 	// RUNBOX_OWNER). Nil means os.Getenv.
@@ -36,7 +36,7 @@ type Options struct {
 	// and deny rules still hold.
 	Yolo bool
 	// Subreaper is the argv prefix of runbox's subreaper for local
-	// commands that get no cgroup (see termination/subreaper). Nil means
+	// commands that get no cgroup (see internal/subreaper). Nil means
 	// none: tree kill is then degraded there.
 	Subreaper []string
 	// Confiner is the argv prefix of runbox's confinement trampoline

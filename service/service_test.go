@@ -15,7 +15,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/procregistry/supervisor"
+	"github.com/runbox/runbox/internal/supervisor"
 	"github.com/runbox/runbox/service"
 )
 

@@ -4,7 +4,7 @@ package spawn
 // the always-strip or block list, whether or not Passthrough hands it to
 // children. Values of such names are what [Result.CheckArgv] looks for
 // and what runbox erases from its own visible environment (package
-// spawn/seal). An invalid policy counts every name as secret, the safe
+// internal/seal). An invalid policy counts every name as secret, the safe
 // error.
 func (p Policy) Secret(name string) bool {
 	r, err := compile(p)

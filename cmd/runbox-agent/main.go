@@ -25,10 +25,10 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/agent"
-	"github.com/runbox/runbox/agent/agentd"
+	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/spawn"
-	"github.com/runbox/runbox/spawn/seal"
+	"github.com/runbox/runbox/internal/seal"
 )
 
 func main() {

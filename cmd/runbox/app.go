@@ -15,8 +15,8 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/service"
-	"github.com/runbox/runbox/spawn/seal"
-	"github.com/runbox/runbox/termination/subreaper"
+	"github.com/runbox/runbox/internal/seal"
+	"github.com/runbox/runbox/internal/subreaper"
 )
 
 // app is what every command shares: the streams, the environment lookup

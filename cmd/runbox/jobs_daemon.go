@@ -16,7 +16,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
-	"github.com/runbox/runbox/procregistry/supervisor"
+	"github.com/runbox/runbox/internal/supervisor"
 )
 
 // The per-user job daemon. Jobs started from the CLI belong to one

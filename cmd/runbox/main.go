@@ -14,8 +14,8 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/spawn"
-	"github.com/runbox/runbox/spawn/seal"
-	"github.com/runbox/runbox/termination/subreaper"
+	"github.com/runbox/runbox/internal/seal"
+	"github.com/runbox/runbox/internal/subreaper"
 )
 
 // Exit statuses of runbox itself (a command's own status passes through).

@@ -19,7 +19,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/spawn"
-	"github.com/runbox/runbox/spawn/seal"
+	"github.com/runbox/runbox/internal/seal"
 )
 
 type runOptions struct {

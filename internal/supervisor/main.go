@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // Flags of Main's argument list (see Main).

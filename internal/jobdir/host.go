@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 )
 
-// The supervisor host of a state directory (procregistry/supervisor's
+// The supervisor host of a state directory (internal/supervisor's
 // host.go) lives in <state>/host/: it listens on HostSocket, holds
 // HostLock (a flock) while it runs, and writes its own messages to
 // HostLog. The registry creates the directory (0700) and starts the

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // shellArgv is the argv of the shell that runs rec's shell command: with

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/spawn"
-	"github.com/runbox/runbox/spawn/seal"
+	"github.com/runbox/runbox/internal/seal"
 )
 
 // The test binary plays a sealed runbox process when SEAL_HELPER is set:

@@ -1,6 +1,6 @@
 // Package jobdir is the on-disk contract between the job registry
 // (package procregistry) and a job's supervisor (package
-// procregistry/supervisor), which run in different processes and never
+// internal/supervisor), which run in different processes and never
 // import each other: the names of a job directory's files, the JSON
 // records each side writes for the other, the supervisor's control
 // socket protocol, the supervisor host's files and request (host.go), and the safe way to open and write files in a state

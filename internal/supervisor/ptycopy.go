@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // A PTY job's output has to be read from the terminal's master side and

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/creack/pty"
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // listen opens the control socket. The job directory is private (0700),

@@ -10,8 +10,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
-	"github.com/runbox/runbox/procregistry/supervisor"
+	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/internal/supervisor"
 )
 
 // The test binary is also the supervisor: "__supervise" runs Main with

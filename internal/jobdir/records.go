@@ -36,12 +36,12 @@ type PIDRecord struct {
 	// Command is the job's command itself: what a kill signals first.
 	Command termination.Proc `json:"command"`
 	// Wrapper is the supervisor's child that runs the command and writes
-	// its exit code to the exitcode file (see procregistry/supervisor's wrapper.go); zero when the
+	// its exit code to the exitcode file (see internal/supervisor's wrapper.go); zero when the
 	// job runs without one (no /bin/sh), or for a job started before
 	// wrappers existed.
 	Wrapper termination.Proc `json:"wrapper,omitzero"`
 	// Copier is the process that copies a PTY job's terminal into its
-	// log (procregistry/supervisor's ptycopy.go); zero for a pipe job, or when the supervisor copies.
+	// log (internal/supervisor's ptycopy.go); zero for a pipe job, or when the supervisor copies.
 	Copier  termination.Proc `json:"copier,omitzero"`
 	Started time.Time        `json:"started"`
 	// Container is the job's container, for reopening it after the
@@ -54,7 +54,7 @@ type PIDRecord struct {
 	// the job's orphans: its live descendants are then the job's tree.
 	Subreaper bool `json:"subreaper,omitempty"`
 	// Host is true when Supervisor is the state directory's supervisor
-	// host, which supervises many jobs (procregistry/supervisor's
+	// host, which supervises many jobs (internal/supervisor's
 	// host.go), rather than a process of this job's own. Its death
 	// orphans every job it held.
 	Host bool `json:"host,omitempty"`

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/runbox/runbox/launch"
-	"github.com/runbox/runbox/procregistry/internal/jobdir"
+	"github.com/runbox/runbox/internal/jobdir"
 )
 
 // A job's command does not run as the supervisor's child but under a

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/agent"
-	"github.com/runbox/runbox/agent/agentd"
+	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"

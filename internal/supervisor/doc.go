@@ -3,7 +3,7 @@
 // registry starts it by argv and never imports this package; the two
 // share only the state and job directories, whose files, records, the
 // host's request protocol and the control socket protocol are defined in
-// procregistry/internal/jobdir.
+// internal/jobdir.
 //
 // # The first stage
 //
