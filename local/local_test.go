@@ -17,8 +17,8 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
-	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/internal/subreaper"
+	"github.com/runbox/runbox/local"
 )
 
 func TestMain(m *testing.M) {

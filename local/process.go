@@ -16,10 +16,10 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/subreaper"
 	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
-	"github.com/runbox/runbox/internal/subreaper"
 )
 
 var errClosed = envs.ErrClosed

@@ -13,9 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/subreaper"
 	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/termination"
-	"github.com/runbox/runbox/internal/subreaper"
 )
 
 // warmPrologue is the BASH_ENV file of a warm shell (read from fd 5, a

@@ -16,8 +16,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/confine"
-	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/internal/supervisor"
+	"github.com/runbox/runbox/local"
 )
 
 // The test binary plays four parts, picked by its first argument:

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/termination"
 )
 

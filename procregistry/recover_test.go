@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/termination"
 )
 

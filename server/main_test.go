@@ -15,9 +15,9 @@ import (
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/internal/supervisor"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/procregistry"
-	"github.com/runbox/runbox/internal/supervisor"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
 )

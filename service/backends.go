@@ -6,10 +6,10 @@ import (
 	"maps"
 	"time"
 
-	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/daytona"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/modal"
 	"github.com/runbox/runbox/ssh"

@@ -18,7 +18,6 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/daytona/daytonatest"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/service/jobtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/kubernetes/kubetest"
@@ -26,6 +25,7 @@ import (
 	"github.com/runbox/runbox/modal/modaltest"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/service/jobtest"
 	"github.com/runbox/runbox/ssh/sshtest"
 )
 

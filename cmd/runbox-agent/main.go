@@ -25,10 +25,10 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/agent"
-	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/config"
-	"github.com/runbox/runbox/spawn"
+	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/internal/seal"
+	"github.com/runbox/runbox/spawn"
 )
 
 func main() {

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/config"
-	"github.com/runbox/runbox/spawn"
+	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/internal/seal"
+	"github.com/runbox/runbox/spawn"
 )
 
 // newAgentCommand is `runbox agent`: the local backend served over

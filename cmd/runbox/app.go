@@ -14,9 +14,9 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/internal/seal"
 	"github.com/runbox/runbox/internal/subreaper"
+	"github.com/runbox/runbox/service"
 )
 
 // app is what every command shares: the streams, the environment lookup

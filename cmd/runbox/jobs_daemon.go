@@ -15,8 +15,8 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/internal/supervisor"
+	"github.com/runbox/runbox/procregistry"
 )
 
 // The per-user job daemon. Jobs started from the CLI belong to one

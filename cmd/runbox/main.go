@@ -13,9 +13,9 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/internal/seal"
 	"github.com/runbox/runbox/internal/subreaper"
+	"github.com/runbox/runbox/spawn"
 )
 
 // Exit statuses of runbox itself (a command's own status passes through).

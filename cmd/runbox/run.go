@@ -17,9 +17,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/seal"
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/spawn"
-	"github.com/runbox/runbox/internal/seal"
 )
 
 type runOptions struct {

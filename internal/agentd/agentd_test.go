@@ -9,9 +9,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/agent"
-	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/local"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/internal/seal"
+	"github.com/runbox/runbox/spawn"
 )
 
 // The test binary plays a sealed runbox process when SEAL_HELPER is set:

@@ -10,8 +10,8 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/termination"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/termination"
 )
 

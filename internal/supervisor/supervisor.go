@@ -15,8 +15,8 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/gitguard"
-	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/termination"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/launch"
 )
 
 // A job's command does not run as the supervisor's child but under a
