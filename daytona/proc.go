@@ -13,7 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 )
 
 // proc is a command running in a toolbox session.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/spawn"
 )
 

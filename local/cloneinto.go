@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/termination"
 )
 

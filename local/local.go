@@ -17,7 +17,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/gitguard"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
 )

@@ -7,7 +7,7 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 )
 
 // wire connects the command's stdin and output. In pipe mode stdout and

@@ -16,8 +16,8 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/internal/subreaper"
-	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
 )
@@ -136,7 +136,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 			}
 		}
 	}
-	var gate *launch.Gate
+	var gate *launch.Barrier
 	if !e.opts.NoContainment || !limits.IsZero() {
 		cont, cerr := launch.NewContainer(ctx, e.containerID(), limits, termination.WithDetection(e.detection()))
 		if cerr != nil {
@@ -146,7 +146,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 			p.warnings = append(p.warnings, "containment unavailable: "+cerr.Error())
 		} else {
 			p.cont = cont
-			if gate, err = launch.NewGate(); err != nil {
+			if gate, err = launch.NewBarrier(); err != nil {
 				cont.Remove(ctx)
 				return nil, nil, fmt.Errorf("local: %w", err)
 			}

@@ -12,8 +12,8 @@ import (
 // after it. Its inputs are: the state script to restore ("" for none), the
 // file to write the new state to, the file to write the final cwd to, the
 // directory to start in, "gate" when it must wait at its start gate
-// (launch.GateFD) for its placement in a container before running user
-// code — exiting launch.ExitGateClosed, having run nothing, when the gate
+// (launch.BarrierFD) for its placement in a container before running user
+// code — exiting launch.ExitBarrierClosed, having run nothing, when the gate
 // closes unopened — and the variables the session has unset.
 //
 // With bash the prologue is a file named by BASH_ENV, which bash sources

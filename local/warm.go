@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/internal/subreaper"
-	"github.com/runbox/runbox/launch"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -26,7 +26,7 @@ import (
 // __rb_in), and the command's text in __rb_cmd. The parent writes them
 // once the shell is in its container, so the pipe is also the shell's
 // start gate: when it closes with nothing written (the environment
-// closed, or this process died) the shell exits launch.ExitGateClosed
+// closed, or this process died) the shell exits launch.ExitBarrierClosed
 // having run nothing. It then enters the command's directory without
 // following symlinks before the session's own cd, as a cold shell starts
 // there: OLDPWD ends up what a cold shell's would be. The EXIT trap that

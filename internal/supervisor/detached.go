@@ -11,7 +11,7 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/jobdir"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/termination"
 )
 

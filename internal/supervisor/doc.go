@@ -33,7 +33,7 @@
 //     cgroup; a job with limits does not run where they cannot be
 //     applied);
 //  2. starts the command under its wrapper, a small /bin/sh script held at
-//     its launch.Gate until it is in the container, which runs the command
+//     its launch.Barrier until it is in the container, which runs the command
 //     in the foreground and writes its exit code to the exitcode file, so
 //     the exit is on disk even if the host dies (wrapper.go). The wrapper
 //     gets exactly the environment and the directory the first stage sent:

@@ -15,7 +15,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/jobdir"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -214,11 +214,11 @@ func (s *supervisor) launch(spec jobdir.Spec, path string, argv []string, cont t
 	defer logf.Close() // the child has its own copy
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	var gate *launch.Gate
+	var gate *launch.Barrier
 	var repR, repW *os.File
 	wrapped := hasWrapperShell()
 	if wrapped {
-		if gate, err = launch.NewGate(); err != nil {
+		if gate, err = launch.NewBarrier(); err != nil {
 			return err
 		}
 		defer gate.Close()

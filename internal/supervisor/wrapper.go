@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/runbox/runbox/internal/jobdir"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 )
 
 // A job's command does not run as the supervisor's child but under a
@@ -22,10 +22,10 @@ import (
 // wait for a child.
 //
 // File descriptors: 0–2 are the command's (the log opened O_APPEND, or
-// the terminal); 3 is the gate (a launch.Gate at launch.GateFD: the
+// the terminal); 3 is the gate (a launch.Barrier at launch.BarrierFD: the
 // wrapper waits for one line before running anything, so the supervisor
 // can put it in the job's container first; if the gate closes instead,
-// it exits launch.ExitGateClosed without running anything); 4 is the report pipe, on which the command announces
+// it exits launch.ExitBarrierClosed without running anything); 4 is the report pipe, on which the command announces
 // its own PID before it execs (a shell cannot name its foreground child).
 //
 // The wrapper:

@@ -5,21 +5,21 @@
 //
 //  1. Shell lookup. [Shell] picks the shell for shell-string commands:
 //     the one asked for, else bash, else sh, found on PATH.
-//  2. The start gate. A [Gate] is a pipe whose read end the child
-//     inherits as fd [GateFD]. The child (a wrapper script, or the
+//  2. The start barrier. A [Barrier] is a pipe whose read end the child
+//     inherits as fd [BarrierFD]. The child (a wrapper script, or the
 //     session prologue of a shell) reads one line from it before it runs
 //     any code of its user; the parent places the child in its container
-//     meanwhile, so everything the command forks is born inside. A gate
-//     closed without being opened makes the child exit [ExitGateClosed]
+//     meanwhile, so everything the command forks is born inside. A barrier
+//     closed without being opened makes the child exit [ExitBarrierClosed]
 //     having run nothing. [HoldArgv] wraps a program in the smallest such
 //     waiter, a /bin/sh that waits and then execs it.
 //  3. Placement. [NewContainer] makes the command's container with its
 //     limits and refuses — with an error matching [ErrLimitUnavailable] —
 //     when a requested limit cannot be applied here: a command never runs
-//     silently without the limit it asked for. [Gate.Admit] adds the
-//     child to its container and opens the gate; a failed Add matches
+//     silently without the limit it asked for. [Barrier.Admit] adds the
+//     child to its container and opens the barrier; a failed Add matches
 //     [ErrNotContained] and, when the container was required (limits were
-//     asked for), leaves the gate shut so the child never runs.
+//     asked for), leaves the barrier shut so the child never runs.
 //  4. Terminal defaults. [StartPTY] starts a command on a new terminal of
 //     the requested size (24 rows, 80 columns where unset) as the leader
 //     of a session of its own, with the terminal as its controlling one.
@@ -42,8 +42,8 @@
 //
 //   - A requested limit is applied or the launch fails; there is no
 //     fallback that drops it.
-//   - A gated child runs no code of its user before [Gate.Open] (or
-//     [Gate.Admit]) is called, and none at all if the gate is closed
+//   - A gated child runs no code of its user before [Barrier.Open] (or
+//     [Barrier.Admit]) is called, and none at all if the barrier is closed
 //     unopened or the parent goes away.
 //   - A status with Signal set has Code 128+Signal and KilledBy "signal"
 //     (or the limit that killed it).

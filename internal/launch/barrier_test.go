@@ -9,19 +9,19 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/termination"
 )
 
 // gated starts `echo child` held at a gate, with its stdout on a pipe
-// the test also writes to. It returns the started command, the gate and
+// the test also writes to. It returns the started command, the barrier and
 // the pipe's write end (for the test's own line).
-func gated(t *testing.T) (*exec.Cmd, *launch.Gate, *os.File, *os.File) {
+func gated(t *testing.T) (*exec.Cmd, *launch.Barrier, *os.File, *os.File) {
 	t.Helper()
 	if _, err := os.Stat(launch.HoldShell); err != nil {
 		t.Skip("no " + launch.HoldShell)
 	}
-	g, err := launch.NewGate()
+	g, err := launch.NewBarrier()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func output(t *testing.T, cmd *exec.Cmd, r, w *os.File) (string, int) {
 }
 
 // A gated child runs nothing before its gate opens. Each row holds the
-// child (which would print "child" at once if it ran) and ends the gate
+// child (which would print "child" at once if it ran) and ends the barrier
 // its own way; the output says whether, and when, it ran.
 func TestGate_HoldsChildUntilOpened(t *testing.T) {
 	gone := exec.Command("true")
@@ -73,41 +73,41 @@ func TestGate_HoldsChildUntilOpened(t *testing.T) {
 	deadPID := gone.Process.Pid // reaped: adding it to a container fails
 	tests := []struct {
 		name     string
-		end      func(t *testing.T, g *launch.Gate, pid int) error
+		end      func(t *testing.T, g *launch.Barrier, pid int) error
 		wantOut  string
 		wantCode int
 		wantErr  error
 	}{
 		{
 			name:    "opened after the parent's line",
-			end:     func(t *testing.T, g *launch.Gate, pid int) error { return g.Open() },
+			end:     func(t *testing.T, g *launch.Barrier, pid int) error { return g.Open() },
 			wantOut: "parent\nchild\n",
 		},
 		{
 			name:     "closed unopened",
-			end:      func(t *testing.T, g *launch.Gate, pid int) error { g.Close(); return nil },
+			end:      func(t *testing.T, g *launch.Barrier, pid int) error { g.Close(); return nil },
 			wantOut:  "parent\n",
-			wantCode: launch.ExitGateClosed,
+			wantCode: launch.ExitBarrierClosed,
 		},
 		{
 			name: "admitted to its container",
-			end: func(t *testing.T, g *launch.Gate, pid int) error {
+			end: func(t *testing.T, g *launch.Barrier, pid int) error {
 				return g.Admit(context.Background(), termination.NewGroupContainer(), pid, true)
 			},
 			wantOut: "parent\nchild\n",
 		},
 		{
 			name: "required placement fails",
-			end: func(t *testing.T, g *launch.Gate, pid int) error {
+			end: func(t *testing.T, g *launch.Barrier, pid int) error {
 				return g.Admit(context.Background(), termination.NewGroupContainer(), deadPID, true)
 			},
 			wantOut:  "parent\n",
-			wantCode: launch.ExitGateClosed,
+			wantCode: launch.ExitBarrierClosed,
 			wantErr:  launch.ErrNotContained,
 		},
 		{
 			name: "optional placement fails",
-			end: func(t *testing.T, g *launch.Gate, pid int) error {
+			end: func(t *testing.T, g *launch.Barrier, pid int) error {
 				return g.Admit(context.Background(), termination.NewGroupContainer(), deadPID, false)
 			},
 			wantOut: "parent\nchild\n",
@@ -122,7 +122,7 @@ func TestGate_HoldsChildUntilOpened(t *testing.T) {
 			}
 			err := tt.end(t, g, cmd.Process.Pid)
 			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
-				t.Errorf("ending the gate = %v; want %v", err, tt.wantErr)
+				t.Errorf("ending the barrier = %v; want %v", err, tt.wantErr)
 			}
 			out, code := output(t, cmd, r, w)
 			if out != tt.wantOut || code != tt.wantCode {
@@ -132,13 +132,13 @@ func TestGate_HoldsChildUntilOpened(t *testing.T) {
 	}
 }
 
-// A parent that goes away without opening the gate (its end closes with
+// A parent that goes away without opening the barrier (its end closes with
 // it) leaves the child exiting without running anything.
 func TestGate_ParentGoneRunsNothing(t *testing.T) {
 	cmd, g, r, w := gated(t)
 	g.Close() // what the kernel does to the write end when the parent dies
 	out, code := output(t, cmd, r, w)
-	if out != "" || code != launch.ExitGateClosed {
-		t.Errorf("child output = %q, exit %d; want nothing, exit %d", out, code, launch.ExitGateClosed)
+	if out != "" || code != launch.ExitBarrierClosed {
+		t.Errorf("child output = %q, exit %d; want nothing, exit %d", out, code, launch.ExitBarrierClosed)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 )
 
 // Shell-string commands run in the shell asked for, else bash, else sh;

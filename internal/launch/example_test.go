@@ -8,7 +8,7 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 )
 
 // The whole sequence of a contained launch: make the container, start
@@ -24,7 +24,7 @@ func Example() {
 	}
 	defer cont.Remove(ctx)
 
-	gate, err := launch.NewGate()
+	gate, err := launch.NewBarrier()
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -38,7 +38,7 @@ func Example() {
 	argv := launch.HoldArgv(sh, []string{"sh", "-c", "echo placed first; exit 3"})
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout = os.Stdout
-	cmd.ExtraFiles = []*os.File{gate.File()} // fd launch.GateFD
+	cmd.ExtraFiles = []*os.File{gate.File()} // fd launch.BarrierFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		fmt.Println(err)

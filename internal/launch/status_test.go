@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/termination"
 )
 

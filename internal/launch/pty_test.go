@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/launch"
+	"github.com/runbox/runbox/internal/launch"
 )
 
 // A command started on a terminal sees it as its controlling terminal,
