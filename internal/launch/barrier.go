@@ -9,11 +9,11 @@ import (
 	"github.com/runbox/runbox/termination"
 )
 
-// BarrierFD is the file descriptor on which a gated child finds its gate:
+// BarrierFD is the file descriptor on which a held child finds its barrier:
 // the first of exec.Cmd.ExtraFiles.
 const BarrierFD = 3
 
-// ExitBarrierClosed is the exit code of a gated child whose gate was closed
+// ExitBarrierClosed is the exit code of a held child whose barrier was closed
 // without being opened: it ran nothing of its user's.
 const ExitBarrierClosed = 125
 
@@ -28,7 +28,7 @@ func holdScript() string {
 const HoldShell = "/bin/sh"
 
 // HoldArgv is the argv that runs path (as argv[0], with argv[1:]) once
-// its gate, inherited at [BarrierFD], opens. The waiter execs the program,
+// its barrier, inherited at [BarrierFD], opens. The waiter execs the program,
 // so the PID the parent started is the program's own. argv[0] is not
 // kept: a shell cannot exec a program under another name.
 func HoldArgv(path string, argv []string) []string {
@@ -44,11 +44,11 @@ type Barrier struct {
 	r, w *os.File
 }
 
-// NewBarrier makes a gate.
+// NewBarrier makes a barrier.
 func NewBarrier() (*Barrier, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("launch: gate pipe: %w", err)
+		return nil, fmt.Errorf("launch: barrier pipe: %w", err)
 	}
 	return &Barrier{r: r, w: w}, nil
 }
@@ -68,7 +68,7 @@ func (g *Barrier) Started() {
 // Open lets the child run.
 func (g *Barrier) Open() error {
 	if g.w == nil {
-		return errors.New("launch: gate already closed")
+		return errors.New("launch: barrier already closed")
 	}
 	_, err := g.w.Write([]byte("go\n"))
 	g.Close()

@@ -13,7 +13,7 @@ import (
 	"github.com/runbox/runbox/termination"
 )
 
-// gated starts `echo child` held at a gate, with its stdout on a pipe
+// gated starts `echo child` held at a barrier, with its stdout on a pipe
 // the test also writes to. It returns the started command, the barrier and
 // the pipe's write end (for the test's own line).
 func gated(t *testing.T) (*exec.Cmd, *launch.Barrier, *os.File, *os.File) {
@@ -62,7 +62,7 @@ func output(t *testing.T, cmd *exec.Cmd, r, w *os.File) (string, int) {
 	return string(b), cmd.ProcessState.ExitCode()
 }
 
-// A gated child runs nothing before its gate opens. Each row holds the
+// A held child runs nothing before its barrier opens. Each row holds the
 // child (which would print "child" at once if it ran) and ends the barrier
 // its own way; the output says whether, and when, it ran.
 func TestGate_HoldsChildUntilOpened(t *testing.T) {

@@ -42,7 +42,7 @@
 //
 //   - A requested limit is applied or the launch fails; there is no
 //     fallback that drops it.
-//   - A gated child runs no code of its user before [Barrier.Open] (or
+//   - A held child runs no code of its user before [Barrier.Open] (or
 //     [Barrier.Admit]) is called, and none at all if the barrier is closed
 //     unopened or the parent goes away.
 //   - A status with Signal set has Code 128+Signal and KilledBy "signal"

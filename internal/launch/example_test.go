@@ -12,7 +12,7 @@ import (
 )
 
 // The whole sequence of a contained launch: make the container, start
-// the program held at its gate, place it, let it run, and map how it
+// the program held at its barrier, place it, let it run, and map how it
 // ended.
 func Example() {
 	ctx := context.Background()
