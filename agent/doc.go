@@ -1,6 +1,6 @@
 // Package agent is runbox's wire protocol for running commands on the far
 // side of a byte stream, with its server (the local backend served over
-// stdin/stdout: package internal/agentd, built as the small runbox-agent
+// stdin/stdout: package cmd/internal/agentd, built as the small runbox-agent
 // binary and as `runbox agent`) and its client (an [envs.Environment] and
 // [envs.FileTransfer]). It is how the docker backend — and later ssh,
 // modal and daytona — get fast exec, real whole-tree kill, session state

@@ -15,7 +15,7 @@ import (
 
 	"github.com/runbox/runbox/daytona"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // fullContract is what the agent gives a Daytona sandbox: without it
@@ -109,7 +109,7 @@ func TestEnv_KeepsCdAndKillsSetsidChild(t *testing.T) {
 	if _, err := p.Wait(ctx); err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
-	envtest.Eventually(t, 30*time.Second, "the setsid child to be gone", func() bool {
+	testwait.Within(t, 30*time.Second, "the setsid child to be gone", func() bool {
 		return !alive(pid)
 	})
 	if res := run(t, env, "pwd"); res.Output != dir+"\n" {

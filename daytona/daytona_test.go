@@ -16,6 +16,7 @@ import (
 	"github.com/runbox/runbox/daytona/internal/fake"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 const testKey = "dtn_test-key-7f3a9c"
@@ -270,7 +271,7 @@ func TestEnv_TaskPersistence(t *testing.T) {
 	if err := f.SetState(id, "archived"); err != nil {
 		t.Fatal(err)
 	}
-	envtest.Eventually(t, 30*time.Second, "the agent's loss to be seen", func() bool { return env2.Ping(t.Context()) != nil })
+	testwait.Within(t, 30*time.Second, "the agent's loss to be seen", func() bool { return env2.Ping(t.Context()) != nil })
 	if res := run(t, env2, "cat state.txt"); res.Output != "kept\n" || !res.EnvironmentRecreated || env2.ID() != id {
 		t.Fatalf("after an archive behind its back: %q recreated=%v in %s; want kept, session reset, sandbox %s", res.Output, res.EnvironmentRecreated, env2.ID(), id)
 	}

@@ -20,8 +20,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/kubernetes"
 )
 
@@ -68,7 +68,7 @@ func (tc *testCluster) warmPool(t *testing.T, dyn dynamic.Interface, name string
 		gvr := obj.gvr
 		t.Cleanup(func() { dyn.Resource(gvr).Namespace(tc.ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
-	envtest.Eventually(t, 2*time.Minute, "the warm pool's members are ready", func() bool {
+	testwait.Within(t, 2*time.Minute, "the warm pool's members are ready", func() bool {
 		return len(tc.readyMembers(t, dyn, name)) == int(replicas)
 	})
 }
@@ -152,7 +152,7 @@ func TestEnv_ClaimFromWarmPool(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	tc.podGone(t, pod.Name)
-	envtest.Eventually(t, 60*time.Second, "claim deleted", func() bool {
+	testwait.Within(t, 60*time.Second, "claim deleted", func() bool {
 		_, err := dyn.Resource(claimRes).Namespace(tc.ns).Get(t.Context(), claim.GetName(), metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -215,12 +215,12 @@ func TestEnv_ClaimSurvivesControllerRestart(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	tc.podGone(t, podName)
-	envtest.Eventually(t, 60*time.Second, "claim and sandbox deleted", func() bool {
+	testwait.Within(t, 60*time.Second, "claim and sandbox deleted", func() bool {
 		_, errC := dyn.Resource(claimRes).Namespace(tc.ns).Get(t.Context(), claim.GetName(), metav1.GetOptions{})
 		_, errS := dyn.Resource(sandboxRes).Namespace(tc.ns).Get(t.Context(), sandbox, metav1.GetOptions{})
 		return apierrors.IsNotFound(errC) && apierrors.IsNotFound(errS)
 	})
-	envtest.Eventually(t, 2*time.Minute, "the pool replaced the claimed member", func() bool {
+	testwait.Within(t, 2*time.Minute, "the pool replaced the claimed member", func() bool {
 		now := tc.readyMembers(t, dyn, name)
 		return len(now) == 2 && !slices.Contains(now, sandbox)
 	})
@@ -248,7 +248,7 @@ func TestEnv_ClaimedPodDeleted(t *testing.T) {
 		_, err := env.Run(context.Background(), envs.Command{Shell: "touch /tmp/started; sleep 120"})
 		errc <- err
 	}()
-	envtest.Eventually(t, 60*time.Second, "the command runs", func() bool {
+	testwait.Within(t, 60*time.Second, "the command runs", func() bool {
 		return mustRun(t, env, "test -e /tmp/started && echo yes || true").Output == "yes\n"
 	})
 	if err := tc.cs.CoreV1().Pods(tc.ns).Delete(t.Context(), old, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
@@ -270,11 +270,11 @@ func TestEnv_ClaimedPodDeleted(t *testing.T) {
 	if err := env.Close(t.Context()); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	envtest.Eventually(t, 60*time.Second, "no claim of this session left", func() bool {
+	testwait.Within(t, 60*time.Second, "no claim of this session left", func() bool {
 		l, err := dyn.Resource(claimRes).Namespace(tc.ns).List(t.Context(), metav1.ListOptions{LabelSelector: kubernetes.LabelOwner + "=" + tc.owner})
 		return err == nil && len(l.Items) == 0
 	})
-	envtest.Eventually(t, 2*time.Minute, "the pool is back to two ready members", func() bool {
+	testwait.Within(t, 2*time.Minute, "the pool is back to two ready members", func() bool {
 		return len(tc.readyMembers(t, dyn, name)) == 2
 	})
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/kubernetes"
 	"github.com/runbox/runbox/kubernetes/kubetest"
 )
@@ -126,7 +127,7 @@ func mustRun(t *testing.T, env envs.Environment, shell string) *envs.Result {
 // podGone waits (bounded) until pod name no longer exists.
 func (tc *testCluster) podGone(t *testing.T, name string) {
 	t.Helper()
-	envtest.Eventually(t, 60*time.Second, "pod "+name+" deleted", func() bool {
+	testwait.Within(t, 60*time.Second, "pod "+name+" deleted", func() bool {
 		_, err := tc.cs.CoreV1().Pods(tc.ns).Get(t.Context(), name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -192,7 +193,7 @@ func TestEnv_PodDeletedMidCommand(t *testing.T) {
 		_, err := env.Run(context.Background(), envs.Command{Shell: "touch /tmp/started; sleep 120"})
 		errc <- err
 	}()
-	envtest.Eventually(t, 60*time.Second, "the command runs", func() bool {
+	testwait.Within(t, 60*time.Second, "the command runs", func() bool {
 		return mustRun(t, env, "test -e /tmp/started && echo yes || true").Output == "yes\n"
 	})
 	start := time.Now()
@@ -301,7 +302,7 @@ func TestEnv_SetsidChildDiesWithCommand(t *testing.T) {
 	// Both sleeps, seen as themselves: the setsid child has left the
 	// exec's session by then (setsid runs before it executes sleep).
 	// Cut sooner, on a loaded machine, and it could still be in it.
-	envtest.Eventually(t, 60*time.Second, "the control exec's tree runs", func() bool {
+	testwait.Within(t, 60*time.Second, "the control exec's tree runs", func() bool {
 		return count("sleep 31[12]") == "2"
 	})
 	cut()
@@ -322,7 +323,7 @@ func TestEnv_SetsidChildDiesWithCommand(t *testing.T) {
 	}
 	// "ready" comes once both are forked, not once both run sleep: the
 	// setsid child may still be setsid. Wait for both to be seen.
-	envtest.Eventually(t, 60*time.Second, "before the kill: the setsid child and the plain one run", func() bool {
+	testwait.Within(t, 60*time.Second, "before the kill: the setsid child and the plain one run", func() bool {
 		return count("sleep 31[34]") == "2"
 	})
 	if err := p.Kill(ctx); err != nil {
@@ -524,7 +525,7 @@ func TestNew_MissingImage(t *testing.T) {
 		t.Fatal("New with an absent image succeeded")
 	}
 	t.Logf("error: %v", err)
-	envtest.Eventually(t, 60*time.Second, "no pod left", func() bool {
+	testwait.Within(t, 60*time.Second, "no pod left", func() bool {
 		l, err := tc.cs.CoreV1().Pods(tc.ns).List(t.Context(), metav1.ListOptions{LabelSelector: kubernetes.LabelOwner + "=" + tc.owner})
 		return err == nil && len(l.Items) == 0
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/modal"
 	"github.com/runbox/runbox/modal/modaltest"
 )
@@ -294,7 +295,7 @@ func TestEnv_TerminatedMidSessionThenRecreated(t *testing.T) {
 		_, err := env.Run(ctx, envs.Command{Shell: "touch started; sleep 60"})
 		errc <- err
 	}()
-	envtest.Eventually(t, 30*time.Second, "the command to start", func() bool {
+	testwait.Within(t, 30*time.Second, "the command to start", func() bool {
 		_, err := os.Stat(filepath.Join(srv.Dir(ids[0]), "started"))
 		return err == nil
 	})

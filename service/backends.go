@@ -9,7 +9,6 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/daytona"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/modal"
 	"github.com/runbox/runbox/ssh"
@@ -61,9 +60,9 @@ func (s *Service) localProvider() envs.Provider {
 
 // LocalOptions are the local backend's options for spec: the mapping of
 // the configuration that the agent inside a sandbox uses too
-// (agentd.LocalOptions), plus the spec and this host's subreaper.
+// (local.AgentOptions), plus the spec and this host's subreaper.
 func (s *Service) LocalOptions(spec envs.Spec) local.Options {
-	o := agentd.LocalOptions(s.opts.Config, s.Environ(), s.log)
+	o := local.AgentOptions(s.opts.Config, s.Environ(), s.log)
 	o.Dir, o.Env = spec.Dir, spec.Env
 	if !spec.Limits.IsZero() {
 		o.Limits = spec.Limits

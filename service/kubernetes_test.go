@@ -11,8 +11,8 @@ import (
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/kubernetes/kubetest"
 	"github.com/runbox/runbox/service"
 )
@@ -49,7 +49,7 @@ func TestService_KubernetesSessionsOwnPods(t *testing.T) {
 	if err := sessions[0].Close(t.Context()); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	envtest.Eventually(t, 60*time.Second, "the closed session's pod deleted", func() bool {
+	testwait.Within(t, 60*time.Second, "the closed session's pod deleted", func() bool {
 		_, err := cs.CoreV1().Pods("default").Get(t.Context(), pods[0], metav1.GetOptions{})
 		return err != nil
 	})
@@ -59,7 +59,7 @@ func TestService_KubernetesSessionsOwnPods(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatalf("Service.Close: %v", err)
 	}
-	envtest.Eventually(t, 60*time.Second, "the last session's pod deleted with the service", func() bool {
+	testwait.Within(t, 60*time.Second, "the last session's pod deleted with the service", func() bool {
 		_, err := cs.CoreV1().Pods("default").Get(t.Context(), pods[1], metav1.GetOptions{})
 		return err != nil
 	})

@@ -13,8 +13,8 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
-	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/ssh/sshtest"
 )
 
@@ -34,7 +34,7 @@ func startAgent(t *testing.T, key any) string {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	var conn net.Conn
-	envtest.Eventually(t, 10*time.Second, "ssh-agent to listen", func() bool {
+	testwait.Within(t, 10*time.Second, "ssh-agent to listen", func() bool {
 		conn, err = net.Dial("unix", sock)
 		return err == nil
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/ssh"
 	"github.com/runbox/runbox/ssh/sshtest"
 )
@@ -186,7 +187,7 @@ func TestEnv_SSHDKilledMidCommand(t *testing.T) {
 		_, err := env.Run(ctx(t), envs.Command{Shell: "touch " + marker + "; sleep 60"})
 		errc <- err
 	}()
-	envtest.Eventually(t, 30*time.Second, "the command to start", func() bool {
+	testwait.Within(t, 30*time.Second, "the command to start", func() bool {
 		_, err := os.Stat(marker)
 		return err == nil
 	})
@@ -224,7 +225,7 @@ func TestEnv_CloseKillsRemoteTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	envtest.Eventually(t, 30*time.Second, "the pid", func() bool {
+	testwait.Within(t, 30*time.Second, "the pid", func() bool {
 		buf := make([]byte, 64)
 		n, _ := p.Output().Read(buf)
 		out.Write(buf[:n])
@@ -238,7 +239,7 @@ func TestEnv_CloseKillsRemoteTree(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	// The host is this machine: the setsid child must be gone from it.
-	envtest.Eventually(t, 30*time.Second, "the setsid child to die", func() bool {
+	testwait.Within(t, 30*time.Second, "the setsid child to die", func() bool {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		return err != nil || strings.Contains(string(b), "State:\tZ")
 	})
@@ -260,7 +261,7 @@ func TestEnv_SecretsNotInRemoteArgv(t *testing.T) {
 	}
 	done := make(chan answer, 1)
 	go func() { r, err := env.Run(ctx(t), cmd); done <- answer{r, err} }()
-	envtest.Eventually(t, 30*time.Second, "the command to start", func() bool {
+	testwait.Within(t, 30*time.Second, "the command to start", func() bool {
 		_, err := os.Stat(marker)
 		return err == nil
 	})
@@ -474,7 +475,7 @@ func TestEnv_SilentPeerKeepalive(t *testing.T) {
 		_, err := env.Run(ctx(t), envs.Command{Shell: "touch " + marker + "; sleep 60"})
 		errc <- err
 	}()
-	envtest.Eventually(t, 30*time.Second, "the command to start", func() bool {
+	testwait.Within(t, 30*time.Second, "the command to start", func() bool {
 		_, err := os.Stat(marker)
 		return err == nil
 	})

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/vercel"
 )
 
@@ -34,7 +34,7 @@ func TestEnv_StoppedMidCommandIsRecreated(t *testing.T) {
 		res, err := env.Run(ctx, envs.Command{Shell: "touch " + marker + "; sleep 600"})
 		done <- outcome{res, err}
 	}()
-	envtest.Eventually(t, hang, "the command started", func() bool {
+	testwait.Within(t, hang, "the command started", func() bool {
 		_, err := os.Stat(marker)
 		return err == nil
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/envs/envtest"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // agentBin is the runbox-agent build the tests deploy, found (built from
@@ -294,7 +295,7 @@ func TestEnv_ConcurrentUseAcrossLosses(t *testing.T) {
 		})
 	}
 	for range 3 {
-		envtest.Eventually(t, hang, "the agent is up again", func() bool { return len(sb.agents()) > 0 })
+		testwait.Within(t, hang, "the agent is up again", func() bool { return len(sb.agents()) > 0 })
 		for _, c := range sb.agents() {
 			c.Process.Kill()
 		}
@@ -313,7 +314,7 @@ func TestEnv_ConcurrentUseAcrossLosses(t *testing.T) {
 // loss may report it).
 func mustRunEventually(t *testing.T, env envs.Environment) {
 	t.Helper()
-	envtest.Eventually(t, hang, "a command succeeds after the loss", func() bool {
+	testwait.Within(t, hang, "a command succeeds after the loss", func() bool {
 		_, err := env.Run(t.Context(), envs.Command{Shell: "true"})
 		return err == nil
 	})

@@ -25,8 +25,8 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/agent"
+	"github.com/runbox/runbox/cmd/internal/agentd"
 	"github.com/runbox/runbox/config"
-	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/internal/seal"
 	"github.com/runbox/runbox/spawn"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runbox/runbox/cmd/internal/agentd"
 	"github.com/runbox/runbox/config"
-	"github.com/runbox/runbox/internal/agentd"
 	"github.com/runbox/runbox/internal/seal"
 	"github.com/runbox/runbox/spawn"
 )

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 )
 
@@ -75,5 +75,5 @@ func TestJobs_CLIDaemonKilledHostKeepsJobs(t *testing.T) {
 			t.Errorf("logs %s = %q", id, out)
 		}
 	}
-	envtest.Eventually(t, 30*time.Second, "the idle host gone", func() bool { return syscall.Kill(host.SupervisorPID, 0) != nil })
+	testwait.Within(t, 30*time.Second, "the idle host gone", func() bool { return syscall.Kill(host.SupervisorPID, 0) != nil })
 }

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 )
 
@@ -51,7 +51,7 @@ func TestJobs_CLIReadersSurviveDaemonKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	envtest.Eventually(t, 30*time.Second, "the three readers connected", func() bool {
+	testwait.Within(t, 30*time.Second, "the three readers connected", func() bool {
 		return strings.HasSuffix(logs.out.String(), "\n1000\n") && acceptedConns(t, sock) >= 3
 	})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -88,7 +88,7 @@ func TestJobs_CLIReadersSurviveDaemonKill(t *testing.T) {
 		}
 		return n
 	}
-	envtest.Eventually(t, 30*time.Second, "the completion from events -f", func() bool { return completions() > 0 })
+	testwait.Within(t, 30*time.Second, "the completion from events -f", func() bool { return completions() > 0 })
 	stopEvents()
 	events.join(t)
 	if n := completions(); n != 1 || events.code != 0 {

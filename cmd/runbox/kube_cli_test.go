@@ -15,9 +15,9 @@ import (
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/kubernetes/kubetest"
 )
 
@@ -72,7 +72,7 @@ func TestRunKubernetes_CommandInPod(t *testing.T) {
 	if code != 3 || out != "in 12\n" {
 		t.Fatalf("run: exit %d, stdout %q, stderr %q; want 3 and the image's Debian version", code, out, stderr)
 	}
-	envtest.Eventually(t, 60*time.Second, "no pod left after run", func() bool { return len(k.pods(t)) == 0 })
+	testwait.Within(t, 60*time.Second, "no pod left after run", func() bool { return len(k.pods(t)) == 0 })
 }
 
 // TestCodeKubernetes_KernelInPod: a Python cell runs in a kernel inside
@@ -83,7 +83,7 @@ func TestCodeKubernetes_KernelInPod(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "42 runbox-") {
 		t.Fatalf("code: exit %d, stdout %q, stderr %q; want 42 and the pod's name", code, out, stderr)
 	}
-	envtest.Eventually(t, 60*time.Second, "no pod left after the kernel", func() bool { return len(k.pods(t)) == 0 })
+	testwait.Within(t, 60*time.Second, "no pod left after the kernel", func() bool { return len(k.pods(t)) == 0 })
 }
 
 // TestJobsKubernetes_BackgroundJobOneNotice: a background job in a task's
@@ -158,5 +158,5 @@ func benchKubeRows(t *testing.T, k *kubeCLI, baseline string, rows ...string) {
 			t.Errorf("row %+v; want measured against its %s baseline", m, baseline)
 		}
 	}
-	envtest.Eventually(t, 60*time.Second, "no pod left after bench", func() bool { return len(k.pods(t)) == 0 })
+	testwait.Within(t, 60*time.Second, "no pod left after bench", func() bool { return len(k.pods(t)) == 0 })
 }

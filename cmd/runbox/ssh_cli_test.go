@@ -14,9 +14,9 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/ssh/sshtest"
 )
 
@@ -148,7 +148,7 @@ func TestJobsSSH_SurvivesCutConnection(t *testing.T) {
 	if code != 0 || len(id) != 12 {
 		t.Fatalf("start: exit %d, out %q, stderr %q", code, out, stderr)
 	}
-	envtest.Eventually(t, 30*time.Second, "the first 1000 lines in the job's log", func() bool {
+	testwait.Within(t, 30*time.Second, "the first 1000 lines in the job's log", func() bool {
 		out, _, _ := cli(t, "", h.env, h.args("logs", id)...)
 		return strings.HasSuffix(out, "line 1000\n")
 	})
@@ -163,7 +163,7 @@ func TestJobsSSH_SurvivesCutConnection(t *testing.T) {
 	}()
 	// The wait is under way once its relay runs on the far side.
 	var relays []int
-	envtest.Eventually(t, 30*time.Second, "the wait's relay on the host", func() bool {
+	testwait.Within(t, 30*time.Second, "the wait's relay on the host", func() bool {
 		relays = hostPIDs(t, h.remote+" __relay")
 		return len(relays) > 0
 	})
@@ -175,7 +175,7 @@ func TestJobsSSH_SurvivesCutConnection(t *testing.T) {
 	if n := h.d.Cut(); n == 0 {
 		t.Fatal("no connection to cut")
 	}
-	envtest.Eventually(t, 30*time.Second, "the relays gone with the connection", func() bool {
+	testwait.Within(t, 30*time.Second, "the relays gone with the connection", func() bool {
 		for _, pid := range relays {
 			if syscall.Kill(pid, 0) == nil {
 				return false
@@ -189,7 +189,7 @@ func TestJobsSSH_SurvivesCutConnection(t *testing.T) {
 	// The interrupted wait reconnects by itself; if its ping is slow it
 	// starts a daemon (through a first stage) that finds the registry
 	// taken and exits. Once those are gone, the first daemon is the one.
-	envtest.Eventually(t, 30*time.Second, "the first job daemon the only one", func() bool {
+	testwait.Within(t, 30*time.Second, "the first job daemon the only one", func() bool {
 		now := hostPIDs(t, h.remote+" __daemon")
 		return len(now) == 1 && now[0] == daemons[0]
 	})
@@ -252,7 +252,7 @@ func TestJobsSSH_KillAndSecrets(t *testing.T) {
 	if err != nil || len(id) != 12 {
 		t.Fatalf("start: %v, out %q, stderr %q", err, b, stderr.String())
 	}
-	envtest.Eventually(t, 30*time.Second, "the job's three sleeps on the host", func() bool {
+	testwait.Within(t, 30*time.Second, "the job's three sleeps on the host", func() bool {
 		ps := hostProcs(t)
 		return strings.Contains(ps, "sleep 7941") && strings.Contains(ps, "sleep 7942") && strings.Contains(ps, "sleep 7943")
 	})
@@ -264,7 +264,7 @@ func TestJobsSSH_KillAndSecrets(t *testing.T) {
 	if out, stderr, code := cli(t, "", h.env, h.args("kill", id)...); code != 0 || !strings.Contains(out, "killed") {
 		t.Fatalf("kill: exit %d, %q %q", code, out, stderr)
 	}
-	envtest.Eventually(t, 10*time.Second, "no sleep 794x left on the host", func() bool {
+	testwait.Within(t, 10*time.Second, "no sleep 794x left on the host", func() bool {
 		return !strings.Contains(hostProcs(t), "sleep 794")
 	})
 	if out, _, _ := cli(t, "", h.env, h.args("ps", "-a")...); !strings.Contains(out, id) || !strings.Contains(out, "killed") {

@@ -16,14 +16,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/runbox/runbox/agent"
 	"github.com/runbox/runbox/config"
-	"github.com/runbox/runbox/confine"
-	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/local"
-	"github.com/runbox/runbox/spawn"
 )
 
 // Options configures [Serve].
@@ -48,7 +44,7 @@ type Options struct {
 // away or ctx ends, then kills what the client left running and closes
 // the environment.
 func Serve(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options) error {
-	env, err := local.New(LocalOptions(opts.Config, opts.Environ, opts.Logger))
+	env, err := local.New(local.AgentOptions(opts.Config, opts.Environ, opts.Logger))
 	if err != nil {
 		return fmt.Errorf("agentd: %w", err)
 	}
@@ -59,32 +55,4 @@ func Serve(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options)
 		return fmt.Errorf("agentd: %w", serveErr)
 	}
 	return closeErr
-}
-
-// LocalOptions is the local backend as the agent runs it: cfg's shell,
-// grace, containment, limits and spawn lists over environ, no subreaper.
-func LocalOptions(cfg config.Config, environ []string, log *slog.Logger) local.Options {
-	pol := spawn.DefaultPolicy()
-	pol.Passthrough = append(pol.Passthrough, cfg.Spawn.Passthrough...)
-	pol.ExtraBlock = append(pol.ExtraBlock, cfg.Spawn.ExtraBlock...)
-	pol.ExtraStrip = append(pol.ExtraStrip, cfg.Spawn.ExtraStrip...)
-	grace := time.Duration(cfg.Grace)
-	if grace == 0 {
-		grace = local.NoGrace
-	}
-	return local.Options{
-		Shell:         cfg.Shell,
-		BaseEnv:       environ,
-		Spawn:         &pol,
-		Grace:         grace,
-		Limits:        envs.Limits{MemoryBytes: int64(cfg.Limits.Memory), Pids: cfg.Limits.Pids, CPUs: cfg.Limits.CPUs},
-		NoContainment: !cfg.Contain,
-		KeepLeftovers: true, // the sandbox bounds them; a job daemon started here must live on
-		SpillMax:      int64(cfg.SpillMax),
-		// The agent runs inside the backend's sandbox (a container, a
-		// pod, a remote machine): that is the boundary, chosen by the
-		// backend, not a local sandbox nobody asked for.
-		Confine: confine.Off(),
-		Logger:  log,
-	}
 }
