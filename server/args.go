@@ -15,9 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The SDK validates a tool call's arguments against the tool's schema,
-// but says what went wrong in the validator's terms ("validating
-// /properties/timeout: minimum: -5/1 is less than 0.000000", or
+// The SDK validates a tool call's arguments against the tool's schema
+// (toolForErr in server.go, through applySchema in tool.go), but says
+// what went wrong in the validator's terms, after `validating
+// "arguments": ` ("validating /properties/timeout: minimum: -5/1 is less than 0.000000", or
 // "<invalid reflect.Value>" for a missing field). runbox checks the
 // arguments first, against the same schemas, and refuses a bad call with
 // a tool error that names the field, what was expected and what came.

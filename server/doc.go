@@ -117,6 +117,30 @@
 // was expected and what came. logging/setLevel refuses a level the
 // protocol does not define (-32602).
 //
+// # Where runbox departs from the SDK
+//
+// Each of these is done in the file named, with a comment there citing
+// the SDK (go-sdk v1.8.0) function it works around:
+//
+//   - http.go, httpproto.go: an unknown method is -32601, a call without
+//     Mcp-Session-Id is HTTP 400, the session cap refuses an initialize
+//     before a session id is handed out, SSE streams start with a retry:
+//     hint, idle sessions are closed by runbox (an open GET stream counts
+//     as activity), a DELETE tears the session down before the SDK waits
+//     for its calls, and Host, Origin and token are checked;
+//   - sse.go: a standalone stream reopened without Last-Event-ID is not
+//     replayed from its start, and a cancelled request is not answered;
+//   - stdio.go: a bad line is answered instead of ending the connection,
+//     the end of input waits [EOFGrace] before the calls are cancelled,
+//     and a cancelled request is not answered;
+//   - server.go, notify.go: sessions start at log level "info", a level
+//     the protocol does not define is refused, only the session-based
+//     protocol versions are spoken, notices below the client's level or
+//     with no stream open are kept rather than counted as sent, and
+//     closing the Server cancels the calls in flight;
+//   - args.go, result.go: bad arguments and tool errors are reported with
+//     the field and the structured error, not in the SDK's words.
+//
 // # What it does not do
 //
 // It runs no background jobs for a session whose sandbox cannot hold a

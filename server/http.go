@@ -64,8 +64,9 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	tracker := newIdleTracker(idle, s.expire)
 	context.AfterFunc(s.ctx, tracker.stop)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		// Idle sessions are runbox's to close: the SDK's timer does not
-		// count an open GET stream as activity.
+		// Idle sessions are runbox's to close (idleTracker): the SDK's
+		// timer, paused only by sessionInfo.startPOST (streamable.go), does
+		// not count an open GET stream as activity.
 		SessionTimeout: 0,
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		Logger:         s.log,
@@ -77,7 +78,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 
 // endOnDelete tears the client's runbox session down as soon as its
 // DELETE arrives, before the SDK handles it. The SDK closes a session
-// only once the calls it is running have returned, and a foreground
+// only once the calls it is running have returned
+// (StreamableHTTPHandler.serveStatefulDELETE in streamable.go calls
+// ServerSession.Close, whose jsonrpc2 Connection.Close waits for the
+// requests in flight and does not cancel them), and a foreground
 // command can run for hours: without this, the DELETE would wait for
 // them and everything the session started would keep running meanwhile.
 // Its environment closed, a running command is killed with its tree and
@@ -92,7 +96,12 @@ func (s *Server) endOnDelete(next http.Handler) http.Handler {
 }
 
 // guard refuses requests from foreign hosts and origins (403) and
-// requests without the token (401), before next sees them.
+// requests without the token (401), before next sees them. The SDK's own
+// check in StreamableHTTPHandler.ServeHTTP (streamable.go, on unless
+// DisableLocalhostProtection) refuses only a non-loopback Host on a
+// loopback listener, checks no Origin unless CrossOriginProtection is set,
+// and checks no token: runbox's listeners beyond loopback and its
+// browser-reachable ones need all three.
 func guard(opts HTTPOptions, next http.Handler) http.Handler {
 	hosts := append([]string{"localhost", "127.0.0.1", "::1"}, opts.Hosts...)
 	hostOK := func(h string) bool {

@@ -32,6 +32,9 @@ import (
 //   - a standalone stream reconnected without Last-Event-ID resumes after
 //     what was written to the client, and a cancelled request is not
 //     answered (sse.go).
+//
+// The SDK behaviour each one answers is cited where it is done, by the
+// SDK's file and function (go-sdk v1.8.0, package mcp).
 
 // RetryHint is the reconnection delay announced at the start of every SSE
 // stream (the SSE retry field).
@@ -45,7 +48,11 @@ type rpcMessage struct {
 
 // serverMethod reports whether a client may send this request to this
 // server. A method outside the list is answered with -32601 before the
-// SDK sees it.
+// SDK sees it: streamableServerConn.servePOST (streamable.go) checks each
+// request with checkRequest and, for a session-based protocol version,
+// answers an unknown method with http.Error, HTTP 400 and a plain-text
+// body (-32601 only for 2026-07-28), which a JSON-RPC client cannot read
+// as an error of its request.
 func serverMethod(method string) bool {
 	switch method {
 	case "initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "completion/complete",
@@ -72,6 +79,10 @@ func (s *Server) protocol(idle *idleTracker, next http.Handler) http.Handler {
 			defer idle.end(sid)
 			s.stream(sid, 1)
 			defer s.stream(sid, -1)
+			// Without Last-Event-ID, streamableServerConn.serveGET
+			// (streamable.go) starts from index -1 and acquireStream replays
+			// every stored event of the standalone stream; name the last one
+			// written to the client instead (sse.go).
 			if len(r.Header.Values("Last-Event-ID")) == 0 {
 				if last := s.lastDelivered(sid); last != "" {
 					r.Header.Set("Last-Event-ID", last)
@@ -88,6 +99,8 @@ func (s *Server) protocol(idle *idleTracker, next http.Handler) http.Handler {
 }
 
 func (s *Server) post(idle *idleTracker, next http.Handler, w http.ResponseWriter, r *http.Request, sid string) {
+	// The body is read here, before the SDK bounds it, so it gets the
+	// bound StreamableHTTPHandler.ServeHTTP (streamable.go) would give it.
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
 	if err != nil {
 		http.Error(w, "runbox: request body too large or unreadable", http.StatusRequestEntityTooLarge)
@@ -98,6 +111,11 @@ func (s *Server) post(idle *idleTracker, next http.Handler, w http.ResponseWrite
 	call := json.Unmarshal(body, &m) == nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
 	case call && sid == "" && m.Method != "initialize":
+		// StreamableHTTPHandler.serveStatefulPOST (streamable.go) opens a
+		// new session for any POST without Mcp-Session-Id; ServerSession.handle
+		// (server.go) then refuses the call as "invalid during session
+		// initialization" inside an HTTP 200 stream, and the session is
+		// closed again. The specification wants HTTP 400.
 		writeRPCError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest,
 			"runbox: bad request: the Mcp-Session-Id header is required (initialize first)")
 		return
@@ -105,6 +123,11 @@ func (s *Server) post(idle *idleTracker, next http.Handler, w http.ResponseWrite
 		writeRPCError(w, http.StatusOK, m.ID, jsonrpc.CodeMethodNotFound, "runbox: method not found: "+strconv.Quote(m.Method))
 		return
 	case call && sid == "" && m.Method == "initialize":
+		// The cap is checked here and again in admit: by the time the
+		// initialize reaches the receiving middleware, servePOST
+		// (streamable.go) has already set Mcp-Session-Id on the response and
+		// started an HTTP 200 stream, so a refusal there still hands the
+		// client a session id.
 		if err := s.roomFor(); err != nil {
 			w.Header().Set("Retry-After", "5")
 			writeRPCError(w, http.StatusServiceUnavailable, m.ID, codeServerBusy, err.Error())
@@ -124,6 +147,8 @@ func (s *Server) post(idle *idleTracker, next http.Handler, w http.ResponseWrite
 	}
 	idle.begin(sid)
 	defer idle.end(sid)
+	// The SDK answers a cancelled request anyway (see sse.go); note the
+	// cancellation so its answer is dropped.
 	if m.Method == "notifications/cancelled" && len(m.ID) == 0 {
 		s.noteCancelled(sid, body)
 	}
@@ -146,7 +171,12 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 }
 
 // retryWriter puts a retry: field before the first event of an SSE
-// response.
+// response. The SDK writes a retry field only in the close event of
+// stream.close (streamable.go), sent when a handler calls CloseSSEStream;
+// the priming event servePOST writes (protocol 2025-11-25 and later, with
+// an EventStore) carries only an id, and a standalone stream
+// (acquireStream) starts with a ": ok" comment. A client whose stream is
+// cut otherwise falls back to its own reconnection delay.
 type retryWriter struct {
 	http.ResponseWriter
 	started bool
@@ -194,6 +224,12 @@ func (rw *retryWriter) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
 
 // idleTracker closes a session whose client has had no request open
 // (standalone stream included) for idle: its client is gone.
+//
+// It replaces StreamableHTTPOptions.SessionTimeout (left zero in
+// HTTPHandler): the SDK's sessionInfo.startPOST and endPOST
+// (streamable.go) hold its timer off only for POSTs (serveStatefulPOST);
+// serveStatefulGET never calls them, so the SDK closes a session whose
+// client is listening on its standalone stream and has nothing to send.
 type idleTracker struct {
 	idle time.Duration // <= 0: never
 	// expire closes session id and reports whether it did; a session

@@ -85,6 +85,9 @@ func (s *session) holdLocked(ev procregistry.Event) {
 }
 
 // passesLocked reports whether the client's log level lets ev through.
+// runbox judges the level itself rather than leave it to the SDK:
+// ServerSession.Log (server.go) drops a message below the session's level
+// and returns nil, so the event would count as delivered and be lost.
 func (s *session) passesLocked(ev procregistry.Event) bool {
 	return levelRank(eventLevel(ev)) >= levelRank(s.level)
 }
@@ -149,7 +152,10 @@ func (s *session) send(ctx context.Context, ev procregistry.Event) error {
 	// standalone stream. With none open the SDK would keep it for a
 	// stream resumed later (Last-Event-ID), which a new stream never
 	// asks for: it stays queued instead, for the next list or poll, or
-	// the redelivery once a stream is open.
+	// the redelivery once a stream is open. The SDK would also report it
+	// sent: streamableServerConn.Write (streamable.go) counts a message
+	// appended to the EventStore as delivered, so Log returns nil though
+	// no GET holds the stream, and the registry would drop the event.
 	if id := s.mcp.ID(); id != "" && !s.srv.listening(id) {
 		return fmt.Errorf("runbox: session %s: %w", s.id, errNotListening)
 	}

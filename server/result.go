@@ -40,6 +40,11 @@ func badArgs(format string, args ...any) *mcp.CallToolResult {
 	return errorResult(ToolError{ErrorJSON: service.ErrorJSON{Error: err.Error(), ExitCode: exitUsage, Kind: service.KindBadCommand}})
 }
 
+// errorResult is the result of a tool error. The handlers return their
+// errors this way, not as a Go error: the SDK's toolForErr (server.go)
+// turns a handler's error into a result whose only content is the error's
+// text (CallToolResult.SetError, protocol.go), without the structured
+// ToolError (exit code, kind, rules and hint) clients rely on.
 func errorResult(te ToolError) *mcp.CallToolResult {
 	text := te.Error
 	if te.Hint != "" && !strings.Contains(text, te.Hint) {

@@ -168,7 +168,13 @@ Dangerous commands may need a human's approval; hardline commands are never run.
 Background jobs report completion, heartbeats and watch matches as log notifications.`
 
 // sessionProtocolVersions are the protocol versions that have sessions:
-// those before the sessionless 2026-07-28 protocol.
+// those before the sessionless 2026-07-28 protocol. The SDK's
+// SupportedProtocolVersions (shared.go) includes 2026-07-28, and
+// ServerSession.handle (server.go) serves a request whose _meta names it
+// without any initialize (SEP-2575); with the list narrowed it answers
+// such a request with CodeUnsupportedProtocolVersion. (An initialize that
+// asks for 2026-07-28 is answered with 2025-11-25 by the SDK's
+// negotiatedVersion, shared.go, either way.)
 func sessionProtocolVersions() []string {
 	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
 }
@@ -181,6 +187,11 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // session at log level "info" so job notifications reach clients that
 // never set a level. A level the client sets later is the session's too:
 // the job events it keeps back are held, not lost (notify.go).
+//
+// The SDK starts a session with no level: ServerSession.Log (server.go)
+// sends nothing while the session's LogLevel is "" (the level
+// ServerSession.setLevel stores), so without this a client that never
+// sends logging/setLevel would never see a job notice.
 func (s *Server) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "logging/setLevel" {
@@ -267,7 +278,9 @@ func (s *Server) roomLocked() error {
 }
 
 // checkLevel refuses a logging/setLevel naming no level the protocol
-// defines (the SDK would store any string).
+// defines (the SDK would store any string: ServerSession.setLevel in
+// server.go takes params.Level unchecked, and Log's compareLevels then
+// ranks an unknown level as debug).
 func checkLevel(req mcp.Request) error {
 	p, ok := req.GetParams().(*mcp.SetLoggingLevelParams)
 	if ok && p != nil {
@@ -338,6 +351,8 @@ func (s *Server) expire(id string) bool {
 		}
 	}
 	s.log.Info("server: closing an idle session: its client is gone", "session", sess.id)
+	// Torn down first, as on DELETE (endOnDelete): ServerSession.Close
+	// waits for the calls in flight.
 	s.endByID(id)
 	sess.mcp.Close()
 	return true
@@ -433,7 +448,10 @@ func (s *Server) Close() error {
 }
 
 // callContext is ctx that also ends when the Server closes, so no tool
-// call outlives it.
+// call outlives it. The SDK would not end it: mcp.Server has no Close,
+// ServerSession.Close (server.go) waits for the calls in flight without
+// cancelling them, and jsonrpc2 NewConnection (internal/jsonrpc2/conn.go)
+// keeps the context given to Connect from reaching handlers (notDone).
 func (s *Server) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)

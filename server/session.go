@@ -117,7 +117,10 @@ func strictness(profile string) int {
 }
 
 // canElicit reports whether the client declared form elicitation (an
-// elicitation capability with neither mode named counts as form).
+// elicitation capability with neither mode named counts as form). It is
+// the rule ServerSession.Elicit (server.go) applies to a form request,
+// checked before a session gets an asker rather than at its first
+// question.
 func canElicit(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
 	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {

@@ -12,13 +12,18 @@ import (
 //
 //   - a client that reconnects its standalone stream (GET) without
 //     Last-Event-ID is sent only what it was not sent before: the SDK
-//     replays the stream from its first event, so a job's completion
-//     notice came twice. The server notes the last event of the stream
-//     written to the client and resumes after it, as if the client had
-//     named it;
+//     replays the stream from its first event (streamableServerConn.serveGET
+//     in streamable.go starts at index -1, and acquireStream sends every
+//     event the EventStore holds after it), so a job's completion notice
+//     came twice. The server notes the last event of the stream written to
+//     the client and resumes after it, as if the client had named it;
 //   - a request the client cancelled (notifications/cancelled) is not
-//     answered: the SDK answers it anyway. Its answer is dropped from
-//     every stream of the session, replays included.
+//     answered: the SDK answers it anyway. Its canceller.Preempt
+//     (transport.go) only cancels the handler's context
+//     (jsonrpc2 Connection.Cancel), and Connection.processResult
+//     (internal/jsonrpc2/conn.go) writes the handler's result or error
+//     for every call. Its answer is dropped from every stream of the
+//     session, replays included.
 
 // sseWriter watches the SSE events the SDK writes to one response of the
 // session sid.
@@ -26,7 +31,8 @@ import (
 // A standalone-stream event counts as delivered from just before it is
 // written: a client that has seen it and reconnects at once must find it
 // counted (the SDK writes under the stream's lock, but the reconnection
-// is looked at before it waits for that lock). A write or flush that
+// is looked at before it waits for that lock: serveGET reads Last-Event-ID
+// before acquireStream takes stream.mu). A write or flush that
 // fails (the client is gone) takes the count back.
 type sseWriter struct {
 	http.ResponseWriter
@@ -76,7 +82,9 @@ func (w *sseWriter) rollback() {
 func (w *sseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // standaloneIndex is the index of the standalone-stream event in p (an
-// "id: _N" line; events of other streams are named "STREAM_N").
+// "id: _N" line; events of other streams are named "STREAM_N"). The form
+// is the SDK's formatEventID (streamable.go): the standalone stream's id
+// is "".
 func standaloneIndex(p []byte) (int, bool) {
 	for line := range bytes.Lines(p) {
 		rest, ok := bytes.CutPrefix(line, []byte("id: _"))

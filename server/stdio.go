@@ -31,9 +31,15 @@ const EOFGrace = 5 * time.Second
 // The SDK's stdio transport ends the whole connection on the first line
 // it cannot take (broken JSON, a "jsonrpc" other than "2.0", a batch, a
 // line over its own length limit), and with it every shell, job and
-// kernel of the session. So the lines pass a filter first: a malformed or
-// oversized one is answered with the JSON-RPC error the spec names
-// (-32700 parse error, -32600 invalid request) and never reaches the SDK.
+// kernel of the session: newIOConnLimited's reader (transport.go) stops at
+// the first json.Decoder or frame-limit error, ioConn.Read returns it (and
+// readBatch's, from jsonrpc2.DecodeMessage or a batch in protocol
+// 2025-06-18 and later), and jsonrpc2 Connection.readIncoming ends the
+// connection on any read error, answering nothing. So the lines pass a
+// filter first: a malformed or oversized one is answered with the JSON-RPC
+// error the spec names (-32700 parse error, -32600 invalid request) and
+// never reaches the SDK. (The filter refuses batches in every version;
+// ioConn.Read still takes them for 2025-03-26 and before.)
 //
 // The end of input ends the session: the requests still running get
 // [EOFGrace] to answer (none if the client can no longer read w: it is
@@ -54,8 +60,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClos
 		defer close(pumped)
 		pw.CloseWithError(f.pump(ctx, r, pw))
 	}()
-	// The filter bounds a line (maxLine): the SDK's own bound, smaller,
-	// would end the connection on a line the filter let through.
+	// The filter bounds a line (maxLine): the SDK's own bound, smaller
+	// (DefaultMaxLineLength, 16 MiB, in transport.go), would end the
+	// connection on a line the filter let through.
 	ss, err := s.mcp.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: nopCloser{f}, MaxLineLength: -1}, nil)
 	if err != nil {
 		pr.Close()
@@ -73,6 +80,10 @@ func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClos
 		s.endSession(ss)
 		err = <-waited
 	case <-ctx.Done():
+		// The SDK does not pass ctx's end on to the calls: jsonrpc2
+		// NewConnection (internal/jsonrpc2/conn.go) hides the connection's
+		// context from handlers (notDone). So the session is torn down
+		// and closed here.
 		s.endSession(ss)
 		ss.Close()
 		err = <-waited
@@ -138,6 +149,10 @@ const maxLine = 64 << 20
 
 // pump copies valid lines from r to sdk, answers invalid ones itself, and
 // at the end of r gives the requests passed on [EOFGrace] to be answered.
+// The end of r is passed on only after that grace: when its reader ends,
+// jsonrpc2 Connection.readIncoming (internal/jsonrpc2/conn.go) cancels
+// every request in flight at once, so a client that closes its stdin
+// right after its last request would have that request cancelled.
 func (f *stdioFilter) pump(ctx context.Context, r io.Reader, sdk io.Writer) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
@@ -231,7 +246,10 @@ func (f *stdioFilter) check(line []byte) (id string, ok bool) {
 
 // cancel notes the client's cancellation of a request still running: it
 // is not waited for any more, and its answer, when the SDK writes one,
-// is dropped (the protocol says a cancelled request is not answered). A
+// is dropped (the protocol says a cancelled request is not answered; the
+// SDK's canceller.Preempt in transport.go only cancels the handler's
+// context, and jsonrpc2 Connection.processResult writes its answer all
+// the same). A
 // cancellation of a request already answered changes nothing.
 func (f *stdioFilter) cancel(line []byte) {
 	var m struct {
