@@ -56,11 +56,14 @@ type Provider struct {
 	// backend takes part in tasks, jobs and sync by saying so here. The
 	// zero value of each is "cannot".
 
-	// OnThisMachine says the backend's commands run on this machine as
-	// the user running runbox: runbox's own sandbox confines them, the
-	// gate is told they can reach this machine, their background jobs
-	// are this machine's job daemon's, and a task's synced workspace is a
-	// directory of its own here.
+	// OnThisMachine says the backend is runbox on this machine: its row
+	// confines every command with runbox's own sandbox (the service's
+	// local row does, with the configured profile), the gate is told
+	// what that sandbox holds, background jobs are this machine's job
+	// daemon's, and a task's synced workspace is a directory of its own
+	// here. A backend whose commands reach this machine some other way
+	// leaves it false and says so in its Capabilities (host_access
+	// active), which is what the gate reads.
 	OnThisMachine bool
 	// Jobs says whether background jobs can run in the backend's own
 	// environment (see [JobHosting]).
@@ -200,7 +203,8 @@ func (t *Providers) Open(ctx context.Context, name string, spec Spec) (Environme
 // Row is a provider row for a backend whose functions take its own
 // options type O: options turns a caller's Spec into O (the caller owns
 // its configuration), and open, check and capabilities are the
-// backend's New, requirement check and capability report over O.
+// backend's New, requirement check (nil: always ready) and capability
+// report over O.
 func Row[O any, E Environment](name, description string, options func(Spec) O,
 	open func(context.Context, O) (E, error), check func(context.Context, O) error, capabilities func(O) Capabilities) Provider {
 	always := func(spec Spec) (O, error) { return options(spec), nil }
@@ -229,7 +233,7 @@ func FallibleRow[O any, E Environment](name, description string, options func(Sp
 		},
 		Check: func(ctx context.Context) error {
 			o, err := options(Spec{})
-			if err != nil {
+			if err != nil || check == nil { // a nil check: always ready
 				return err
 			}
 			return check(ctx, o)

@@ -75,8 +75,11 @@ func (a *app) withJobTargets(cmds []*cobra.Command) []*cobra.Command {
 // configuration), a remote host. The environment is kept between
 // commands, so its jobs outlive the command that started them.
 func (a *app) lastingJobs(t *jobTarget, p envs.Provider) (*remoteJobs, error) {
-	if p.Jobs != envs.LastingJobs {
-		return nil, usageError{errorf("--backend %s: its jobs would not outlive the command; jobs run on %s", p.Name, strings.Join(a.jobBackends(), ", "))}
+	switch p.Jobs {
+	case envs.NoJobs:
+		return nil, usageError{errorf("--backend %s: its environments hold no job daemon; jobs run on %s", p.Name, strings.Join(a.jobBackends(), ", "))}
+	case envs.SessionJobs:
+		return nil, usageError{errorf("--backend %s: its jobs would not outlive the command (they are a session's: runbox serve); jobs run on %s", p.Name, strings.Join(a.jobBackends(), ", "))}
 	}
 	spec := envs.Spec{Image: t.image, Settings: map[string]string{}}
 	if t.task != "" {
