@@ -102,7 +102,7 @@ func TestRunSync_FlagChecks(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--sync", ".", "--", "true"}, "--task"},
-		{[]string{"run", "--backend", "local", "--task", "x", "--", "true"}, "--backend docker, modal, kubernetes, singularity, vercel, daytona (or --sync DIR"},
+		{[]string{"run", "--backend", "local", "--task", "x", "--", "true"}, "--backend docker, modal, daytona, kubernetes, singularity, vercel (or --sync DIR"},
 		{[]string{"run", "--backend", "docker", "--task", "x", "--sync", ".", "--workspace", "--", "true"}, "choose one"},
 	} {
 		_, stderr, code := cli(t, "", nil, tc.args...)
