@@ -142,6 +142,26 @@ func (t *Providers) Register(p Provider) error {
 	return nil
 }
 
+// Where names, in the order they were registered, the providers keep
+// holds for.
+func (t *Providers) Where(keep func(Provider) bool) []string {
+	var names []string
+	for _, p := range t.All() {
+		if keep(p) {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// OnThisMachine reports whether the provider named name runs its
+// commands on this machine ([Provider].OnThisMachine); an unknown name's
+// do not.
+func (t *Providers) OnThisMachine(name string) bool {
+	p, err := t.Lookup(name)
+	return err == nil && p.OnThisMachine
+}
+
 // All returns the providers in the order they were registered.
 func (t *Providers) All() []Provider {
 	t.mu.RLock()

@@ -87,3 +87,32 @@ func TestStatusFromContext(t *testing.T) {
 		t.Errorf("deadline: %+v; want 124 timed out", st)
 	}
 }
+
+// TestProviders_AskedByAbility protects what the core asks instead of a
+// backend's name: the names whose row says so, in registration order
+// (listings and messages follow it), and an unknown name that runs
+// nowhere here.
+func TestProviders_AskedByAbility(t *testing.T) {
+	open := func(context.Context, envs.Spec) (envs.Environment, error) { return nil, nil }
+	tab := envs.NewProviders()
+	for _, p := range []envs.Provider{
+		{Name: "zeta", New: open, TaskEnvs: true},
+		{Name: "here", New: open, OnThisMachine: true},
+		{Name: "alpha", New: open, TaskEnvs: true, Jobs: envs.LastingJobs},
+	} {
+		if err := tab.Register(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Join(tab.Where(func(p envs.Provider) bool { return p.TaskEnvs }), ","); got != "zeta,alpha" {
+		t.Errorf("Where(TaskEnvs) = %s; want zeta,alpha (registration order)", got)
+	}
+	if got := tab.Where(func(envs.Provider) bool { return false }); len(got) != 0 {
+		t.Errorf("Where(none) = %v; want none", got)
+	}
+	for name, want := range map[string]bool{"here": true, "zeta": false, "nosuch": false} {
+		if got := tab.OnThisMachine(name); got != want {
+			t.Errorf("OnThisMachine(%s) = %v; want %v", name, got, want)
+		}
+	}
+}

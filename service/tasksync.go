@@ -164,9 +164,5 @@ func (s *Service) OpenTask(ctx context.Context, stateDir, task, image string) (e
 	return s.open(ctx, place.Backend, spec)
 }
 
-// onThisMachine reports whether backend's commands run on this machine
-// ([envs.Provider].OnThisMachine); an unknown backend's do not.
-func (s *Service) onThisMachine(backend string) bool {
-	p, err := s.providers.Lookup(backend)
-	return err == nil && p.OnThisMachine
-}
+// onThisMachine reports whether backend's commands run on this machine.
+func (s *Service) onThisMachine(backend string) bool { return s.providers.OnThisMachine(backend) }

@@ -96,13 +96,7 @@ func (a *app) lastingJobs(t *jobTarget, p envs.Provider) (*remoteJobs, error) {
 // jobBackends are the backends a job command can act on: this machine's
 // and those whose job daemon outlives the command.
 func (a *app) jobBackends() []string {
-	var names []string
-	for _, p := range a.svc.Providers().All() {
-		if p.OnThisMachine || p.Jobs == envs.LastingJobs {
-			names = append(names, p.Name)
-		}
-	}
-	return names
+	return a.svc.Providers().Where(func(p envs.Provider) bool { return p.OnThisMachine || p.Jobs == envs.LastingJobs })
 }
 
 // jobHost is the job daemon in backend's environment for spec, opened

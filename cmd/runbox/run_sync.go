@@ -14,25 +14,13 @@ import (
 // taskBackends are the backends that keep a task's environment between
 // runs (a container, a snapshot, a pod or claim, an instance, a sandbox).
 func (a *app) taskBackends() []string {
-	var names []string
-	for _, p := range a.svc.Providers().All() {
-		if p.TaskEnvs {
-			names = append(names, p.Name)
-		}
-	}
-	return names
-}
-
-// onThisMachine reports whether backend's commands run on this machine.
-func (a *app) onThisMachine(backend string) bool {
-	p, err := a.svc.Providers().Lookup(backend)
-	return err == nil && p.OnThisMachine
+	return a.svc.Providers().Where(func(p envs.Provider) bool { return p.TaskEnvs })
 }
 
 // checkTaskFlags refuses --task and --sync where they mean nothing.
 func (a *app) checkTaskFlags(opts *placeFlags, backend string) error {
-	if opts.task != "" && opts.sync == "" && !slices.Contains(a.taskBackends(), backend) {
-		return usageError{errorf("--task: a task's environment needs --backend %s (or --sync DIR, on any backend that can move files)", strings.Join(a.taskBackends(), ", "))}
+	if tb := a.taskBackends(); opts.task != "" && opts.sync == "" && !slices.Contains(tb, backend) {
+		return usageError{errorf("--task: a task's environment needs --backend %s (or --sync DIR, on any backend that can move files)", strings.Join(tb, ", "))}
 	}
 	if opts.sync == "" {
 		if len(opts.syncExclude) > 0 {

@@ -20,7 +20,7 @@ import (
 // exitStillRunning while the job carries on: runbox logs, wait, write
 // and kill continue it.
 func runYield(ctx context.Context, a *app, opts *runOptions, shell string, env map[string]string, limits envs.Limits) error {
-	if backend := cmp.Or(opts.backend, a.cfg.Backend); !a.onThisMachine(backend) || a.remote != nil {
+	if backend := cmp.Or(opts.backend, a.cfg.Backend); !a.svc.Providers().OnThisMachine(backend) || a.remote != nil {
 		return usageError{errorf("--yield runs the command as a job of this machine's job daemon: a backend on this machine only (got %s)", backend)}
 	}
 	if opts.pty || opts.timeout > 0 || opts.task != "" || opts.sync != "" || opts.workspace {
