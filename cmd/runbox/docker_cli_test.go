@@ -103,6 +103,7 @@ func TestRunDocker_Workspace(t *testing.T) {
 func TestJobsDocker_DurableOutput(t *testing.T) {
 	const image = "runbox-test-debian:bookworm"
 	needDocker(t, image)
+	needContainerCLI(t)
 	task := fmt.Sprintf("jobs-test-%s", strings.ToLower(rand.Text()[:8]))
 	t.Cleanup(func() {
 		exec.Command("sh", "-c", "docker rm -f $(docker ps -aq --filter label=io.runbox.task="+task+")").Run()

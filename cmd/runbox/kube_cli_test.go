@@ -91,6 +91,7 @@ func TestCodeKubernetes_KernelInPod(t *testing.T) {
 // is queued for it.
 func TestJobsKubernetes_BackgroundJobOneNotice(t *testing.T) {
 	k := needKube(t)
+	needContainerCLI(t)
 	task := fmt.Sprintf("jobs-%s", strings.ToLower(rand.Text()[:8]))
 	t.Cleanup(func() {
 		k.cs.CoreV1().Pods("default").DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},

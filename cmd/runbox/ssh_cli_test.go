@@ -138,6 +138,7 @@ func hostPIDs(t *testing.T, prefix string) []int {
 // output is there, in order, from any offset, with its exit code.
 func TestJobsSSH_SurvivesCutConnection(t *testing.T) {
 	h := startSSHJobsHost(t)
+	needContainerCLI(t)
 	flag := filepath.Join(t.TempDir(), "go-on")
 	// 1000 lines, a pause until the test says so (after the cut), 1000
 	// lines more, slowly.
@@ -237,6 +238,7 @@ func TestJobsSSH_SurvivesCutConnection(t *testing.T) {
 // in no command line on the host, and the gate runs here first.
 func TestJobsSSH_KillAndSecrets(t *testing.T) {
 	h := startSSHJobsHost(t)
+	needContainerCLI(t)
 	const token = "ghp_sshjobsargvcheck12345"
 	// runbox itself (this test binary as main), so that it seals its
 	// launch environment and knows the token for a secret.
