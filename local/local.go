@@ -165,6 +165,11 @@ type Env struct {
 	// sandbox is the confinement of every command (see confine.go).
 	sandbox sandbox
 
+	// failStep, set by tests only, is asked before each step of a launch
+	// plan (see plan.go): an error fails that step as if it had, so that
+	// each rollback can be seen to leave nothing behind. Nil otherwise.
+	failStep func(step string, p *plan) error
+
 	// reaper keeps containers that could not be removed and retries them;
 	// Close retries once more and reports what is still pending.
 	reaper *termination.Reaper

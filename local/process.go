@@ -39,10 +39,7 @@ type process struct {
 	isShell bool
 	dirSet  bool
 	ptyFile *os.File
-	// handover serves the sandbox's listener once the command started
-	// (nil without one).
-	handover *confine.Handover
-	denials  *denials // connects the sandbox refused it, as confine decided them
+	denials *denials // connects the sandbox refused it, as confine decided them
 
 	stdin   io.WriteCloser
 	output  io.Reader
@@ -99,14 +96,13 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 		return nil, nil, err
 	}
 	p := &process{env: e, files: files, isShell: c.Shell != "", done: make(chan struct{}), killDone: make(chan struct{})}
-	ok := false
+	owned := false // the process took its session files over
 	defer func() {
-		if !ok {
+		if !owned {
 			e.releaseState(files)
 			os.Remove(files.script())
 		}
 	}()
-
 	dir, warn, res := e.resolveDir(cwd, c.Dir)
 	if res != nil {
 		return nil, res, nil
@@ -115,142 +111,214 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	if warn != "" {
 		p.warnings = append(p.warnings, warn)
 	}
-	childEnv, sres, err := e.childEnv(c.Env)
-	if err != nil {
+	cs := &coldStart{e: e, ctx: ctx, p: p, c: c, out: out, errc: errc, dir: dir, limits: e.opts.Limits}
+	if cs.env, cs.sres, err = e.childEnv(c.Env); err != nil {
 		return nil, nil, err
 	}
-
-	limits := e.opts.Limits
 	if !c.Limits.IsZero() {
-		limits = *c.Limits
+		cs.limits = *c.Limits
 	}
-	if e.warmFits(c, out, errc, limits) && e.warmEnv(childEnv, c.Env) {
-		if w := e.takeWarm(ctx, childEnv, len(c.Env) > 0); w != nil {
-			started, err := e.runWarm(ctx, p, c, w, out, dir)
-			if err != nil {
-				return nil, nil, err
-			}
-			if started {
-				ok = true
-				return p, nil, nil
-			}
-		}
-	}
-	var gate *launch.Barrier
-	if !e.opts.NoContainment || !limits.IsZero() {
-		cont, cerr := launch.NewContainer(ctx, e.containerID(), limits, termination.WithDetection(e.detection()))
-		if cerr != nil {
-			if !limits.IsZero() {
-				return nil, nil, fmt.Errorf("local: %w", cerr)
-			}
-			p.warnings = append(p.warnings, "containment unavailable: "+cerr.Error())
-		} else {
-			p.cont = cont
-			if gate, err = launch.NewBarrier(); err != nil {
-				cont.Remove(ctx)
-				return nil, nil, fmt.Errorf("local: %w", err)
-			}
-		}
-	}
-	// abandon undoes the gate and the container of a command that does
-	// not start.
-	abandon := func() {
-		if gate != nil {
-			gate.Close()
-		}
-		if p.cont != nil {
-			p.cont.Remove(ctx)
-		}
-		if p.handover != nil {
-			p.handover.Close()
-		}
-	}
-
-	xc, res, err := e.command(c, files, dir, childEnv, sres, gate != nil)
-	if err != nil {
-		abandon()
+	if owned, err = e.tryWarm(cs); err != nil {
 		return nil, nil, err
+	}
+	if !owned {
+		owned, res, err = e.startCold(cs)
+	}
+	if err != nil || res != nil {
+		return nil, res, err
+	}
+	return p, nil, nil
+}
+
+// tryWarm runs the command on a warm shell when it fits one and one is
+// there to take. owned is true when it runs; false with a nil error, it
+// is to start cold.
+func (e *Env) tryWarm(cs *coldStart) (owned bool, err error) {
+	c := cs.c
+	if !e.warmFits(c, cs.out, cs.errc, cs.limits) || !e.warmEnv(cs.env, c.Env) {
+		return false, nil
+	}
+	w := e.takeWarm(cs.ctx, cs.env, len(c.Env) > 0)
+	if w == nil {
+		return false, nil
+	}
+	return e.runWarm(cs.ctx, cs.p, c, w, cs.out, cs.dir)
+}
+
+// coldStart is a command started cold: its launch plan's hooks (see
+// plan.go) and what they share.
+type coldStart struct {
+	e         *Env
+	ctx       context.Context
+	p         *process
+	c         envs.Command
+	out, errc *envs.Capture
+	dir       string
+	env       []string
+	sres      *spawn.Result
+	limits    envs.Limits
+
+	pl    *plan
+	gate  *launch.Barrier
+	res   *envs.Result // the outcome of a command that ended before it started
+	owned bool         // the process took the start over (own)
+}
+
+// errNotStarted stops the plan of a command that ended before it
+// started: its outcome is coldStart.res, not an error.
+var errNotStarted = errors.New("local: ended before it started")
+
+// startCold starts the command through its launch plan. owned is true
+// once the process holds the start (then its waiter releases it all).
+func (e *Env) startCold(cs *coldStart) (owned bool, res *envs.Result, err error) {
+	var dn *denials
+	if e.sandbox.policy != nil {
+		dn = &denials{}
+	}
+	cs.pl = &plan{e: e, ctx: cs.ctx, limits: cs.limits, denials: dn, hooks: planHooks{
+		hold: cs.hold, build: cs.build, confine: cs.confine, wire: cs.wire,
+		start: cs.start, own: cs.own, settle: cs.admit,
+	}}
+	err = cs.pl.run()
+	switch {
+	case errors.Is(err, errNotStarted):
+		return false, cs.res, nil
+	case err != nil:
+		return cs.owned, nil, err
+	}
+	go cs.p.wait()
+	return true, nil, nil
+}
+
+// hold makes the start barrier of a command that has a container to be
+// placed in before it runs.
+func (cs *coldStart) hold() error {
+	if cs.pl.cont == nil {
+		return nil
+	}
+	gate, err := launch.NewBarrier()
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	cs.gate, cs.pl.held = gate, true
+	cs.pl.onFail(gate.Close)
+	return nil
+}
+
+func (cs *coldStart) build() error {
+	xc, res, err := cs.e.command(cs.c, cs.p.files, cs.dir, cs.env, cs.sres, cs.gate != nil)
+	if err != nil {
+		return err
 	}
 	if res != nil {
-		abandon()
-		return nil, res, nil
+		cs.res = res
+		return errNotStarted
 	}
-	if p.handover, err = e.confineCmd(xc); err != nil {
-		abandon()
-		return nil, nil, err
-	}
-	if gate != nil {
-		xc.ExtraFiles = []*os.File{gate.File()}
-	}
-	var reportW *os.File
-	if e.opts.Subreaper != nil && (p.cont == nil || p.cont.Mechanism() == termination.ProcessGroup) {
-		if reportW, err = p.underSubreaper(xc); err != nil {
-			abandon()
-			return nil, nil, err
-		}
-	}
-	p.cmd = xc
+	cs.pl.xc = xc
+	return nil
+}
 
-	if err := p.wire(c, out, errc); err != nil {
-		abandon()
-		return nil, nil, err
+// confine wraps the command in the trampoline, and hands it its barrier.
+func (cs *coldStart) confine() (*confine.Handover, error) {
+	h, err := cs.e.confineCmd(cs.pl.xc)
+	if err == nil && cs.gate != nil {
+		cs.pl.xc.ExtraFiles = []*os.File{cs.gate.File()}
 	}
-	p.ctx, p.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-	if c.Timeout > 0 {
-		var cancelT context.CancelFunc
-		p.ctx, cancelT = context.WithTimeoutCause(p.ctx, c.Timeout, envs.ErrTimeout)
-		_ = cancelT // released by p.cancel's parent chain when the process ends
-		p.closers = append(p.closers, closerFunc(func() error { cancelT(); return nil }))
+	return h, err
+}
+
+// wire connects the command's input and output and gives it its own
+// context.
+func (cs *coldStart) wire() error {
+	p := cs.p
+	p.cmd = cs.pl.xc
+	cs.pl.onFail(p.unwire)
+	if err := p.wire(cs.c, cs.out, cs.errc); err != nil {
+		return err
 	}
 	// The caller's ctx interrupts the command (exit 130) only for Run;
 	// a started process outlives the ctx that started it.
-	if out != nil {
+	p.watchContext(cs.ctx, cs.c.Timeout, cs.out != nil)
+	return nil
+}
+
+// start starts the command. A start that fails is the command's outcome
+// (126/127), not an error.
+func (cs *coldStart) start() error {
+	cs.p.started = time.Now()
+	if err := cs.p.startOS(); err != nil {
+		cs.res = cs.e.startFailure(cs.c, err)
+		return errNotStarted
+	}
+	return nil
+}
+
+// own hands the started command to its process: tracked, and torn down
+// when its context ends. Should admitting it fail, its barrier stays
+// shut: it exits having run nothing, and its waiter releases the rest.
+func (cs *coldStart) own() func() {
+	p, pl := cs.p, cs.pl
+	p.cont, p.report, p.proc, p.denials = pl.cont, pl.report, pl.proc, pl.denials
+	p.warnings = append(p.warnings, pl.warnings...)
+	cs.e.track(p)
+	cs.owned = true
+	p.watch()
+	return func() {
+		cs.gate.Close()
+		p.wait()
+	}
+}
+
+// admit places the command in its container and lets it run. With
+// limits it must run inside its container or not at all: its barrier
+// stays shut, and the caller gets the error once it is reaped (abort).
+func (cs *coldStart) admit() error {
+	cs.gate.Started()
+	required := !cs.limits.IsZero()
+	if err := cs.gate.Admit(cs.ctx, cs.p.cont, cs.p.cmd.Process.Pid, required); err != nil {
+		if required {
+			return fmt.Errorf("local: %w", err)
+		}
+		cs.p.warnings = append(cs.p.warnings, "containment failed: "+err.Error())
+	}
+	return nil
+}
+
+// watchContext gives the process a context of its own, which its
+// timeout ends and, with interrupt, the caller's ctx cancels.
+func (p *process) watchContext(ctx context.Context, timeout time.Duration, interrupt bool) {
+	p.ctx, p.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	if timeout > 0 {
+		var cancelT context.CancelFunc
+		p.ctx, cancelT = context.WithTimeoutCause(p.ctx, timeout, envs.ErrTimeout)
+		p.closers = append(p.closers, closerFunc(func() error { cancelT(); return nil }))
+	}
+	if interrupt {
 		stop := context.AfterFunc(ctx, func() { p.cancel(context.Canceled) })
 		p.closers = append(p.closers, closerFunc(func() error { stop(); return nil }))
 	}
+}
 
-	p.started = time.Now()
-	err = p.startOS()
-	closeAll(reportW)
-	if err != nil {
-		closeAll(p.report)
-		abandon()
-		p.closeParentEnds()
+// unwire undoes wire and watchContext for a command that does not start.
+func (p *process) unwire() {
+	p.closeParentEnds()
+	p.closeReadEnds()
+	for _, c := range p.closers {
+		c.Close()
+	}
+	if p.cancel != nil {
 		p.cancel(nil)
-		return nil, e.startFailure(c, err), nil
 	}
-	if e.sandbox.policy != nil {
-		p.denials = &denials{}
-	}
-	if p.handover != nil {
-		p.handover.Serve(xc.Process.Pid, p.denials.add)
-	}
-	p.proc, _ = termination.Identify(xc.Process.Pid)
-	if p.proc.PID == 0 {
-		p.proc = termination.Proc{PID: xc.Process.Pid}
-	}
-	e.track(p)
-	ok = true
+}
+
+// watch tears the process down when its context ends, and reads the
+// subreaper's report; the waiter joins the reader.
+func (p *process) watch() {
 	p.stopWatch = context.AfterFunc(p.ctx, func() { p.teardown(context.Background()) })
 	if p.report != nil {
 		p.reportDone = make(chan subreaper.Report, 1)
 		go p.readReport()
 	}
-	if gate != nil {
-		// With limits the command must run inside its container or
-		// not at all: its gate stays shut, it exits without running
-		// anything, and the caller gets the error once it is reaped.
-		gate.Started()
-		if err := gate.Admit(ctx, p.cont, xc.Process.Pid, !limits.IsZero()); err != nil {
-			if !limits.IsZero() {
-				p.wait()
-				return nil, nil, fmt.Errorf("local: %w", err)
-			}
-			p.warnings = append(p.warnings, "containment failed: "+err.Error())
-		}
-	}
-	go p.wait()
-	return p, nil, nil
 }
 
 type closerFunc func() error
@@ -509,22 +577,6 @@ func (p *process) Wait(ctx context.Context) (envs.ExitStatus, error) {
 	case <-ctx.Done():
 		return envs.ExitStatus{}, fmt.Errorf("local: wait %d: %w", p.proc.PID, ctx.Err())
 	}
-}
-
-// underSubreaper makes xc run its program under the subreaper, which
-// reports on a pipe whose write end it returns (closed by the caller once
-// the process has started).
-func (p *process) underSubreaper(xc *exec.Cmd) (*os.File, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("local: subreaper pipe: %w", err)
-	}
-	grace := p.env.opts.Grace
-	xc.Args = subreaper.Argv(p.env.opts.Subreaper, grace, len(xc.ExtraFiles), xc.Path, xc.Args)
-	xc.Path = p.env.opts.Subreaper[0]
-	xc.ExtraFiles = append([]*os.File{w}, xc.ExtraFiles...)
-	p.report = r
-	return w, nil
 }
 
 // readReport reads the subreaper's report. When the command exits by

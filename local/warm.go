@@ -12,9 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/internal/launch"
-	"github.com/runbox/runbox/internal/subreaper"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -234,151 +233,168 @@ func (e *Env) background(f func()) {
 	}()
 }
 
-// startWarm starts a warm shell: container, pipes, bash (under the
-// subreaper where that is what holds the tree), placement.
-func (e *Env) startWarm() (_ *warmShell, err error) {
-	ctx := context.Background()
+// startWarm starts a warm shell through its launch plan (see plan.go):
+// container, pipes, bash (under the subreaper where that is what holds
+// the tree), placement, and the wait until it is ready.
+func (e *Env) startWarm() (*warmShell, error) {
 	env, _, err := e.childEnv(nil)
 	if err != nil {
 		return nil, err
 	}
 	w := &warmShell{env: env, unchanged: unchangedLines(env), limits: e.opts.Limits, denials: &denials{}}
-	var closers []*os.File
-	defer func() {
-		closeAll(closers...)
-		if err != nil {
-			w.dispose(e)
-		}
-	}()
-	if cont := e.spareContainer(); cont != nil {
-		w.cont = cont
-	} else if !e.opts.NoContainment || !w.limits.IsZero() {
-		cont, cerr := launch.NewContainer(ctx, e.containerID(), w.limits, termination.WithDetection(e.detection()))
-		if cerr != nil {
-			if !w.limits.IsZero() {
-				return nil, fmt.Errorf("local: %w", cerr)
-			}
-			w.warnings = append(w.warnings, "containment unavailable: "+cerr.Error())
-		} else {
-			w.cont = cont
-		}
+	ws := &warmStart{e: e, w: w, gone: noWait}
+	ws.pl = &plan{e: e, ctx: context.Background(), limits: w.limits, spare: true, reapLost: true, denials: w.denials, hooks: planHooks{
+		hold: ws.hold, build: ws.build, confine: ws.confine,
+		start: ws.start, own: ws.own, settle: ws.settle,
+	}}
+	if err := ws.pl.run(); err != nil {
+		return nil, err
 	}
+	return w, nil
+}
+
+// warmStart is a warm shell being started: its launch plan's hooks and
+// what they share.
+type warmStart struct {
+	e  *Env
+	w  *warmShell
+	pl *plan
+	// The shell's ends of its inputs, output and ready pipes, and the
+	// parent's end of the ready pipe.
+	sr, ow, readyW, readyR *os.File
+	threaded               bool // started from a confined thread (see confineWarm)
+	placed                 bool // started inside its container (see startInto)
+	// gone waits for the confined thread to end (see
+	// confine.Prepared.Start); noWait when there is none.
+	gone func() error
+}
+
+// hold makes the shell's pipes: its inputs, which it waits on (its start
+// gate), its output, and the one it says it is ready on, noted for Close
+// to stop the wait.
+func (ws *warmStart) hold() error {
+	pl, w := ws.pl, ws.w
 	sr, sw, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("local: warm shell pipe: %w", err)
+		return fmt.Errorf("local: warm shell pipe: %w", err)
 	}
-	w.script = sw
-	closers = append(closers, sr)
+	w.script, ws.sr = sw, pl.childEnd(sr)
+	pl.closeOnFail(sw)
 	or, ow, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("local: warm shell pipe: %w", err)
+		return fmt.Errorf("local: warm shell pipe: %w", err)
 	}
-	w.out = or
-	closers = append(closers, ow)
+	w.out, ws.ow = or, pl.childEnd(ow)
+	pl.closeOnFail(or)
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("local: warm shell pipe: %w", err)
+		return fmt.Errorf("local: warm shell pipe: %w", err)
 	}
-	defer readyR.Close()
-	if !e.startingWarm(readyR) {
-		return nil, fmt.Errorf("local: warm shell: %w", errClosed)
+	ws.readyR, ws.readyW = readyR, pl.childEnd(readyW)
+	pl.always(func() { readyR.Close() })
+	if !ws.e.startingWarm(readyR) {
+		return fmt.Errorf("local: warm shell: %w", errClosed)
 	}
-	defer e.startedWarm(readyR)
-	closers = append(closers, readyW)
+	pl.always(func() { ws.e.startedWarm(readyR) })
+	pl.held = true
+	return nil
+}
 
+// build makes the shell: bash reading its start-up file, then waiting on
+// its inputs.
+func (ws *warmStart) build() error {
+	e := ws.e
 	xc := exec.Command(e.shell, "-c", warmCommand)
 	xc.Args[0] = "bash"
 	bashEnv := e.warmPrologue
-	xc.ExtraFiles = []*os.File{sr, readyW}
+	xc.ExtraFiles = []*os.File{ws.sr, ws.readyW}
 	if e.warmSource != nil {
 		bashEnv = fmt.Sprintf("/dev/fd/%d", 3+len(xc.ExtraFiles))
 		xc.ExtraFiles = append(xc.ExtraFiles, e.warmSource)
 	}
+	env := ws.w.env
 	xc.Env = append(env[:len(env):len(env)], "BASH_ENV="+bashEnv)
 	// "/" cannot be deleted under the shell while it starts (bash would
 	// complain on stderr, which is the command's output); the command
 	// moves it to its own directory before running anything.
 	xc.Dir = "/"
-	xc.Stdout, xc.Stderr = ow, ow
+	xc.Stdout, xc.Stderr = ws.ow, ws.ow
 	xc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	xc.WaitDelay = e.opts.DrainDelay
-	underSubreaper := e.opts.Subreaper != nil && (w.cont == nil || w.cont.Mechanism() == termination.ProcessGroup)
-	threaded, handover, err := e.confineWarm(xc, underSubreaper)
+	ws.pl.xc = xc
+	return nil
+}
+
+// confine chooses how the shell starts confined (see confineWarm).
+func (ws *warmStart) confine() (*confine.Handover, error) {
+	threaded, h, err := ws.e.confineWarm(ws.pl.xc, ws.pl.underSubreaper())
 	if err != nil {
 		return nil, fmt.Errorf("local: warm shell: %w", err)
 	}
-	if handover != nil {
-		// Served as soon as the shell started (the trampoline waits for
-		// it before the shell can get ready), else given up.
-		defer func() {
-			if handover != nil {
-				handover.Close()
-			}
-		}()
-	}
-	if underSubreaper {
-		rr, rw, err := os.Pipe()
-		if err != nil {
-			return nil, fmt.Errorf("local: subreaper pipe: %w", err)
-		}
-		w.report = rr
-		closers = append(closers, rw)
-		xc.Args = subreaper.Argv(e.opts.Subreaper, e.opts.Grace, len(xc.ExtraFiles), xc.Path, xc.Args)
-		xc.Path = e.opts.Subreaper[0]
-		xc.ExtraFiles = append([]*os.File{rw}, xc.ExtraFiles...)
-	}
-	var placed bool
+	ws.threaded = threaded
+	return h, nil
+}
+
+// start starts the shell. Its handover is served as soon as it started
+// (the trampoline waits for it before the shell can get ready).
+func (ws *warmStart) start() error {
+	pl := ws.pl
 	start := func() (err error) {
-		if threaded {
+		if ws.threaded {
 			// The sandbox refuses clone3 (see confine's seccomp
 			// filter), so the confined thread cannot start the shell
-			// inside its cgroup: it is moved in below.
-			return xc.Start()
+			// inside its cgroup: it is moved in by settle.
+			return pl.xc.Start()
 		}
-		xc, placed, err = e.startInto(xc, w.cont)
+		pl.xc, ws.placed, err = ws.e.startInto(pl.xc, pl.cont)
 		return err
 	}
-	// The thread that started a shell confined, in its sandbox until it
-	// ends, ends while the shell starts: it is waited for once the shell
-	// is ready, before the shell is handed to anyone.
-	gone := noWait
-	if threaded {
-		gone, err = e.sandbox.threads.start(e.log, start, w.denials.add)
-		defer gone()
+	var err error
+	if ws.threaded {
+		// The thread that started a shell confined, in its sandbox
+		// until it ends, ends while the shell starts: it is waited for
+		// once the shell is ready, before the shell is handed to anyone.
+		ws.gone, err = ws.e.sandbox.threads.start(ws.e.log, start, ws.w.denials.add)
+		pl.always(func() { ws.gone() })
 	} else {
 		err = start()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("local: warm shell: %w", err)
+		return fmt.Errorf("local: warm shell: %w", err)
 	}
-	if handover != nil {
-		handover.Serve(xc.Process.Pid, w.denials.add)
-		handover = nil
-	}
-	w.cmd = xc
-	w.proc, _ = termination.Identify(xc.Process.Pid)
-	if w.proc.PID == 0 {
-		w.proc = termination.Proc{PID: xc.Process.Pid}
-	}
-	readyW.Close()
-	if w.cont != nil && !placed {
-		if err := e.placeWarm(ctx, w, xc.Process.Pid); err != nil {
+	return nil
+}
+
+// own hands the started shell to w, whose dispose ends it should settle
+// fail.
+func (ws *warmStart) own() func() {
+	w, pl := ws.w, ws.pl
+	w.cmd, w.proc, w.cont, w.report, w.warnings = pl.xc, pl.proc, pl.cont, pl.report, pl.warnings
+	return func() { w.dispose(ws.e) }
+}
+
+// settle places the shell in its container when it did not start there,
+// and waits until it is ready and its confined thread has ended.
+func (ws *warmStart) settle() error {
+	w := ws.w
+	if w.cont != nil && !ws.placed {
+		if err := ws.e.placeWarm(context.Background(), w, w.cmd.Process.Pid); err != nil {
 			if !w.limits.IsZero() {
-				return nil, fmt.Errorf("local: %w", err)
+				return fmt.Errorf("local: %w", err)
 			}
 			w.warnings = append(w.warnings, "containment failed: "+err.Error())
 		}
 	}
 	// Ready means waiting on its pipe, its own start done: a command that
 	// takes a shell still starting would wait for that start.
-	readyR.SetReadDeadline(time.Now().Add(warmReadyTimeout))
-	if _, err := readyR.Read(make([]byte, 1)); err != nil {
-		return nil, fmt.Errorf("local: warm shell did not get ready: %w", err)
+	ws.readyR.SetReadDeadline(time.Now().Add(warmReadyTimeout))
+	if _, err := ws.readyR.Read(make([]byte, 1)); err != nil {
+		return fmt.Errorf("local: warm shell did not get ready: %w", err)
 	}
-	if err := gone(); err != nil {
-		return nil, fmt.Errorf("local: warm shell: %w", err)
+	if err := ws.gone(); err != nil {
+		return fmt.Errorf("local: warm shell: %w", err)
 	}
-	return w, nil
+	return nil
 }
 
 // startingWarm notes the ready pipe of a shell being started, so that
@@ -504,14 +520,7 @@ func (e *Env) runWarm(ctx context.Context, p *process, c envs.Command, w *warmSh
 	p.warnings = append(p.warnings, w.warnings...)
 	p.readEnds = []*os.File{w.out}
 	p.output = p.sink(w.out, out)
-	p.ctx, p.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-	if c.Timeout > 0 {
-		var cancelT context.CancelFunc
-		p.ctx, cancelT = context.WithTimeoutCause(p.ctx, c.Timeout, envs.ErrTimeout)
-		p.closers = append(p.closers, closerFunc(func() error { cancelT(); return nil }))
-	}
-	stop := context.AfterFunc(ctx, func() { p.cancel(context.Canceled) })
-	p.closers = append(p.closers, closerFunc(func() error { stop(); return nil }))
+	p.watchContext(ctx, c.Timeout, true)
 	undo := func() {
 		for _, c := range p.closers {
 			c.Close()
@@ -538,11 +547,7 @@ func (e *Env) runWarm(ctx context.Context, p *process, c envs.Command, w *warmSh
 		f()
 	}
 	p.pending = nil
-	p.stopWatch = context.AfterFunc(p.ctx, func() { p.teardown(context.Background()) })
-	if p.report != nil {
-		p.reportDone = make(chan subreaper.Report, 1)
-		go p.readReport()
-	}
+	p.watch()
 	go p.wait()
 	return true, nil
 }
