@@ -37,9 +37,11 @@ func TestUndo_RestoresEachKindOfChange(t *testing.T) {
 		want   []string // kinds(record.Changes)
 		git    bool
 	}{{
-		name:   "create",
-		change: func(t *testing.T, root string) { must(t, os.WriteFile(filepath.Join(root, "d/new.txt"), []byte("new"), 0o600)) },
-		want:   []string{"d/new.txt created file"},
+		name: "create",
+		change: func(t *testing.T, root string) {
+			must(t, os.WriteFile(filepath.Join(root, "d/new.txt"), []byte("new"), 0o600))
+		},
+		want: []string{"d/new.txt created file"},
 	}, {
 		name: "modify in place",
 		change: func(t *testing.T, root string) {
@@ -63,9 +65,11 @@ func TestUndo_RestoresEachKindOfChange(t *testing.T) {
 		change: func(t *testing.T, root string) { must(t, os.RemoveAll(filepath.Join(root, "d"))) },
 		want:   []string{"d deleted dir", "d/x.txt deleted file", "d/y deleted dir", "d/y/z.txt deleted file"},
 	}, {
-		name:   "rename",
-		change: func(t *testing.T, root string) { must(t, os.Rename(filepath.Join(root, "d/x.txt"), filepath.Join(root, "x-moved.txt"))) },
-		want:   []string{"x-moved.txt renamed file <-d/x.txt"},
+		name: "rename",
+		change: func(t *testing.T, root string) {
+			must(t, os.Rename(filepath.Join(root, "d/x.txt"), filepath.Join(root, "x-moved.txt")))
+		},
+		want: []string{"x-moved.txt renamed file <-d/x.txt"},
 	}, {
 		name:   "chmod",
 		change: func(t *testing.T, root string) { must(t, os.Chmod(filepath.Join(root, "b.txt"), 0o755)) },
@@ -108,9 +112,11 @@ func TestUndo_RestoresEachKindOfChange(t *testing.T) {
 		change: func(t *testing.T, root string) { must(t, os.Remove(filepath.Join(root, "pipe"))) },
 		want:   []string{"pipe deleted other"},
 	}, {
-		name:   "hard link",
-		change: func(t *testing.T, root string) { must(t, os.Link(filepath.Join(root, "a.txt"), filepath.Join(root, "d/a-link"))) },
-		want:   []string{"d/a-link created file"},
+		name: "hard link",
+		change: func(t *testing.T, root string) {
+			must(t, os.Link(filepath.Join(root, "a.txt"), filepath.Join(root, "d/a-link")))
+		},
+		want: []string{"d/a-link created file"},
 	}, {
 		name: "touch only",
 		change: func(t *testing.T, root string) {
@@ -127,9 +133,11 @@ func TestUndo_RestoresEachKindOfChange(t *testing.T) {
 		change: func(t *testing.T, root string) { run(t, root, "sed -i 's/hello/bye/' src/main.go") },
 		want:   []string{"src/main.go modified file"},
 	}, {
-		name:   "sh -c generator",
-		change: func(t *testing.T, root string) { run(t, root, "for f in a b c; do echo $f > gen-$f.txt; done; rm -r d/y; echo more >> b.txt") },
-		want:   []string{"b.txt modified file", "d/y deleted dir", "d/y/z.txt deleted file", "gen-a.txt created file", "gen-b.txt created file", "gen-c.txt created file"},
+		name: "sh -c generator",
+		change: func(t *testing.T, root string) {
+			run(t, root, "for f in a b c; do echo $f > gen-$f.txt; done; rm -r d/y; echo more >> b.txt")
+		},
+		want: []string{"b.txt modified file", "d/y deleted dir", "d/y/z.txt deleted file", "gen-a.txt created file", "gen-b.txt created file", "gen-c.txt created file"},
 	}, {
 		name: "git checkout .",
 		git:  true,
