@@ -50,10 +50,10 @@ func (j *Journal) Begin(ctx context.Context, label string) (*Command, error) {
 		c = &Command{j: j, dropped: j.trim(tx)}
 		c.ref = cmdRef{ID: j.m.NextCmd, Label: label, Begin: j.m.NextSeq}
 		for _, o := range j.m.Cmds {
-			c.concurrent = append(c.concurrent, o.Label)
+			c.concurrent = append(c.concurrent, o.Ref.Label)
 		}
 		oc := j.self
-		oc.cmdRef = c.ref
+		oc.Ref = c.ref
 		j.m.NextCmd++
 		j.m.Cmds = append(j.m.Cmds, oc)
 		tx.dirty = true
@@ -91,7 +91,7 @@ func (c *Command) End(ctx context.Context) (*Record, error) {
 			return err
 		}
 		rec.Dropped = c.dropped + j.trim(tx)
-		j.m.Cmds = slices.DeleteFunc(j.m.Cmds, func(o openCmd) bool { return o.ID == c.ref.ID })
+		j.m.Cmds = slices.DeleteFunc(j.m.Cmds, func(o openCmd) bool { return o.Ref.ID == c.ref.ID })
 		tx.dirty = true
 		c.rec = rec
 		return nil

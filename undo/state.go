@@ -47,7 +47,7 @@ type meta struct {
 
 // openCmd is a command between Begin and End.
 type openCmd struct {
-	cmdRef
+	Ref   cmdRef
 	Pid   int
 	Start uint64 // the process's start time; see procStart
 	// Dead says the process that began it has exited without ending it:

@@ -138,7 +138,7 @@ func (j *Journal) stepCmds(tx *txn) []cmdRef {
 	var refs []cmdRef
 	open := j.m.Cmds[:0]
 	for _, c := range j.m.Cmds {
-		refs = append(refs, c.cmdRef)
+		refs = append(refs, c.Ref)
 		if c.Dead {
 			tx.dirty = true
 			continue
