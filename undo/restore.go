@@ -159,12 +159,19 @@ func (r *restorer) removeTree(p string) error {
 }
 
 func (r *restorer) names(dir string) ([]string, error) {
-	f, err := r.root.Open(dir)
+	f, err := r.openDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return f.Readdirnames(-1)
+}
+
+// openDir opens a directory within the root. O_DIRECTORY makes it fail
+// at once on a fifo put in a directory's place, where a plain open would
+// wait for a writer.
+func (r *restorer) openDir(p string) (*os.File, error) {
+	return r.root.OpenFile(p, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
 }
 
 func ignoreNotExist(err error) error {
@@ -284,7 +291,7 @@ func (r *restorer) writeFifo(t target) error {
 	if fi, err := r.root.Lstat(t.path); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
 		return nil
 	}
-	dir, err := r.root.Open(parentOf(t.path))
+	dir, err := r.openDir(parentOf(t.path))
 	if err != nil {
 		return err
 	}
@@ -407,7 +414,7 @@ func (r *restorer) reindex(index map[string]entry) {
 
 // statAt lstats p through its parent directory, opened within the root.
 func (r *restorer) statAt(p string) (entry, error) {
-	dir, err := r.root.Open(parentOf(p))
+	dir, err := r.openDir(parentOf(p))
 	if err != nil {
 		return entry{}, err
 	}

@@ -215,3 +215,44 @@ func TestUndo_ExcludedPathsAreLeftAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestUndo_OutsideRemovalOfTheDirectoryConflicts: a command deletes a
+// file, then the user removes its directory. Undoing the command alone
+// would need the directory back, which is the user's change to lose: so
+// it conflicts, and with Force both come back. Breaks if conflicts only
+// compare equal paths.
+func TestUndo_OutsideRemovalOfTheDirectoryConflicts(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	files(t, root, base)
+	j := open(t, root, undo.Options{})
+	before := snapshot(t, root)
+	command(t, j, "rm", func() { must(t, os.Remove(filepath.Join(root, "d/x.txt"))) })
+	must(t, os.RemoveAll(filepath.Join(root, "d")))
+	if _, err := j.Undo(ctx, undo.UndoOptions{}); !errors.Is(err, undo.ErrConflict) {
+		t.Fatalf("Undo after the user removed the directory = %v; want ErrConflict", err)
+	}
+	if _, err := j.Undo(ctx, undo.UndoOptions{Force: true}); err != nil {
+		t.Fatalf("Undo(Force) = %v", err)
+	}
+	requireSame(t, before, snapshot(t, root), true)
+}
+
+// TestUndo_OutsideChmodOfTheDirectoryIsKept: a mode change to the
+// directory holding what a command changed is no conflict, and survives.
+func TestUndo_OutsideChmodOfTheDirectoryIsKept(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	files(t, root, base)
+	j := open(t, root, undo.Options{})
+	command(t, j, "add", func() { must(t, os.WriteFile(filepath.Join(root, "d/new"), []byte("n"), 0o644)) })
+	must(t, os.Chmod(filepath.Join(root, "d"), 0o700))
+	if _, err := j.Undo(ctx, undo.UndoOptions{}); err != nil {
+		t.Fatalf("Undo = %v", err)
+	}
+	fi, err := os.Stat(filepath.Join(root, "d"))
+	must(t, err)
+	if _, err := os.Lstat(filepath.Join(root, "d/new")); !errors.Is(err, os.ErrNotExist) || fi.Mode().Perm() != 0o700 {
+		t.Errorf("after undo: d mode %v, d/new err %v; want 0700 kept and d/new gone", fi.Mode().Perm(), err)
+	}
+}
