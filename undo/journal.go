@@ -31,10 +31,13 @@ type Journal struct {
 	mu     sync.Mutex // guards what follows, and orders operations in this process
 	lock   *os.File   // flock'd around every operation, against other processes
 	closed bool
-	gen    uint64 // the generation of the state in memory
-	m      meta
-	index  map[string]entry
-	refs   refs
+	// bounded says this process has checked the store against MaxBytes
+	// since it last added content: only new content makes it grow.
+	bounded bool
+	gen     uint64 // the generation of the state in memory
+	m       meta
+	index   map[string]entry
+	refs    refs
 }
 
 // Open opens the journal kept in dir for the workspace root, creating it
@@ -164,6 +167,7 @@ type txn struct {
 	gone   []int64  // step files to remove once the state is saved
 	dirty  bool     // the state in memory differs from the disk
 	index  bool     // the index changed
+	refs   bool     // the objects in use may have changed (index or steps)
 }
 
 // locked runs fn holding the journal's locks, with the state reloaded
@@ -196,14 +200,18 @@ func (j *Journal) locked(ctx context.Context, fn func(*txn) error) error {
 // commit saves the state, then removes the step files and objects
 // nothing refers to any more.
 func (j *Journal) commit(tx *txn) error {
-	j.refs = refsOf(j.index, j.m.Steps)
+	if tx.refs || tx.index {
+		j.refs = refsOf(j.index, j.m.Steps)
+	}
 	if err := j.save(tx.index); err != nil {
 		return err
 	}
 	for _, seq := range tx.gone {
 		os.Remove(j.stepPath(seq))
 	}
-	j.collect(tx.before, tx.fresh)
+	if tx.refs || tx.index {
+		j.collect(tx.before, tx.fresh)
+	}
 	*tx = txn{before: j.refs}
 	return nil
 }
@@ -245,6 +253,10 @@ func (j *Journal) markDead() {
 // trim drops the oldest steps until the store fits in MaxBytes and
 // returns how many it dropped.
 func (j *Journal) trim(tx *txn) int {
+	if j.bounded && len(tx.fresh) == 0 {
+		return 0
+	}
+	j.bounded = true
 	r := refsOf(j.index, j.m.Steps)
 	total, dropped := r.total(), 0
 	for total > j.opts.MaxBytes && len(j.m.Steps) > 0 {
@@ -255,7 +267,7 @@ func (j *Journal) trim(tx *txn) int {
 		j.m.Steps = j.m.Steps[1:]
 		j.m.DroppedThrough = s.Seq
 		tx.gone = append(tx.gone, s.Seq)
-		tx.dirty = true
+		tx.dirty, tx.refs = true, true
 		dropped++
 	}
 	if dropped > 0 {

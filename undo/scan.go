@@ -27,6 +27,7 @@ type scan struct {
 	start  int64 // ns
 	blind  map[string]bool
 	mirror int64 // bytes of content the new index keeps, for room
+	sized  bool  // mirror has been counted
 	fresh  []digest
 	dirty  bool // the new index differs from the old
 	buf    []byte
@@ -34,13 +35,12 @@ type scan struct {
 
 func (j *Journal) newScan() *scan {
 	return &scan{
-		j:      j,
-		old:    j.index,
-		next:   make(map[string]entry, len(j.index)),
-		start:  time.Now().UnixNano(),
-		blind:  map[string]bool{},
-		mirror: mirrorBytes(j.index),
-		buf:    make([]byte, 256<<10),
+		j:     j,
+		old:   j.index,
+		next:  make(map[string]entry, len(j.index)),
+		start: time.Now().UnixNano(),
+		blind: map[string]bool{},
+		buf:   make([]byte, 256<<10),
 	}
 }
 
@@ -145,6 +145,9 @@ func (s *scan) unopened(rel string, e entry, err error) (entry, error) {
 // room reserves space in the store for new content, as long as the
 // mirror stays within the bound.
 func (s *scan) room(size int64) bool {
+	if !s.sized { // counted only when something new is to be kept
+		s.mirror, s.sized = mirrorBytes(s.old), true
+	}
 	if s.mirror+size > s.j.opts.MaxBytes {
 		return false
 	}

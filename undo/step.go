@@ -128,7 +128,7 @@ func (j *Journal) checkpoint(ctx context.Context, tx *txn) (int64, error) {
 	if first || len(ds) == 0 {
 		return 0, nil
 	}
-	tx.dirty = true
+	tx.dirty, tx.refs = true, true
 	return j.addStep(ds, cmds)
 }
 

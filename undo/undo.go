@@ -325,7 +325,7 @@ func (j *Journal) revert(tx *txn, p *plan) (*Undone, error) {
 		}
 	}
 	j.m.Steps = slices.DeleteFunc(j.m.Steps, func(s stepMeta) bool { return p.revert[s.Seq] })
-	tx.dirty, tx.index = true, true
+	tx.dirty, tx.index, tx.refs = true, true, true
 	out.Restored, out.More, _ = describe(undoDiffs(p.targets), j.opts.MaxListed)
 	return out, nil
 }
