@@ -118,16 +118,18 @@ func TestUndo_RestoresEachKindOfChange(t *testing.T) {
 		},
 		want: []string{"d/a-link created file"},
 	}, {
-		name: "touch only",
+		name: "touch",
 		change: func(t *testing.T, root string) {
 			future := time.Now().Add(time.Hour)
 			must(t, os.Chtimes(filepath.Join(root, "a.txt"), future, future))
+			must(t, os.Chtimes(filepath.Join(root, "d/y"), future, future))
+			must(t, os.Chmod(filepath.Join(root, "b.txt"), 0o600))
 		},
-		want: nil, // times are restored, not listed
+		want: []string{"b.txt mode file"}, // times are restored, not listed
 	}, {
 		name:   "rewrite with the same content",
-		change: func(t *testing.T, root string) { run(t, root, "cp a.txt tmp && mv tmp a.txt") },
-		want:   nil,
+		change: func(t *testing.T, root string) { run(t, root, "cp a.txt tmp && mv tmp a.txt && echo >> b.txt") },
+		want:   []string{"b.txt modified file"},
 	}, {
 		name:   "sed -i",
 		change: func(t *testing.T, root string) { run(t, root, "sed -i 's/hello/bye/' src/main.go") },

@@ -17,7 +17,8 @@ type Command struct {
 // Record is what changed while a command was open.
 type Record struct {
 	// Step is the command's first step: undo with To: Step restores the
-	// state from before it. 0 when nothing changed.
+	// state from before it. 0 when nothing changed (or only times, which
+	// are not listed).
 	Step    int64    `json:"step,omitempty"`
 	Changes []Change `json:"changes,omitempty"` // sorted by path, at most MaxListed
 	More    int      `json:"more,omitempty"`    // changes not listed
@@ -121,10 +122,10 @@ func (j *Journal) recordOf(c *Command) (*Record, error) {
 			}
 		}
 	}
-	if len(steps) > 0 {
+	rec.Changes, rec.More, rec.NotKept = describe(fold(ds), j.opts.MaxListed)
+	if len(steps) > 0 && len(rec.Changes) > 0 {
 		rec.Step = steps[0].Seq
 	}
-	rec.Changes, rec.More, rec.NotKept = describe(fold(ds), j.opts.MaxListed)
 	slices.Sort(names)
 	rec.Concurrent = slices.Compact(names)
 	return rec, nil

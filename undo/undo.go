@@ -11,7 +11,8 @@ import (
 // UndoOptions says what [Journal.Undo] reverts.
 type UndoOptions struct {
 	// To: restore the state from before step To, reverting every command
-	// step from To on. 0 means before the last command's first step.
+	// step from To on. 0 means before the first step of the last command
+	// that changed more than times.
 	To int64
 	// Force also reverts the steps made outside any command that changed
 	// the same paths (otherwise Undo refuses with a [*ConflictError]).
@@ -20,8 +21,10 @@ type UndoOptions struct {
 
 // Undone is what [Journal.Undo] did.
 type Undone struct {
-	Steps    []int64  `json:"steps"`    // reverted, newest first
-	Commands []string `json:"commands"` // their commands' labels, newest first
+	Steps []int64 `json:"steps"` // reverted, newest first
+	// Commands names, newest first, the commands whose changes were
+	// reverted (a command that changed only times is not named).
+	Commands []string `json:"commands"`
 	// Restored describes what undo changed in the workspace, as changes
 	// it made: a file it brought back is "created". Sorted by path, at
 	// most MaxListed.
@@ -122,7 +125,7 @@ func (j *Journal) undoFrom(to int64) (int64, error) {
 	}
 	for i := len(j.m.Steps) - 1; i >= 0; i-- {
 		cmds := j.m.Steps[i].Cmds
-		if len(cmds) == 0 {
+		if len(cmds) == 0 || j.m.Steps[i].Changes == 0 {
 			continue
 		}
 		last := slices.MaxFunc(cmds, func(a, b cmdRef) int { return int(a.ID - b.ID) })
@@ -318,7 +321,7 @@ func (j *Journal) revert(tx *txn, p *plan) (*Undone, error) {
 			out.Steps = append(out.Steps, s.Seq)
 			tx.gone = append(tx.gone, s.Seq)
 			for _, c := range slices.Backward(s.Cmds) {
-				if !slices.Contains(out.Commands, c.Label) {
+				if hasChanges(s.Diffs) && !slices.Contains(out.Commands, c.Label) {
 					out.Commands = append(out.Commands, c.Label)
 				}
 			}
@@ -328,6 +331,10 @@ func (j *Journal) revert(tx *txn, p *plan) (*Undone, error) {
 	tx.dirty, tx.index, tx.refs = true, true, true
 	out.Restored, out.More, _ = describe(undoDiffs(p.targets), j.opts.MaxListed)
 	return out, nil
+}
+
+func hasChanges(ds []diff) bool {
+	return slices.ContainsFunc(ds, func(d diff) bool { return d.kind() != "" })
 }
 
 // undoDiffs describes the targets as the changes undo makes.

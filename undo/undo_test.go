@@ -256,3 +256,28 @@ func TestUndo_OutsideChmodOfTheDirectoryIsKept(t *testing.T) {
 		t.Errorf("after undo: d mode %v, d/new err %v; want 0700 kept and d/new gone", fi.Mode().Perm(), err)
 	}
 }
+
+// TestEnd_OnlyTimesChangedIsNoStep: a command that only moved times
+// (a build that rewrote files with the same bytes) reports nothing and
+// is not what a plain undo reverts: that would undo nothing visible
+// and leave the command that did break something in place.
+func TestEnd_OnlyTimesChangedIsNoStep(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	files(t, root, base)
+	j := open(t, root, undo.Options{})
+	before := snapshot(t, root)
+	broke := command(t, j, "broke", func() { must(t, os.Remove(filepath.Join(root, "a.txt"))) })
+	rec := command(t, j, "rebuild", func() { run(t, root, "cp b.txt tmp && mv tmp b.txt") })
+	if rec.Step != 0 || len(rec.Changes) != 0 {
+		t.Errorf("record of a command that only moved times = %+v; want no step and no changes", rec)
+	}
+	done, err := j.Undo(ctx, undo.UndoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(done.Commands, []string{"broke"}) || !slices.Contains(done.Steps, broke.Step) {
+		t.Errorf("undone %v %q; want broke's step", done.Steps, done.Commands)
+	}
+	requireSame(t, before, snapshot(t, root), true)
+}
