@@ -91,10 +91,6 @@ func (e *entry) sameContent(n *entry) bool {
 	return e.Rdev == n.Rdev
 }
 
-// restorable says undo can bring this state back: a file whose content
-// is kept, or anything that is not a regular file.
-func (e *entry) restorable() bool { return !e.isFile() || e.Kept }
-
 // fileMode is the mode undo gives what it restores. Set-user-ID and
 // set-group-ID bits are never restored: undo would otherwise hand a
 // command's privileges to whatever content it brings back.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -253,7 +252,7 @@ func (j *Journal) markDead() {
 // trim drops the oldest steps until the store fits in MaxBytes and
 // returns how many it dropped.
 func (j *Journal) trim(tx *txn) int {
-	if j.bounded && len(tx.fresh) == 0 {
+	if j.bounded {
 		return 0
 	}
 	j.bounded = true
@@ -274,9 +273,4 @@ func (j *Journal) trim(tx *txn) int {
 		j.log.Info("undo: dropped old steps to stay under the bound", "steps", dropped, "max_bytes", j.opts.MaxBytes, "bytes", total)
 	}
 	return dropped
-}
-
-// isUnder says whether p lies inside the directory dir.
-func isUnder(p, dir string) bool {
-	return len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir)
 }

@@ -113,7 +113,8 @@ func (j *Journal) checkpoint(ctx context.Context, tx *txn) (int64, error) {
 	s := j.newScan()
 	err := s.run(ctx)
 	if tx.fresh = append(tx.fresh, s.fresh...); len(s.fresh) > 0 {
-		tx.dirty = true // so a failure removes them
+		tx.dirty = true   // so a failure removes them
+		j.bounded = false // the store grew
 	}
 	if err != nil {
 		return 0, err

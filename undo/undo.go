@@ -33,6 +33,10 @@ type Undone struct {
 	// Skipped lists special files (sockets, devices) that undo cannot
 	// make and left absent; fifos are made.
 	Skipped []string `json:"skipped,omitempty"`
+	// Dropped counts the oldest steps dropped afterwards to stay under
+	// MaxBytes (the checkpoint undo takes first may have kept new
+	// content).
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // Undo takes a checkpoint (so that edits made since the last one are
@@ -329,6 +333,7 @@ func (j *Journal) revert(tx *txn, p *plan) (*Undone, error) {
 	}
 	j.m.Steps = slices.DeleteFunc(j.m.Steps, func(s stepMeta) bool { return p.revert[s.Seq] })
 	tx.dirty, tx.index, tx.refs = true, true, true
+	out.Dropped = j.trim(tx) // what its checkpoint kept may exceed the bound
 	out.Restored, out.More, _ = describe(undoDiffs(p.targets), j.opts.MaxListed)
 	return out, nil
 }
