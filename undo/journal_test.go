@@ -188,3 +188,62 @@ func TestOpen_StateInsideRootIsNotRecorded(t *testing.T) {
 		t.Errorf("record = %q; want only f", got)
 	}
 }
+
+// TestEnd_ListsAtMostMaxListed and counts the rest.
+func TestEnd_ListsAtMostMaxListed(t *testing.T) {
+	root := t.TempDir()
+	j := open(t, root, undo.Options{MaxListed: 2})
+	rec := command(t, j, "five", func() { run(t, root, "touch 1 2 3 4 5") })
+	if got := kinds(rec.Changes); !slices.Equal(got, []string{"1 created file", "2 created file"}) || rec.More != 3 {
+		t.Errorf("record = %q and %d more; want the first 2 and 3 more", got, rec.More)
+	}
+}
+
+// TestBegin_CancelledLeavesTheJournalAsItWas: a cancelled checkpoint
+// records nothing, and the next one sees the changes.
+func TestBegin_CancelledLeavesTheJournalAsItWas(t *testing.T) {
+	root := t.TempDir()
+	files(t, root, base)
+	j := open(t, root, undo.Options{})
+	command(t, j, "first", func() {})
+	must(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("edited"), 0o644))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := j.Begin(ctx, "cancelled"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Begin with a cancelled context = %v; want context.Canceled", err)
+	}
+	steps, err := j.Steps(context.Background())
+	must(t, err)
+	if len(steps) != 0 {
+		t.Fatalf("steps after a cancelled Begin = %+v; want none", steps)
+	}
+	command(t, j, "next", func() {})
+	steps, err = j.Steps(context.Background())
+	must(t, err)
+	if len(steps) != 1 || steps[0].Changes != 1 || len(steps[0].Commands) != 0 {
+		t.Errorf("steps = %+v; want the outside edit as one step", steps)
+	}
+}
+
+// TestCheckpoint_UnreadableDirectoryIsNotDeleted: a command that makes a
+// directory unreadable has not deleted what it holds. Breaks if the walk
+// takes "cannot list" for "empty" (undo would then recreate every file).
+// Root reads everything, so this runs only as another user.
+func TestCheckpoint_UnreadableDirectoryIsNotDeleted(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root can read a directory of mode 0000")
+	}
+	root := t.TempDir()
+	files(t, root, base)
+	j := open(t, root, undo.Options{})
+	before := snapshot(t, root)
+	rec := command(t, j, "lock", func() { must(t, os.Chmod(filepath.Join(root, "d"), 0)) })
+	t.Cleanup(func() { os.Chmod(filepath.Join(root, "d"), 0o755) })
+	if got := kinds(rec.Changes); !slices.Equal(got, []string{"d mode dir"}) {
+		t.Errorf("record = %q; want only d's mode", got)
+	}
+	if _, err := j.Undo(context.Background(), undo.UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	requireSame(t, before, snapshot(t, root), true)
+}
