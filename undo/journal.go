@@ -1,0 +1,276 @@
+package undo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Journal is the undo journal of one workspace directory. It is safe for
+// concurrent use, and other processes may use the same journal directory
+// at the same time: every operation holds an exclusive lock on it.
+type Journal struct {
+	root    string
+	dir     string
+	opts    Options
+	log     *slog.Logger
+	ex      *excluder
+	store   store
+	self    openCmd // pid and start time for the commands this process begins
+	dev     uint64  // the root's device: the walk stays on it
+	rootFS  *os.Root
+	rootDir *os.File // the root, for the walk
+
+	mu     sync.Mutex // guards what follows, and orders operations in this process
+	lock   *os.File   // flock'd around every operation, against other processes
+	closed bool
+	// bounded says this process has checked the store against MaxBytes
+	// since it last added content: only new content makes it grow.
+	bounded bool
+	gen     uint64 // the generation of the state in memory
+	m       meta
+	index   map[string]entry
+	refs    refs
+}
+
+// Open opens the journal kept in dir for the workspace root, creating it
+// if needed. root must be an existing directory; it is made absolute and
+// its symbolic links resolved (see [Journal.Root]). dir is created 0700
+// and must belong to this user, and no one else may write to it. If dir
+// lies inside root, it is left out of the walk.
+//
+// Open reads the journal but does not walk the workspace: the first
+// checkpoint (the first [Journal.Begin] or [Journal.Undo]) does, and
+// copies the workspace's content into the store.
+func Open(root, dir string, opts Options) (*Journal, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	root, err = resolveRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	if dir, err = prepareDirs(dir); err != nil {
+		return nil, err
+	}
+	j := &Journal{
+		root: root, dir: dir, opts: opts, log: opts.Logger,
+		ex:    newExcluder(append(DefaultExcludes(), opts.Exclude...)),
+		store: store{objects: filepath.Join(dir, "objects"), tmp: filepath.Join(dir, "tmp")},
+		self:  openCmd{Pid: os.Getpid(), Start: procStart(os.Getpid())},
+	}
+	if rel, err := filepath.Rel(root, dir); err == nil && filepath.IsLocal(rel) {
+		j.ex = newExcluder(append(j.ex.list, "/"+filepath.ToSlash(rel)))
+	}
+	if err := j.open(); err != nil {
+		j.closeFiles()
+		return nil, err
+	}
+	return j, nil
+}
+
+func resolveRoot(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("undo: root: %w", err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("undo: root: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("undo: root %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// prepareDirs makes the journal directory and the directories in it.
+func prepareDirs(dir string) (string, error) {
+	dir, err := prepareDir(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, sub := range []string{"objects", "steps", "tmp"} {
+		if _, err := prepareDir(filepath.Join(dir, sub)); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// open opens the files the journal holds while open, loads its state
+// and sweeps what a process that died mid-operation left behind.
+func (j *Journal) open() error {
+	var err error
+	if j.lock, err = openPrivate(filepath.Join(j.dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return fmt.Errorf("undo: lock: %w", err)
+	}
+	if j.rootFS, err = os.OpenRoot(j.root); err != nil {
+		return fmt.Errorf("undo: root: %w", err)
+	}
+	if j.rootDir, err = os.OpenFile(j.root, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0); err != nil {
+		return fmt.Errorf("undo: root: %w", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(j.rootDir.Fd()), &st); err != nil {
+		return fmt.Errorf("undo: root: %w", err)
+	}
+	j.dev = uint64(st.Dev)
+	return j.locked(context.Background(), func(*txn) error { return j.sweep() })
+}
+
+// Root is the workspace directory: absolute, with symbolic links resolved.
+func (j *Journal) Root() string { return j.root }
+
+// Close releases the journal's files. Commands still open stay open on
+// disk until their process exits. Close waits for an operation in
+// progress; later calls fail with [ErrClosed].
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	return j.closeFiles()
+}
+
+func (j *Journal) closeFiles() error {
+	var errs []error
+	if j.lock != nil {
+		errs = append(errs, j.lock.Close())
+	}
+	if j.rootFS != nil {
+		errs = append(errs, j.rootFS.Close())
+	}
+	if j.rootDir != nil {
+		errs = append(errs, j.rootDir.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// txn tracks what one operation changed, to save it or to roll it back.
+type txn struct {
+	before refs     // the objects in use when the operation began
+	fresh  []digest // objects it wrote
+	gone   []int64  // step files to remove once the state is saved
+	dirty  bool     // the state in memory differs from the disk
+	index  bool     // the index changed
+	refs   bool     // the objects in use may have changed (index or steps)
+}
+
+// locked runs fn holding the journal's locks, with the state reloaded
+// from disk. A change fn leaves unsaved is saved when fn succeeds and
+// rolled back when it fails.
+func (j *Journal) locked(ctx context.Context, fn func(*txn) error) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return ErrClosed
+	}
+	if err := flock(ctx, j.lock); err != nil {
+		return fmt.Errorf("undo: lock journal: %w", err)
+	}
+	defer funlock(j.lock)
+	if err := j.reload(); err != nil {
+		return err
+	}
+	tx := &txn{before: j.refs}
+	err := fn(tx)
+	if err == nil && tx.dirty {
+		err = j.commit(tx)
+	}
+	if err != nil && tx.dirty {
+		j.rollback(tx)
+	}
+	return err
+}
+
+// commit saves the state, then removes the step files and objects
+// nothing refers to any more.
+func (j *Journal) commit(tx *txn) error {
+	if tx.refs || tx.index {
+		j.refs = refsOf(j.index, j.m.Steps)
+	}
+	if err := j.save(tx.index); err != nil {
+		return err
+	}
+	for _, seq := range tx.gone {
+		os.Remove(j.stepPath(seq))
+	}
+	if tx.refs || tx.index {
+		j.collect(tx.before, tx.fresh)
+	}
+	*tx = txn{before: j.refs}
+	return nil
+}
+
+// rollback forgets the unsaved state and the objects only it used.
+func (j *Journal) rollback(tx *txn) {
+	j.gen, j.index, j.m = 0, nil, meta{}
+	if err := j.reload(); err != nil {
+		j.log.Warn("undo: reload after a failed operation", "err", err)
+		return
+	}
+	j.collect(nil, tx.fresh)
+}
+
+// collect removes the objects of old and fresh that are no longer in use.
+func (j *Journal) collect(old refs, fresh []digest) {
+	for h := range old {
+		if j.refs[h] == nil {
+			j.store.remove(h)
+		}
+	}
+	for _, h := range fresh {
+		if j.refs[h] == nil {
+			j.store.remove(h)
+		}
+	}
+}
+
+// markDead marks the commands whose process has exited.
+func (j *Journal) markDead() {
+	for i := range j.m.Cmds {
+		c := &j.m.Cmds[i]
+		if !c.Dead && !alive(c.Pid, c.Start) {
+			c.Dead = true
+		}
+	}
+}
+
+// trim drops the oldest steps until the store fits in MaxBytes and
+// returns how many it dropped.
+func (j *Journal) trim(tx *txn) int {
+	if j.bounded {
+		return 0
+	}
+	j.bounded = true
+	r := refsOf(j.index, j.m.Steps)
+	total, dropped := r.total(), 0
+	for total > j.opts.MaxBytes && len(j.m.Steps) > 0 {
+		s := j.m.Steps[0]
+		for _, o := range s.Objs {
+			total -= r.release(o.Hash)
+		}
+		j.m.Steps = j.m.Steps[1:]
+		j.m.DroppedThrough = s.Seq
+		tx.gone = append(tx.gone, s.Seq)
+		tx.dirty, tx.refs = true, true
+		dropped++
+	}
+	if dropped > 0 {
+		j.log.Info("undo: dropped old steps to stay under the bound", "steps", dropped, "max_bytes", j.opts.MaxBytes, "bytes", total)
+	}
+	return dropped
+}
