@@ -37,6 +37,7 @@ type Config struct {
 	Tasks       TasksConf       `yaml:"tasks"`
 	Sync        SyncConf        `yaml:"sync"`
 	Sandbox     SandboxConf     `yaml:"sandbox"`
+	Workspace   WorkspaceConf   `yaml:"workspace"`
 
 	// Path is the file the configuration was read from ("" if none).
 	Path string `yaml:"-"`
@@ -130,6 +131,34 @@ type SyncConf struct {
 	IncludeGit bool `yaml:"include_git"`
 	// NoGitignore pushes .gitignore'd paths too.
 	NoGitignore bool `yaml:"no_gitignore"`
+}
+
+// WorkspaceConf says whether runbox records what each command changes in
+// its workspace, so that it can be undone (package undo, docs/undo.md).
+type WorkspaceConf struct {
+	// Changes is on or off. Empty means on in runbox serve's sessions
+	// and off for runbox run (where --changes turns it on).
+	Changes string `yaml:"changes"`
+	// ChangesExclude are paths never recorded, besides the defaults
+	// (.git/objects, node_modules and other build caches): relative to
+	// the workspace, or a bare name matched at any depth.
+	ChangesExclude []string `yaml:"changes_exclude"`
+	// UndoMax bounds what is kept to undo with (a mirror of the
+	// workspace's files and their earlier contents); the oldest steps are
+	// dropped first. 0 means 1G.
+	UndoMax Size `yaml:"undo_max"`
+}
+
+// ChangesOn says whether commands' changes are recorded, where a front
+// end's default is def.
+func (w WorkspaceConf) ChangesOn(def bool) bool {
+	switch w.Changes {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	return def
 }
 
 // sandbox.caches values.
@@ -310,6 +339,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s: ssh.port must be 0..65535 and ssh.keepalive >= 0", where)
 	case !slices.Contains([]string{"", "workspace", "read-only", "off"}, c.Sandbox.Profile):
 		return fmt.Errorf("config: %s: sandbox.profile must be workspace, read-only or off, got %q", where, c.Sandbox.Profile)
+	case !slices.Contains([]string{"", "on", "off"}, c.Workspace.Changes):
+		return fmt.Errorf("config: %s: workspace.changes must be on or off, got %q", where, c.Workspace.Changes)
 	case !slices.Contains([]string{"", CachesPrivate, CachesShared}, c.Sandbox.Caches):
 		return fmt.Errorf("config: %s: sandbox.caches must be private or shared, got %q", where, c.Sandbox.Caches)
 	case !slices.Contains([]string{"", "off", "allowlist", "open"}, c.Sandbox.Network.Mode):

@@ -53,7 +53,7 @@ const (
 var AllCapabilities = []Capability{
 	CapTreeKill, CapPTY, CapStdin, CapSignals, CapLimits, CapContainment,
 	CapNetworkPolicy, CapSnapshots, CapFileTransfer, CapSessionState,
-	CapDurableOutput, CapHostAccess,
+	CapDurableOutput, CapHostAccess, CapUndo,
 }
 
 // CapInfo is one capability's state and why.

@@ -2,6 +2,7 @@ package envs
 
 import (
 	"fmt"
+	"github.com/runbox/runbox/undo"
 	"io"
 	"slices"
 	"time"
@@ -122,6 +123,9 @@ type Result struct {
 	// SandboxViolations are the accesses the sandbox denied the command,
 	// as far as its output shows them.
 	SandboxViolations []Violation `json:"sandbox_violations,omitempty"`
+	// Changes is what the command changed in its workspace, when the
+	// session records changes (see package undo); nil otherwise.
+	Changes *undo.Record `json:"changes,omitempty"`
 }
 
 // Violation is one access a sandbox denied a command.

@@ -402,6 +402,7 @@ func capabilities(bash, contain, reaper bool, d termination.Detection) envs.Capa
 		envs.CapSignals:       {State: envs.Active},
 		envs.CapFileTransfer:  {State: envs.Active},
 		envs.CapHostAccess:    {State: envs.Active, Detail: "commands run on this machine"},
+		envs.CapUndo:          {State: envs.Active, Detail: "runbox records each command's workspace changes here (workspace.changes, run --changes) and runbox undo puts them back"},
 		envs.CapNetworkPolicy: {State: envs.Unsupported, Detail: "the host network is used as is"},
 		envs.CapSnapshots:     {State: envs.Unsupported},
 		envs.CapDurableOutput: {State: envs.Unsupported, Detail: "use procregistry for durable output"},

@@ -65,7 +65,8 @@ func (s *session) service() (*service.Session, error) {
 	if s.svc != nil {
 		return s.svc, nil
 	}
-	opts := service.SessionOptions{ID: s.id, Backend: s.srv.opts.Backend, Spec: s.srv.opts.Spec}
+	opts := service.SessionOptions{ID: s.id, Backend: s.srv.opts.Backend, Spec: s.srv.opts.Spec,
+		RecordChanges: s.srv.svc.Config().Workspace.ChangesOn(true)}
 	opts.Spec.Sandbox = s.sandbox()
 	if canElicit(s.mcp) {
 		s.asker = newElicitAsker(s.mcp, s.srv.opts.ApprovalTimeout)

@@ -115,6 +115,9 @@ func foregroundText(res *envs.Result, timeout time.Duration) string {
 	if enc.SandboxHint != "" {
 		fmt.Fprintf(&b, "\n%s", enc.SandboxHint)
 	}
+	if t := changesText(res.Changes); t != "" {
+		fmt.Fprintf(&b, "\n%s", t)
+	}
 	return b.String()
 }
 

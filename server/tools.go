@@ -148,6 +148,9 @@ func (s *Server) addTools() error {
 		InputSchema: check,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.checkCommand)
+	if err := s.addUndoTool(); err != nil {
+		return err
+	}
 	return s.addTasksTool()
 }
 

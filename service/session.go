@@ -42,6 +42,11 @@ type SessionOptions struct {
 	// typing is the one the gate would ask. Piped input (Command.Stdin)
 	// is judged all the same.
 	TerminalInput bool
+	// RecordChanges records what each command changes in the session's
+	// workspace, for undo (package undo; see [Session.Undo]). Front ends
+	// set it from workspace.changes and their own default
+	// (config.WorkspaceConf.ChangesOn).
+	RecordChanges bool
 }
 
 // Session is an environment with an id and a lifetime: the thing a
@@ -59,6 +64,9 @@ type Session struct {
 	dir      string
 	prepare  func(context.Context, envs.Environment) error
 	terminal bool
+
+	recordChanges bool
+	changes       journal // changes.go
 
 	mu     sync.Mutex
 	env    envs.Environment
@@ -81,7 +89,8 @@ func (s *Service) NewSession(opts SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	ss := &Session{ID: id, Backend: backend, Created: time.Now(), svc: s, spec: opts.Spec, ask: opts.Asker,
-		dir: cmp.Or(opts.Dir, opts.Spec.Dir), prepare: opts.Prepare, terminal: opts.TerminalInput}
+		dir: cmp.Or(opts.Dir, opts.Spec.Dir), prepare: opts.Prepare, terminal: opts.TerminalInput,
+		recordChanges: opts.RecordChanges}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -258,7 +267,9 @@ func (a *Admitted) Run(ctx context.Context, tune func(*envs.Command)) (*envs.Res
 	} else if run, done, err = a.ss.gateStdin(ctx, &c); err != nil {
 		return nil, err
 	}
+	rec, warn := a.ss.beginChanges(ctx, c)
 	res, err := a.env.Run(run, c)
+	endChanges(ctx, rec, warn, res)
 	if rerr := done(); rerr != nil {
 		return res, rerr
 	}
@@ -283,8 +294,12 @@ func (a *Admitted) Start(ctx context.Context, tune func(*envs.Command)) (envs.Pr
 	if err != nil {
 		return nil, err
 	}
+	rec, warn := a.ss.beginChanges(ctx, c)
 	p, err := a.env.Start(ctx, c)
 	if err != nil {
+		if rec != nil {
+			rec.End(context.WithoutCancel(ctx)) // nothing ran: an empty step
+		}
 		if !errors.Is(err, envs.ErrUnsupported) {
 			done()
 			return nil, err
@@ -304,6 +319,9 @@ func (a *Admitted) Start(ctx context.Context, tune func(*envs.Command)) (envs.Pr
 	}
 	if c.Stdin != nil {
 		gp.stop = context.AfterFunc(refused, func() { p.Kill(context.Background()) })
+	}
+	if rec != nil || warn != "" {
+		return &changeProcess{Process: gp, rec: rec, warn: warn}, nil
 	}
 	return gp, nil
 }
@@ -355,6 +373,7 @@ func (ss *Session) Close(ctx context.Context) error {
 	env := ss.env
 	ss.mu.Unlock()
 	ss.stopAwake()
+	ss.closeJournal()
 	ss.svc.mu.Lock()
 	delete(ss.svc.sessions, ss.ID)
 	ss.svc.mu.Unlock()

@@ -143,6 +143,7 @@ commands first.`,
 		newAgentCommand(a),
 		newSyncCommand(a),
 		newTasksCommand(a),
+		newUndoCommand(a),
 	)
 	root.AddCommand(newServeCommand(a))
 	root.AddCommand(a.withJobTargets(newJobCommands(a))...)

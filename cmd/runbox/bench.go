@@ -299,6 +299,7 @@ func (a *app) benchCases(opts *benchOptions) []benchCase {
 		{name: "true", backend: "local", baseline: "bash -c true", n: 300, setup: a.benchLocalTrue},
 	}
 	cases = append(cases, benchLocalCases(a)...)
+	cases = append(cases, benchUndoCases(a)...)
 	cases = append(cases, benchGateCases(a)...)
 	cases = append(cases, benchJobCases(a)...)
 	cases = append(cases, benchMCPCases(a)...)

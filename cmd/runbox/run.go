@@ -29,6 +29,7 @@ type runOptions struct {
 	outputLimit    int
 	outputLimitSet bool          // --output-limit was given: it also bounds output to a pipe
 	yield          time.Duration // > 0: runYield (run_yield.go)
+	changes        bool          // record what the command changes, for runbox undo
 	args           []string
 }
 
@@ -91,6 +92,7 @@ command gate refused the command; 2 for bad flags or an empty command.`,
 	f.BoolVar(&opts.pty, "pty", false, "run on a pseudo-terminal")
 	f.BoolVar(&opts.json, "json", false, "print the result as JSON instead of the output")
 	f.IntVar(&opts.outputLimit, "output-limit", 0, "bytes of output kept with --json or shown on a terminal (default from config); given, it bounds a pipe too")
+	f.BoolVar(&opts.changes, "changes", false, "record what the command changes in the workspace, so that runbox undo can put it back (default: workspace.changes, off)")
 	f.DurationVar(&opts.yield, "yield", 0, "run as a background job and wait this long: a command still running then has its output so far shown, its job id on stderr, and runbox exits 75 (continue with runbox logs/wait ID)")
 	return cmd
 }
@@ -237,6 +239,7 @@ func (a *app) openRunner(ctx context.Context, backend string, spec envs.Spec, pu
 	ss, err := a.svc.NewSession(service.SessionOptions{
 		ID: "cli", Backend: backend, Spec: spec, Asker: asker,
 		Dir: hostDir(spec.Dir), Prepare: prepare, TerminalInput: terminalInput,
+		RecordChanges: a.cfg.Workspace.ChangesOn(false) || opts.changes,
 	})
 	if err != nil {
 		doneAsking()
@@ -400,6 +403,9 @@ func stream(ctx context.Context, a *app, r *runner, adm *service.Admitted, c env
 	defer stop()
 	st, err := p.Wait(context.WithoutCancel(ctx))
 	wg.Wait()
+	if cr, ok := p.(changeReporter); ok {
+		reportChanges(a, cr.Changes(), cr.ChangeWarnings())
+	}
 	if ts != nil {
 		if rerr := ts.close(); rerr != nil && err == nil {
 			err = rerr
@@ -464,6 +470,7 @@ func runCollected(ctx context.Context, a *app, adm *service.Admitted, c envs.Com
 	io.WriteString(a.stdout, res.Output)
 	io.WriteString(a.stderr, res.Stderr)
 	reportDenials(a, res.SandboxViolations)
+	reportChanges(a, res.Changes, nil)
 	reportEnd(a, c, res.ExitStatus)
 	if err := res.Err(); err != nil {
 		return quietError{err}

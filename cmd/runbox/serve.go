@@ -62,6 +62,8 @@ func newServeCommand(a *app) *cobra.Command {
   execute_code   run Python in the session's persistent kernel, with
                  runbox.terminal and runbox.process callable from the code
   check_command  the command gate's verdict on a command, without running it
+  undo           put the workspace back as it was before the last command (or
+                 a step); every terminal result says what its command changed
   sync           (with --sync) push the project to the task's workspace, or
                  diff what the commands changed there
   tasks          list the persistent tasks (--task) across backends, or

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runbox/runbox/undo"
+)
+
+type undoOptions struct {
+	to    int64
+	last  bool
+	list  bool
+	force bool
+	json  bool
+	dir   string
+}
+
+// newUndoCommand is `runbox undo`: put the workspace back as it was
+// before a command whose changes runbox recorded.
+func newUndoCommand(a *app) *cobra.Command {
+	var opts undoOptions
+	cmd := &cobra.Command{
+		Use:   "undo [--last | --to STEP | --list]",
+		Short: "Put the workspace back as it was before a command",
+		Long: `Put the workspace back as it was before the last command whose changes
+runbox recorded (runbox run --changes, workspace.changes: on, and every command
+of runbox serve), or before step STEP and every step after it.
+
+Every recorded command's result names its first step ("changes": {"step": N}).
+runbox undo restores content, modes, symbolic links, directories and deleted
+files; it refuses, naming the paths, when an edit made outside any command
+since then would be lost (--force reverts that edit too), and when content it
+needs was too big to keep. --list shows the journal's steps.
+
+The workspace is the current directory (or --cwd). See docs/undo.md.`,
+		Example: `  runbox run --changes -- sed -i s/foo/bar/ *.go
+  runbox undo
+  runbox undo --list
+  runbox undo --to 12`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("to") && opts.last {
+				return usageError{errorf("undo: --to and --last say different things; give one")}
+			}
+			return a.reportJSON(opts.json, runUndo(cmd.Context(), a, &opts))
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&opts.to, "to", 0, "restore the state before this step (and undo every step after it)")
+	f.BoolVar(&opts.last, "last", false, "undo the last command (the default)")
+	f.BoolVar(&opts.list, "list", false, "list the recorded steps instead")
+	f.BoolVar(&opts.force, "force", false, "also revert edits made outside any command to the same paths")
+	f.BoolVar(&opts.json, "json", false, "print the result as JSON")
+	f.StringVar(&opts.dir, "cwd", ".", "the workspace")
+	return cmd
+}
+
+func runUndo(ctx context.Context, a *app, opts *undoOptions) error {
+	j, err := a.svc.HostJournal(opts.dir)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	if opts.list {
+		steps, err := j.Steps(ctx)
+		if err != nil {
+			return err
+		}
+		return printSteps(a.stdout, steps, opts.json)
+	}
+	done, err := j.Undo(ctx, undo.UndoOptions{To: opts.to, Force: opts.force})
+	if err != nil {
+		return undoError(err)
+	}
+	if opts.json {
+		return json.NewEncoder(a.stdout).Encode(done)
+	}
+	fmt.Fprintf(a.stdout, "undid step(s) %s: %s\n", joinInts(done.Steps), strings.Join(done.Commands, "; "))
+	printChanges(a.stdout, done.Restored, done.More)
+	return nil
+}
+
+// undoError says what to do about a refused undo.
+func undoError(err error) error {
+	switch {
+	case errors.Is(err, undo.ErrConflict):
+		return fmt.Errorf("%w (runbox undo --force reverts those edits too)", err)
+	case errors.Is(err, undo.ErrNothing):
+		return fmt.Errorf("%w (runbox records changes with run --changes, workspace.changes: on, and in runbox serve)", err)
+	}
+	return err
+}
+
+func printSteps(w io.Writer, steps []undo.Step, asJSON bool) error {
+	if asJSON {
+		if steps == nil {
+			steps = []undo.Step{}
+		}
+		return json.NewEncoder(w).Encode(map[string]any{"steps": steps})
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tTIME\tCHANGES\tKEPT\tBY")
+	for _, s := range steps {
+		by := strings.Join(s.Commands, "; ")
+		if by == "" {
+			by = "(outside any command)"
+		}
+		kept := sizeText(&s.Bytes)
+		if s.NotKept > 0 {
+			kept += fmt.Sprintf(" (%d not kept)", s.NotKept)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", s.Seq, s.Time.Local().Format("15:04:05"), s.Changes, kept, by)
+	}
+	return tw.Flush()
+}
+
+// printChanges writes one line per change.
+func printChanges(w io.Writer, cs []undo.Change, more int) {
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-8s %s\n", c.Kind, changeName(c))
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "  … and %d more\n", more)
+	}
+}
+
+func changeName(c undo.Change) string {
+	name := c.Path
+	if c.Type == "dir" {
+		name += "/"
+	}
+	if c.From != "" {
+		name = c.From + " -> " + name
+	}
+	return name
+}
+
+// changeReporter is a process that says what it changed (service's
+// changeProcess).
+type changeReporter interface {
+	Changes() *undo.Record
+	ChangeWarnings() []string
+}
+
+// reportChanges says, on stderr, what a command changed and how to undo
+// it.
+func reportChanges(a *app, r *undo.Record, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "runbox: %s\n", w)
+	}
+	if r == nil || r.Step == 0 {
+		return
+	}
+	n := len(r.Changes) + r.More
+	names := make([]string, 0, 4)
+	for _, c := range r.Changes[:min(len(r.Changes), 4)] {
+		names = append(names, c.Kind+" "+changeName(c))
+	}
+	if rest := n - len(names); rest > 0 {
+		names = append(names, fmt.Sprintf("%d more", rest))
+	}
+	fmt.Fprintf(a.stderr, "runbox: changed %d path(s) (step %d): %s; undo with: runbox undo\n", n, r.Step, strings.Join(names, ", "))
+	if len(r.NotKept) > 0 {
+		fmt.Fprintf(a.stderr, "runbox: too big to keep, cannot be undone: %s\n", strings.Join(r.NotKept, ", "))
+	}
+}
+
+func joinInts(ns []int64) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}
