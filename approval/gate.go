@@ -252,7 +252,11 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 		}
 		// The commands are a's until it is put back, after the verdict.
 		defer g.analyzers.Put(a)
-		cmds = a.runInput(cmd, a.guardFor(g.protect, req.Dir), req.Input)
+		var in *reader // piped input: how its program reads it
+		if req.Input.Kind != InputData {
+			in = &reader{program: req.Input.Program, role: req.Input.role}
+		}
+		cmds = a.runInput(cmd, a.guardFor(g.protect, req.Dir), in)
 	}
 	var fs []finding
 	if g.fullScan {
@@ -346,6 +350,9 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 	v.Decision = Ask
 	return v
 }
+
+// limitRule is the id of the rule that asks about input beyond the bounds.
+const limitRule = "too-complex"
 
 // yoloCovers reports whether Options.Yolo lets a finding of r through:
 // every dangerous rule's, the limits of the analysis (too-complex)

@@ -98,10 +98,10 @@ func (b *plainBuf) get(n int) ([]plainWord, []*syntax.Word, *plainTree) {
 		return make([]plainWord, n), make([]*syntax.Word, n), &plainTree{}
 	}
 	if cap(b.words)-len(b.words) < n {
-		b.words = make([]plainWord, 0, max(arenaBlock, n))
+		b.words = make([]plainWord, 0, max(plainBlock, n))
 	}
 	if cap(b.args)-len(b.args) < n {
-		b.args = make([]*syntax.Word, 0, max(arenaBlock, n))
+		b.args = make([]*syntax.Word, 0, max(plainBlock, n))
 	}
 	if len(b.trees) == cap(b.trees) {
 		b.trees = make([]plainTree, 0, 16)
@@ -112,6 +112,10 @@ func (b *plainBuf) get(n int) ([]plainWord, []*syntax.Word, *plainTree) {
 	*t = plainTree{}
 	return b.words[w : w+n : w+n], b.args[a : a+n : a+n], t
 }
+
+// plainBlock is the smallest block of words a plainBuf allocates: enough
+// for the words of most checks.
+const plainBlock = 256
 
 // plainTree holds the nodes of a plain command line but its words.
 type plainTree struct {

@@ -120,7 +120,7 @@ type analyzer struct {
 	plainTail []arg
 	// reads are the programs that read the command's own input as
 	// commands, code or statements ([Gate.Input]).
-	reads []Input
+	reads []reader
 	// argArena and strArena hand out the words of each statement and
 	// the arguments of each command, from blocks kept for the next run
 	// (see [analyzer.argSlice]).
@@ -198,11 +198,11 @@ const maxKept = 256
 // one analyzer per check at a time and reuses it afterwards, keeping its
 // parser, maps and buffers, which cost more to make than a short command
 // costs to analyse.
-func (a *analyzer) run(src string, g *guard) []command { return a.runInput(src, g, Input{}) }
+func (a *analyzer) run(src string, g *guard) []command { return a.runInput(src, g, nil) }
 
 // runInput is run for src piped to a program that reads it as in says
-// (run itself for data: src is then the command).
-func (a *analyzer) runInput(src string, g *guard, in Input) []command {
+// (run itself for data, in nil: src is then the command).
+func (a *analyzer) runInput(src string, g *guard, in *reader) []command {
 	// Every field starts from its zero value but for the reused
 	// buffers, emptied.
 	*a = analyzer{
@@ -226,8 +226,8 @@ func (a *analyzer) runInput(src string, g *guard, in Input) []command {
 		budget0:   max(maxParseFactor*len(src), minParseBudget),
 	}
 	a.plain.reset()
-	if in.Kind != InputData {
-		a.input(in, src)
+	if in != nil {
+		a.input(*in, src)
 	} else {
 		a.script(src, 0, 0, nil)
 	}

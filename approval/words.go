@@ -11,20 +11,6 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// command is one program the gate found in the input, after quoting,
-// wrappers and paths were resolved, or one fact derived from the shape of
-// the script. Fact names start with "@" (see facts.go); program names are
-// base names in lower case without ".exe".
-type command struct {
-	name    string
-	path    string   // the command word as written, after quote removal
-	globals []string // options before the subcommand, for tools with subcommands
-	args    []string
-	env     []string // NAME=value assignments in effect
-	via     []string // wrappers it was reached through: sudo, xargs, find …
-	source  string   // source text of the simple command, for allow and deny globs
-}
-
 // arg is one shell word after quote removal.
 type arg struct {
 	text string
@@ -34,6 +20,15 @@ type arg struct {
 }
 
 func (a arg) isOpt() bool { return len(a.text) > 1 && a.text[0] == '-' }
+
+// Bounds on brace expansion: a word's expressions are expanded only
+// within them (see [words]).
+const (
+	maxBraceWords = 64 // words one brace expression may expand to
+	// maxBraceExprs bounds the brace expressions in one word: expanding
+	// {a,b}{a,b}… costs the square of their number.
+	maxBraceExprs = 16
+)
 
 // words turns shell words into args, expanding brace expressions the way
 // bash would (a bounded number of words only). A word with more than

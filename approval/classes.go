@@ -1,0 +1,209 @@
+package approval
+
+import "strings"
+
+// wrapperSpecs lists, for each wrapper, the options that take a value.
+var wrapperSpecs = map[string]optSpec{
+	"sudo":            {short: "ughpCDrtUTR", long: []string{"--user", "--group", "--host", "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user", "--command-timeout"}},
+	"doas":            {short: "uC"},
+	"pkexec":          {long: []string{"--user"}},
+	"run0":            {short: "ugD", long: []string{"--user", "--group", "--chdir", "--unit", "--property", "--description", "--slice", "--nice", "--setenv", "--machine"}},
+	"please":          {short: "ugrdt", long: []string{"--user", "--group", "--reason", "--dir", "--target"}},
+	"env":             {short: "uCSPa", long: []string{"--unset", "--chdir", "--split-string", "--argv0", "--default-signal", "--ignore-signal", "--block-signal"}},
+	"nice":            {short: "n", long: []string{"--adjustment"}},
+	"time":            {short: "fo", long: []string{"--format", "--output"}},
+	"stdbuf":          {short: "ioe", long: []string{"--input", "--output", "--error"}},
+	"exec":            {short: "a"},
+	"timeout":         {short: "sk", long: []string{"--signal", "--kill-after"}},
+	"chroot":          {long: []string{"--userspec", "--groups"}},
+	"chrt":            {},
+	"taskset":         {},
+	"ionice":          {short: "cnpPut", long: []string{"--class", "--classdata", "--pid", "--pgid", "--uid"}},
+	"xargs":           {short: "aEdILnPs", long: []string{"--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}},
+	"watch":           {short: "nq", long: []string{"--interval", "--equexit"}},
+	"flock":           {short: "wEc", long: []string{"--wait", "--timeout", "--conflict-exit-code", "--command"}},
+	"su":              {short: "cgGsw", long: []string{"--command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--session-command"}},
+	"runuser":         {short: "cgGsuw", long: []string{"--command", "--group", "--supp-group", "--shell", "--user", "--whitelist-environment", "--session-command"}},
+	"script":          {short: "cEIOBTm", long: []string{"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"}},
+	"ssh":             {short: "bcDEeFIiJLlmOopQRSWwBP"},
+	"strace":          {short: "oepsuEabIOSXP"},
+	"ltrace":          {short: "oepsuEaAnS"},
+	"unshare":         {short: "SGRw", long: []string{"--setuid", "--setgid", "--root", "--wd", "--propagation"}},
+	"nsenter":         {short: "tSGrw", long: []string{"--target", "--setuid", "--setgid"}},
+	"systemd-run":     {short: "upEHMD", long: []string{"--unit", "--property", "--description", "--slice", "--setenv", "--host", "--machine", "--uid", "--gid", "--nice", "--working-directory", "--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--timer-property", "--path-property", "--socket-property", "--service-type"}},
+	"xvfb-run":        {short: "nsfepl", long: []string{"--server-num", "--server-args", "--auth-file", "--error-file", "--xauth-protocol"}},
+	"caffeinate":      {short: "tw"},
+	"proxychains":     {short: "f"},
+	"proxychains4":    {short: "f"},
+	"torsocks":        {short: "uapP"},
+	"numactl":         {short: "CNmpiP", long: []string{"--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"}},
+	"cgexec":          {short: "g"},
+	"systemd-inhibit": {long: []string{"--what", "--who", "--why", "--mode"}},
+	"setpriv":         {long: []string{"--reuid", "--regid", "--groups", "--inh-caps", "--bounding-set", "--securebits", "--selinux-label", "--apparmor-profile"}},
+	"chpst":           {short: "ugUenlmdofcpb"},
+	"cp":              {short: "tS", long: []string{"--target-directory", "--suffix", "--mode", "--owner", "--group"}},
+}
+
+// subcommandSpecs lists tools whose first operand is a subcommand, with the
+// global options that take a value. Rules then see the subcommand first.
+var subcommandSpecs = map[string]optSpec{
+	"git":            {short: "Cc", long: []string{"--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source", "--exec-path"}},
+	"docker":         dockerSpec,
+	"podman":         dockerSpec,
+	"nerdctl":        dockerSpec,
+	"docker-compose": dockerSpec,
+	"podman-compose": dockerSpec,
+	"npm":            {short: "wC", long: []string{"--prefix", "--workspace", "--cache", "--registry", "--userconfig", "--loglevel"}},
+	"pnpm":           {short: "CF", long: []string{"--dir", "--filter", "--workspace-dir", "--loglevel"}},
+	"yarn":           {long: []string{"--cwd", "--modules-folder", "--cache-folder", "--registry"}},
+	"bun":            {long: []string{"--cwd", "--config"}},
+	"brew":           {},
+	"apt":            {short: "otc", long: []string{"--option", "--target-release", "--config-file"}},
+	"apt-get":        {short: "otc", long: []string{"--option", "--target-release", "--config-file"}},
+	"aptitude":       {short: "ot", long: []string{"--target-release"}},
+	"yum":            {short: "cdex", long: []string{"--config", "--installroot", "--releasever", "--setopt", "--exclude", "--repo", "--enablerepo", "--disablerepo"}},
+	"dnf":            {short: "cdex", long: []string{"--config", "--installroot", "--releasever", "--setopt", "--exclude", "--repo", "--enablerepo", "--disablerepo"}},
+	"microdnf":       {},
+	"tdnf":           {},
+	"zypper":         {short: "r", long: []string{"--root", "--repo", "--config"}},
+	"apk":            {short: "Xp", long: []string{"--repository", "--root", "--arch", "--cache-dir", "--keys-dir"}},
+	"pip":            {long: []string{"--python", "--proxy", "--cache-dir", "--log", "--retries", "--timeout"}},
+	"pipx":           {},
+	"uv":             {long: []string{"--directory", "--project", "--python", "--cache-dir", "--config-file", "--color"}},
+	"gem":            {},
+	"cargo":          {short: "Z", long: []string{"--manifest-path", "--config", "--color"}},
+	"snap":           {},
+	"flatpak":        {},
+	"conda":          {},
+	"mamba":          {},
+	"micromamba":     {},
+	"port":           {},
+	"choco":          {},
+	"winget":         {},
+	"scoop":          {},
+	"composer":       {short: "d", long: []string{"--working-dir"}},
+	"poetry":         {short: "C", long: []string{"--directory", "--project"}},
+	"pdm":            {short: "p", long: []string{"--project"}},
+	"rustup":         {},
+	"aws":            {long: []string{"--profile", "--region", "--endpoint-url", "--output", "--query", "--ca-bundle", "--cli-read-timeout", "--cli-connect-timeout", "--color"}},
+	"terraform":      {},
+	"tofu":           {},
+	"kubectl":        {short: "ns", long: []string{"--namespace", "--context", "--kubeconfig", "--cluster", "--user", "--server"}},
+	"helm":           {short: "n", long: []string{"--namespace", "--kube-context", "--kubeconfig"}},
+}
+
+// dockerSpec serves docker and the CLIs that copy its options (podman, nerdctl).
+var dockerSpec = optSpec{short: "Hcl", long: []string{"--host", "--context", "--config", "--log-level", "--tlscacert", "--tlscert", "--tlskey", "--connection", "--url", "--identity", "--root", "--runroot", "--storage-driver", "--storage-opt", "--cgroup-manager", "--events-backend", "--runtime", "--tmpdir", "--module", "--namespace", "--address", "--snapshotter"}}
+
+var composeSpec = optSpec{short: "fp", long: []string{"--file", "--project-name", "--profile", "--env-file", "--project-directory", "--ansi", "--parallel", "--progress"}}
+
+var dockerSubcommands = setOf(`attach build builder buildx checkpoint commit compose config container context cp
+	create diff events exec export history image images import info init inspect kill load login logout logs
+	manifest network node pause plugin port ps pull push rename restart rm rmi run save search secret service
+	stack start stats stop swarm system tag top trust unpause update version volume wait machine pod generate
+	play kube healthcheck mount unmount unshare untag farm artifact quadlet scout debug sbom`)
+
+// fetchers are programs that fetch remote content.
+var fetchers = setOf(`curl wget fetch aria2c http https xh httpie lynx links elinks w3m nc ncat netcat socat
+	ftp tftp invoke-webrequest iwr invoke-restmethod irm`)
+
+// isDecoder reports whether c decodes or decompresses its input.
+func isDecoder(c *command) bool {
+	switch c.name {
+	case "uudecode", "gunzip", "zcat", "bzcat", "xzcat", "unxz", "bunzip2", "zstdcat", "unzstd", "rev":
+		return true
+	case "base64", "base32", "basenc", "openssl", "gzip", "xz", "bzip2", "zstd", "brotli":
+		for _, a := range c.args {
+			if a == "-d" || a == "-D" || a == "--decode" || a == "--decompress" || a == "-base64" && c.name == "openssl" {
+				return true
+			}
+		}
+	case "xxd":
+		for _, a := range c.args {
+			if strings.HasPrefix(a, "-r") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// initTools print shell code for a shell to evaluate as their documented
+// use: eval "$(ssh-agent -s)", source <(kubectl completion bash).
+var initTools = setOf(`ssh-agent pyenv rbenv nodenv jenv goenv plenv direnv brew conda mamba micromamba fnm
+	zoxide starship mise rtx asdf kubectl helm gh dircolors opam thefuck atuin register-python-argcomplete
+	rustup poetry uv npm pip pip3 gcloud aws aws_completer minikube kind docker podman terraform just
+	deno bun cargo luarocks keychain gpg-agent dbus-launch resize tput locale nvm sdk`)
+
+var shells = setOf(`bash sh zsh dash ksh mksh ash fish yash posh csh tcsh rbash ksh93 pdksh oksh busybox-sh`)
+
+func isShell(name string) bool { return shells[name] }
+
+// interpKind groups interpreters by how they take inline code.
+func interpKind(name string) string {
+	switch {
+	case strings.HasPrefix(name, "python") || strings.HasPrefix(name, "pypy"):
+		if strings.Trim(strings.TrimPrefix(strings.TrimPrefix(name, "python"), "pypy"), "0123456789.") == "" {
+			return "python"
+		}
+	case name == "node" || name == "nodejs":
+		return "node"
+	case name == "bun" || name == "deno" || name == "perl" || name == "ruby" || name == "php":
+		return name
+	case strings.HasPrefix(name, "php") && strings.Trim(name[3:], "0123456789.") == "":
+		return "php"
+	case strings.HasPrefix(name, "perl5") || strings.HasPrefix(name, "ruby") && strings.Trim(name[4:], "0123456789.") == "":
+		return name[:4]
+	case name == "lua" || name == "luajit" || strings.HasPrefix(name, "lua5") || name == "rscript" ||
+		name == "julia" || name == "osascript" || name == "groovy" || name == "jrunscript" || name == "irb":
+		return "eflag"
+	case name == "pwsh" || name == "powershell" || name == "pwsh-preview":
+		return "powershell"
+	case name == "cmd":
+		return "cmd"
+	}
+	return ""
+}
+
+// sqlKeywords are SQL statements typed as if they were commands. A word
+// counts as SQL when it is in upper case (DROP TABLE t) or followed by one
+// of sqlObjects (drop table t); "truncate -s 0 f" is the coreutils program.
+var sqlKeywords = setOf(`drop truncate delete update alter`)
+
+var sqlObjects = setOf(`table database schema index view user role function procedure trigger sequence
+	materialized extension from only if keyspace collection owned`)
+
+// sqlClients maps database clients to the options that carry SQL.
+var sqlClients = map[string]string{
+	"psql":              "-c --command",
+	"mysql":             "-e --execute",
+	"mariadb":           "-e --execute",
+	"sqlite3":           "-cmd",
+	"duckdb":            "-c -cmd",
+	"clickhouse-client": "-q --query",
+	"clickhouse":        "-q --query",
+	"sqlcmd":            "-Q -q",
+	"cockroach":         "-e --execute",
+	"cqlsh":             "-e --execute",
+	"snowsql":           "-q --query",
+	"bq":                "",
+}
+
+func setOf(list string) map[string]bool {
+	m := make(map[string]bool)
+	for _, f := range strings.Fields(list) {
+		m[f] = true
+	}
+	return m
+}
+
+// passwordUsers returns the users of chpasswd's input lines (user:password).
+func passwordUsers(text string) []string {
+	var users []string
+	for l := range strings.Lines(text) {
+		if u, _, ok := strings.Cut(strings.TrimSpace(l), ":"); ok && u != "" {
+			users = append(users, u)
+		}
+	}
+	return users
+}
