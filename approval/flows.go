@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -210,7 +211,7 @@ func (a *analyzer) endlessLoop(until bool, cond, body []*syntax.Stmt, via []stri
 					spawns = true
 				}
 			case *syntax.CallExpr:
-				if len(n.Args) > 0 && wordArg(n.Args[0]).text == "wait" {
+				if len(n.Args) > 0 && shell.WordArg(n.Args[0]).Text == "wait" {
 					waits = true
 				}
 			}
@@ -240,7 +241,7 @@ func alwaysHolds(cond []*syntax.Stmt, until bool) bool {
 	if !ok || len(ce.Args) != 1 {
 		return false
 	}
-	switch wordArg(ce.Args[0]).text {
+	switch shell.WordArg(ce.Args[0]).Text {
 	case "true", ":", "/bin/true", "/usr/bin/true":
 		return !until
 	case "false", "/bin/false", "/usr/bin/false":

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // Mode says how the gate treats dangerous commands.
@@ -239,7 +241,7 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	if err := ctx.Err(); err != nil {
 		return Verdict{Decision: Deny, Reasons: []string{"check cancelled: " + err.Error()}, Rules: []string{}}
 	}
-	cmd := Normalize(req.Command)
+	cmd := shell.Normalize(req.Command)
 	var cmds []command
 	// An interpreter's program is judged whole, unread: its size is no
 	// bound of the analysis.
@@ -450,7 +452,7 @@ func (g *Gate) ApproveSession(sessionKey string, ruleIDs []string) {
 // to the file's approval.allow list. The file is read again just before
 // it is written, so other keys, comments and manual edits are kept.
 func (g *Gate) Persist(command string) error {
-	glob := EscapeGlob(strings.TrimSpace(Normalize(command)))
+	glob := EscapeGlob(strings.TrimSpace(shell.Normalize(command)))
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.opts.ConfigFile != "" {

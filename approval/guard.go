@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -434,14 +435,14 @@ func (a *analyzer) partStrings(p syntax.WordPart, tilde bool, depth int) []strin
 				rest = "/" + rest
 			}
 			if prefix != "~" {
-				return []string{unknownMark + unescapeBare(rest)} // ~user, ~+, ~-
+				return []string{unknownMark + shell.UnescapeBare(rest)} // ~user, ~+, ~-
 			}
-			return []string{a.homeString() + unescapeBare(rest)}
+			return []string{a.homeString() + shell.UnescapeBare(rest)}
 		}
-		return []string{unescapeBare(v)}
+		return []string{shell.UnescapeBare(v)}
 	case *syntax.SglQuoted:
 		if p.Dollar {
-			return []string{decodeANSIC(p.Value)}
+			return []string{shell.DecodeANSIC(p.Value)}
 		}
 		return []string{p.Value}
 	case *syntax.DblQuoted:

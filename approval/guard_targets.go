@@ -6,29 +6,30 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // guardTarget records a change to the path w names when it is, holds or
 // may be a protected path.
-func (a *analyzer) guardTarget(in *stmtInfo, c *command, how string, w arg, r reach) {
+func (a *analyzer) guardTarget(in *stmtInfo, c *command, how string, w shell.Arg, r reach) {
 	if a.guard == nil {
 		return
 	}
-	if class := a.protects(a.pathValues(w.word, w.text), r); class != "" {
-		in.cmds = append(in.cmds, command{name: factProtected, args: []string{class, how, w.text}, via: c.via, source: c.source})
+	if class := a.protects(a.pathValues(w.Word, w.Text), r); class != "" {
+		in.cmds = append(in.cmds, command{name: factProtected, args: []string{class, how, w.Text}, via: c.via, source: c.source})
 	}
 }
 
 // guardInto records a write of a file or tree named like src into the
 // directory dir names (cp src dir/, mv src dir/), as dir/base(src).
-func (a *analyzer) guardInto(in *stmtInfo, c *command, dir, src arg, r reach) {
+func (a *analyzer) guardInto(in *stmtInfo, c *command, dir, src shell.Arg, r reach) {
 	if a.guard == nil {
 		return
 	}
-	base := path.Base(strings.TrimRight(src.text, "/"))
+	base := path.Base(strings.TrimRight(src.Text, "/"))
 	var vals []pathValue
-	for _, v := range a.pathValues(dir.word, dir.text) {
+	for _, v := range a.pathValues(dir.Word, dir.Text) {
 		if base == "." || base == "/" || strings.ContainsAny(base, "$`") {
 			vals = append(vals, v) // the contents of src, or an unknown name
 			r = reachMaybe
@@ -37,70 +38,70 @@ func (a *analyzer) guardInto(in *stmtInfo, c *command, dir, src arg, r reach) {
 		vals = append(vals, v.join(base))
 	}
 	if class := a.protects(vals, r); class != "" {
-		in.cmds = append(in.cmds, command{name: factProtected, args: []string{class, c.name, dir.text}, via: c.via, source: c.source})
+		in.cmds = append(in.cmds, command{name: factProtected, args: []string{class, c.name, dir.Text}, via: c.via, source: c.source})
 	}
 }
 
 // guardCommand records what a resolved command changes among the
 // protected paths: its target operands, by the rules of each program.
 // rest are its arguments.
-func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []arg) {
+func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []shell.Arg) {
 	if a.guard == nil {
 		return
 	}
-	each := func(how string, args []arg, r reach) {
+	each := func(how string, args []shell.Arg, r reach) {
 		for _, w := range args {
 			a.guardTarget(in, c, how, w, r)
 		}
 	}
 	switch c.name {
 	case "rm", "srm":
-		opts, r := splitOpts(rest, optSpec{})
-		if hasOpt(opts, "-r", "-R", "--recursive") {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{})
+		if shell.HasOpt(opts, "-r", "-R", "--recursive") {
 			each(c.name, r, reachDestroy)
 		} else {
 			each(c.name, r, reachWrite)
 		}
 	case "unlink", "rmdir", "touch", "mkdir", "mkfifo", "shred", "wipe", "truncate", "dos2unix", "unix2dos", "sponge":
-		_, r := splitOpts(rest, operandSpecs[c.name])
+		_, r := shell.SplitOpts(rest, operandSpecs[c.name])
 		each(c.name, r, reachWrite)
 	case "patch":
-		opts, r := splitOpts(rest, operandSpecs[c.name])
+		opts, r := shell.SplitOpts(rest, operandSpecs[c.name])
 		if len(r) > 0 {
 			each(c.name, r[:1], reachWrite)
 		}
-		if v, ok := optTarget(rest, opts, "-o", "--output"); ok && v.text != "-" {
-			each(c.name, []arg{v}, reachWrite)
+		if v, ok := optTarget(rest, opts, "-o", "--output"); ok && v.Text != "-" {
+			each(c.name, []shell.Arg{v}, reachWrite)
 		}
 	case "chmod", "chown", "chgrp", "chattr", "setfacl", "chcon", "restorecon":
 		a.guardPerms(in, c, rest)
 	case "tee":
-		_, r := splitOpts(rest, optSpec{})
+		_, r := shell.SplitOpts(rest, shell.OptSpec{})
 		each("tee", r, reachWrite)
 	case "cp", "mv", "install", "ln", "rsync", "scp", "ditto":
 		a.guardCopy(in, c, rest)
 	case "sed", "gsed":
-		opts, r := splitOpts(rest, optSpec{short: "efl", long: []string{"--expression", "--file", "--line-length"}})
-		if hasOpt(opts, "-i") || hasOptPrefix(opts, "--in-place") {
-			if !hasOpt(opts, "-e", "-f", "--expression", "--file") && len(r) > 0 {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "efl", Long: []string{"--expression", "--file", "--line-length"}})
+		if shell.HasOpt(opts, "-i") || hasOptPrefix(opts, "--in-place") {
+			if !shell.HasOpt(opts, "-e", "-f", "--expression", "--file") && len(r) > 0 {
 				r = r[1:]
 			}
 			each("sed-i", r, reachWrite)
 		}
 	case "dd":
 		for _, w := range rest {
-			if strings.HasPrefix(w.text, "of=") {
+			if strings.HasPrefix(w.Text, "of=") {
 				a.guardTarget(in, c, "dd", subArg(w, "of="), reachWrite)
 			}
 		}
 	case "curl", "wget", "sort":
-		opts, _ := splitOpts(rest, optSpec{short: "oOdHXuAeEbcFmrTwYyzKPDktS", long: []string{"--output", "--output-document",
+		opts, _ := shell.SplitOpts(rest, shell.OptSpec{Short: "oOdHXuAeEbcFmrTwYyzKPDktS", Long: []string{"--output", "--output-document",
 			"--data", "--header", "--request", "--user", "--user-agent", "--referer", "--cookie", "--form", "--url"}})
 		flags := []string{"-o", "--output"}
 		if c.name == "wget" {
 			flags = []string{"-O", "--output-document"}
 		}
-		if t, ok := optTarget(rest, opts, flags...); ok && t.text != "-" {
+		if t, ok := optTarget(rest, opts, flags...); ok && t.Text != "-" {
 			a.guardTarget(in, c, c.name, t, reachWrite)
 		}
 	case "find":
@@ -114,38 +115,38 @@ func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []arg) {
 	case "7z", "7za", "7zr", "7zz":
 		// 7z x ARCHIVE -oDIR extracts a tree into DIR.
 		for _, w := range rest {
-			if strings.HasPrefix(w.text, "-o") && len(w.text) > 2 {
+			if strings.HasPrefix(w.Text, "-o") && len(w.Text) > 2 {
 				a.guardTarget(in, c, c.name, subArg(w, "-o"), reachMaybe)
 			}
 		}
 	case "yq":
-		opts, r := splitOpts(rest, optSpec{})
-		if hasOpt(opts, "-i", "--inplace") {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{})
+		if shell.HasOpt(opts, "-i", "--inplace") {
 			each("yq-i", r, reachWrite)
 		}
 	case "awk", "gawk":
-		opts, r := splitOpts(rest, optSpec{short: "fvi", long: []string{"--file", "--assign", "--include"}})
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "fvi", Long: []string{"--file", "--assign", "--include"}})
 		if slices.Contains(opts, "inplace") {
-			if !hasOpt(opts, "-f", "--file") && len(r) > 0 {
+			if !shell.HasOpt(opts, "-f", "--file") && len(r) > 0 {
 				r = r[1:]
 			}
 			each("awk-inplace", r, reachWrite)
 		}
 	case "gzip", "bzip2", "xz", "lzma", "zstd", "compress", "gunzip", "bunzip2", "unxz", "unzstd", "lzip", "lz4":
-		opts, r := splitOpts(rest, optSpec{short: "S", long: []string{"--suffix"}})
-		if !hasOpt(opts, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "S", Long: []string{"--suffix"}})
+		if !shell.HasOpt(opts, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") {
 			each(c.name, r, reachWrite)
 		}
 	case "vi", "vim", "nvim", "view", "nano", "emacs", "micro", "pico", "ed", "ex", "joe", "mcedit", "kak", "hx", "code":
 		for _, w := range rest {
-			if !strings.HasPrefix(w.text, "-") && !strings.HasPrefix(w.text, "+") {
+			if !strings.HasPrefix(w.Text, "-") && !strings.HasPrefix(w.Text, "+") {
 				a.guardTarget(in, c, c.name, w, reachWrite)
 			}
 		}
 	case "docker":
 		// docker cp CONTAINER:PATH HOSTPATH writes on the host.
 		if len(c.args) >= 3 && c.args[0] == "cp" && !strings.Contains(c.args[len(c.args)-1], ":") {
-			a.guardTarget(in, c, "docker-cp", arg{text: c.args[len(c.args)-1]}, reachMaybe)
+			a.guardTarget(in, c, "docker-cp", shell.Arg{Text: c.args[len(c.args)-1]}, reachMaybe)
 		}
 	}
 }
@@ -154,65 +155,65 @@ func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []arg) {
 // argument after "-t" or "--target-directory", or the rest of
 // "--target-directory=DIR" and "-tDIR", keeping its word so variables
 // in it resolve.
-func optArg(rest []arg, names ...string) (arg, bool) {
+func optArg(rest []shell.Arg, names ...string) (shell.Arg, bool) {
 	for i, w := range rest {
-		if w.text == "--" {
+		if w.Text == "--" {
 			break
 		}
 		for _, n := range names {
 			switch {
-			case w.text == n && i+1 < len(rest):
+			case w.Text == n && i+1 < len(rest):
 				return rest[i+1], true
-			case strings.HasPrefix(n, "--") && strings.HasPrefix(w.text, n+"="):
+			case strings.HasPrefix(n, "--") && strings.HasPrefix(w.Text, n+"="):
 				return subArg(w, n+"="), true
-			case !strings.HasPrefix(n, "--") && len(w.text) > len(n) && strings.HasPrefix(w.text, n):
+			case !strings.HasPrefix(n, "--") && len(w.Text) > len(n) && strings.HasPrefix(w.Text, n):
 				return subArg(w, n), true
 			}
 		}
 	}
-	return arg{}, false
+	return shell.Arg{}, false
 }
 
 // optTarget returns the value of the first of names that opts (expanded
 // by splitOpts) holds, as the raw argument when it can be found there (so
 // its variables resolve) and as text otherwise (-xvt DIR).
-func optTarget(rest []arg, opts []string, names ...string) (arg, bool) {
-	t, ok := optValue(opts, names...)
+func optTarget(rest []shell.Arg, opts []string, names ...string) (shell.Arg, bool) {
+	t, ok := shell.OptValue(opts, names...)
 	if !ok {
-		return arg{}, false
+		return shell.Arg{}, false
 	}
-	if w, ok := optArg(rest, names...); ok && w.text == t {
+	if w, ok := optArg(rest, names...); ok && w.Text == t {
 		return w, true
 	}
-	return arg{text: t}, true
+	return shell.Arg{Text: t}, true
 }
 
 // operandSpecs lists the options that take a value of programs whose
 // operands are all files they change.
-var operandSpecs = map[string]optSpec{
-	"touch":    {short: "drt", long: []string{"--date", "--reference"}},
-	"mkdir":    {short: "mZ", long: []string{"--mode", "--context"}},
-	"mkfifo":   {short: "mZ", long: []string{"--mode", "--context"}},
-	"shred":    {short: "ns", long: []string{"--iterations", "--size", "--random-source"}},
-	"truncate": {short: "sr", long: []string{"--size", "--reference"}},
-	"patch":    {short: "piordDBFzVYg", long: []string{"--strip", "--input", "--output", "--reject-file", "--directory", "--ifdef", "--prefix", "--fuzz", "--suffix"}},
+var operandSpecs = map[string]shell.OptSpec{
+	"touch":    {Short: "drt", Long: []string{"--date", "--reference"}},
+	"mkdir":    {Short: "mZ", Long: []string{"--mode", "--context"}},
+	"mkfifo":   {Short: "mZ", Long: []string{"--mode", "--context"}},
+	"shred":    {Short: "ns", Long: []string{"--iterations", "--size", "--random-source"}},
+	"truncate": {Short: "sr", Long: []string{"--size", "--reference"}},
+	"patch":    {Short: "piordDBFzVYg", Long: []string{"--strip", "--input", "--output", "--reject-file", "--directory", "--ifdef", "--prefix", "--fuzz", "--suffix"}},
 }
 
 // subArg is the part of w after prefix ("of=" of dd's "of=PATH"), with
 // the word trimmed the same way when its first part is plain text, so
 // variables in the rest still resolve.
-func subArg(w arg, prefix string) arg {
-	out := arg{text: strings.TrimPrefix(w.text, prefix)}
-	if w.word == nil || len(w.word.Parts) == 0 {
+func subArg(w shell.Arg, prefix string) shell.Arg {
+	out := shell.Arg{Text: strings.TrimPrefix(w.Text, prefix)}
+	if w.Word == nil || len(w.Word.Parts) == 0 {
 		return out
 	}
-	if lit, ok := w.word.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, prefix) {
-		parts := slices.Clone(w.word.Parts)
+	if lit, ok := w.Word.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, prefix) {
+		parts := slices.Clone(w.Word.Parts)
 		parts[0] = &syntax.Lit{ValuePos: lit.ValuePos, ValueEnd: lit.ValueEnd, Value: lit.Value[len(prefix):]}
 		if parts[0].(*syntax.Lit).Value == "" {
 			parts = parts[1:]
 		}
-		out.word = &syntax.Word{Parts: parts}
+		out.Word = &syntax.Word{Parts: parts}
 	}
 	return out
 }
@@ -223,23 +224,23 @@ var modeArg = regexp.MustCompile(`^([0-7]{1,4}|[ugoa]*([-+=]([rwxXst]*|[ugo]))+(
 // guardPerms: chmod MODE FILE…, chown OWNER FILE…, chgrp GROUP FILE…,
 // chattr +i FILE…, setfacl -m ACL FILE…, chcon CONTEXT FILE…; recursion
 // reaches everything under a directory.
-func (a *analyzer) guardPerms(in *stmtInfo, c *command, rest []arg) {
-	spec := optSpec{long: []string{"--reference"}}
+func (a *analyzer) guardPerms(in *stmtInfo, c *command, rest []shell.Arg) {
+	spec := shell.OptSpec{Long: []string{"--reference"}}
 	switch c.name {
 	case "setfacl":
-		spec = optSpec{short: "mxMX", long: []string{"--modify", "--remove", "--set", "--modify-file", "--remove-file", "--set-file"}}
+		spec = shell.OptSpec{Short: "mxMX", Long: []string{"--modify", "--remove", "--set", "--modify-file", "--remove-file", "--set-file"}}
 	case "chcon":
-		spec = optSpec{short: "urtl", long: []string{"--user", "--role", "--type", "--range", "--reference"}}
+		spec = shell.OptSpec{Short: "urtl", Long: []string{"--user", "--role", "--type", "--range", "--reference"}}
 	case "chattr":
-		spec = optSpec{short: "vp"}
+		spec = shell.OptSpec{Short: "vp"}
 	case "restorecon":
-		spec = optSpec{short: "ef"}
+		spec = shell.OptSpec{Short: "ef"}
 	}
-	opts, r := splitOpts(rest, spec)
-	reference := hasOpt(opts, "--reference") || hasOptPrefix(opts, "--reference=")
+	opts, r := shell.SplitOpts(rest, spec)
+	reference := shell.HasOpt(opts, "--reference") || hasOptPrefix(opts, "--reference=")
 	switch c.name {
 	case "chmod":
-		if !reference && len(r) > 0 && modeArg.MatchString(r[0].text) {
+		if !reference && len(r) > 0 && modeArg.MatchString(r[0].Text) {
 			r = r[1:]
 		}
 	case "chown", "chgrp":
@@ -247,14 +248,14 @@ func (a *analyzer) guardPerms(in *stmtInfo, c *command, rest []arg) {
 			r = r[1:]
 		}
 	case "chcon":
-		if !reference && !hasOpt(opts, "-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range") && len(r) > 0 {
+		if !reference && !shell.HasOpt(opts, "-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range") && len(r) > 0 {
 			r = r[1:]
 		}
 	case "chattr":
-		r = slices.DeleteFunc(slices.Clone(r), func(w arg) bool { return strings.HasPrefix(w.text, "+") || strings.HasPrefix(w.text, "=") })
+		r = slices.DeleteFunc(slices.Clone(r), func(w shell.Arg) bool { return strings.HasPrefix(w.Text, "+") || strings.HasPrefix(w.Text, "=") })
 	}
 	reach := reachWrite
-	if hasOpt(opts, "-R", "--recursive") || c.name == "restorecon" && hasOpt(opts, "-r") {
+	if shell.HasOpt(opts, "-R", "--recursive") || c.name == "restorecon" && shell.HasOpt(opts, "-r") {
 		reach = reachMaybe // a directory above a protected path changes it too
 	}
 	for _, w := range r {
@@ -264,24 +265,24 @@ func (a *analyzer) guardPerms(in *stmtInfo, c *command, rest []arg) {
 
 // guardCopy: the destination of cp, mv, install, ln, rsync, scp and
 // ditto, the sources mv moves away, and links to protected paths.
-func (a *analyzer) guardCopy(in *stmtInfo, c *command, rest []arg) {
+func (a *analyzer) guardCopy(in *stmtInfo, c *command, rest []shell.Arg) {
 	spec := wrapperSpecs["cp"]
 	if c.name == "install" {
-		spec = optSpec{short: "tSmogC", long: []string{"--target-directory", "--suffix", "--mode", "--owner", "--group"}}
+		spec = shell.OptSpec{Short: "tSmogC", Long: []string{"--target-directory", "--suffix", "--mode", "--owner", "--group"}}
 	}
 	if c.name == "rsync" {
-		spec = optSpec{short: "eTB", long: []string{"--rsh", "--temp-dir", "--exclude", "--include", "--filter", "--files-from",
+		spec = shell.OptSpec{Short: "eTB", Long: []string{"--rsh", "--temp-dir", "--exclude", "--include", "--filter", "--files-from",
 			"--exclude-from", "--include-from", "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest", "--rsync-path", "--chmod", "--chown"}}
 	}
-	opts, r := splitOpts(rest, spec)
-	if c.name == "install" && hasOpt(opts, "-d", "--directory") {
+	opts, r := shell.SplitOpts(rest, spec)
+	if c.name == "install" && shell.HasOpt(opts, "-d", "--directory") {
 		for _, w := range r {
 			a.guardTarget(in, c, c.name, w, reachWrite)
 		}
 		return
 	}
-	var dest arg
-	var srcs []arg
+	var dest shell.Arg
+	var srcs []shell.Arg
 	if t, ok := optTarget(rest, opts, "-t", "--target-directory"); ok {
 		dest, srcs = t, r
 	} else if len(r) >= 2 {
@@ -289,11 +290,11 @@ func (a *analyzer) guardCopy(in *stmtInfo, c *command, rest []arg) {
 	} else {
 		return
 	}
-	if (c.name == "rsync" || c.name == "scp") && isRemote(dest.text) {
+	if (c.name == "rsync" || c.name == "scp") && isRemote(dest.Text) {
 		return
 	}
 	recursive := c.name == "mv" || c.name == "rsync" || c.name == "ditto" ||
-		hasOpt(opts, "-r", "-R", "-a", "--recursive", "--archive")
+		shell.HasOpt(opts, "-r", "-R", "-a", "--recursive", "--archive")
 	destReach := reachWrite
 	if c.name == "rsync" && hasOptPrefix(opts, "--del") {
 		destReach = reachDestroy // deletes what the source lacks
@@ -304,24 +305,24 @@ func (a *analyzer) guardCopy(in *stmtInfo, c *command, rest []arg) {
 		into = reachMaybe
 	}
 	for _, s := range srcs {
-		if c.name == "rsync" && strings.HasSuffix(s.text, "/") {
+		if c.name == "rsync" && strings.HasSuffix(s.Text, "/") {
 			a.guardTarget(in, c, c.name, dest, reachMaybe) // the contents of s
 		} else {
 			a.guardInto(in, c, dest, s, into)
 		}
-		if c.name == "mv" || c.name == "rsync" && hasOpt(opts, "--remove-source-files") {
+		if c.name == "mv" || c.name == "rsync" && shell.HasOpt(opts, "--remove-source-files") {
 			a.guardTarget(in, c, c.name, s, reachDestroy)
 		}
 	}
-	if c.name == "ln" || c.name == "cp" && hasOpt(opts, "-s", "-l", "--symbolic-link", "--link") {
+	if c.name == "ln" || c.name == "cp" && shell.HasOpt(opts, "-s", "-l", "--symbolic-link", "--link") {
 		var links []pathValue
 		for _, s := range srcs {
-			for _, d := range a.linkValues(dest.word, dest.text) {
-				links = append(links, d, d.join(path.Base(s.text)))
+			for _, d := range a.linkValues(dest.Word, dest.Text) {
+				links = append(links, d, d.join(path.Base(s.Text)))
 			}
 		}
 		for _, s := range srcs {
-			a.link(a.pathValues(s.word, s.text), links)
+			a.link(a.pathValues(s.Word, s.Text), links)
 		}
 	}
 }
@@ -333,14 +334,14 @@ func isRemote(s string) bool {
 
 // guardFind: find START… -delete (or -exec of a program that changes
 // files) reaches everything under each start point.
-func (a *analyzer) guardFind(in *stmtInfo, c *command, rest []arg) {
-	var starts []arg
+func (a *analyzer) guardFind(in *stmtInfo, c *command, rest []shell.Arg) {
+	var starts []shell.Arg
 	i := 0
-	for i < len(rest) && strings.HasPrefix(rest[i].text, "-") && len(rest[i].text) == 2 && strings.ContainsAny(rest[i].text[1:], "HLP") {
+	for i < len(rest) && strings.HasPrefix(rest[i].Text, "-") && len(rest[i].Text) == 2 && strings.ContainsAny(rest[i].Text[1:], "HLP") {
 		i++
 	}
 	for ; i < len(rest); i++ {
-		t := rest[i].text
+		t := rest[i].Text
 		if strings.HasPrefix(t, "-") || t == "(" || t == "!" {
 			break
 		}
@@ -348,11 +349,11 @@ func (a *analyzer) guardFind(in *stmtInfo, c *command, rest []arg) {
 	}
 	changes := false
 	for j := i; j < len(rest); j++ {
-		switch rest[j].text {
+		switch rest[j].Text {
 		case "-delete":
 			changes = true
 		case "-exec", "-execdir", "-ok", "-okdir":
-			if j+1 < len(rest) && fileChangers[canonicalName(rest[j+1].text)] {
+			if j+1 < len(rest) && fileChangers[shell.CanonicalName(rest[j+1].Text)] {
 				changes = true
 			}
 		}
@@ -424,13 +425,13 @@ var fileChangers = setOf(`rm srm unlink shred wipe truncate chmod chown chgrp ch
 
 // guardTar: tar -x -C DIR writes a tree into DIR; --remove-files deletes
 // what it archives; -c/-r/-u -f FILE writes FILE.
-func (a *analyzer) guardTar(in *stmtInfo, c *command, rest []arg) {
+func (a *analyzer) guardTar(in *stmtInfo, c *command, rest []shell.Arg) {
 	extract, create := false, false
-	var dir, archive *arg
+	var dir, archive *shell.Arg
 	values := make(map[int]bool) // indexes of option values
 	for i := 0; i < len(rest); i++ {
-		t := rest[i].text
-		next := func() *arg {
+		t := rest[i].Text
+		next := func() *shell.Arg {
 			if i+1 < len(rest) {
 				i++
 				values[i] = true
@@ -469,12 +470,12 @@ func (a *analyzer) guardTar(in *stmtInfo, c *command, rest []arg) {
 	if extract && dir != nil {
 		a.guardTarget(in, c, "tar-x", *dir, reachMaybe)
 	}
-	if create && archive != nil && archive.text != "-" {
+	if create && archive != nil && archive.Text != "-" {
 		a.guardTarget(in, c, "tar-c", *archive, reachWrite)
 	}
-	if slices.ContainsFunc(rest, func(w arg) bool { return w.text == "--remove-files" }) {
+	if slices.ContainsFunc(rest, func(w shell.Arg) bool { return w.Text == "--remove-files" }) {
 		for i, w := range rest {
-			if !values[i] && !strings.HasPrefix(w.text, "-") {
+			if !values[i] && !strings.HasPrefix(w.Text, "-") {
 				a.guardTarget(in, c, "tar-remove", w, reachDestroy)
 			}
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // TestRuleIndex_SameVerdictsAsFullScan holds the rule index to the full
@@ -47,7 +49,7 @@ func TestRuleIndex_SameVerdictsAsFullScan(t *testing.T) {
 				flagged++
 			}
 		}
-		cmds := analyze(Normalize(cmd))
+		cmds := analyze(shell.Normalize(cmd))
 		if got, want := ix.judge(cmds), judge(table, cmds); !slices.Equal(got, want) {
 			t.Errorf("findings for %q: indexed %v, full scan %v", cmd, findingIDs(got), findingIDs(want))
 		}
@@ -128,10 +130,10 @@ func TestPattern_SameAsRegexp(t *testing.T) {
 	var lines [kinds][]string
 	inputs := append(differentialInputs(t), generatedCommands(rand.New(rand.NewPCG(5, 6)), 300)...)
 	for _, cmd := range inputs {
-		for _, c := range analyze(Normalize(cmd)) {
+		for _, c := range analyze(shell.Normalize(cmd)) {
 			lines[names] = append(lines[names], c.name)
-			lines[args] = append(lines[args], line(c.args, !strings.HasPrefix(c.name, "@")))
-			lines[globals] = append(lines[globals], line(c.globals, true))
+			lines[args] = append(lines[args], shell.Line(c.args, !strings.HasPrefix(c.name, "@")))
+			lines[globals] = append(lines[globals], shell.Line(c.globals, true))
 			lines[env] = append(lines[env], strings.Join(c.env, " "))
 			lines[via] = append(lines[via], strings.Join(c.via, " "))
 		}

@@ -1,5 +1,7 @@
 package approval
 
+import "github.com/runbox/runbox/approval/internal/shell"
+
 // InputKind says what a command does with the input piped to it.
 type InputKind int
 
@@ -54,7 +56,7 @@ type Input struct {
 // judged the strictest way any reader may take it. A command too large
 // to analyse reads commands, so its input is judged rather than not.
 func (g *Gate) Input(command string) Input {
-	cmd := Normalize(command)
+	cmd := shell.Normalize(command)
 	if len(cmd) > g.maxSize {
 		return Input{Kind: InputCommands, role: roleShell}
 	}

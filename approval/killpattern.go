@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -27,7 +28,7 @@ const factKillBroad = "@kill-broad"
 // vite) and killall of a program by its exact name (killall node) stay
 // allowed, as a kill by process id does.
 func resolveKillPattern(r *resolution) bool {
-	r.in.final = r.done(texts(r.rest))
+	r.in.final = r.done(shell.Texts(r.rest))
 	var why string
 	if r.name == "killall" {
 		why = killallBroad(r.rest)
@@ -45,12 +46,12 @@ func resolveKillPattern(r *resolution) bool {
 // (kill $(pgrep -f python)) are a selection like pkill's, and judged
 // the same way.
 func resolveKill(r *resolution) bool {
-	r.in.final = r.done(texts(r.rest))
+	r.in.final = r.done(shell.Texts(r.rest))
 	for _, a := range r.rest {
-		if a.word == nil {
+		if a.Word == nil {
 			continue
 		}
-		syntax.Walk(a.word, func(n syntax.Node) bool {
+		syntax.Walk(a.Word, func(n syntax.Node) bool {
 			cs, ok := n.(*syntax.CmdSubst)
 			if !ok || len(cs.Stmts) != 1 {
 				return true
@@ -78,8 +79,8 @@ func listedPids(cmd syntax.Command) (why, lister string) {
 	if !ok || len(ce.Args) == 0 {
 		return "", ""
 	}
-	args, _ := words(ce.Args)
-	switch canonicalName(args[0].text) {
+	args, _ := shell.Words(ce.Args)
+	switch shell.CanonicalName(args[0].Text) {
 	case "pgrep":
 		return pkillBroad(args[1:]), "pgrep"
 	case "pidof":
@@ -90,7 +91,7 @@ func listedPids(cmd syntax.Command) (why, lister string) {
 
 // killSelection is what a pkill or killall command line selects by.
 type killSelection struct {
-	patterns []arg
+	patterns []shell.Arg
 	full     bool // -f: match the whole command line (pkill)
 	regex    bool // killall -r
 	exact    bool // pkill -x
@@ -100,7 +101,7 @@ type killSelection struct {
 	listOnly bool   // killall -l, -V: nothing is signalled
 }
 
-func pkillBroad(args []arg) string {
+func pkillBroad(args []shell.Arg) string {
 	sel := parseKill(args, "dgGPstuUFqrO", map[string]bool{"--signal": true, "--parent": true, "--pgroup": true, "--group": true,
 		"--session": true, "--terminal": true, "--euid": true, "--uid": true, "--pidfile": true, "--ns": true, "--nslist": true,
 		"--runstates": true, "--older": true, "--queue": true, "--logpidfile": true, "--cgroup": true, "--env": true},
@@ -125,7 +126,7 @@ func pkillBroad(args []arg) string {
 	return sel.broad()
 }
 
-func killallBroad(args []arg) string {
+func killallBroad(args []shell.Arg) string {
 	sel := parseKill(args, "suyoZn", map[string]bool{"--signal": true, "--user": true, "--younger-than": true,
 		"--older-than": true, "--context": true, "--ns": true},
 		func(o, v string, s *killSelection) {
@@ -144,7 +145,7 @@ func killallBroad(args []arg) string {
 		// Exact names: each is the pattern of its own whole name.
 		sel.exact = true
 		for i, p := range sel.patterns {
-			sel.patterns[i].text = regexp.QuoteMeta(canonicalName(p.text))
+			sel.patterns[i].Text = regexp.QuoteMeta(shell.CanonicalName(p.Text))
 		}
 	}
 	return sel.broad()
@@ -153,10 +154,10 @@ func killallBroad(args []arg) string {
 // parseKill reads a kill command line: signals (-9, -KILL, -SIGTERM),
 // options, and the patterns. short lists the short options that take a
 // value, long the long ones; each option is passed to set.
-func parseKill(args []arg, short string, long map[string]bool, set func(opt, value string, s *killSelection)) killSelection {
+func parseKill(args []shell.Arg, short string, long map[string]bool, set func(opt, value string, s *killSelection)) killSelection {
 	var s killSelection
 	for i := 0; i < len(args); i++ {
-		t := args[i].text
+		t := args[i].Text
 		switch {
 		case t == "--":
 			s.patterns = append(s.patterns, args[i+1:]...)
@@ -165,7 +166,7 @@ func parseKill(args []arg, short string, long map[string]bool, set func(opt, val
 			name, v, hasValue := strings.Cut(t, "=")
 			if !hasValue && long[name] && i+1 < len(args) {
 				i++
-				v = args[i].text
+				v = args[i].Text
 			}
 			set(name, v, &s)
 		case len(t) > 1 && t[0] == '-':
@@ -181,7 +182,7 @@ func parseKill(args []arg, short string, long map[string]bool, set func(opt, val
 				v := t[j+1:]
 				if v == "" && i+1 < len(args) {
 					i++
-					v = args[i].text
+					v = args[i].Text
 				}
 				set(o, v, &s)
 				break
@@ -227,11 +228,11 @@ func (s killSelection) broad() string {
 	return ""
 }
 
-func (s killSelection) broadPattern(p arg) string {
-	if p.dyn {
+func (s killSelection) broadPattern(p shell.Arg) string {
+	if p.Dyn {
 		return "pattern only known at run time"
 	}
-	expr := p.text
+	expr := p.Text
 	if s.exact {
 		expr = "^(?:" + expr + ")$"
 	}
@@ -266,7 +267,7 @@ func (s killSelection) broadPattern(p arg) string {
 	if s.full {
 		probes, min = processCommandLines, 4
 	}
-	if literalLen(p.text) < min {
+	if literalLen(p.Text) < min {
 		return "pattern too short to select one program"
 	}
 	n := 0

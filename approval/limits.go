@@ -1,8 +1,6 @@
 package approval
 
-import (
-	"fmt"
-)
+import "fmt"
 
 // Bounds on the work one check may do. Input beyond them is not analysed
 // further and asks instead, in every mode but yolo (see the "too-complex"

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // nest wraps inner in n levels of open … close.
@@ -114,7 +116,7 @@ func TestGate_LimitReasons(t *testing.T) {
 		{"compound commands", nest(maxNesting+1, "if a; then ", "; fi", "ls"), "command too deeply nested to analyse (depth > limit 100)"},
 		{"links", strings.Repeat("ls | ", maxCommands+1) + "ls", "command has too many parts to analyse (more than 4096)"},
 		{"size", "echo " + strings.Repeat("a", DefaultMaxCommandBytes), fmt.Sprintf("command too large to analyse (%d bytes > limit %d)", DefaultMaxCommandBytes+5, DefaultMaxCommandBytes)},
-		{"brace expressions", "echo " + strings.Repeat("{a,b}", maxBraceExprs+1), "word with too many brace expressions to analyse (17 > limit 16)"},
+		{"brace expressions", "echo " + strings.Repeat("{a,b}", shell.MaxBraceExprs+1), "word with too many brace expressions to analyse (17 > limit 16)"},
 		{"code in strings", nestedShells(maxDepth + 1), "code nested in strings too deeply to analyse (more than 6 levels of bash -c, eval …)"},
 	}
 	for _, tt := range tests {
@@ -224,8 +226,8 @@ func TestScanShape_Measures(t *testing.T) {
 		{"((", 2, 0},
 	}
 	for _, tt := range tests {
-		if got := scanShape(tt.src); got.depth != tt.depth || got.links != tt.links {
-			t.Errorf("scanShape(%q) = depth %d links %d; want %d, %d", tt.src, got.depth, got.links, tt.depth, tt.links)
+		if got := shell.ScanShape(tt.src); got.Depth != tt.depth || got.Links != tt.links {
+			t.Errorf("scanShape(%q) = depth %d links %d; want %d, %d", tt.src, got.Depth, got.Links, tt.depth, tt.links)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // TestNormalize_Cases: each row is a way to hide a command from a text
@@ -32,7 +34,7 @@ func TestNormalize_Cases(t *testing.T) {
 		{"ﬁle", "file"},
 	}
 	for _, tt := range tests {
-		if got := Normalize(tt.in); got != tt.want {
+		if got := shell.Normalize(tt.in); got != tt.want {
 			t.Errorf("Normalize(%q) = %q; want %q", tt.in, got, tt.want)
 		}
 	}
@@ -51,7 +53,7 @@ func FuzzNormalize(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		start := time.Now()
-		out := Normalize(s)
+		out := shell.Normalize(s)
 		if d := time.Since(start); d > 100*time.Millisecond && len(s) < 1<<16 {
 			t.Fatalf("Normalize took %v on %d bytes", d, len(s))
 		}
@@ -63,6 +65,6 @@ func FuzzNormalize(f *testing.F) {
 
 func BenchmarkNormalize(b *testing.B) {
 	for b.Loop() {
-		Normalize("git add -A && git commit -m 'fix: handle empty input' && go test ./...")
+		shell.Normalize("git add -A && git commit -m 'fix: handle empty input' && go test ./...")
 	}
 }

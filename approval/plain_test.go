@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // TestParsePlain_SameTreeAsParser: for every input parsePlain accepts,
@@ -27,7 +29,7 @@ func TestParsePlain_SameTreeAsParser(t *testing.T) {
 	}
 	accepted := 0
 	for _, src := range inputs {
-		got, ok := parsePlain(src, nil)
+		got, ok := shell.ParsePlain(src, nil)
 		want, err := newParser().Parse(strings.NewReader(src), "")
 		if !ok {
 			continue
@@ -42,12 +44,12 @@ func TestParsePlain_SameTreeAsParser(t *testing.T) {
 		}
 	}
 	for _, src := range []string{"ls", "git status", "go test ./...", "npm test -- --watch=false", "rm -rf /", "ls a=b"} {
-		if _, ok := parsePlain(src, nil); !ok {
+		if _, ok := shell.ParsePlain(src, nil); !ok {
 			t.Errorf("parsePlain(%q) refused a plain command line", src)
 		}
 	}
 	for _, src := range []string{"a=b", "if x", "export A=1", "ls #x", "ls ~", "ls *", "ls\n", "ls; rm", "", " ", "echo $x", "'ls'"} {
-		if _, ok := parsePlain(src, nil); ok {
+		if _, ok := shell.ParsePlain(src, nil); ok {
 			t.Errorf("parsePlain(%q) accepted what only the parser can read", src)
 		}
 	}

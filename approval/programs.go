@@ -3,6 +3,7 @@ package approval
 import (
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -59,9 +60,9 @@ func init() {
 
 // resolveSudo: privilege wrappers; -e/-l/-v run no command.
 func resolveSudo(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
 	rest = r.takeAssigns(rest)
-	if hasOpt(opts, "-e", "--edit", "-l", "--list", "-v", "--validate") {
+	if shell.HasOpt(opts, "-e", "--edit", "-l", "--list", "-v", "--validate") {
 		r.done(opts)
 		return false
 	}
@@ -70,10 +71,10 @@ func resolveSudo(r *resolution) bool {
 
 // resolveEnv: env [-S string] [NAME=value…] command.
 func resolveEnv(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
-	if s, ok := optValue(opts, "-S", "--split-string"); ok {
+	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
+	if s, ok := shell.OptValue(opts, "-S", "--split-string"); ok {
 		r.done(opts)
-		r.addCode(s+" "+line(texts(rest), true), nil)
+		r.addCode(s+" "+shell.Line(shell.Texts(rest), true), nil)
 		return false
 	}
 	rest = r.takeAssigns(rest)
@@ -84,12 +85,12 @@ func resolveEnv(r *resolution) bool {
 // resolvePrefix: programs that run their arguments as a command after
 // their own options.
 func resolvePrefix(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
-	if r.name == "ionice" && hasOpt(opts, "-p", "-P", "-u") {
+	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
+	if r.name == "ionice" && shell.HasOpt(opts, "-p", "-P", "-u") {
 		r.done(opts)
 		return false
 	}
-	if (r.name == "gosu" || r.name == "su-exec" || r.name == "s6-setuidgid" || r.name == "chpst" && hasOpt(opts, "-u")) && len(rest) > 0 {
+	if (r.name == "gosu" || r.name == "su-exec" || r.name == "s6-setuidgid" || r.name == "chpst" && shell.HasOpt(opts, "-u")) && len(rest) > 0 {
 		rest = rest[1:] // the user
 	}
 	return r.next(opts, rest)
@@ -98,8 +99,8 @@ func resolvePrefix(r *resolution) bool {
 // resolveWithOperand: programs with one operand (a duration, a new root,
 // a priority, a mask, a time) before the command.
 func resolveWithOperand(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
-	if hasOpt(opts, "-p", "--pid", "--all-tasks") || len(rest) == 0 {
+	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
+	if shell.HasOpt(opts, "-p", "--pid", "--all-tasks") || len(rest) == 0 {
 		r.done(opts)
 		return false
 	}
@@ -112,8 +113,8 @@ func resolveWithOperand(r *resolution) bool {
 // resolveCommand: `command -v` only looks the name up; `command prog`
 // runs prog, unrecorded.
 func resolveCommand(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, optSpec{})
-	if hasOpt(opts, "-v", "-V") {
+	opts, rest := shell.SplitOpts(r.rest, shell.OptSpec{})
+	if shell.HasOpt(opts, "-v", "-V") {
 		return false
 	}
 	r.args = rest
@@ -122,7 +123,7 @@ func resolveCommand(r *resolution) bool {
 
 // resolveXargs: without a command, xargs runs echo.
 func resolveXargs(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
 	if len(rest) == 0 {
 		r.done(opts)
 		return false
@@ -133,18 +134,18 @@ func resolveXargs(r *resolution) bool {
 // resolveWatch: watch runs its arguments through sh -c unless -x;
 // plain words ([analyzer.plainWords]) are resolved in place.
 func resolveWatch(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
-	if hasOpt(opts, "-x", "--exec") || r.a.plainWords(rest) {
+	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
+	if shell.HasOpt(opts, "-x", "--exec") || r.a.plainWords(rest) {
 		return r.next(opts, rest)
 	}
 	r.done(opts)
-	r.addCode(strings.Join(texts(rest), " "), nil)
+	r.addCode(strings.Join(shell.Texts(rest), " "), nil)
 	return false
 }
 
 // resolveFlock: flock [-c code] | flock FILE command.
 func resolveFlock(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
+	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
 	// -c may follow the lock file (flock FILE -c CMD), as flock's own
 	// usage writes it.
 	if vs := optVals(r.rest, "-c", false, "--command"); len(vs) > 0 {
@@ -163,16 +164,16 @@ func resolveFlock(r *resolution) bool {
 // the arguments; runuser -u USER runs a command, as a wrapper does: its
 // record holds its options, so a chain of them is not copied per level).
 func resolveSu(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, wrapperSpecs[r.name])
-	if r.name == "sg" && len(rest) > 1 && !hasOpt(opts, "-c") && rest[1].text != "-c" && r.a.plainWords(rest[1:]) {
+	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
+	if r.name == "sg" && len(rest) > 1 && !shell.HasOpt(opts, "-c") && rest[1].Text != "-c" && r.a.plainWords(rest[1:]) {
 		// sg GROUP CMD …: the shell sg starts reads the words back.
-		return r.next(append(opts, rest[0].text), rest[1:])
+		return r.next(append(opts, rest[0].Text), rest[1:])
 	}
 	code, w, ok := suCode(r.name, opts, rest)
-	if !ok && r.name == "runuser" && hasOpt(opts, "-u", "--user") && len(rest) > 0 {
+	if !ok && r.name == "runuser" && shell.HasOpt(opts, "-u", "--user") && len(rest) > 0 {
 		return r.next(opts, rest)
 	}
-	r.done(texts(r.rest))
+	r.done(shell.Texts(r.rest))
 	if ok {
 		r.addCode(code, w)
 	}
@@ -181,17 +182,17 @@ func resolveSu(r *resolution) bool {
 
 // suCode returns the code a user switcher runs, and the word that holds
 // it when it is one word.
-func suCode(name string, opts []string, rest []arg) (string, *syntax.Word, bool) {
-	if s, ok := optValue(opts, "-c", "--command"); ok {
+func suCode(name string, opts []string, rest []shell.Arg) (string, *syntax.Word, bool) {
+	if s, ok := shell.OptValue(opts, "-c", "--command"); ok {
 		return s, nil, true
 	}
 	for i := 0; i+1 < len(rest); i++ {
-		if rest[i].text == "-c" || rest[i].text == "--command" {
-			return rest[i+1].text, rest[i+1].word, true
+		if rest[i].Text == "-c" || rest[i].Text == "--command" {
+			return rest[i+1].Text, rest[i+1].Word, true
 		}
 	}
 	if name == "sg" && len(rest) > 1 {
-		return strings.Join(texts(rest[1:]), " "), nil, true
+		return strings.Join(shell.Texts(rest[1:]), " "), nil, true
 	}
 	return "", nil, false
 }
@@ -199,19 +200,19 @@ func suCode(name string, opts []string, rest []arg) (string, *syntax.Word, bool)
 // resolveEval: its arguments are shell code; plain words
 // ([analyzer.plainWords]) are resolved in place.
 func resolveEval(r *resolution) bool {
-	if len(r.rest) > 0 && r.rest[0].text == "--" {
+	if len(r.rest) > 0 && r.rest[0].Text == "--" {
 		r.rest = r.rest[1:] // eval -- CODE: the end of (no) options
 	}
 	if r.a.plainWords(r.rest) {
 		return r.next(nil, r.rest)
 	}
-	r.done(texts(r.rest))
-	if text := strings.Join(texts(r.rest), " "); !onlySubst(text) {
+	r.done(shell.Texts(r.rest))
+	if text := strings.Join(shell.Texts(r.rest), " "); !onlySubst(text) {
 		r.addCode(text, nil)
 	}
 	for _, a := range r.rest {
-		if a.word != nil {
-			r.substFact(a.word)
+		if a.Word != nil {
+			r.substFact(a.Word)
 		}
 	}
 	return false
@@ -230,21 +231,21 @@ func resolveEval(r *resolution) bool {
 // Each word is tested once per check: the args of every level of a chain
 // end where the line ends, so args that end where a list already found
 // plain ends are part of it.
-func (a *analyzer) plainWords(args []arg) bool {
+func (a *analyzer) plainWords(args []shell.Arg) bool {
 	if len(args) == 0 {
 		return false
 	}
 	if p := a.plainTail; len(p) >= len(args) && &p[len(p)-1] == &args[len(args)-1] {
 		// Part of a plain list: plain too, unless its first word was
 		// one of the list's later ones and holds "=".
-		return !strings.Contains(args[0].text, "=")
+		return !strings.Contains(args[0].Text, "=")
 	}
 	for k, w := range args {
-		if w.dyn || w.glob || w.text == "" || syntaxWords[w.text] {
+		if w.Dyn || w.Glob || w.Text == "" || syntaxWords[w.Text] {
 			return false
 		}
-		for i := 0; i < len(w.text); i++ {
-			c := w.text[i]
+		for i := 0; i < len(w.Text); i++ {
+			c := w.Text[i]
 			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_./:,+@%^", c) >= 0 || c == '=' && k > 0) {
 				return false
 			}
@@ -262,9 +263,9 @@ var syntaxWords = setOf(`if then else elif fi case esac for select while until d
 
 // resolveSource: runs a file in this shell.
 func resolveSource(r *resolution) bool {
-	f := r.done(texts(r.rest))
+	f := r.done(shell.Texts(r.rest))
 	if len(r.rest) > 0 {
-		if stdinFiles[r.rest[0].text] {
+		if stdinFiles[r.rest[0].Text] {
 			// source /dev/stdin: the input is the script.
 			r.in.final, r.in.role = f, roleShell
 			return false
@@ -279,18 +280,18 @@ var stdinFiles = setOf(`/dev/stdin /dev/fd/0 /proc/self/fd/0`)
 
 // resolveTrap: its first argument is code run later.
 func resolveTrap(r *resolution) bool {
-	r.done(texts(r.rest))
-	if len(r.rest) > 1 && !r.rest[0].isOpt() && r.rest[0].text != "-" {
-		r.addCode(r.rest[0].text, r.rest[0].word)
+	r.done(shell.Texts(r.rest))
+	if len(r.rest) > 1 && !r.rest[0].IsOpt() && r.rest[0].Text != "-" {
+		r.addCode(r.rest[0].Text, r.rest[0].Word)
 	}
 	return false
 }
 
 // resolveAlias: each definition is code run when the alias is used.
 func resolveAlias(r *resolution) bool {
-	r.done(texts(r.rest))
+	r.done(shell.Texts(r.rest))
 	for _, a := range r.rest {
-		if _, v, ok := strings.Cut(a.text, "="); ok {
+		if _, v, ok := strings.Cut(a.Text, "="); ok {
 			r.addCode(v, nil)
 		}
 	}
@@ -300,24 +301,24 @@ func resolveAlias(r *resolution) bool {
 // resolveSSH: ssh HOST CMD runs CMD on the remote shell; ssh HOST alone
 // is a shell reading its input.
 func resolveSSH(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, wrapperSpecs["ssh"])
+	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs["ssh"])
 	r.sshOptions(r.rest[:len(r.rest)-len(rest)])
-	if len(rest) > 2 && rest[1].text == "--" {
+	if len(rest) > 2 && rest[1].Text == "--" {
 		rest = append(rest[:1:1], rest[2:]...) // mosh HOST -- CMD
 	}
-	if len(rest) > 1 && !hasOpt(opts, "-N", "-W") && r.a.plainWords(rest[1:]) {
+	if len(rest) > 1 && !shell.HasOpt(opts, "-N", "-W") && r.a.plainWords(rest[1:]) {
 		// ssh HOST CMD …: the remote shell reads the words back.
-		return r.next(append(opts, rest[0].text), rest[1:])
+		return r.next(append(opts, rest[0].Text), rest[1:])
 	}
-	f := r.done(texts(r.rest))
-	if len(rest) == 0 || hasOpt(opts, "-N", "-W") {
+	f := r.done(shell.Texts(r.rest))
+	if len(rest) == 0 || shell.HasOpt(opts, "-N", "-W") {
 		return false
 	}
 	if len(rest) == 1 {
 		r.in.final, r.in.role = f, roleShell
 		return false
 	}
-	r.addCode(strings.Join(texts(rest[1:]), " "), nil)
+	r.addCode(strings.Join(shell.Texts(rest[1:]), " "), nil)
 	return false
 }
 
@@ -336,15 +337,15 @@ func resolveFind(r *resolution) bool {
 
 // resolveEcho: what echo prints matters when it is piped into a shell.
 func resolveEcho(r *resolution) bool {
-	r.in.final = r.done(texts(r.rest))
+	r.in.final = r.done(shell.Texts(r.rest))
 	rest, decode := r.rest, false
-	for len(rest) > 0 && echoOpt.MatchString(rest[0].text) {
-		decode = decode || strings.Contains(rest[0].text, "e")
+	for len(rest) > 0 && echoOpt.MatchString(rest[0].Text) {
+		decode = decode || strings.Contains(rest[0].Text, "e")
 		rest = rest[1:]
 	}
-	text := strings.Join(texts(rest), " ")
+	text := strings.Join(shell.Texts(rest), " ")
 	if decode {
-		text = decodeANSIC(text)
+		text = shell.DecodeANSIC(text)
 	}
 	r.in.prints, r.in.printsOK = text, allLiteral(rest)
 	return false
@@ -352,16 +353,16 @@ func resolveEcho(r *resolution) bool {
 
 // resolvePrintf: likewise, for a literal format.
 func resolvePrintf(r *resolution) bool {
-	r.in.final = r.done(texts(r.rest))
-	if len(r.rest) > 0 && !r.rest[0].isOpt() && allLiteral(r.rest) {
-		r.in.prints, r.in.printsOK = printfText(r.rest[0].text, texts(r.rest[1:])), true
+	r.in.final = r.done(shell.Texts(r.rest))
+	if len(r.rest) > 0 && !r.rest[0].IsOpt() && allLiteral(r.rest) {
+		r.in.prints, r.in.printsOK = printfText(r.rest[0].Text, shell.Texts(r.rest[1:])), true
 	}
 	return false
 }
 
 // resolveChmod: its targets are guarded.
 func resolveChmod(r *resolution) bool {
-	r.in.final = r.done(texts(r.rest))
+	r.in.final = r.done(shell.Texts(r.rest))
 	r.a.chmodTargets(r.rest)
 	r.a.guardCommand(r.in, &r.c, r.rest)
 	return false
@@ -369,7 +370,7 @@ func resolveChmod(r *resolution) bool {
 
 // tool resolves a program with subcommands: its global options, its
 // subcommand and arguments (in r.c), and the files it writes.
-func (r *resolution) tool(spec optSpec) {
+func (r *resolution) tool(spec shell.OptSpec) {
 	r.a.subcommand(&r.c, spec, r.rest)
 	r.in.final = r.emit(r.c)
 	r.a.writeTargets(r.in, &r.c, r.rest)
@@ -381,14 +382,14 @@ func (r *resolution) tool(spec optSpec) {
 func byClass(r *resolution) bool {
 	a, in, name, rest := r.a, r.in, r.name, r.rest
 	if isShell(name) {
-		opts, after := splitOpts(rest, optSpec{short: "o", long: []string{"--rcfile", "--init-file"}})
+		opts, after := shell.SplitOpts(rest, shell.OptSpec{Short: "o", Long: []string{"--rcfile", "--init-file"}})
 		f := r.done(a.texts(rest))
 		switch {
-		case hasOpt(opts, "-c"):
+		case shell.HasOpt(opts, "-c"):
 			if len(after) > 0 {
-				r.addCode(after[0].text, after[0].word)
+				r.addCode(after[0].Text, after[0].Word)
 			}
-		case hasOpt(opts, "-s") || len(after) == 0 || after[0].text == "-":
+		case shell.HasOpt(opts, "-s") || len(after) == 0 || after[0].Text == "-":
 			in.final, in.role = f, roleShell
 		default:
 			r.runsFile(after[0])
@@ -398,7 +399,7 @@ func byClass(r *resolution) bool {
 	if kind := interpKind(name); kind != "" {
 		if mod, after, ok := a.interp(in, r.c, kind, rest, r.runsFile); ok {
 			// python -m pip …: judge the module like the program.
-			r.args = append([]arg{{text: mod}}, after...)
+			r.args = append([]shell.Arg{{Text: mod}}, after...)
 			r.via = append(r.via[:len(r.via):len(r.via)], name)
 			return true
 		}
@@ -409,13 +410,13 @@ func byClass(r *resolution) bool {
 		return false
 	}
 	if _, ok := subcommandNames[name]; ok {
-		r.tool(optSpec{}) // a tool known by its subcommands only
+		r.tool(shell.OptSpec{}) // a tool known by its subcommands only
 		return false
 	}
 	in.final = r.done(a.texts(rest))
 	switch {
-	case sqlKeywords[name] && (r.w.text == strings.ToUpper(r.w.text) || len(rest) > 0 && sqlObjects[strings.ToLower(rest[0].text)]):
-		in.cmds = append(in.cmds, sqlFacts(r.w.text+" "+strings.Join(texts(rest), " "), r.via)...)
+	case sqlKeywords[name] && (r.w.Text == strings.ToUpper(r.w.Text) || len(rest) > 0 && sqlObjects[strings.ToLower(rest[0].Text)]):
+		in.cmds = append(in.cmds, sqlFacts(r.w.Text+" "+strings.Join(shell.Texts(rest), " "), r.via)...)
 	case sqlClients[name] != "":
 		a.sqlClient(in, name, rest, r.via)
 	case storeClients[name] != "":

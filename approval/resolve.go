@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -20,7 +21,7 @@ import (
 // args (find -exec, bash -c … around this command line); each wrapper
 // passed here adds one, and past [maxWrappers] the rest of the line is
 // not looked at but reported, which asks.
-func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source string, nested int) {
+func (a *analyzer) resolve(in *stmtInfo, args []shell.Arg, env, via []string, source string, nested int) {
 	r := a.newResolution()
 	defer a.freeResolution(r)
 	*r = resolution{a: a, in: in, args: args, env: env, via: via, source: source, nested: nested}
@@ -36,17 +37,17 @@ func (a *analyzer) resolve(in *stmtInfo, args []arg, env, via []string, source s
 			return
 		}
 		w := r.args[0]
-		if w.dyn || w.glob {
-			r.fact(factDynamic, w.text)
-			if w.word != nil {
-				r.substFact(w.word)
+		if w.Dyn || w.Glob {
+			r.fact(factDynamic, w.Text)
+			if w.Word != nil {
+				r.substFact(w.Word)
 			}
 			return
 		}
-		r.w, r.name, r.rest = w, canonicalName(w.text), r.args[1:]
-		r.c = command{name: r.name, path: w.text, env: r.env, via: r.via, source: r.source}
-		if strings.Contains(w.text, "/") {
-			in.scripts = append(in.scripts, w.text)
+		r.w, r.name, r.rest = w, shell.CanonicalName(w.Text), r.args[1:]
+		r.c = command{name: r.name, path: w.Text, env: r.env, via: r.via, source: r.source}
+		if strings.Contains(w.Text, "/") {
+			in.scripts = append(in.scripts, w.Text)
 		}
 		h, ok := programs[r.name]
 		if !ok {
@@ -82,19 +83,19 @@ func (a *analyzer) freeResolution(r *resolution) {
 type resolution struct {
 	a      *analyzer
 	in     *stmtInfo
-	args   []arg    // the command line from the program being looked at
-	env    []string // assignments seen so far (FOO=1 sudo BAR=2 …)
-	via    []string // the wrappers passed so far
+	args   []shell.Arg // the command line from the program being looked at
+	env    []string    // assignments seen so far (FOO=1 sudo BAR=2 …)
+	via    []string    // the wrappers passed so far
 	source string
 	// nested counts the programs that run a command passed to reach the
 	// one being looked at, from the top of the check: wrappers, find
 	// -exec, bash -c … (see [maxWrappers]).
 	nested int
 
-	w    arg     // the program word
-	name string  // its canonical name
-	rest []arg   // its arguments
-	c    command // its record, to emit
+	w    shell.Arg   // the program word
+	name string      // its canonical name
+	rest []shell.Arg // its arguments
+	c    command     // its record, to emit
 }
 
 // handler resolves one program. It returns true when the program wraps
@@ -137,16 +138,16 @@ func (r *resolution) addCode(text string, w *syntax.Word) {
 }
 
 // runsFile notes a script file the command runs.
-func (r *resolution) runsFile(f arg) {
-	r.in.scripts = append(r.in.scripts, f.text)
-	if f.word != nil {
-		r.substFact(f.word)
+func (r *resolution) runsFile(f shell.Arg) {
+	r.in.scripts = append(r.in.scripts, f.Text)
+	if f.Word != nil {
+		r.substFact(f.Word)
 	}
 }
 
 // next records the program as a wrapper with opts and continues with the
 // wrapped command line rest.
-func (r *resolution) next(opts []string, rest []arg) bool {
+func (r *resolution) next(opts []string, rest []shell.Arg) bool {
 	// The assignments in effect are for the wrapped program, which
 	// carries them; the wrapper's own record does not, so a rule about
 	// the environment judges the program that uses it.
@@ -158,10 +159,10 @@ func (r *resolution) next(opts []string, rest []arg) bool {
 }
 
 // takeAssigns moves leading NAME=value words of rest into the environment.
-func (r *resolution) takeAssigns(rest []arg) []arg {
-	for len(rest) > 0 && isAssign(rest[0].text) {
-		r.env = append(r.env[:len(r.env):len(r.env)], rest[0].text)
-		for _, code := range envCode([]string{rest[0].text}) {
+func (r *resolution) takeAssigns(rest []shell.Arg) []shell.Arg {
+	for len(rest) > 0 && shell.IsAssign(rest[0].Text) {
+		r.env = append(r.env[:len(r.env):len(r.env)], rest[0].Text)
+		for _, code := range envCode([]string{rest[0].Text}) {
 			r.addCode(code, nil)
 		}
 		rest = rest[1:]
@@ -178,9 +179,9 @@ func onlySubst(text string) bool {
 
 var echoOpt = regexp.MustCompile(`^-[neE]+$`)
 
-func allLiteral(args []arg) bool {
+func allLiteral(args []shell.Arg) bool {
 	for _, a := range args {
-		if a.dyn {
+		if a.Dyn {
 			return false
 		}
 	}
@@ -190,7 +191,7 @@ func allLiteral(args []arg) bool {
 // printfText formats like printf for %s, %b, %d and %%; enough to see
 // the text a script pipes into a shell.
 func printfText(format string, args []string) string {
-	format = decodeANSIC(format)
+	format = shell.DecodeANSIC(format)
 	var b strings.Builder
 	for i := 0; i < len(format); i++ {
 		if format[i] != '%' || i+1 >= len(format) {
@@ -208,7 +209,7 @@ func printfText(format string, args []string) string {
 			}
 		case 'b':
 			if len(args) > 0 {
-				b.WriteString(decodeANSIC(args[0]))
+				b.WriteString(shell.DecodeANSIC(args[0]))
 				args = args[1:]
 			}
 		default:
@@ -238,7 +239,7 @@ func (r *resolution) findExec() []string {
 	in, rest := r.in, r.rest
 	var own []string
 	for i := 0; i < len(rest); i++ {
-		t := rest[i].text
+		t := rest[i].Text
 		own = append(own, t)
 		isExec := t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir"
 		if r.name != "find" {
@@ -248,7 +249,7 @@ func (r *resolution) findExec() []string {
 			continue
 		}
 		j := i + 1
-		for j < len(rest) && rest[j].text != ";" && rest[j].text != "+" {
+		for j < len(rest) && rest[j].Text != ";" && rest[j].Text != "+" {
 			j++
 		}
 		from := len(in.cmds)
@@ -262,7 +263,7 @@ func (r *resolution) findExec() []string {
 			}
 		}
 		for _, w := range words {
-			own = append(own, w.text)
+			own = append(own, w.Text)
 		}
 		i = j
 	}
@@ -283,13 +284,13 @@ func runsOthers(cmds []command, depth int) bool {
 }
 
 // chmodTargets records files made executable.
-func (a *analyzer) chmodTargets(rest []arg) {
-	_, r := splitOpts(rest, optSpec{long: []string{"--reference"}})
-	if len(r) < 2 || !execMode.MatchString(r[0].text) {
+func (a *analyzer) chmodTargets(rest []shell.Arg) {
+	_, r := shell.SplitOpts(rest, shell.OptSpec{Long: []string{"--reference"}})
+	if len(r) < 2 || !execMode.MatchString(r[0].Text) {
 		return
 	}
 	for _, f := range r[1:] {
-		a.chmodX = append(a.chmodX, f.text)
+		a.chmodX = append(a.chmodX, f.Text)
 	}
 }
 
@@ -298,39 +299,39 @@ var execMode = regexp.MustCompile(`^([ugoa]*[+=][rwxXst]*x|[0-7]*[1357][0-7]?[0-
 // interp handles an interpreter: inline code and stdin are facts, a script
 // operand is a file it runs, and "-m module" resolves the module like a
 // program (reported through the ok result).
-func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []arg, runsFile func(arg)) (module string, r []arg, ok bool) {
+func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []shell.Arg, runsFile func(shell.Arg)) (module string, r []shell.Arg, ok bool) {
 	inline := func(flag string) {
 		in.cmds = append(in.cmds, c, command{name: factInlineCode, args: []string{c.name, flag}, via: c.via, source: c.source})
 	}
-	c.args = texts(rest)
+	c.args = shell.Texts(rest)
 	stdin := func() {
 		in.cmds = append(in.cmds, c)
 		in.final, in.role = &in.cmds[len(in.cmds)-1], roleInterp
 	}
 	switch kind {
 	case "python":
-		opts, r := splitOpts(rest, optSpec{short: "WXcm", long: []string{"--check-hash-based-pycs"}})
-		if hasOpt(opts, "-c") {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "WXcm", Long: []string{"--check-hash-based-pycs"}})
+		if shell.HasOpt(opts, "-c") {
 			inline("-c")
 			return "", nil, false
 		}
-		if m, ok := optValue(opts, "-m"); ok {
+		if m, ok := shell.OptValue(opts, "-m"); ok {
 			in.cmds = append(in.cmds, c)
 			return m, r, true
 		}
-		if len(r) == 0 || r[0].text == "-" {
+		if len(r) == 0 || r[0].Text == "-" {
 			stdin()
 			return "", nil, false
 		}
 		in.cmds = append(in.cmds, c)
 		runsFile(r[0])
 	case "node", "bun":
-		opts, r := splitOpts(rest, optSpec{short: "epr", long: []string{"--eval", "--print", "--require", "--import", "--loader", "--experimental-loader", "--input-type", "--conditions", "--title", "--env-file", "--cwd", "--config"}})
-		if _, ok := optValue(opts, "-e", "-p", "--eval", "--print"); ok || hasOpt(opts, "-e", "-p") {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "epr", Long: []string{"--eval", "--print", "--require", "--import", "--loader", "--experimental-loader", "--input-type", "--conditions", "--title", "--env-file", "--cwd", "--config"}})
+		if _, ok := shell.OptValue(opts, "-e", "-p", "--eval", "--print"); ok || shell.HasOpt(opts, "-e", "-p") {
 			inline("-e")
 			return "", nil, false
 		}
-		if len(r) == 0 || r[0].text == "-" {
+		if len(r) == 0 || r[0].Text == "-" {
 			stdin()
 			return "", nil, false
 		}
@@ -339,30 +340,30 @@ func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []arg, runs
 			runsFile(r[0])
 		}
 	case "deno":
-		opts, r := splitOpts(rest, optSpec{short: "e", long: []string{"--eval"}})
-		if hasOpt(opts, "-e", "--eval") || len(r) > 0 && r[0].text == "eval" {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "e", Long: []string{"--eval"}})
+		if shell.HasOpt(opts, "-e", "--eval") || len(r) > 0 && r[0].Text == "eval" {
 			inline("eval")
 			return "", nil, false
 		}
-		if len(r) == 0 || r[0].text == "repl" || len(r) > 1 && r[0].text == "run" && r[1].text == "-" {
+		if len(r) == 0 || r[0].Text == "repl" || len(r) > 1 && r[0].Text == "run" && r[1].Text == "-" {
 			stdin()
 			return "", nil, false
 		}
 		in.cmds = append(in.cmds, c)
 	case "perl", "ruby":
-		spec := optSpec{short: "eE"}
+		spec := shell.OptSpec{Short: "eE"}
 		if kind == "ruby" {
-			spec = optSpec{short: "eIrCEF"}
+			spec = shell.OptSpec{Short: "eIrCEF"}
 		}
-		opts, r := splitOpts(rest, spec)
-		code := hasOpt(opts, "-e") || kind == "perl" && hasOpt(opts, "-E")
+		opts, r := shell.SplitOpts(rest, spec)
+		code := shell.HasOpt(opts, "-e") || kind == "perl" && shell.HasOpt(opts, "-E")
 		files := r
 		if !code && len(r) > 0 {
 			files = r[1:]
 		}
-		if hasOpt(opts, "-i") || hasOptPrefix(opts, "--in-place") {
+		if shell.HasOpt(opts, "-i") || hasOptPrefix(opts, "--in-place") {
 			for _, f := range files {
-				in.cmds = append(in.cmds, command{name: factWrite, args: []string{kind + "-i", f.text}, via: c.via, source: c.source})
+				in.cmds = append(in.cmds, command{name: factWrite, args: []string{kind + "-i", f.Text}, via: c.via, source: c.source})
 				a.guardTarget(in, &c, kind+"-i", f, reachWrite)
 			}
 		}
@@ -375,30 +376,30 @@ func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []arg, runs
 			inline("-e")
 			return "", nil, false
 		}
-		if len(r) == 0 || r[0].text == "-" {
+		if len(r) == 0 || r[0].Text == "-" {
 			stdin()
 			return "", nil, false
 		}
 		in.cmds = append(in.cmds, c)
 		runsFile(r[0])
 	case "php":
-		opts, r := splitOpts(rest, optSpec{short: "rcdfzt", long: []string{"--run"}})
-		if hasOpt(opts, "-r", "--run") {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "rcdfzt", Long: []string{"--run"}})
+		if shell.HasOpt(opts, "-r", "--run") {
 			inline("-r")
 			return "", nil, false
 		}
-		if len(r) == 0 && !hasOpt(opts, "-f", "-S", "-a", "-v", "-m", "-i", "-h", "-l") {
+		if len(r) == 0 && !shell.HasOpt(opts, "-f", "-S", "-a", "-v", "-m", "-i", "-h", "-l") {
 			stdin()
 			return "", nil, false
 		}
 		in.cmds = append(in.cmds, c)
 	case "eflag": // lua, Rscript, julia, osascript, groovy …
-		opts, r := splitOpts(rest, optSpec{short: "el", long: []string{"--eval", "--expr", "--execute"}})
-		if hasOpt(opts, "-e", "--eval", "--expr", "--execute") || hasOptPrefix(opts, "--eval=", "--expr=") {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "el", Long: []string{"--eval", "--expr", "--execute"}})
+		if shell.HasOpt(opts, "-e", "--eval", "--expr", "--execute") || hasOptPrefix(opts, "--eval=", "--expr=") {
 			inline("-e")
 			return "", nil, false
 		}
-		if len(r) == 0 || r[0].text == "-" {
+		if len(r) == 0 || r[0].Text == "-" {
 			stdin()
 			return "", nil, false
 		}
@@ -410,15 +411,15 @@ func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []arg, runs
 			return "", nil, false
 		}
 		for i, r := range rest {
-			if isPwshCodeFlag(r.text) || i == 0 && !strings.HasPrefix(r.text, "-") && !strings.HasPrefix(r.text, "/") {
-				inline(r.text)
+			if isPwshCodeFlag(r.Text) || i == 0 && !strings.HasPrefix(r.Text, "-") && !strings.HasPrefix(r.Text, "/") {
+				inline(r.Text)
 				return "", nil, false
 			}
 		}
 		in.cmds = append(in.cmds, c)
 	case "cmd":
 		for _, r := range rest {
-			if t := strings.ToLower(r.text); t == "/c" || t == "/k" || t == "/r" {
+			if t := strings.ToLower(r.Text); t == "/c" || t == "/k" || t == "/r" {
 				inline(t)
 				return "", nil, false
 			}
@@ -468,11 +469,11 @@ func hasOptPrefix(opts []string, prefixes ...string) bool {
 // "git --foo bar push") is not mistaken for it; operands skipped on the way
 // stay with the global options. When no operand is a known subcommand, the
 // first operand is the subcommand.
-func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
+func (a *analyzer) subcommand(c *command, spec shell.OptSpec, rest []shell.Arg) {
 	name := c.name
 	if name == "docker-compose" || name == "podman-compose" {
 		c.name = "docker"
-		rest = append([]arg{{text: "compose"}}, rest...)
+		rest = append([]shell.Arg{{Text: "compose"}}, rest...)
 	}
 	if name == "podman" || name == "nerdctl" {
 		c.name = "docker"
@@ -481,12 +482,12 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 	var globals []string
 	i, first, firstGlobals := 0, -1, 0
 	for i < len(rest) {
-		t := rest[i].text
+		t := rest[i].Text
 		if t == "--" {
 			i++
 			break
 		}
-		if !rest[i].isOpt() {
+		if !rest[i].IsOpt() {
 			if known == nil || known[t] {
 				break
 			}
@@ -497,14 +498,14 @@ func (a *analyzer) subcommand(c *command, spec optSpec, rest []arg) {
 			i++
 			continue
 		}
-		o, _ := splitOpts(rest[i:i+1], spec)
+		o, _ := shell.SplitOpts(rest[i:i+1], spec)
 		globals = append(globals, o...)
 		i++
 		n, _, hasValue := strings.Cut(t, "=")
-		takes := strings.HasPrefix(t, "--") && !hasValue && containsStr(spec.long, n) ||
-			!strings.HasPrefix(t, "--") && len(t) >= 2 && strings.IndexByte(spec.short, t[len(t)-1]) >= 0 && !strings.ContainsAny(t[1:len(t)-1], spec.short)
+		takes := strings.HasPrefix(t, "--") && !hasValue && containsStr(spec.Long, n) ||
+			!strings.HasPrefix(t, "--") && len(t) >= 2 && strings.IndexByte(spec.Short, t[len(t)-1]) >= 0 && !strings.ContainsAny(t[1:len(t)-1], spec.Short)
 		if takes && i < len(rest) {
-			globals = append(globals, rest[i].text)
+			globals = append(globals, rest[i].Text)
 			i++
 		}
 	}
@@ -540,68 +541,68 @@ func subcommandKey(name string) string {
 
 // writeTargets records the files a command writes: tee, cp, mv, install,
 // ln, rsync, sed -i, dd of=, curl -o, wget -O.
-func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []arg) {
+func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []shell.Arg) {
 	add := func(how, target string) {
 		in.cmds = append(in.cmds, command{name: factWrite, args: []string{how, target}, via: c.via, source: c.source})
 	}
 	switch c.name {
 	case "tee":
-		opts, r := splitOpts(rest, optSpec{long: []string{"--output-error"}})
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Long: []string{"--output-error"}})
 		how := "tee"
-		if hasOpt(opts, "-a", "--append") {
+		if shell.HasOpt(opts, "-a", "--append") {
 			how = "tee-a"
 		}
 		for _, f := range r {
-			add(how, f.text)
+			add(how, f.Text)
 		}
 	case "cp", "mv", "install", "ln", "rsync", "scp", "ditto":
-		opts, r := splitOpts(rest, wrapperSpecs["cp"])
-		if t, ok := optValue(opts, "-t", "--target-directory"); ok {
+		opts, r := shell.SplitOpts(rest, wrapperSpecs["cp"])
+		if t, ok := shell.OptValue(opts, "-t", "--target-directory"); ok {
 			add(c.name, t)
 			return
 		}
-		if c.name == "install" && hasOpt(opts, "-d", "--directory") {
+		if c.name == "install" && shell.HasOpt(opts, "-d", "--directory") {
 			for _, f := range r {
-				add(c.name, f.text)
+				add(c.name, f.Text)
 			}
 			return
 		}
 		if len(r) >= 2 {
-			add(c.name, r[len(r)-1].text)
+			add(c.name, r[len(r)-1].Text)
 		}
 	case "sed", "gsed":
-		opts, r := splitOpts(rest, optSpec{short: "efl", long: []string{"--expression", "--file", "--line-length"}})
-		if !hasOpt(opts, "-i") && !hasOptPrefix(opts, "--in-place") {
+		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "efl", Long: []string{"--expression", "--file", "--line-length"}})
+		if !shell.HasOpt(opts, "-i") && !hasOptPrefix(opts, "--in-place") {
 			return
 		}
-		if !hasOpt(opts, "-e", "-f", "--expression", "--file") && len(r) > 0 {
+		if !shell.HasOpt(opts, "-e", "-f", "--expression", "--file") && len(r) > 0 {
 			r = r[1:]
 		}
 		for _, f := range r {
-			add("sed-i", f.text)
+			add("sed-i", f.Text)
 		}
 	case "dd":
 		for _, r := range rest {
-			if t, ok := strings.CutPrefix(r.text, "of="); ok {
+			if t, ok := strings.CutPrefix(r.Text, "of="); ok {
 				add("dd", t)
 			}
 		}
 	case "curl", "wget":
-		opts, _ := splitOpts(rest, optSpec{short: "oOdHXuAeEbcFmrTwYyzKPD", long: []string{"--output", "--output-document", "--data", "--header", "--request", "--user", "--user-agent", "--referer", "--cookie", "--form", "--max-time", "--range", "--upload-file", "--write-out", "--config", "--directory-prefix", "--connect-timeout", "--retry", "--cert", "--key", "--cacert", "--proxy", "--resolve", "--data-binary", "--data-raw", "--url"}})
+		opts, _ := shell.SplitOpts(rest, shell.OptSpec{Short: "oOdHXuAeEbcFmrTwYyzKPD", Long: []string{"--output", "--output-document", "--data", "--header", "--request", "--user", "--user-agent", "--referer", "--cookie", "--form", "--max-time", "--range", "--upload-file", "--write-out", "--config", "--directory-prefix", "--connect-timeout", "--retry", "--cert", "--key", "--cacert", "--proxy", "--resolve", "--data-binary", "--data-raw", "--url"}})
 		flag := "-o"
 		if c.name == "wget" {
 			flag = "-O"
 		}
-		t, ok := optValue(opts, flag, "--output", "--output-document")
+		t, ok := shell.OptValue(opts, flag, "--output", "--output-document")
 		if !ok {
 			// curl reads its options after the URL too (curl URL -o f).
 			t, ok = optAfterOperands(rest, flag, "--output", "--output-document")
 		}
 		if ok && t != "-" {
 			add(c.name, t)
-		} else if c.name == "wget" || hasOpt(opts, "-O", "--remote-name") {
+		} else if c.name == "wget" || shell.HasOpt(opts, "-O", "--remote-name") {
 			for _, r := range rest {
-				if u, ok := strings.CutPrefix(r.text, "http"); ok && strings.Contains(u, "://") {
+				if u, ok := strings.CutPrefix(r.Text, "http"); ok && strings.Contains(u, "://") {
 					if b := path.Base(strings.SplitN(strings.SplitN(u, "?", 2)[0], "://", 2)[1]); b != "." && b != "/" {
 						add(c.name, b)
 					}
@@ -609,19 +610,19 @@ func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []arg) {
 			}
 		}
 	case "truncate":
-		_, r := splitOpts(rest, optSpec{short: "sr", long: []string{"--size", "--reference"}})
+		_, r := shell.SplitOpts(rest, shell.OptSpec{Short: "sr", Long: []string{"--size", "--reference"}})
 		for _, f := range r {
-			add("truncate", f.text)
+			add("truncate", f.Text)
 		}
 	}
 }
 
 // optAfterOperands returns the value of the first of names that stands
 // after an operand, for programs that read options wherever they stand.
-func optAfterOperands(rest []arg, names ...string) (string, bool) {
+func optAfterOperands(rest []shell.Arg, names ...string) (string, bool) {
 	for i := 0; i+1 < len(rest); i++ {
-		if containsStr(names, rest[i].text) {
-			return rest[i+1].text, true
+		if containsStr(names, rest[i].Text) {
+			return rest[i+1].Text, true
 		}
 	}
 	return "", false
@@ -631,12 +632,12 @@ func optAfterOperands(rest []arg, names ...string) (string, bool) {
 // (its SQL options are found wherever they stand: psql DB -c …), or marks
 // that it reads SQL from its input. SQL the gate cannot read (a file,
 // a variable) is the fact factStoreHidden.
-func (a *analyzer) sqlClient(in *stmtInfo, name string, rest []arg, via []string) {
-	spec := optSpec{short: "cedhpUuWfFqQoPSDBIN", long: []string{"--command", "--execute", "--query", "--eval", "--dbname", "--host", "--port", "--username", "--user", "--file", "--password", "--database"}}
-	_, r := splitOpts(rest, spec)
+func (a *analyzer) sqlClient(in *stmtInfo, name string, rest []shell.Arg, via []string) {
+	spec := shell.OptSpec{Short: "cedhpUuWfFqQoPSDBIN", Long: []string{"--command", "--execute", "--query", "--eval", "--dbname", "--host", "--port", "--username", "--user", "--file", "--password", "--database"}}
+	_, r := shell.SplitOpts(rest, spec)
 	found := false
 	for _, f := range strings.Fields(sqlClients[name]) {
-		var vals []arg
+		var vals []shell.Arg
 		if strings.HasPrefix(f, "--") {
 			vals = optVals(rest, "", false, f)
 		} else {
@@ -644,16 +645,16 @@ func (a *analyzer) sqlClient(in *stmtInfo, name string, rest []arg, via []string
 		}
 		for _, v := range vals {
 			found = true
-			if v.dyn {
+			if v.Dyn {
 				in.cmds = append(in.cmds, command{name: factStoreHidden, args: []string{name, "statements held in a variable or substitution"}, via: via})
 				continue
 			}
-			in.cmds = append(in.cmds, sqlFacts(v.text, via)...)
+			in.cmds = append(in.cmds, sqlFacts(v.Text, via)...)
 		}
 	}
 	if name == "sqlite3" || name == "duckdb" {
 		if len(r) > 1 {
-			in.cmds = append(in.cmds, sqlFacts(strings.Join(texts(r[1:]), " "), via)...)
+			in.cmds = append(in.cmds, sqlFacts(strings.Join(shell.Texts(r[1:]), " "), via)...)
 			found = true
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // Rule is one entry of the gate's rule table. A rule matches a command
@@ -1110,7 +1112,7 @@ type subject struct {
 
 func (s *subject) argLine() string {
 	if !s.haveArgs {
-		s.args, s.haveArgs = line(s.c.args, !strings.HasPrefix(s.c.name, "@")), true
+		s.args, s.haveArgs = shell.Line(s.c.args, !strings.HasPrefix(s.c.name, "@")), true
 	}
 	return s.args
 }
@@ -1159,7 +1161,7 @@ func (r *compiledRule) matchesRest(s *subject) bool {
 	}
 	if r.globals != nil {
 		if !s.haveG {
-			s.globals, s.haveG = line(c.globals, true), true
+			s.globals, s.haveG = shell.Line(c.globals, true), true
 		}
 		if !r.globals.MatchString(s.globals) {
 			return false

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // TestRules_OwnExamples runs every rule's Match and NoMatch examples
@@ -104,8 +106,8 @@ func TestRules_WholeWordNames(t *testing.T) {
 		for _, ex := range r.Match {
 			for _, rename := range renames {
 				renamed := word.ReplaceAllStringFunc(ex, func(w string) string {
-					if r.command.MatchString(canonicalName(w)) {
-						return strings.TrimSuffix(w, canonicalName(w)) + rename(canonicalName(w))
+					if r.command.MatchString(shell.CanonicalName(w)) {
+						return strings.TrimSuffix(w, shell.CanonicalName(w)) + rename(shell.CanonicalName(w))
 					}
 					return w
 				})

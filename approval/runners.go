@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // Programs that run a command handed to them in some form of their own:
@@ -68,10 +70,10 @@ var runnerGroups = []struct {
 
 // execOpts are the options of docker exec (and podman's, nerdctl's) that
 // take a value.
-var execOpts = optSpec{short: "euw", long: []string{"--env", "--env-file", "--user", "--workdir", "--detach-keys"}}
+var execOpts = shell.OptSpec{Short: "euw", Long: []string{"--env", "--env-file", "--user", "--workdir", "--detach-keys"}}
 
 // nspawnOpts are systemd-nspawn's options that take a value.
-var nspawnOpts = optSpec{short: "DMuSiE", long: []string{"--directory", "--machine", "--user", "--slice", "--image", "--setenv",
+var nspawnOpts = shell.OptSpec{Short: "DMuSiE", Long: []string{"--directory", "--machine", "--user", "--slice", "--image", "--setenv",
 	"--bind", "--bind-ro", "--template", "--chdir", "--network-interface", "--network-bridge", "--property", "--uuid"}}
 
 // resolveContainerExec: docker, podman and nerdctl exec, kubectl and oc
@@ -82,7 +84,7 @@ var nspawnOpts = optSpec{short: "DMuSiE", long: []string{"--directory", "--machi
 func resolveContainerExec(r *resolution) bool {
 	switch r.name {
 	case "systemd-nspawn":
-		opts, cmd := splitOpts(r.rest, nspawnOpts)
+		opts, cmd := shell.SplitOpts(r.rest, nspawnOpts)
 		if len(cmd) == 0 {
 			r.done(opts)
 			return false
@@ -90,21 +92,21 @@ func resolveContainerExec(r *resolution) bool {
 		return r.next(opts, cmd)
 	case "kubectl", "oc", "lxc", "incus":
 		// The command follows "--"; exec must come before it.
-		dash := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "--" })
-		if dash > 0 && dash+1 < len(r.rest) && slices.ContainsFunc(r.rest[:dash], func(a arg) bool { return a.text == "exec" }) {
+		dash := slices.IndexFunc(r.rest, func(a shell.Arg) bool { return a.Text == "--" })
+		if dash > 0 && dash+1 < len(r.rest) && slices.ContainsFunc(r.rest[:dash], func(a shell.Arg) bool { return a.Text == "exec" }) {
 			return r.execIn(r.rest[:dash], r.rest[dash+1:])
 		}
 	default:
-		_, rest := splitOpts(r.rest, dockerSpec)
+		_, rest := shell.SplitOpts(r.rest, dockerSpec)
 		n := 0
 		switch {
-		case len(rest) > 0 && rest[0].text == "exec":
+		case len(rest) > 0 && rest[0].Text == "exec":
 			n = 1
-		case len(rest) > 1 && rest[0].text == "container" && rest[1].text == "exec":
+		case len(rest) > 1 && rest[0].Text == "container" && rest[1].Text == "exec":
 			n = 2
 		}
 		if n > 0 {
-			if _, after := splitOpts(rest[n:], execOpts); len(after) > 1 {
+			if _, after := shell.SplitOpts(rest[n:], execOpts); len(after) > 1 {
 				// After the options: the container, then the command.
 				own := len(r.rest) - len(after) + 1
 				return r.execIn(r.rest[:own], r.rest[own:])
@@ -118,11 +120,11 @@ func resolveContainerExec(r *resolution) bool {
 // subcommand as rules on the tool expect, its environment kept: a rule on
 // DOCKER_CONTEXT judges docker exec) and goes on with cmd, the command it
 // runs in the container.
-func (r *resolution) execIn(own, cmd []arg) bool {
+func (r *resolution) execIn(own, cmd []shell.Arg) bool {
 	if spec, ok := subcommandSpecs[subcommandKey(r.name)]; ok {
 		r.a.subcommand(&r.c, spec, own)
 	} else {
-		r.c.args = texts(own)
+		r.c.args = shell.Texts(own)
 	}
 	r.emit(r.c)
 	r.args = cmd
@@ -144,10 +146,10 @@ func (r *resolution) hidden(what string) {
 // "-Xv", "--long v" or "--long=v". Short options are matched as whole
 // words or with the value attached; cluster says a short option may end
 // a cluster of flags ("-avze v").
-func optVals(args []arg, short string, cluster bool, long ...string) []arg {
-	var out []arg
+func optVals(args []shell.Arg, short string, cluster bool, long ...string) []shell.Arg {
+	var out []shell.Arg
 	for i := 0; i < len(args); i++ {
-		t := args[i].text
+		t := args[i].Text
 		if t == "--" {
 			break
 		}
@@ -179,7 +181,7 @@ func optVals(args []arg, short string, cluster bool, long ...string) []arg {
 		case cluster && len(short) == 2 && len(t) > 2 && t[1] != '-':
 			if j := strings.IndexByte(t[1:], short[1]); j >= 0 {
 				if rest := t[j+2:]; rest != "" {
-					out = append(out, arg{text: rest})
+					out = append(out, shell.Arg{Text: rest})
 				} else {
 					next()
 				}
@@ -190,9 +192,9 @@ func optVals(args []arg, short string, cluster bool, long ...string) []arg {
 }
 
 // codeOf queues each value as shell code.
-func (r *resolution) codeOf(vals []arg) {
+func (r *resolution) codeOf(vals []shell.Arg) {
 	for _, v := range vals {
-		r.addCode(v.text, v.word)
+		r.addCode(v.Text, v.Word)
 	}
 }
 
@@ -201,24 +203,24 @@ func (r *resolution) codeOf(vals []arg) {
 // each input is a command. Inputs from a file (::::) or standard input
 // are not known: the command is judged as written.
 func resolveParallel(r *resolution) bool {
-	f := r.done(texts(r.rest))
-	opts, rest := splitOpts(r.rest, optSpec{short: "ajSdEILlnNs", long: []string{"--arg-file", "--jobs", "--sshlogin",
+	f := r.done(shell.Texts(r.rest))
+	opts, rest := shell.SplitOpts(r.rest, shell.OptSpec{Short: "ajSdEILlnNs", Long: []string{"--arg-file", "--jobs", "--sshlogin",
 		"--delimiter", "--colsep", "--joblog", "--results", "--tmpdir", "--max-args", "--max-replace-args", "--retries",
 		"--timeout", "--delay", "--halt", "--memfree", "--load", "--tagstring", "--tag-string", "--workdir", "--wd",
 		"--env", "--basefile", "--return", "--transferfile", "--block", "--recstart", "--recend", "--header", "--replace",
 		"--semaphorename", "--id", "--max-line-length-allowed", "--shebang-wrap", "--sshloginfile", "--resume-failed"}})
-	if hasOpt(opts, "--help", "-h", "--version", "-V", "--wait", "--citation", "--bibtex", "--number-of-cpus",
+	if shell.HasOpt(opts, "--help", "-h", "--version", "-V", "--wait", "--citation", "--bibtex", "--number-of-cpus",
 		"--number-of-cores", "--number-of-threads", "--number-of-sockets", "--max-line-length-allowed") {
 		return false // nothing runs
 	}
 	repl := "{}"
-	if v, ok := optValue(opts, "-I", "--replace"); ok && v != "" {
+	if v, ok := shell.OptValue(opts, "-I", "--replace"); ok && v != "" {
 		repl = v
 	}
-	sep := slices.IndexFunc(rest, func(a arg) bool { return strings.HasPrefix(a.text, ":::") })
+	sep := slices.IndexFunc(rest, func(a shell.Arg) bool { return strings.HasPrefix(a.Text, ":::") })
 	if sep < 0 {
 		// moreutils' parallel: COMMAND -- ARGS, or -- COMMANDS.
-		sep = slices.IndexFunc(rest, func(a arg) bool { return a.text == "--" })
+		sep = slices.IndexFunc(rest, func(a shell.Arg) bool { return a.Text == "--" })
 	}
 	tmpl := rest
 	var inputs []string
@@ -226,11 +228,11 @@ func resolveParallel(r *resolution) bool {
 		tmpl = rest[:sep]
 		for _, a := range rest[sep:] {
 			switch {
-			case a.text == ":::" || a.text == ":::+" || a.text == "--":
-			case strings.HasPrefix(a.text, "::::"):
+			case a.Text == ":::" || a.Text == ":::+" || a.Text == "--":
+			case strings.HasPrefix(a.Text, "::::"):
 				r.hidden("inputs read from a file")
 			default:
-				inputs = append(inputs, a.text)
+				inputs = append(inputs, a.Text)
 			}
 		}
 	}
@@ -238,8 +240,8 @@ func resolveParallel(r *resolution) bool {
 		r.hidden("more inputs than the gate judges one by one")
 		inputs = inputs[:maxRunnerInputs]
 	}
-	text := strings.Join(texts(tmpl), " ")
-	if hasOpt(opts, "--pipe", "--pipepart") && len(tmpl) > 0 && isShell(path.Base(tmpl[0].text)) {
+	text := strings.Join(shell.Texts(tmpl), " ")
+	if shell.HasOpt(opts, "--pipe", "--pipepart") && len(tmpl) > 0 && isShell(path.Base(tmpl[0].Text)) {
 		// parallel --pipe bash: the input, in blocks, is the shell's code.
 		r.in.final, r.in.role = f, roleShell
 	}
@@ -280,16 +282,16 @@ func parallelFill(tmpl, repl, input string) string {
 
 // tmuxShellCommands are tmux's commands whose operands are a shell
 // command, with the options of each that take a value.
-var tmuxShellCommands = map[string]optSpec{
-	"new-session": {short: "cesnxytfF"}, "new": {short: "cesnxytfF"},
-	"new-window": {short: "cenFt"}, "neww": {short: "cenFt"},
-	"split-window": {short: "ceFlpt"}, "splitw": {short: "ceFlpt"},
-	"respawn-pane": {short: "cet"}, "respawnp": {short: "cet"},
-	"respawn-window": {short: "cet"}, "respawnw": {short: "cet"},
-	"run-shell": {short: "dtc"}, "run": {short: "dtc"},
-	"display-popup": {short: "bcdehsStTwxy"}, "popup": {short: "bcdehsStTwxy"},
-	"pipe-pane": {short: "t"}, "pipep": {short: "t"},
-	"if-shell": {short: "t"}, "if": {short: "t"},
+var tmuxShellCommands = map[string]shell.OptSpec{
+	"new-session": {Short: "cesnxytfF"}, "new": {Short: "cesnxytfF"},
+	"new-window": {Short: "cenFt"}, "neww": {Short: "cenFt"},
+	"split-window": {Short: "ceFlpt"}, "splitw": {Short: "ceFlpt"},
+	"respawn-pane": {Short: "cet"}, "respawnp": {Short: "cet"},
+	"respawn-window": {Short: "cet"}, "respawnw": {Short: "cet"},
+	"run-shell": {Short: "dtc"}, "run": {Short: "dtc"},
+	"display-popup": {Short: "bcdehsStTwxy"}, "popup": {Short: "bcdehsStTwxy"},
+	"pipe-pane": {Short: "t"}, "pipep": {Short: "t"},
+	"if-shell": {Short: "t"}, "if": {Short: "t"},
 }
 
 // resolveTmux: tmux's commands (separated by ";") start shells in its
@@ -297,13 +299,13 @@ var tmuxShellCommands = map[string]optSpec{
 // split-window, respawn-*, run-shell, if-shell, display-popup and
 // pipe-pane take a shell command; send-keys types into a shell.
 func resolveTmux(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, optSpec{short: "LSfcT"})
-	r.done(texts(r.rest))
-	if v, ok := optValue(opts, "-c"); ok {
+	opts, rest := shell.SplitOpts(r.rest, shell.OptSpec{Short: "LSfcT"})
+	r.done(shell.Texts(r.rest))
+	if v, ok := shell.OptValue(opts, "-c"); ok {
 		r.addCode(v, nil)
 	}
 	for len(rest) > 0 {
-		end := slices.IndexFunc(rest, func(a arg) bool { return a.text == ";" })
+		end := slices.IndexFunc(rest, func(a shell.Arg) bool { return a.Text == ";" })
 		if end < 0 {
 			end = len(rest)
 		}
@@ -313,28 +315,28 @@ func resolveTmux(r *resolution) bool {
 	return false
 }
 
-func (r *resolution) tmuxCommand(args []arg) {
+func (r *resolution) tmuxCommand(args []shell.Arg) {
 	if len(args) == 0 {
 		return
 	}
-	sub := args[0].text
+	sub := args[0].Text
 	if spec, ok := tmuxShellCommands[sub]; ok {
-		_, ops := splitOpts(args[1:], spec)
+		_, ops := shell.SplitOpts(args[1:], spec)
 		if (sub == "if-shell" || sub == "if") && len(ops) > 1 {
 			r.hidden("tmux commands run by if-shell")
 			ops = ops[:1]
 		}
 		if len(ops) > 0 {
-			r.addCode(strings.Join(texts(ops), " "), nil)
+			r.addCode(strings.Join(shell.Texts(ops), " "), nil)
 		}
 		return
 	}
 	if sub == "send-keys" || sub == "send" {
-		opts, ops := splitOpts(args[1:], optSpec{short: "tNc"})
-		if hasOpt(opts, "-X") {
+		opts, ops := shell.SplitOpts(args[1:], shell.OptSpec{Short: "tNc"})
+		if shell.HasOpt(opts, "-X") {
 			return // copy-mode commands
 		}
-		r.addCode(typedKeys(texts(ops), hasOpt(opts, "-l")), nil)
+		r.addCode(typedKeys(shell.Texts(ops), shell.HasOpt(opts, "-l")), nil)
 	}
 }
 
@@ -365,25 +367,25 @@ func typedKeys(keys []string, literal bool) string {
 // command to a running session: stuff types text, exec and screen run
 // a program.
 func resolveScreen(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, optSpec{short: "SchpstTe"})
-	if !hasOpt(opts, "-X") {
+	opts, rest := shell.SplitOpts(r.rest, shell.OptSpec{Short: "SchpstTe"})
+	if !shell.HasOpt(opts, "-X") {
 		if len(rest) == 0 {
-			r.done(texts(r.rest))
+			r.done(shell.Texts(r.rest))
 			return false
 		}
 		return r.next(opts, rest)
 	}
-	r.done(texts(r.rest))
+	r.done(shell.Texts(r.rest))
 	if len(rest) == 0 {
 		return false
 	}
-	switch rest[0].text {
+	switch rest[0].Text {
 	case "stuff":
-		r.addCode(screenText(strings.Join(texts(rest[1:]), " ")), nil)
+		r.addCode(screenText(strings.Join(shell.Texts(rest[1:]), " ")), nil)
 	case "exec", "screen":
-		_, cmd := splitOpts(rest[1:], optSpec{})
+		_, cmd := shell.SplitOpts(rest[1:], shell.OptSpec{})
 		if len(cmd) > 0 {
-			r.addCode(shellJoin(texts(cmd)), nil)
+			r.addCode(shellJoin(shell.Texts(cmd)), nil)
 		}
 	case "eval", "source":
 		r.hidden("screen commands")
@@ -399,12 +401,12 @@ func screenText(s string) string {
 // resolveAt: at and batch run their standard input later, from a daemon,
 // as shell code; -f names a file the gate does not read.
 func resolveAt(r *resolution) bool {
-	opts, _ := splitOpts(r.rest, optSpec{short: "qft"})
-	f := r.done(texts(r.rest))
-	if hasOpt(opts, "-l", "-d", "-r", "-c", "-V") {
+	opts, _ := shell.SplitOpts(r.rest, shell.OptSpec{Short: "qft"})
+	f := r.done(shell.Texts(r.rest))
+	if shell.HasOpt(opts, "-l", "-d", "-r", "-c", "-V") {
 		return false
 	}
-	if v, ok := optValue(opts, "-f"); ok {
+	if v, ok := shell.OptValue(opts, "-f"); ok {
 		r.hidden("the job in " + v)
 		return false
 	}
@@ -415,21 +417,21 @@ func resolveAt(r *resolution) bool {
 // resolveCrontab: crontab installs its standard input (crontab -, or no
 // file) or a file as the user's table, whose commands cron runs later.
 func resolveCrontab(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, optSpec{short: "uc"})
-	f := r.done(texts(r.rest))
-	if len(rest) == 0 && hasOpt(opts, "-l", "-r", "-e", "-i", "-V", "-T") {
+	opts, rest := shell.SplitOpts(r.rest, shell.OptSpec{Short: "uc"})
+	f := r.done(shell.Texts(r.rest))
+	if len(rest) == 0 && shell.HasOpt(opts, "-l", "-r", "-e", "-i", "-V", "-T") {
 		return false
 	}
-	if len(rest) == 0 || rest[0].text == "-" {
+	if len(rest) == 0 || rest[0].Text == "-" {
 		r.in.final, r.in.role = f, roleCron
 		return false
 	}
-	r.hidden("the table in " + rest[0].text)
+	r.hidden("the table in " + rest[0].Text)
 	r.runsFile(rest[0])
 	if r.a.cronTabs == nil {
 		r.a.cronTabs = make(map[string]bool)
 	}
-	r.a.cronTabs[cleanRel(rest[0].text)] = true
+	r.a.cronTabs[cleanRel(rest[0].Text)] = true
 	return false
 }
 
@@ -444,7 +446,7 @@ func cronCommands(text string, system bool) string {
 		f := strings.Fields(l)
 		skip := 0
 		switch {
-		case len(f) == 0 || strings.HasPrefix(l, "#") || isAssign(f[0]):
+		case len(f) == 0 || strings.HasPrefix(l, "#") || shell.IsAssign(f[0]):
 		case strings.HasPrefix(f[0], "@"):
 			skip = 1
 		default:
@@ -488,66 +490,66 @@ func resolvePerf(r *resolution) bool {
 		r.done(nil)
 		return false
 	}
-	switch r.rest[0].text {
+	switch r.rest[0].Text {
 	case "record", "stat", "trace", "mem", "c2c", "kmem", "lock", "sched", "kvm", "ftrace", "top":
 	default:
-		r.done(texts(r.rest))
+		r.done(shell.Texts(r.rest))
 		return false
 	}
-	opts, rest := splitOpts(r.rest[1:], optSpec{short: "eoptCFcrxIGjmuDMLSdNaAWz", long: []string{"--event", "--output",
+	opts, rest := shell.SplitOpts(r.rest[1:], shell.OptSpec{Short: "eoptCFcrxIGjmuDMLSdNaAWz", Long: []string{"--event", "--output",
 		"--pid", "--tid", "--cpu", "--freq", "--count", "--repeat", "--field-separator", "--interval-print", "--cgroup",
 		"--mmap-pages", "--uid", "--delay", "--call-graph", "--filter", "--control", "--switch-output"}})
-	if hasOpt(opts, "-p", "--pid", "-t", "--tid") || len(rest) == 0 {
-		r.done(texts(r.rest))
+	if shell.HasOpt(opts, "-p", "--pid", "-t", "--tid") || len(rest) == 0 {
+		r.done(shell.Texts(r.rest))
 		return false
 	}
-	if slices.Contains([]string{"mem", "c2c", "kmem", "lock", "sched", "kvm"}, r.rest[0].text) {
+	if slices.Contains([]string{"mem", "c2c", "kmem", "lock", "sched", "kvm"}, r.rest[0].Text) {
 		// perf mem record CMD …: the second word is the mode.
-		if rest[0].text != "record" && rest[0].text != "stat" {
-			r.done(texts(r.rest))
+		if rest[0].Text != "record" && rest[0].Text != "stat" {
+			r.done(shell.Texts(r.rest))
 			return false
 		}
-		_, rest = splitOpts(rest[1:], optSpec{short: "eotCF"})
+		_, rest = shell.SplitOpts(rest[1:], shell.OptSpec{Short: "eotCF"})
 	}
-	return r.next(append([]string{r.rest[0].text}, opts...), rest)
+	return r.next(append([]string{r.rest[0].Text}, opts...), rest)
 }
 
 // resolveGdb: gdb --args PROG ARGS debugs (and with -ex run, runs) PROG;
 // -ex commands starting with shell or ! run shell code; other commands
 // that reach a shell or an interpreter ask.
 func resolveGdb(r *resolution) bool {
-	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "--args" || a.text == "-args" })
+	at := slices.IndexFunc(r.rest, func(a shell.Arg) bool { return a.Text == "--args" || a.Text == "-args" })
 	own := r.rest
 	if at >= 0 {
 		own = r.rest[:at]
 	}
 	for _, v := range optVals(own, "-ex", false, "--ex", "-eval-command", "--eval-command", "-iex", "--iex",
 		"-init-eval-command", "--init-eval-command") {
-		r.debuggerCommand(v.text)
+		r.debuggerCommand(v.Text)
 	}
 	if at >= 0 && at+1 < len(r.rest) {
-		return r.next(texts(own), r.rest[at+1:])
+		return r.next(shell.Texts(own), r.rest[at+1:])
 	}
-	r.done(texts(r.rest))
+	r.done(shell.Texts(r.rest))
 	return false
 }
 
 // resolveLldb: lldb -- PROG ARGS, and -o/-O commands.
 func resolveLldb(r *resolution) bool {
-	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "--" })
+	at := slices.IndexFunc(r.rest, func(a shell.Arg) bool { return a.Text == "--" })
 	own := r.rest
 	if at >= 0 {
 		own = r.rest[:at]
 	}
 	for _, s := range []string{"-o", "-O", "-k", "-K"} {
 		for _, v := range optVals(own, s, false, "--one-line", "--one-line-before-file", "--one-line-on-crash") {
-			r.debuggerCommand(v.text)
+			r.debuggerCommand(v.Text)
 		}
 	}
 	if at >= 0 && at+1 < len(r.rest) {
-		return r.next(texts(own), r.rest[at+1:])
+		return r.next(shell.Texts(own), r.rest[at+1:])
 	}
-	r.done(texts(r.rest))
+	r.done(shell.Texts(r.rest))
 	return false
 }
 
@@ -570,27 +572,27 @@ func (r *resolution) debuggerCommand(cmd string) {
 
 // wrapperOpts lists, for the wrappers resolveOptsWrapper resolves, the
 // options that take a value.
-var wrapperOpts = map[string]optSpec{
-	"fakeroot":      {short: "lsib", long: []string{"--lib", "--faked"}},
-	"fakechroot":    {short: "lsbc", long: []string{"--lib", "--config-dir"}},
-	"tsp":           {short: "LNDE"},
-	"lckdo":         {short: "W"},
-	"heaptrack":     {short: "o", long: []string{"--output"}},
-	"uftrace":       {short: "FNTtDdA", long: []string{"--filter", "--notrace", "--trigger", "--time-filter", "--depth", "--data"}},
-	"sandbox-exec":  {short: "fpD"},
-	"proot":         {short: "rbwqk", long: []string{"--rootfs", "--bind", "--mount", "--cwd", "--qemu", "--kernel-release"}},
-	"schroot":       {short: "cudn", long: []string{"--chroot", "--user", "--directory", "--session-name"}},
-	"pueue":         {short: "wdgl", long: []string{"--working-directory", "--delay", "--group", "--label", "--after", "--priority"}},
-	"flatpak-spawn": {long: []string{"--directory", "--env", "--forward-fd"}},
-	"sshpass":       {short: "pfdP"},
-	"ssh-agent":     {short: "aEPt"},
-	"cpulimit":      {short: "lpe", long: []string{"--limit", "--pid", "--exe", "--path"}},
-	"daemonize":     {short: "ceEolpu"},
-	"prlimit":       {short: "p", long: []string{"--pid", "--output"}},
-	"trickle":       {short: "udwtsnL"},
-	"dbus-launch":   {long: []string{"--config-file", "--autolaunch"}},
-	"dotenv":        {short: "ecv"},
-	"env-cmd":       {short: "fer", long: []string{"--file", "--environments", "--rc-file"}},
+var wrapperOpts = map[string]shell.OptSpec{
+	"fakeroot":      {Short: "lsib", Long: []string{"--lib", "--faked"}},
+	"fakechroot":    {Short: "lsbc", Long: []string{"--lib", "--config-dir"}},
+	"tsp":           {Short: "LNDE"},
+	"lckdo":         {Short: "W"},
+	"heaptrack":     {Short: "o", Long: []string{"--output"}},
+	"uftrace":       {Short: "FNTtDdA", Long: []string{"--filter", "--notrace", "--trigger", "--time-filter", "--depth", "--data"}},
+	"sandbox-exec":  {Short: "fpD"},
+	"proot":         {Short: "rbwqk", Long: []string{"--rootfs", "--bind", "--mount", "--cwd", "--qemu", "--kernel-release"}},
+	"schroot":       {Short: "cudn", Long: []string{"--chroot", "--user", "--directory", "--session-name"}},
+	"pueue":         {Short: "wdgl", Long: []string{"--working-directory", "--delay", "--group", "--label", "--after", "--priority"}},
+	"flatpak-spawn": {Long: []string{"--directory", "--env", "--forward-fd"}},
+	"sshpass":       {Short: "pfdP"},
+	"ssh-agent":     {Short: "aEPt"},
+	"cpulimit":      {Short: "lpe", Long: []string{"--limit", "--pid", "--exe", "--path"}},
+	"daemonize":     {Short: "ceEolpu"},
+	"prlimit":       {Short: "p", Long: []string{"--pid", "--output"}},
+	"trickle":       {Short: "udwtsnL"},
+	"dbus-launch":   {Long: []string{"--config-file", "--autolaunch"}},
+	"dotenv":        {Short: "ecv"},
+	"env-cmd":       {Short: "fer", Long: []string{"--file", "--environments", "--rc-file"}},
 }
 
 // resolveOptsWrapper: programs that run the command after their options
@@ -600,8 +602,8 @@ func resolveOptsWrapper(r *resolution) bool {
 	rest := r.rest
 	switch r.name {
 	case "rr", "pueue":
-		if len(rest) == 0 || rest[0].text != map[string]string{"rr": "record", "pueue": "add"}[r.name] {
-			r.done(texts(r.rest))
+		if len(rest) == 0 || rest[0].Text != map[string]string{"rr": "record", "pueue": "add"}[r.name] {
+			r.done(shell.Texts(r.rest))
 			return false
 		}
 		rest = rest[1:]
@@ -609,17 +611,17 @@ func resolveOptsWrapper(r *resolution) bool {
 		// uftrace PROG records and replays PROG; its other subcommands
 		// read a recording.
 		if len(rest) > 0 {
-			switch rest[0].text {
+			switch rest[0].Text {
 			case "record", "live":
 				rest = rest[1:]
 			case "replay", "report", "dump", "graph", "info", "tui", "script", "recv":
-				r.done(texts(r.rest))
+				r.done(shell.Texts(r.rest))
 				return false
 			}
 		}
 	}
-	opts, cmd := splitOpts(rest, wrapperOpts[r.name])
-	if hasOpt(opts, "-p", "--pid", "-e", "--exe") && (r.name == "cpulimit" || r.name == "prlimit") {
+	opts, cmd := shell.SplitOpts(rest, wrapperOpts[r.name])
+	if shell.HasOpt(opts, "-p", "--pid", "-e", "--exe") && (r.name == "cpulimit" || r.name == "prlimit") {
 		r.done(opts) // a running process, not a command
 		return false
 	}
@@ -632,7 +634,7 @@ func resolveOptsWrapper(r *resolution) bool {
 	}
 	if r.name == "pueue" && !r.a.plainWords(cmd) {
 		r.done(opts)
-		r.addCode(strings.Join(texts(cmd), " "), nil) // pueue runs its command through a shell
+		r.addCode(strings.Join(shell.Texts(cmd), " "), nil) // pueue runs its command through a shell
 		return false
 	}
 	return r.next(opts, cmd)
@@ -641,22 +643,22 @@ func resolveOptsWrapper(r *resolution) bool {
 // resolveHyperfine: each operand, and the values of --prepare, --setup,
 // --cleanup and --conclude, is shell code hyperfine runs.
 func resolveHyperfine(r *resolution) bool {
-	spec := optSpec{short: "wrmMpcsSnLPDuo", long: []string{"--warmup", "--runs", "--min-runs", "--max-runs", "--prepare",
+	spec := shell.OptSpec{Short: "wrmMpcsSnLPDuo", Long: []string{"--warmup", "--runs", "--min-runs", "--max-runs", "--prepare",
 		"--setup", "--cleanup", "--conclude", "--shell", "--command-name", "--parameter-list", "--parameter-scan",
 		"--parameter-step-size", "--time-unit", "--export-json", "--export-csv", "--export-markdown", "--export-asciidoc",
 		"--export-orgmode", "--output", "--style", "--sort", "--input", "--reference"}}
-	r.done(texts(r.rest))
+	r.done(shell.Texts(r.rest))
 	r.codeOf(optVals(r.rest, "-p", false, "--prepare", "--setup", "--cleanup", "--conclude", "--reference"))
 	r.codeOf(optVals(r.rest, "-c", false))
 	r.codeOf(optVals(r.rest, "-s", false))
 	rest := r.rest
 	for len(rest) > 0 {
-		var ops []arg
-		_, ops = splitOpts(rest, spec)
+		var ops []shell.Arg
+		_, ops = shell.SplitOpts(rest, spec)
 		if len(ops) == 0 {
 			break
 		}
-		r.addCode(ops[0].text, ops[0].word)
+		r.addCode(ops[0].Text, ops[0].Word)
 		rest = ops[1:]
 	}
 	return false
@@ -665,14 +667,14 @@ func resolveHyperfine(r *resolution) bool {
 // resolveEntr: entr UTILITY ARGS runs the utility on each change; with
 // -s its operand is shell code.
 func resolveEntr(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, optSpec{})
+	opts, rest := shell.SplitOpts(r.rest, shell.OptSpec{})
 	if len(rest) == 0 {
 		r.done(opts)
 		return false
 	}
-	if hasOpt(opts, "-s") {
-		r.done(texts(r.rest))
-		r.addCode(strings.Join(texts(rest), " "), nil)
+	if shell.HasOpt(opts, "-s") {
+		r.done(shell.Texts(r.rest))
+		r.addCode(strings.Join(shell.Texts(rest), " "), nil)
 		return false
 	}
 	return r.next(opts, rest)
@@ -680,13 +682,13 @@ func resolveEntr(r *resolution) bool {
 
 // watcherOpts are the options of watchexec, nodemon and concurrently that
 // take a value; watcherCode those whose value is a command.
-var watcherOpts = map[string]optSpec{
-	"watchexec": {short: "wWefisdEFpo", long: []string{"--watch", "--watch-non-recursive", "--exts", "--filter", "--ignore",
+var watcherOpts = map[string]shell.OptSpec{
+	"watchexec": {Short: "wWefisdEFpo", Long: []string{"--watch", "--watch-non-recursive", "--exts", "--filter", "--ignore",
 		"--signal", "--debounce", "--shell", "--on-busy-update", "--stop-signal", "--stop-timeout", "--delay-run",
 		"--project-origin", "--workdir", "--env", "--emit-events-to", "--filter-file", "--ignore-file", "--poll", "--color",
 		"--filter-prog", "--fs-events", "--wrap-process", "--timeout", "--log-file"}},
-	"nodemon": {short: "wexdVIC", long: []string{"--watch", "--ext", "--exec", "--delay", "--ignore", "--signal", "--config"}},
-	"concurrently": {short: "npcksr", long: []string{"--names", "--prefix", "--prefix-colors", "--kill-others-on-fail",
+	"nodemon": {Short: "wexdVIC", Long: []string{"--watch", "--ext", "--exec", "--delay", "--ignore", "--signal", "--config"}},
+	"concurrently": {Short: "npcksr", Long: []string{"--names", "--prefix", "--prefix-colors", "--kill-others-on-fail",
 		"--success", "--restart-tries", "--restart-after", "--max-processes", "--default-input-target", "--handle-input"}},
 }
 
@@ -694,20 +696,20 @@ var watcherOpts = map[string]optSpec{
 // shell when it is one string) on each change; concurrently runs each
 // operand as a command.
 func resolveWatcher(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, watcherOpts[r.name])
+	opts, rest := shell.SplitOpts(r.rest, watcherOpts[r.name])
 	switch r.name {
 	case "nodemon":
-		if v, ok := optValue(opts, "-x", "--exec"); ok {
-			r.done(texts(r.rest))
-			r.addCode(v+" "+shellJoin(texts(rest)), nil)
+		if v, ok := shell.OptValue(opts, "-x", "--exec"); ok {
+			r.done(shell.Texts(r.rest))
+			r.addCode(v+" "+shellJoin(shell.Texts(rest)), nil)
 			return false
 		}
-		r.done(texts(r.rest)) // nodemon SCRIPT runs node on the script
+		r.done(shell.Texts(r.rest)) // nodemon SCRIPT runs node on the script
 		return false
 	case "concurrently":
-		r.done(texts(r.rest))
+		r.done(shell.Texts(r.rest))
 		for _, c := range rest {
-			r.addCode(c.text, c.word)
+			r.addCode(c.Text, c.Word)
 		}
 		return false
 	}
@@ -718,8 +720,8 @@ func resolveWatcher(r *resolution) bool {
 	if r.a.plainWords(rest) {
 		return r.next(opts, rest)
 	}
-	r.done(texts(r.rest))
-	r.addCode(strings.Join(texts(rest), " "), nil)
+	r.done(shell.Texts(r.rest))
+	r.addCode(strings.Join(shell.Texts(rest), " "), nil)
 	return false
 }
 
@@ -745,13 +747,13 @@ var bwrapArity = func() map[string]int {
 func resolveBwrap(r *resolution) bool {
 	rest := r.rest
 	var opts []string
-	for len(rest) > 0 && rest[0].isOpt() {
-		if rest[0].text == "--" {
+	for len(rest) > 0 && rest[0].IsOpt() {
+		if rest[0].Text == "--" {
 			rest = rest[1:]
 			break
 		}
-		n := min(1+bwrapArity[rest[0].text], len(rest))
-		opts = append(opts, texts(rest[:n])...)
+		n := min(1+bwrapArity[rest[0].Text], len(rest))
+		opts = append(opts, shell.Texts(rest[:n])...)
 		rest = rest[n:]
 	}
 	if len(rest) == 0 {
@@ -767,12 +769,12 @@ var expectSpawn = regexp.MustCompile(`(?:^|[;\n\[{]\s*)(?:spawn|exec|system)\s+(
 // resolveExpect: expect -c SCRIPT: the programs it spawns or execs are
 // judged as commands; other Tcl is not code the gate reads.
 func resolveExpect(r *resolution) bool {
-	r.done(texts(r.rest))
+	r.done(shell.Texts(r.rest))
 	for _, v := range optVals(r.rest, "-c", false) {
-		for _, m := range expectSpawn.FindAllStringSubmatch(v.text, -1) {
+		for _, m := range expectSpawn.FindAllStringSubmatch(v.Text, -1) {
 			r.addCode(m[1], nil)
 		}
-		if strings.Contains(v.text, "eval") || strings.Contains(v.text, "source") {
+		if strings.Contains(v.Text, "eval") || strings.Contains(v.Text, "source") {
 			r.hidden("Tcl code")
 		}
 	}
@@ -783,41 +785,41 @@ func resolveExpect(r *resolution) bool {
 // some, after --, -x or as their operands).
 func resolveTerminal(r *resolution) bool {
 	for i, a := range r.rest {
-		switch a.text {
+		switch a.Text {
 		case "-e", "-x", "--", "--command", "--execute":
 			if i+1 >= len(r.rest) {
 				break
 			}
 			cmd := r.rest[i+1:]
-			if a.text != "--" && len(cmd) == 1 {
-				r.done(texts(r.rest[:i]))
-				r.addCode(cmd[0].text, cmd[0].word) // one string: some run it through a shell
+			if a.Text != "--" && len(cmd) == 1 {
+				r.done(shell.Texts(r.rest[:i]))
+				r.addCode(cmd[0].Text, cmd[0].Word) // one string: some run it through a shell
 				return false
 			}
-			return r.next(texts(r.rest[:i]), cmd)
+			return r.next(shell.Texts(r.rest[:i]), cmd)
 		}
-		if strings.HasPrefix(a.text, "--command=") || strings.HasPrefix(a.text, "-e=") {
-			r.done(texts(r.rest))
-			r.addCode(a.text[strings.IndexByte(a.text, '=')+1:], nil)
+		if strings.HasPrefix(a.Text, "--command=") || strings.HasPrefix(a.Text, "-e=") {
+			r.done(shell.Texts(r.rest))
+			r.addCode(a.Text[strings.IndexByte(a.Text, '=')+1:], nil)
 			return false
 		}
 	}
 	if (r.name == "kitty" || r.name == "foot" || r.name == "st") && len(r.rest) > 0 {
-		if _, rest := splitOpts(r.rest, optSpec{short: "cdoT", long: []string{"--config", "--directory", "--override", "--title", "--class", "--name"}}); len(rest) > 0 {
+		if _, rest := shell.SplitOpts(r.rest, shell.OptSpec{Short: "cdoT", Long: []string{"--config", "--directory", "--override", "--title", "--class", "--name"}}); len(rest) > 0 {
 			return r.next(nil, rest)
 		}
 	}
-	r.done(texts(r.rest))
+	r.done(shell.Texts(r.rest))
 	return false
 }
 
 // resolveFetchRunner: npx, bunx, pnpx and uvx fetch a package and run its
 // program with the arguments that follow; npx -c runs shell code.
 func resolveFetchRunner(r *resolution) bool {
-	opts, rest := splitOpts(r.rest, optSpec{short: "pcw", long: []string{"--package", "--call", "--from", "--with",
+	opts, rest := shell.SplitOpts(r.rest, shell.OptSpec{Short: "pcw", Long: []string{"--package", "--call", "--from", "--with",
 		"--python", "--index", "--index-url", "--extra-index-url", "--with-requirements", "--constraints", "--overrides",
 		"--workspace", "--registry", "--cache", "--prefix"}})
-	if v, ok := optValue(opts, "-c", "--call"); ok && r.name != "uvx" {
+	if v, ok := shell.OptValue(opts, "-c", "--call"); ok && r.name != "uvx" {
 		r.done(opts)
 		r.addCode(v, nil)
 		return false
@@ -833,7 +835,7 @@ func resolveFetchRunner(r *resolution) bool {
 // remoteRun records a package runner told to fetch what it runs from a
 // URL or a git repository rather than its registry (npx github:x/y,
 // uvx --from git+https://…, pipx run --spec URL): code nobody reviewed.
-func remoteRun(r *resolution, opts []string, rest []arg) {
+func remoteRun(r *resolution, opts []string, rest []shell.Arg) {
 	for i, o := range opts {
 		if i > 0 && isRemoteSpec(o) && (strings.HasPrefix(opts[i-1], "-")) {
 			r.fact(factRunsRemote, r.name, o)
@@ -844,8 +846,8 @@ func remoteRun(r *resolution, opts []string, rest []arg) {
 			return
 		}
 	}
-	if len(rest) > 0 && isRemoteSpec(rest[0].text) {
-		r.fact(factRunsRemote, r.name, rest[0].text)
+	if len(rest) > 0 && isRemoteSpec(rest[0].Text) {
+		r.fact(factRunsRemote, r.name, rest[0].Text)
 	}
 }
 
@@ -862,10 +864,10 @@ func isRemoteSpec(s string) bool {
 
 // withoutVersion drops the version from a package named as the program
 // to run (rimraf@5, @scope/tool@latest): the program is the package's.
-func withoutVersion(args []arg) []arg {
-	if i := strings.LastIndexByte(args[0].text, '@'); i > 0 {
+func withoutVersion(args []shell.Arg) []shell.Arg {
+	if i := strings.LastIndexByte(args[0].Text, '@'); i > 0 {
 		out := slices.Clone(args)
-		out[0] = arg{text: args[0].text[:i], word: nil}
+		out[0] = shell.Arg{Text: args[0].Text[:i], Word: nil}
 		return out
 	}
 	return args
@@ -882,7 +884,7 @@ var toolRunners = map[string][]string{
 }
 
 // runnerSubOpts are the options of those subcommands that take a value.
-var runnerSubOpts = optSpec{short: "pwnCe", long: []string{"--package", "--with", "--python", "--from", "--project",
+var runnerSubOpts = shell.OptSpec{Short: "pwnCe", Long: []string{"--package", "--with", "--python", "--from", "--project",
 	"--directory", "--env-file", "--extra", "--group", "--index", "--index-url", "--extra-index-url", "--spec",
 	"--pip-args", "--name", "--prefix", "--cwd", "--gemfile", "--filter", "--workspace", "--with-requirements",
 	"--config", "--env", "--environment"}}
@@ -893,11 +895,11 @@ var runnerSubOpts = optSpec{short: "pwnCe", long: []string{"--package", "--with"
 func resolveToolRunner(r *resolution) bool {
 	if r.name == "nix-shell" {
 		if vs := optVals(r.rest, "", false, "--run", "--command"); len(vs) > 0 {
-			r.done(texts(r.rest))
+			r.done(shell.Texts(r.rest))
 			r.codeOf(vs)
 			return false
 		}
-		r.done(texts(r.rest))
+		r.done(shell.Texts(r.rest))
 		return false
 	}
 	subs := toolRunners[r.name]
@@ -913,31 +915,31 @@ func resolveToolRunner(r *resolution) bool {
 	if !slices.Contains(subs, sub) {
 		return byClass(r)
 	}
-	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == probe.args[0] })
+	at := slices.IndexFunc(r.rest, func(a shell.Arg) bool { return a.Text == probe.args[0] })
 	after := r.rest[at+1:]
 	if strings.Contains(sub, " ") {
 		after = after[1:]
 	}
-	opts, rest := splitOpts(after, runnerSubOpts)
+	opts, rest := shell.SplitOpts(after, runnerSubOpts)
 	remoteRun(r, opts, rest)
-	isCode := hasOpt(opts, "-c", "--call", "--command")
-	if code, ok := optValue(opts, "--call", "--command"); ok && !isCode {
-		isCode, rest = true, append([]arg{{text: code}}, rest...) // --call=CODE
+	isCode := shell.HasOpt(opts, "-c", "--call", "--command")
+	if code, ok := shell.OptValue(opts, "--call", "--command"); ok && !isCode {
+		isCode, rest = true, append([]shell.Arg{{Text: code}}, rest...) // --call=CODE
 	}
 	if r.name == "nix" {
 		// nix develop/shell INSTALLABLE… -c CMD ARGS; without -c, an
 		// interactive shell.
-		at := slices.IndexFunc(after, func(a arg) bool { return a.text == "-c" || a.text == "--command" })
+		at := slices.IndexFunc(after, func(a shell.Arg) bool { return a.Text == "-c" || a.Text == "--command" })
 		if at < 0 || at+1 >= len(after) {
-			r.done(texts(r.rest))
+			r.done(shell.Texts(r.rest))
 			return false
 		}
-		return r.next(texts(r.rest[:len(r.rest)-len(after)+at+1]), after[at+1:])
+		return r.next(shell.Texts(r.rest[:len(r.rest)-len(after)+at+1]), after[at+1:])
 	}
 	if isCode {
 		// npm exec -c CODE, pnpm exec -c CODE …: shell code.
-		r.done(texts(r.rest))
-		r.addCode(strings.Join(texts(rest), " "), nil)
+		r.done(shell.Texts(r.rest))
+		r.addCode(strings.Join(shell.Texts(rest), " "), nil)
 		return false
 	}
 	switch r.name {
@@ -946,25 +948,25 @@ func resolveToolRunner(r *resolution) bool {
 			rest = rest[1:] // direnv exec DIR CMD …
 		}
 	case "mise", "rtx":
-		if dd := slices.IndexFunc(rest, func(a arg) bool { return a.text == "--" }); dd >= 0 {
+		if dd := slices.IndexFunc(rest, func(a shell.Arg) bool { return a.Text == "--" }); dd >= 0 {
 			rest = rest[dd+1:] // mise exec TOOL@VERSION… -- CMD …
 		}
 	}
 	if len(rest) == 0 {
-		r.done(texts(r.rest))
+		r.done(shell.Texts(r.rest))
 		return false
 	}
-	return r.next(append(texts(r.rest[:at+1]), opts...), withoutVersion(rest))
+	return r.next(append(shell.Texts(r.rest[:at+1]), opts...), withoutVersion(rest))
 }
 
 // resolveDeleteTool: rimraf, del-cli and premove delete what they are
 // given, recursively: judged as rm -r of the same operands.
 func resolveDeleteTool(r *resolution) bool {
 	var opts []string
-	ops := []arg{{text: "rm"}, {text: "-r"}, {text: "--"}}
+	ops := []shell.Arg{{Text: "rm"}, {Text: "-r"}, {Text: "--"}}
 	for _, a := range r.rest {
-		if a.isOpt() {
-			opts = append(opts, a.text)
+		if a.IsOpt() {
+			opts = append(opts, a.Text)
 		} else {
 			ops = append(ops, a)
 		}
@@ -980,7 +982,7 @@ func resolveTar(r *resolution) bool {
 		"--new-volume-script", "--rsh-command"))
 	r.codeOf(optVals(r.rest, "-F", false))
 	for _, v := range optVals(r.rest, "", false, "--checkpoint-action") {
-		if code, ok := strings.CutPrefix(v.text, "exec="); ok {
+		if code, ok := strings.CutPrefix(v.Text, "exec="); ok {
 			r.addCode(code, nil)
 		}
 	}
@@ -1006,7 +1008,7 @@ func resolveZip(r *resolution) bool {
 func resolveMan(r *resolution) bool {
 	r.codeOf(optVals(r.rest, "-P", false, "--pager"))
 	for _, v := range optVals(r.rest, "", false, "--html") {
-		r.addCode(v.text, nil)
+		r.addCode(v.Text, nil)
 	}
 	return byClass(r)
 }
@@ -1016,8 +1018,8 @@ func resolveMan(r *resolution) bool {
 // commands as they are for ssh.
 func resolveScp(r *resolution) bool {
 	for _, v := range optVals(r.rest, "-S", false) {
-		r.addCode(v.text, v.word)
-		if !sshPrograms[path.Base(strings.TrimSpace(v.text))] {
+		r.addCode(v.Text, v.Word)
+		if !sshPrograms[path.Base(strings.TrimSpace(v.Text))] {
 			// Any program but ssh is run with the transfer's arguments,
 			// a program the gate cannot read.
 			r.hidden("a program in place of ssh (-S)")
@@ -1038,11 +1040,11 @@ var sshPrograms = setOf(`ssh autossh ssh.exe dbclient`)
 var sshCommandOptions = setOf(`proxycommand localcommand knownhostscommand remotecommand`)
 
 // sshOptions queues the commands ssh's -o options name.
-func (r *resolution) sshOptions(args []arg) {
+func (r *resolution) sshOptions(args []shell.Arg) {
 	for _, v := range optVals(args, "-o", false) {
-		key, val, ok := strings.Cut(strings.TrimSpace(v.text), "=")
+		key, val, ok := strings.Cut(strings.TrimSpace(v.Text), "=")
 		if !ok {
-			key, val, _ = strings.Cut(strings.TrimSpace(v.text), " ")
+			key, val, _ = strings.Cut(strings.TrimSpace(v.Text), " ")
 		}
 		if sshCommandOptions[strings.ToLower(strings.TrimSpace(key))] && strings.TrimSpace(val) != "" && !strings.EqualFold(strings.TrimSpace(val), "none") {
 			r.addCode(sshTokens(val), nil)
@@ -1068,12 +1070,12 @@ var (
 // space) as shell code, and s///e runs what the substitution leaves.
 func resolveSed(r *resolution) bool {
 	var scripts []string
-	opts, rest := splitOpts(r.rest, optSpec{short: "efl", long: []string{"--expression", "--file", "--line-length"}})
+	opts, rest := shell.SplitOpts(r.rest, shell.OptSpec{Short: "efl", Long: []string{"--expression", "--file", "--line-length"}})
 	for _, v := range optVals(r.rest, "-e", false, "--expression") {
-		scripts = append(scripts, v.text)
+		scripts = append(scripts, v.Text)
 	}
-	if len(scripts) == 0 && !hasOpt(opts, "-f", "--file") && len(rest) > 0 {
-		scripts = append(scripts, rest[0].text)
+	if len(scripts) == 0 && !shell.HasOpt(opts, "-f", "--file") && len(rest) > 0 {
+		scripts = append(scripts, rest[0].Text)
 	}
 	for _, s := range scripts {
 		r.sedScript(s)
@@ -1167,10 +1169,10 @@ var vimHidden = regexp.MustCompile(`(?i)\b(system|systemlist|jobstart|job_start|
 func resolveVim(r *resolution) bool {
 	var cmds []string
 	for _, v := range optVals(r.rest, "-c", false, "--cmd") {
-		cmds = append(cmds, v.text)
+		cmds = append(cmds, v.Text)
 	}
 	for _, a := range r.rest {
-		if c, ok := strings.CutPrefix(a.text, "+"); ok && c != "" && !isNumber(c) && !strings.HasPrefix(c, "/") {
+		if c, ok := strings.CutPrefix(a.Text, "+"); ok && c != "" && !isNumber(c) && !strings.HasPrefix(c, "/") {
 			cmds = append(cmds, c)
 		}
 	}
@@ -1205,11 +1207,11 @@ var (
 // loaded from a file (-l) is a script, as python FILE is.
 func resolveEmacs(r *resolution) bool {
 	for _, v := range optVals(r.rest, "", false, "--eval", "--execute") {
-		r.emacsLisp(v.text)
+		r.emacsLisp(v.Text)
 	}
 	for i, a := range r.rest {
-		if (a.text == "-eval" || a.text == "-execute") && i+1 < len(r.rest) {
-			r.emacsLisp(r.rest[i+1].text)
+		if (a.Text == "-eval" || a.Text == "-execute") && i+1 < len(r.rest) {
+			r.emacsLisp(r.rest[i+1].Text)
 		}
 	}
 	return byClass(r)
@@ -1230,23 +1232,23 @@ func (r *resolution) emacsLisp(code string) {
 // it becomes (see [analyzer.finish]); one read from a process
 // substitution or standard input asks.
 func resolveMake(r *resolution) bool {
-	opts, _ := splitOpts(r.rest, optSpec{short: "fCIoWjlE", long: []string{"--file", "--makefile", "--directory",
+	opts, _ := shell.SplitOpts(r.rest, shell.OptSpec{Short: "fCIoWjlE", Long: []string{"--file", "--makefile", "--directory",
 		"--include-dir", "--old-file", "--new-file", "--what-if", "--jobs", "--load-average", "--eval", "--assume-old", "--assume-new"}})
 	dir := ""
-	if v, ok := optValue(opts, "-C", "--directory"); ok {
+	if v, ok := shell.OptValue(opts, "-C", "--directory"); ok {
 		dir = strings.TrimSuffix(v, "/") + "/"
 	}
 	files := optVals(r.rest, "-f", false, "--file", "--makefile")
 	for _, f := range files {
-		if f.text == "-" || f.dyn || stdinFiles[f.text] || strings.Contains(f.text, "<(") || strings.HasPrefix(f.text, "/dev/fd/") || strings.HasPrefix(f.text, "/proc/self/fd/") {
+		if f.Text == "-" || f.Dyn || stdinFiles[f.Text] || strings.Contains(f.Text, "<(") || strings.HasPrefix(f.Text, "/dev/fd/") || strings.HasPrefix(f.Text, "/proc/self/fd/") {
 			r.hidden("a makefile read from a pipe")
 		}
-		f.text = dir + f.text
+		f.Text = dir + f.Text
 		r.runsFile(f)
-		r.a.makefile(f.text)
+		r.a.makefile(f.Text)
 	}
 	for _, v := range optVals(r.rest, "-E", false, "--eval") {
-		r.hidden("make code given with --eval: " + v.text)
+		r.hidden("make code given with --eval: " + v.Text)
 	}
 	if len(files) == 0 {
 		for _, n := range []string{"GNUmakefile", "makefile", "Makefile"} {
@@ -1364,7 +1366,7 @@ func (r *resolution) gitWorkTree() {
 		}
 	}
 	for _, d := range dirs {
-		r.a.guardTarget(r.in, &r.c, "git-"+r.c.args[0], arg{text: d}, reachMaybe)
+		r.a.guardTarget(r.in, &r.c, "git-"+r.c.args[0], shell.Arg{Text: d}, reachMaybe)
 	}
 }
 
@@ -1387,7 +1389,7 @@ func resolveCodeOpts(r *resolution) bool {
 	r.codeOf(optVals(r.rest, o.short, false, o.long...))
 	if r.name == "less" || r.name == "more" {
 		for _, a := range r.rest {
-			if code, ok := strings.CutPrefix(a.text, "+!"); ok {
+			if code, ok := strings.CutPrefix(a.Text, "+!"); ok {
 				r.addCode(code, nil)
 			}
 		}
@@ -1399,31 +1401,31 @@ func resolveCodeOpts(r *resolution) bool {
 // a session that outlives the caller.
 func resolveDetacher(r *resolution) bool {
 	rest := r.rest
-	if len(rest) < 2 || !strings.HasPrefix(rest[0].text, "-") {
-		r.done(texts(r.rest))
+	if len(rest) < 2 || !strings.HasPrefix(rest[0].Text, "-") {
+		r.done(shell.Texts(r.rest))
 		return false
 	}
-	opts, cmd := splitOpts(rest[2:], optSpec{short: "erz"})
+	opts, cmd := shell.SplitOpts(rest[2:], shell.OptSpec{Short: "erz"})
 	if len(cmd) == 0 {
-		r.done(texts(r.rest))
+		r.done(shell.Texts(r.rest))
 		return false
 	}
-	return r.next(append(texts(rest[:2]), opts...), cmd)
+	return r.next(append(shell.Texts(rest[:2]), opts...), cmd)
 }
 
 // resolveZellij: zellij run [OPTIONS] [--] CMD runs CMD in a new pane.
 func resolveZellij(r *resolution) bool {
-	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "run" })
+	at := slices.IndexFunc(r.rest, func(a shell.Arg) bool { return a.Text == "run" })
 	if at < 0 {
-		r.done(texts(r.rest))
+		r.done(shell.Texts(r.rest))
 		return false
 	}
-	opts, cmd := splitOpts(r.rest[at+1:], optSpec{short: "ndx", long: []string{"--name", "--direction", "--cwd", "--height", "--width", "-x", "-y"}})
+	opts, cmd := shell.SplitOpts(r.rest[at+1:], shell.OptSpec{Short: "ndx", Long: []string{"--name", "--direction", "--cwd", "--height", "--width", "-x", "-y"}})
 	if len(cmd) == 0 {
-		r.done(texts(r.rest))
+		r.done(shell.Texts(r.rest))
 		return false
 	}
-	return r.next(append(texts(r.rest[:at+1]), opts...), cmd)
+	return r.next(append(shell.Texts(r.rest[:at+1]), opts...), cmd)
 }
 
 // resolveStartStop: start-stop-daemon --start --exec PROG -- ARGS runs
@@ -1431,33 +1433,33 @@ func resolveZellij(r *resolution) bool {
 func resolveStartStop(r *resolution) bool {
 	prog := optVals(r.rest, "-x", false, "--exec", "--startas")
 	prog = append(prog, optVals(r.rest, "-a", false)...)
-	at := slices.IndexFunc(r.rest, func(a arg) bool { return a.text == "--" })
-	start := slices.ContainsFunc(r.rest, func(a arg) bool { return a.text == "--start" || a.text == "-S" })
+	at := slices.IndexFunc(r.rest, func(a shell.Arg) bool { return a.Text == "--" })
+	start := slices.ContainsFunc(r.rest, func(a shell.Arg) bool { return a.Text == "--start" || a.Text == "-S" })
 	if !start || len(prog) == 0 {
-		r.done(texts(r.rest))
+		r.done(shell.Texts(r.rest))
 		return false
 	}
-	cmd := []arg{prog[len(prog)-1]}
+	cmd := []shell.Arg{prog[len(prog)-1]}
 	if at >= 0 {
 		cmd = append(cmd, r.rest[at+1:]...)
 	}
-	return r.next(texts(r.rest), cmd)
+	return r.next(shell.Texts(r.rest), cmd)
 }
 
 // resolveCmake: cmake -E rm, remove and remove_directory delete, as rm
 // and rm -r do; the rest of cmake is itself.
 func resolveCmake(r *resolution) bool {
-	if len(r.rest) < 2 || r.rest[0].text != "-E" {
+	if len(r.rest) < 2 || r.rest[0].Text != "-E" {
 		return byClass(r)
 	}
 	ops := r.rest[2:]
-	switch r.rest[1].text {
+	switch r.rest[1].Text {
 	case "rm":
-		return r.next([]string{"-E"}, append([]arg{{text: "rm"}}, ops...))
+		return r.next([]string{"-E"}, append([]shell.Arg{{Text: "rm"}}, ops...))
 	case "remove":
-		return r.next([]string{"-E"}, append([]arg{{text: "rm"}}, ops...))
+		return r.next([]string{"-E"}, append([]shell.Arg{{Text: "rm"}}, ops...))
 	case "remove_directory":
-		return r.next([]string{"-E"}, append([]arg{{text: "rm"}, {text: "-r"}, {text: "--"}}, ops...))
+		return r.next([]string{"-E"}, append([]shell.Arg{{Text: "rm"}, {Text: "-r"}, {Text: "--"}}, ops...))
 	}
 	return byClass(r)
 }
@@ -1471,7 +1473,7 @@ var ansibleCommandModules = setOf(`shell command raw ansible.builtin.shell ansib
 func resolveAnsible(r *resolution) bool {
 	mod := "command"
 	if m := optVals(r.rest, "-m", false, "--module-name"); len(m) > 0 {
-		mod = m[len(m)-1].text
+		mod = m[len(m)-1].Text
 	}
 	if ansibleCommandModules[mod] {
 		r.codeOf(optVals(r.rest, "-a", false, "--args"))

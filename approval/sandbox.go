@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // SandboxProfile names the kernel confinement a command will run under.
@@ -167,7 +169,7 @@ func (g *Gate) judgeSandbox(req Request, cmds []command, fs []finding) sandboxJu
 	if !sb.Profile.confines() || g.opts.Yolo || g.opts.Mode == ModeOff {
 		return sandboxJudgement{}
 	}
-	s := newSandboxScope(sb, g.opts.Protect.Env["HOME"], req.Dir, Normalize(req.Command), cmds)
+	s := newSandboxScope(sb, g.opts.Protect.Env["HOME"], req.Dir, shell.Normalize(req.Command), cmds)
 	ctx := newContexts(cmds)
 	j := sandboxJudgement{profile: sb.Profile, denial: s.denial(cmds, ctx)}
 	if j.denial != "" {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -117,16 +118,16 @@ type analyzer struct {
 	// a command there goes on counting from it.
 	outer int
 	// plainTail is the last list of args found plain ([analyzer.plainWords]).
-	plainTail []arg
+	plainTail []shell.Arg
 	// reads are the programs that read the command's own input as
 	// commands, code or statements ([Gate.Input]).
 	reads []reader
 	// argArena and strArena hand out the words of each statement and
 	// the arguments of each command, from blocks kept for the next run
 	// (see [analyzer.argSlice]).
-	argArena []arg
+	argArena []shell.Arg
 	strArena []string
-	plain    plainBuf // the nodes of plain lines ([parsePlain])
+	plain    shell.PlainBuf // the nodes of plain lines ([shell.ParsePlain])
 }
 
 // arenaBlock is the smallest block an arena allocates: enough for the
@@ -137,9 +138,9 @@ const arenaBlock = 256
 // an append past n copies it out, so slices handed out never overlap.
 // Nothing handed out outlives the run (the commands are the check's
 // until its verdict).
-func (a *analyzer) argSlice(n int) []arg {
+func (a *analyzer) argSlice(n int) []shell.Arg {
 	if cap(a.argArena)-len(a.argArena) < n {
-		a.argArena = make([]arg, 0, max(arenaBlock, n))
+		a.argArena = make([]shell.Arg, 0, max(arenaBlock, n))
 	}
 	start := len(a.argArena)
 	a.argArena = a.argArena[:start+n]
@@ -148,7 +149,7 @@ func (a *analyzer) argSlice(n int) []arg {
 
 // texts returns the texts of args in a slice from the run's arena (see
 // [analyzer.argSlice]).
-func (a *analyzer) texts(args []arg) []string {
+func (a *analyzer) texts(args []shell.Arg) []string {
 	n := len(args)
 	if cap(a.strArena)-len(a.strArena) < n {
 		a.strArena = make([]string, 0, max(arenaBlock, n))
@@ -157,7 +158,7 @@ func (a *analyzer) texts(args []arg) []string {
 	a.strArena = a.strArena[:start+n]
 	out := a.strArena[start : start+n : start+n]
 	for i, x := range args {
-		out[i] = x.text
+		out[i] = x.Text
 	}
 	return out
 }
@@ -225,7 +226,7 @@ func (a *analyzer) runInput(src string, g *guard, in *reader) []command {
 		budget:    maxCommands,
 		budget0:   max(maxParseFactor*len(src), minParseBudget),
 	}
-	a.plain.reset()
+	a.plain.Reset()
 	if in != nil {
 		a.input(*in, src)
 	} else {
@@ -289,7 +290,7 @@ func (a *analyzer) followDir(c *command) {
 		case len(c.args) == 0:
 			a.cwd = "~"
 		case len(c.args) == 1:
-			if p, ok := canonicalPath(c.args[0]); ok {
+			if p, ok := shell.CanonicalPath(c.args[0]); ok {
 				a.cwd = p
 			}
 		}
@@ -301,7 +302,7 @@ func (a *analyzer) followDir(c *command) {
 	for i, s := range c.args {
 		switch s {
 		case ".", "./", "*", "./*", ".*", "./.*":
-			if p, ok := canonicalPath(path.Join(a.cwd, s)); ok {
+			if p, ok := shell.CanonicalPath(path.Join(a.cwd, s)); ok {
 				c.args[i] = p
 			}
 		}
@@ -391,16 +392,16 @@ func (a *analyzer) parse(src string, via []string) (*syntax.File, error) {
 		a.limit(factTooComplex, tooMuchCodeDetail(a.budget0), via)
 		return nil, errLimit
 	}
-	sh := scanShape(src)
-	if sh.depth > maxNesting {
-		a.limit(factTooDeep, tooNestedDetail(sh.depth, maxNesting), via)
+	sh := shell.ScanShape(src)
+	if sh.Depth > maxNesting {
+		a.limit(factTooDeep, tooNestedDetail(sh.Depth, maxNesting), via)
 		return nil, errLimit
 	}
-	if sh.links > maxCommands {
+	if sh.Links > maxCommands {
 		a.limit(factTooComplex, tooManyCommandsDetail(maxCommands), via)
 		return nil, errLimit
 	}
-	if f, ok := parsePlain(src, &a.plain); ok {
+	if f, ok := shell.ParsePlain(src, &a.plain); ok {
 		return f, nil
 	}
 	// One reader serves every parse: each ends before the next begins.
@@ -553,13 +554,13 @@ func leaf(n syntax.Node) bool {
 func assignText(as *syntax.Assign) string {
 	if as.Name == nil {
 		if as.Value != nil {
-			return wordArg(as.Value).text
+			return shell.WordArg(as.Value).Text
 		}
 		return ""
 	}
 	s := as.Name.Value + "="
 	if as.Value != nil {
-		s += wordArg(as.Value).text
+		s += shell.WordArg(as.Value).Text
 	}
 	return s
 }
@@ -583,9 +584,9 @@ func (a *analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
 	if s, e := int(ce.Pos().Offset()), int(ce.End().Offset()); s >= 0 && s <= e && e <= len(src) {
 		source = src[s:e]
 	}
-	args, braces := wordsInto(a.argSlice(len(ce.Args)), ce.Args)
+	args, braces := shell.WordsInto(a.argSlice(len(ce.Args)), ce.Args)
 	if braces > 0 {
-		in.cmds = append(in.cmds, command{name: factTooComplex, args: []string{tooManyBracesDetail(braces, maxBraceExprs)}, via: via, source: source})
+		in.cmds = append(in.cmds, command{name: factTooComplex, args: []string{tooManyBracesDetail(braces, shell.MaxBraceExprs)}, via: via, source: source})
 	}
 	a.resolve(in, args, env, via, source, a.outer)
 	return in
@@ -608,7 +609,7 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 			if r.Word == nil {
 				continue
 			}
-			target := wordArg(r.Word).text
+			target := shell.WordArg(r.Word).Text
 			how := ">"
 			if r.Op == syntax.AppOut || r.Op == syntax.AppAll || r.Op == syntax.AppAllClob {
 				how = ">>"
@@ -633,12 +634,12 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 			if w == nil {
 				continue
 			}
-			wa := wordArg(w)
-			a.stdin(in, wa.text, depth, via, factHeredocCode)
+			wa := shell.WordArg(w)
+			a.stdin(in, wa.Text, depth, via, factHeredocCode)
 			if in.final != nil && in.final.name == "tee" {
 				for _, t := range in.final.args {
 					if !strings.HasPrefix(t, "-") {
-						a.writes = append(a.writes, scriptWrite{target: t, text: wa.text, via: via, nested: in.nested})
+						a.writes = append(a.writes, scriptWrite{target: t, text: wa.Text, via: via, nested: in.nested})
 					}
 				}
 			}
@@ -651,7 +652,7 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				a.fact(factSubstCode, via, k.String())
 			}
 			if !subst {
-				a.readsIn = append(a.readsIn, wordArg(r.Word).text)
+				a.readsIn = append(a.readsIn, shell.WordArg(r.Word).Text)
 				if in.final != nil && (in.role == roleSQL || in.role == roleStore) {
 					a.fact(factStoreHidden, via, in.final.name, "input read from a file")
 				}
@@ -672,7 +673,7 @@ func (a *analyzer) stmtText(st *syntax.Stmt, in *stmtInfo) (string, bool) {
 	}
 	for _, r := range st.Redirs {
 		if (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil {
-			return wordArg(r.Hdoc).text, true
+			return shell.WordArg(r.Hdoc).Text, true
 		}
 	}
 	return "", false
@@ -900,7 +901,7 @@ func (a *analyzer) funcDecl(fd *syntax.FuncDecl, via []string) {
 				spawns = true
 			}
 		case *syntax.CallExpr:
-			if len(n.Args) > 0 && wordArg(n.Args[0]).text == name {
+			if len(n.Args) > 0 && shell.WordArg(n.Args[0]).Text == name {
 				selfCall = true
 			}
 		}
@@ -980,7 +981,7 @@ func (a *analyzer) finish() {
 }
 
 func cleanRel(p string) string {
-	if c, ok := canonicalPath(p); ok {
+	if c, ok := shell.CanonicalPath(p); ok {
 		return c
 	}
 	return path.Clean(p)

@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import "testing"
 
@@ -12,11 +12,11 @@ func TestCanonicalPath_Spellings(t *testing.T) {
 		{"/home/$USER", "~"}, {"/tmp/x/../y", "/tmp/y"}, {"/....", "/...."},
 	}
 	for _, tt := range tests {
-		if got, _ := canonicalPath(tt.in); got != tt.want {
+		if got, _ := CanonicalPath(tt.in); got != tt.want {
 			t.Errorf("canonicalPath(%q) = %q; want %q", tt.in, got, tt.want)
 		}
 	}
-	if _, ok := canonicalPath("build/x"); ok {
+	if _, ok := CanonicalPath("build/x"); ok {
 		t.Error("canonicalPath(build/x) reported a path-like arg")
 	}
 }
@@ -26,16 +26,16 @@ func TestDecodeANSIC_Escapes(t *testing.T) {
 		{`\x72\x6d`, "rm"}, {`\162\155`, "rm"}, {`\u0072m`, "rm"}, {`a\tb`, "a\tb"}, {`\q`, "q"}, {`\x`, `\x`},
 	}
 	for _, tt := range tests {
-		if got := decodeANSIC(tt.in); got != tt.want {
+		if got := DecodeANSIC(tt.in); got != tt.want {
 			t.Errorf("decodeANSIC(%q) = %q; want %q", tt.in, got, tt.want)
 		}
 	}
 }
 
 func TestSplitOpts_Clusters(t *testing.T) {
-	opts, rest := splitOpts([]arg{{text: "-nSu"}, {text: "bob"}, {text: "--user=x"}, {text: "--"}, {text: "-rf"}}, optSpec{short: "u"})
+	opts, rest := SplitOpts([]Arg{{Text: "-nSu"}, {Text: "bob"}, {Text: "--user=x"}, {Text: "--"}, {Text: "-rf"}}, OptSpec{Short: "u"})
 	want := []string{"-n", "-S", "-u", "bob", "--user=x"}
-	if len(opts) != len(want) || len(rest) != 1 || rest[0].text != "-rf" {
+	if len(opts) != len(want) || len(rest) != 1 || rest[0].Text != "-rf" {
 		t.Fatalf("splitOpts = %q, %v; want %q, [-rf]", opts, rest, want)
 	}
 	for i := range want {

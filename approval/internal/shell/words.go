@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"path"
@@ -11,35 +11,36 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// arg is one shell word after quote removal.
-type arg struct {
-	text string
-	word *syntax.Word // nil for words split from a string
-	dyn  bool         // holds an expansion whose value is unknown here
-	glob bool         // holds an unquoted glob character
+// Arg is one shell word after quote removal.
+type Arg struct {
+	Text string
+	Word *syntax.Word // nil for words split from a string
+	Dyn  bool         // holds an expansion whose value is unknown here
+	Glob bool         // holds an unquoted glob character
 }
 
-func (a arg) isOpt() bool { return len(a.text) > 1 && a.text[0] == '-' }
+// IsOpt reports whether a reads as an option: a dash and more.
+func (a Arg) IsOpt() bool { return len(a.Text) > 1 && a.Text[0] == '-' }
 
 // Bounds on brace expansion: a word's expressions are expanded only
-// within them (see [words]).
+// within them (see [Words]).
 const (
 	maxBraceWords = 64 // words one brace expression may expand to
-	// maxBraceExprs bounds the brace expressions in one word: expanding
+	// MaxBraceExprs bounds the brace expressions in one word: expanding
 	// {a,b}{a,b}… costs the square of their number.
-	maxBraceExprs = 16
+	MaxBraceExprs = 16
 )
 
-// words turns shell words into args, expanding brace expressions the way
+// Words turns shell words into args, expanding brace expressions the way
 // bash would (a bounded number of words only). A word with more than
 // maxBraceExprs brace expressions is kept as written and reported in
 // braces, the largest such count, so the caller can refuse to judge it.
-func words(ws []*syntax.Word) (out []arg, braces int) {
-	return wordsInto(make([]arg, 0, len(ws)), ws)
+func Words(ws []*syntax.Word) (out []Arg, braces int) {
+	return WordsInto(make([]Arg, 0, len(ws)), ws)
 }
 
-// wordsInto is words appending to out.
-func wordsInto(out []arg, ws []*syntax.Word) (_ []arg, braces int) {
+// WordsInto is words appending to out.
+func WordsInto(out []Arg, ws []*syntax.Word) (_ []Arg, braces int) {
 	for _, w := range ws {
 		if hasBrace(w) {
 			var n int
@@ -47,7 +48,7 @@ func wordsInto(out []arg, ws []*syntax.Word) (_ []arg, braces int) {
 			braces = max(braces, n)
 			continue
 		}
-		out = append(out, wordArg(w))
+		out = append(out, WordArg(w))
 	}
 	return out, braces
 }
@@ -56,24 +57,24 @@ func wordsInto(out []arg, ws []*syntax.Word) (_ []arg, braces int) {
 // when it expands to none, or has too many expressions: their count is
 // returned then, 0 otherwise). Apart from words, so that the common word
 // without braces pays nothing for the expansion's iterator.
-func appendBraces(out []arg, w *syntax.Word) ([]arg, int) {
+func appendBraces(out []Arg, w *syntax.Word) ([]Arg, int) {
 	cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
 	if !syntax.SplitBraces(cp) {
-		return append(out, wordArg(w)), 0
+		return append(out, WordArg(w)), 0
 	}
-	if n := countBraces(cp.Parts); n > maxBraceExprs {
-		return append(out, wordArg(w)), n
+	if n := countBraces(cp.Parts); n > MaxBraceExprs {
+		return append(out, WordArg(w)), n
 	}
 	n := 0
 	for ew, err := range expand.BracesSeq(nil, cp) {
 		if err != nil || n >= maxBraceWords {
 			break
 		}
-		out = append(out, wordArg(ew))
+		out = append(out, WordArg(ew))
 		n++
 	}
 	if n == 0 {
-		out = append(out, wordArg(w))
+		out = append(out, WordArg(w))
 	}
 	return out, 0
 }
@@ -101,32 +102,34 @@ func hasBrace(w *syntax.Word) bool {
 	return false
 }
 
-func wordArg(w *syntax.Word) arg {
-	a := arg{word: w}
+// WordArg is the Arg of one shell word: its value after quote removal,
+// with unknown expansions written as placeholders ([wordParts]).
+func WordArg(w *syntax.Word) Arg {
+	a := Arg{Word: w}
 	// Most words are one piece of plain or single-quoted text, whose
 	// value is that text (or a part of it): no copy is needed.
 	if len(w.Parts) == 1 {
 		switch p := w.Parts[0].(type) {
 		case *syntax.Lit:
-			a.text, a.glob = unescapeBare(p.Value), isGlob(p.Value)
+			a.Text, a.Glob = UnescapeBare(p.Value), isGlob(p.Value)
 			return a
 		case *syntax.SglQuoted:
 			if !p.Dollar {
-				a.text = p.Value
+				a.Text = p.Value
 				return a
 			}
 		}
 	}
 	var b strings.Builder
 	wordParts(&b, w.Parts, false, &a)
-	a.text = b.String()
+	a.Text = b.String()
 	return a
 }
 
 // wordParts writes the value of parts as the shell would see it after
 // quote removal. Expansions whose value is unknown are written as a
 // placeholder that parses back into the same kind of expansion.
-func wordParts(b *strings.Builder, parts []syntax.WordPart, quoted bool, a *arg) {
+func wordParts(b *strings.Builder, parts []syntax.WordPart, quoted bool, a *Arg) {
 	for _, p := range parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
@@ -134,39 +137,39 @@ func wordParts(b *strings.Builder, parts []syntax.WordPart, quoted bool, a *arg)
 				b.WriteString(unescapeDouble(p.Value))
 			} else {
 				if isGlob(p.Value) {
-					a.glob = true
+					a.Glob = true
 				}
-				b.WriteString(unescapeBare(p.Value))
+				b.WriteString(UnescapeBare(p.Value))
 			}
 		case *syntax.SglQuoted:
 			if p.Dollar {
-				b.WriteString(decodeANSIC(p.Value))
+				b.WriteString(DecodeANSIC(p.Value))
 			} else {
 				b.WriteString(p.Value)
 			}
 		case *syntax.DblQuoted:
 			wordParts(b, p.Parts, true, a)
 		case *syntax.ParamExp:
-			a.dyn = true
+			a.Dyn = true
 			name := ""
 			if p.Param != nil {
 				name = p.Param.Value
 			}
 			b.WriteString("$" + name)
 		case *syntax.CmdSubst:
-			a.dyn = true
+			a.Dyn = true
 			b.WriteString("$(…)")
 		case *syntax.ProcSubst:
-			a.dyn = true
+			a.Dyn = true
 			b.WriteString("<(…)")
 		case *syntax.ArithmExp:
-			a.dyn = true
+			a.Dyn = true
 			b.WriteString("$((0))")
 		case *syntax.ExtGlob:
-			a.glob = true
+			a.Glob = true
 			b.WriteString(p.Op.String() + p.Pattern.Value + ")")
 		case *syntax.BraceExp:
-			a.glob = true
+			a.Glob = true
 			b.WriteString("{…}")
 		}
 	}
@@ -182,7 +185,8 @@ func isGlob(s string) bool {
 	return i >= 0 && strings.IndexByte(s[i+1:], ']') >= 0
 }
 
-func unescapeBare(s string) string {
+// UnescapeBare removes the backslashes of unquoted text.
+func UnescapeBare(s string) string {
 	if strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
@@ -196,6 +200,7 @@ func unescapeBare(s string) string {
 	return b.String()
 }
 
+// unescapeDouble removes the backslashes that escape inside double quotes.
 func unescapeDouble(s string) string {
 	if strings.IndexByte(s, '\\') < 0 {
 		return s
@@ -210,9 +215,9 @@ func unescapeDouble(s string) string {
 	return b.String()
 }
 
-// decodeANSIC decodes the escapes of a $'…' string (and of printf formats
+// DecodeANSIC decodes the escapes of a $'…' string (and of printf formats
 // and echo -e, which use the same ones).
-func decodeANSIC(s string) string {
+func DecodeANSIC(s string) string {
 	if strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
@@ -290,9 +295,9 @@ func isDigitIn(c byte, base int) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// canonicalName is the name rules see: the base name, in lower case, with
+// CanonicalName is the name rules see: the base name, in lower case, with
 // ".exe" removed ("/usr/bin/rm" and "BUN.EXE" become "rm" and "bun").
-func canonicalName(s string) string {
+func CanonicalName(s string) string {
 	if i := strings.LastIndexAny(s, `/\`); i >= 0 && i < len(s)-1 {
 		s = s[i+1:]
 	}
@@ -300,12 +305,12 @@ func canonicalName(s string) string {
 	return strings.TrimSuffix(s, ".exe")
 }
 
-// canonicalPath gives a path-like argument one spelling, so rules can match
+// CanonicalPath gives a path-like argument one spelling, so rules can match
 // it with simple patterns: the home directory in any spelling (~, ~/,
 // $HOME, ${HOME}, "/home/$USER") is "~", paths are cleaned ("/./" is "/"),
 // a trailing "/*" is dropped ("/home/*" is "/home"), and a glob in the
 // first component stands for the root ("/e*" could be "/etc").
-func canonicalPath(s string) (string, bool) {
+func CanonicalPath(s string) (string, bool) {
 	const homeMark = "/\x00home"
 	var p string
 	switch {
@@ -346,12 +351,12 @@ func canonicalPath(s string) (string, bool) {
 	return p, true
 }
 
-// line joins args for rule patterns: one space between args, path-like
+// Line joins args for rule patterns: one space between args, path-like
 // args in canonical form, and, when quote is set, args holding white space
 // single-quoted so that one argument never reads as several. (Facts, whose
 // arguments the walker builds, are not quoted: an SQL statement is one
 // argument with spaces.)
-func line(args []string, quote bool) string {
+func Line(args []string, quote bool) string {
 	if len(args) == 0 {
 		return ""
 	}
@@ -367,7 +372,7 @@ func line(args []string, quote bool) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		if c, ok := canonicalPath(s); ok {
+		if c, ok := CanonicalPath(s); ok {
 			s = c
 		}
 		if quote && strings.ContainsAny(s, " \t\n") {
@@ -381,41 +386,42 @@ func line(args []string, quote bool) string {
 	return b.String()
 }
 
-func texts(args []arg) []string {
+// Texts returns the texts of args.
+func Texts(args []Arg) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = a.text
+		out[i] = a.Text
 	}
 	return out
 }
 
-// optSpec describes the options of a wrapper or tool: which take a value.
+// OptSpec describes the options of a wrapper or tool: which take a value.
 // Short options are listed without the dash ("u"), long ones with both
 // dashes ("--user").
-type optSpec struct {
-	short string   // short options that take a value
-	long  []string // long options that take a value (also accepted with =)
+type OptSpec struct {
+	Short string   // short options that take a value
+	Long  []string // long options that take a value (also accepted with =)
 }
 
-// splitOpts consumes the leading options of args. Clusters of short
+// SplitOpts consumes the leading options of args. Clusters of short
 // options are expanded ("-nS" gives "-n", "-S"); a value stays right after
 // its option. It stops at the first operand, or after "--".
-func splitOpts(args []arg, spec optSpec) (opts []string, rest []arg) {
+func SplitOpts(args []Arg, spec OptSpec) (opts []string, rest []Arg) {
 	i := 0
 	for i < len(args) {
-		t := args[i].text
+		t := args[i].Text
 		if t == "--" {
 			return opts, args[i+1:]
 		}
-		if !args[i].isOpt() {
+		if !args[i].IsOpt() {
 			break
 		}
 		i++
 		if strings.HasPrefix(t, "--") {
 			name, _, hasValue := strings.Cut(t, "=")
 			opts = append(opts, t)
-			if !hasValue && slices.Contains(spec.long, name) && i < len(args) {
-				opts = append(opts, args[i].text)
+			if !hasValue && slices.Contains(spec.Long, name) && i < len(args) {
+				opts = append(opts, args[i].Text)
 				i++
 			}
 			continue
@@ -423,11 +429,11 @@ func splitOpts(args []arg, spec optSpec) (opts []string, rest []arg) {
 		for j := 1; j < len(t); j++ {
 			c := t[j]
 			opts = append(opts, "-"+string(c))
-			if strings.IndexByte(spec.short, c) >= 0 {
+			if strings.IndexByte(spec.Short, c) >= 0 {
 				if j+1 < len(t) {
 					opts = append(opts, t[j+1:])
 				} else if i < len(args) {
-					opts = append(opts, args[i].text)
+					opts = append(opts, args[i].Text)
 					i++
 				}
 				break
@@ -437,8 +443,8 @@ func splitOpts(args []arg, spec optSpec) (opts []string, rest []arg) {
 	return opts, args[i:]
 }
 
-// optValue returns the value of the first of names in expanded opts.
-func optValue(opts []string, names ...string) (string, bool) {
+// OptValue returns the value of the first of names in expanded opts.
+func OptValue(opts []string, names ...string) (string, bool) {
 	for i, o := range opts {
 		for _, n := range names {
 			if o == n && i+1 < len(opts) {
@@ -452,7 +458,8 @@ func optValue(opts []string, names ...string) (string, bool) {
 	return "", false
 }
 
-func hasOpt(opts []string, names ...string) bool {
+// HasOpt reports whether one of names is among expanded opts.
+func HasOpt(opts []string, names ...string) bool {
 	for _, o := range opts {
 		if slices.Contains(names, o) {
 			return true
@@ -461,8 +468,8 @@ func hasOpt(opts []string, names ...string) bool {
 	return false
 }
 
-// isAssign reports whether s looks like NAME=value.
-func isAssign(s string) bool {
+// IsAssign reports whether s looks like NAME=value.
+func IsAssign(s string) bool {
 	i := strings.IndexByte(s, '=')
 	if i <= 0 {
 		return false

@@ -1,8 +1,12 @@
-package approval
+package shell
 
-import "mvdan.cc/sh/v3/syntax"
+import (
+	"strings"
 
-// parsePlain builds the syntax tree of a command line made only of plain
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// ParsePlain builds the syntax tree of a command line made only of plain
 // words ("git status", "go test ./...", "rm -rf node_modules"), the
 // commonest input by far, without the parser: the tree is the one
 // [syntax.Parser] builds, node for node (a test holds the two to each
@@ -12,8 +16,8 @@ import "mvdan.cc/sh/v3/syntax"
 // several lines), reports false and goes to the parser.
 //
 // With b, the nodes come from b's blocks, kept from one check to the next
-// (see [plainBuf]); with nil, they are allocated.
-func parsePlain(src string, b *plainBuf) (*syntax.File, bool) {
+// (see [PlainBuf]); with nil, they are allocated.
+func ParsePlain(src string, b *PlainBuf) (*syntax.File, bool) {
 	// First pass: check every byte and count the words.
 	n := 0
 	for i := 0; i < len(src); {
@@ -75,25 +79,25 @@ type plainWord struct {
 	lit  syntax.Lit
 }
 
-// plainBuf holds the nodes of the plain trees of one check in blocks
+// PlainBuf holds the nodes of the plain trees of one check in blocks
 // kept for the next check: a plain line is most lines, and its three
 // allocations were a good part of a check's. Trees handed out in one
 // check never share nodes; none outlives the check.
-type plainBuf struct {
+type PlainBuf struct {
 	words []plainWord
 	args  []*syntax.Word
 	trees []plainTree
 }
 
-// reset makes b's blocks free for a new check.
-func (b *plainBuf) reset() {
+// Reset makes b's blocks free for a new check.
+func (b *PlainBuf) Reset() {
 	b.words, b.args, b.trees = b.words[:0], b.args[:0], b.trees[:0]
 }
 
 // get returns the nodes of n words and of a tree, from b when b is not
 // nil. A block too small is replaced (the trees already handed out keep
 // the old one).
-func (b *plainBuf) get(n int) ([]plainWord, []*syntax.Word, *plainTree) {
+func (b *PlainBuf) get(n int) ([]plainWord, []*syntax.Word, *plainTree) {
 	if b == nil {
 		return make([]plainWord, n), make([]*syntax.Word, n), &plainTree{}
 	}
@@ -147,3 +151,12 @@ func plainByte(c byte) bool {
 // builtins it parses as clauses of their own.
 var plainKeywords = setOf(`if then else elif fi case esac for select while until do done in function time coproc
 let declare local export readonly typeset nameref`)
+
+// setOf makes a set of the words in list.
+func setOf(list string) map[string]bool {
+	m := make(map[string]bool)
+	for _, f := range strings.Fields(list) {
+		m[f] = true
+	}
+	return m
+}

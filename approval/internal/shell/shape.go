@@ -1,18 +1,18 @@
-package approval
+package shell
 
 import "strings"
 
-// shape is what a cheap scan of shell text finds before the parser runs.
-type shape struct {
-	// depth is how deeply brackets nest: ( $( <( $(( { ${ and
+// Shape is what a cheap scan of shell text finds before the parser runs.
+type Shape struct {
+	// Depth is how deeply brackets nest: ( $( <( $(( { ${ and
 	// backquotes, with double quotes as a level of their own.
-	depth int
-	// links counts pipeline and list operators (| |& && ||): a chain of
+	Depth int
+	// Links counts pipeline and list operators (| |& && ||): a chain of
 	// them nests in the syntax tree, one level per link.
-	links int
+	Links int
 }
 
-// scanShape measures shell text without parsing it. What single quotes,
+// ScanShape measures shell text without parsing it. What single quotes,
 // $'…' strings, backslashes, comments and here-document bodies hold is not
 // counted. It reads each byte once, so it is cheap enough to run before
 // the parser, whose work and recursion grow with both measures.
@@ -21,12 +21,12 @@ type shape struct {
 // a level may close early where the scan misreads the text. The walker
 // measures statement nesting exactly as it goes, so an estimate that is
 // low only moves the refusal from here to there.
-func scanShape(s string) shape {
-	var sh shape
+func ScanShape(s string) Shape {
+	var sh Shape
 	var stack []byte // open levels: ( { " ` and c for case … esac
 	push := func(k byte) {
 		stack = append(stack, k)
-		sh.depth = max(sh.depth, len(stack))
+		sh.Depth = max(sh.Depth, len(stack))
 	}
 	top := func() byte {
 		if len(stack) == 0 {
@@ -109,14 +109,14 @@ func scanShape(s string) shape {
 			dollar = true
 		case '|':
 			if i == 0 || s[i-1] != '>' {
-				sh.links++
+				sh.Links++
 			}
 			if i+1 < len(s) && (s[i+1] == '|' || s[i+1] == '&') {
 				i++
 			}
 		case '&':
 			if i+1 < len(s) && s[i+1] == '&' {
-				sh.links++
+				sh.Links++
 				i++
 			}
 		case '<':
