@@ -1,6 +1,9 @@
 package approval
 
-import "github.com/runbox/runbox/approval/internal/shell"
+import (
+	"github.com/runbox/runbox/approval/internal/shell"
+	"github.com/runbox/runbox/approval/internal/walk"
+)
 
 // InputKind says what a command does with the input piped to it.
 type InputKind int
@@ -44,7 +47,7 @@ type Input struct {
 	// Program is the program that reads it ("bash", "python3", "psql");
 	// "" for data.
 	Program string
-	role    stdinRole
+	role    walk.Role
 }
 
 // Input tells how command, a shell line, reads the input piped to it:
@@ -58,17 +61,17 @@ type Input struct {
 func (g *Gate) Input(command string) Input {
 	cmd := shell.Normalize(command)
 	if len(cmd) > g.maxSize {
-		return Input{Kind: InputCommands, role: roleShell}
+		return Input{Kind: InputCommands, role: walk.RoleShell}
 	}
-	a, _ := g.analyzers.Get().(*analyzer)
+	a, _ := g.analyzers.Get().(*walk.Analyzer)
 	if a == nil {
-		a = newAnalyzer()
+		a = walk.NewAnalyzer()
 	}
 	defer g.analyzers.Put(a)
-	a.run(cmd, nil)
+	a.Run(cmd, nil)
 	best := Input{}
-	for _, r := range a.reads {
-		if in := inputOf(r.program, r.role); best.Kind == InputData || rank(in.Kind) > rank(best.Kind) {
+	for _, r := range a.Reads {
+		if in := inputOf(r.Program, r.Role); best.Kind == InputData || rank(in.Kind) > rank(best.Kind) {
 			best = in
 		}
 	}
@@ -81,13 +84,13 @@ func rank(k InputKind) int {
 }
 
 // inputOf is the Input of a program whose stdin role is r.
-func inputOf(name string, r stdinRole) Input {
+func inputOf(name string, r walk.Role) Input {
 	switch r {
-	case roleShell, roleCron:
+	case walk.RoleShell, walk.RoleCron:
 		return Input{Kind: InputCommands, Program: name, role: r}
-	case roleInterp:
+	case walk.RoleInterp:
 		return Input{Kind: InputCode, Program: name, role: r}
-	case roleSQL, roleStore, roleAccounts:
+	case walk.RoleSQL, walk.RoleStore, walk.RoleAccounts:
 		return Input{Kind: InputStatements, Program: name, role: r}
 	}
 	return Input{}

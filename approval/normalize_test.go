@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/approval/internal/rules"
 	"github.com/runbox/runbox/approval/internal/shell"
 )
 
@@ -46,7 +47,7 @@ func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{"rm -rf /", "ｒｍ", "\x1b[31m", "\x1b]0;x", "a\\\nb", "${IFS}", "\u009b1m", "\x00"} {
 		f.Add(s)
 	}
-	for _, r := range Rules() {
+	for _, r := range rules.All() {
 		for _, s := range r.Match {
 			f.Add(s)
 		}

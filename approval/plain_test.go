@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/approval/internal/shell"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // TestParsePlain_SameTreeAsParser: for every input parsePlain accepts,
@@ -30,7 +31,7 @@ func TestParsePlain_SameTreeAsParser(t *testing.T) {
 	accepted := 0
 	for _, src := range inputs {
 		got, ok := shell.ParsePlain(src, nil)
-		want, err := newParser().Parse(strings.NewReader(src), "")
+		want, err := walk.NewParser().Parse(strings.NewReader(src), "")
 		if !ok {
 			continue
 		}

@@ -1,6 +1,10 @@
 package approval
 
-import "path"
+import (
+	"path"
+
+	"github.com/runbox/runbox/approval/internal/walk"
+)
 
 // ProtectedPath is a file or directory that commands must not change:
 // not write, append to, replace, move, delete, link over, extract into or
@@ -106,10 +110,10 @@ func DefaultProtection(getenv func(string) string) Protection {
 
 // compileProtection checks p and splits its paths. configFile, where the
 // Gate saves approvals, is protected as policy.
-func compileProtection(p Protection, configFile string) (*protector, error) {
-	paths := make([]protected, len(p.Paths))
+func compileProtection(p Protection, configFile string) (*walk.Protector, error) {
+	paths := make([]walk.Protected, len(p.Paths))
 	for i, pp := range p.Paths {
-		paths[i] = protected(pp)
+		paths[i] = walk.Protected(pp)
 	}
-	return newProtector(paths, p.Env, configFile)
+	return walk.NewProtector(paths, p.Env, configFile)
 }

@@ -1,10 +1,11 @@
-package approval
+package walk
 
 import (
 	"path"
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/rules"
 	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -53,7 +54,7 @@ var flowKinds = func() map[string]flowKind {
 	}
 	m["echo"] |= flowSecret
 	m["printf"] |= flowSecret
-	m[factWrite] = flowWrite
+	m[rules.FactWrite] = flowWrite
 	return m
 }()
 
@@ -88,7 +89,7 @@ const maxLeakPairs = 64
 // input, paired with each sink. Which files are credentials, and which
 // sinks are harmless (/dev/null), is the rules' to say: the facts carry
 // the paths as written.
-func (a *analyzer) leaks() {
+func (a *Analyzer) leaks() {
 	// Most lines have few of either: the buffers keep them off the heap.
 	var readBuf [8]string
 	var sinkBuf [4]leakSink
@@ -96,26 +97,26 @@ func (a *analyzer) leaks() {
 	reads, sinks, secrets := readBuf[:0], sinkBuf[:0], secretBuf[:0]
 	for i := range a.cmds {
 		c := &a.cmds[i]
-		kind := flowKinds[c.name]
-		if kind == 0 && (strings.HasPrefix(c.name, "docker-credential-") || strings.HasPrefix(c.name, "git-credential-")) {
+		kind := flowKinds[c.Name]
+		if kind == 0 && (strings.HasPrefix(c.Name, "docker-credential-") || strings.HasPrefix(c.Name, "git-credential-")) {
 			kind = flowSecret
 		}
 		if kind == 0 {
 			continue
 		}
-		if kind&flowWrite != 0 && len(c.args) == 2 {
+		if kind&flowWrite != 0 && len(c.Args) == 2 {
 			// A write to /dev/tcp or /dev/udp is bash's own socket.
-			if t := c.args[1]; strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
+			if t := c.Args[1]; strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
 				sinks = append(sinks, leakSink{"send", t[:len("/dev/tcp")], i})
 			} else {
 				sinks = append(sinks, leakSink{"write", t, i})
 			}
 		}
 		if kind&flowSend != 0 {
-			sinks = append(sinks, leakSink{"send", c.name, i})
+			sinks = append(sinks, leakSink{"send", c.Name, i})
 		}
 		if kind&flowRead != 0 {
-			for _, x := range c.args {
+			for _, x := range c.Args {
 				if !strings.HasPrefix(x, "-") {
 					reads = append(reads, x)
 				}
@@ -165,16 +166,16 @@ type leakSink struct {
 // storeInput judges text a data store reads on its input as the commands
 // it holds: a key-value client's lines each as that client given the line
 // as arguments, a JavaScript shell's as its --eval.
-func (a *analyzer) storeInput(name, text string, via []string) {
+func (a *Analyzer) storeInput(name, text string, via []string) {
 	switch storeClients[name] {
 	case "kv":
 		for l := range strings.Lines(text) {
 			if f := strings.Fields(l); len(f) > 0 {
-				a.add(command{name: name, args: f, via: via})
+				a.add(rules.Command{Name: name, Args: f, Via: via})
 			}
 		}
 	case "js":
-		a.add(command{name: name, args: []string{"--eval", text}, via: via})
+		a.add(rules.Command{Name: name, Args: []string{"--eval", text}, Via: via})
 	case "sftp":
 		for l := range strings.Lines(text) {
 			if f := strings.Fields(l); len(f) > 1 && (f[0] == "put" || f[0] == "mput" || f[0] == "reput") {
@@ -188,7 +189,7 @@ func (a *analyzer) storeInput(name, text string, via []string) {
 // while :, until false, for ((;;))) and whose body starts a process in
 // the background that it does not wait for: each turn adds a process
 // until the machine runs out. cond nil is a condition that always holds.
-func (a *analyzer) endlessLoop(until bool, cond, body []*syntax.Stmt, via []string) {
+func (a *Analyzer) endlessLoop(until bool, cond, body []*syntax.Stmt, via []string) {
 	if cond != nil && !alwaysHolds(cond, until) {
 		return
 	}
@@ -297,23 +298,23 @@ var envDumps = setOf(`env printenv set export declare typeset compgen`)
 // secretSource names the secret c prints, or returns "" when it prints
 // none the gate knows of: an environment dump, a credential helper, or a
 // variable whose name says it holds a secret echoed or printed.
-func secretSource(c *command) string {
+func secretSource(c *rules.Command) string {
 	switch {
-	case envDumps[c.name]:
-		if len(c.args) == 0 && printsOnly(c.source) || c.name == "printenv" && len(c.args) > 0 && secretName(c.args[0]) {
+	case envDumps[c.Name]:
+		if len(c.Args) == 0 && printsOnly(c.Source) || c.Name == "printenv" && len(c.Args) > 0 && secretName(c.Args[0]) {
 			return secretEnv
 		}
-	case c.name == "echo" || c.name == "printf":
-		for _, x := range c.args {
+	case c.Name == "echo" || c.Name == "printf":
+		for _, x := range c.Args {
 			if strings.Contains(x, "$") && secretName(x) {
 				return secretVariable
 			}
 		}
-	case strings.HasPrefix(c.name, "docker-credential-") || strings.HasPrefix(c.name, "git-credential-"):
+	case strings.HasPrefix(c.Name, "docker-credential-") || strings.HasPrefix(c.Name, "git-credential-"):
 		return secretHelper
 	default:
-		for _, start := range secretHelperWords[c.name] {
-			if len(start) == 0 && len(c.args) > 0 || len(start) > 0 && len(c.args) >= len(start) && slices.Equal(c.args[:len(start)], start) {
+		for _, start := range secretHelperWords[c.Name] {
+			if len(start) == 0 && len(c.Args) > 0 || len(start) > 0 && len(c.Args) >= len(start) && slices.Equal(c.Args[:len(start)], start) {
 				return secretHelper
 			}
 		}
@@ -371,28 +372,28 @@ func printsNothing(st *syntax.Stmt, in *stmtInfo) bool {
 	if in.final == nil {
 		return false
 	}
-	switch in.final.name {
+	switch in.final.Name {
 	case ":", "true", "false":
 		return true
 	case "cat":
-		return len(in.final.args) == 1 && in.final.args[0] == "/dev/null"
+		return len(in.final.Args) == 1 && in.final.Args[0] == "/dev/null"
 	}
 	return false
 }
 
 // extractsArchive reports whether c unpacks an archive into the tree.
-func extractsArchive(c *command) bool {
-	switch c.name {
+func extractsArchive(c *rules.Command) bool {
+	switch c.Name {
 	case "unzip", "funzip", "jar":
-		return c.name != "jar" || len(c.args) > 0 && strings.Contains(c.args[0], "x")
+		return c.Name != "jar" || len(c.Args) > 0 && strings.Contains(c.Args[0], "x")
 	case "cpio":
-		return slices.ContainsFunc(c.args, func(a string) bool {
+		return slices.ContainsFunc(c.Args, func(a string) bool {
 			return a == "--extract" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "i")
 		})
 	case "7z", "7za", "7zz":
-		return len(c.args) > 0 && (c.args[0] == "x" || c.args[0] == "e")
+		return len(c.Args) > 0 && (c.Args[0] == "x" || c.Args[0] == "e")
 	case "tar", "bsdtar", "gtar":
-		for i, a := range c.args {
+		for i, a := range c.Args {
 			switch {
 			case a == "--extract" || a == "--get":
 				return true
@@ -409,7 +410,7 @@ func extractsArchive(c *command) bool {
 
 // fetchedExtract records an archive downloaded earlier in the line (curl
 // -o x.zip, wget URL) that a later command unpacks.
-func (a *analyzer) fetchedExtract(fetched map[string]bool) {
+func (a *Analyzer) fetchedExtract(fetched map[string]bool) {
 	if len(fetched) == 0 {
 		return
 	}
@@ -418,9 +419,9 @@ func (a *analyzer) fetchedExtract(fetched map[string]bool) {
 		if !extractsArchive(c) {
 			continue
 		}
-		for _, x := range c.args {
+		for _, x := range c.Args {
 			if !strings.HasPrefix(x, "-") && fetched[path.Base(x)] {
-				a.fact(factFetchExtract, c.via, c.name)
+				a.fact(factFetchExtract, c.Via, c.Name)
 				return
 			}
 		}

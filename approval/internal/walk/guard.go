@@ -1,4 +1,4 @@
-package approval
+package walk
 
 import (
 	"path"
@@ -37,8 +37,8 @@ const (
 // over the whole command, so the order of loops and functions cannot
 // hide a write: every value a variable may hold and every directory a cd
 // names are considered.
-type guard struct {
-	prot      *protector
+type Guard struct {
+	prot      *Protector
 	paths     []guarded // the protected paths and links made to them
 	vars      map[string][]*syntax.Word
 	overflow  map[string]bool     // variables assigned more than maxVarValues times
@@ -57,7 +57,7 @@ type guard struct {
 	// dir and dirParts are the last check's directory, split: the next
 	// check is most often in the same one.
 	dir      string
-	dirProt  *protector
+	dirProt  *Protector
 	dirParts []string
 	dirKey   string // dir as a cwdSeen key
 	dirNear  bool   // dir is, holds or is under one of dirProt's paths
@@ -78,11 +78,11 @@ type pathValue struct {
 	overflow bool
 }
 
-func newGuard(prot *protector, dir string) *guard {
+func newGuard(prot *Protector, dir string) *Guard {
 	if prot == nil {
 		return nil
 	}
-	g := &guard{
+	g := &Guard{
 		vars:      make(map[string][]*syntax.Word),
 		overflow:  make(map[string]bool),
 		cache:     make(map[string][]string),
@@ -96,7 +96,7 @@ func newGuard(prot *protector, dir string) *guard {
 // reuse readies g, a guard of a check that has ended, for the next check
 // (nil: a new one): its maps and buffers are kept, emptied, because
 // making them anew cost more than a short command costs to analyse.
-func (g *guard) reuse(prot *protector, dir string) *guard {
+func (g *Guard) reuse(prot *Protector, dir string) *Guard {
 	if prot == nil {
 		return nil
 	}
@@ -109,7 +109,7 @@ func (g *guard) reuse(prot *protector, dir string) *guard {
 	clear(g.resolving)
 	clear(g.cwdSeen)
 	clear(g.cdWords) // let the last command's syntax tree go
-	*g = guard{
+	*g = Guard{
 		vars: g.vars, overflow: g.overflow, cache: g.cache, resolving: g.resolving, cwdSeen: g.cwdSeen,
 		paths:    g.paths[:0],
 		cwdsNear: g.cwdsNear[:0], cwdsFar: g.cwdsFar[:0], cwdTails: g.cwdTails[:0],
@@ -121,7 +121,7 @@ func (g *guard) reuse(prot *protector, dir string) *guard {
 }
 
 // start begins a check of a command run in dir.
-func (g *guard) start(prot *protector, dir string) {
+func (g *Guard) start(prot *Protector, dir string) {
 	g.prot = prot
 	g.paths = append(g.paths, prot.paths...)
 	if !path.IsAbs(dir) {
@@ -130,7 +130,7 @@ func (g *guard) start(prot *protector, dir string) {
 	}
 	if dir != g.dir || prot != g.dirProt || g.dirParts == nil {
 		// Clipped: a path built on it appends to a copy, never to this.
-		g.dir, g.dirProt, g.dirParts = dir, prot, slices.Clip(splitPath(path.Clean(dir)))
+		g.dir, g.dirProt, g.dirParts = dir, prot, slices.Clip(SplitPath(path.Clean(dir)))
 		d := pathValue{parts: g.dirParts, known: true}
 		g.dirKey, g.dirNear = d.String(), g.near(d.parts)
 	}
@@ -146,7 +146,7 @@ func (g *guard) start(prot *protector, dir string) {
 }
 
 // addCwd adds a directory the command may be in.
-func (g *guard) addCwd(d pathValue) {
+func (g *Guard) addCwd(d pathValue) {
 	key := d.String()
 	if g.cwdSeen[key] {
 		return
@@ -171,12 +171,12 @@ func (g *guard) addCwd(d pathValue) {
 }
 
 // near reports whether parts is, holds or is under a protected path.
-func (g *guard) near(parts []string) bool {
+func (g *Guard) near(parts []string) bool {
 	for _, p := range g.paths {
 		n := min(len(parts), len(p.parts))
 		same := true
 		for i := range n {
-			if !componentMatch(parts[i], p.parts[i]) {
+			if !ComponentMatch(parts[i], p.parts[i]) {
 				same = false
 				break
 			}
@@ -190,7 +190,7 @@ func (g *guard) near(parts []string) bool {
 
 // collect records, before a script is walked, the variables it assigns
 // and the directories it changes to.
-func (a *analyzer) collect(f *syntax.File) {
+func (a *Analyzer) collect(f *syntax.File) {
 	g := a.guard
 	if g == nil {
 		return
@@ -202,7 +202,7 @@ func (a *analyzer) collect(f *syntax.File) {
 }
 
 // collectNode is collect's visit of one node.
-func (g *guard) collectNode(n syntax.Node) bool {
+func (g *Guard) collectNode(n syntax.Node) bool {
 	switch n := n.(type) {
 	case *syntax.Assign:
 		if n.Name == nil {
@@ -243,7 +243,7 @@ func (g *guard) collectNode(n syntax.Node) bool {
 }
 
 // setVar records a value variable name may hold.
-func (g *guard) setVar(name string, w *syntax.Word) {
+func (g *Guard) setVar(name string, w *syntax.Word) {
 	if w == nil {
 		return
 	}
@@ -257,7 +257,7 @@ func (g *guard) setVar(name string, w *syntax.Word) {
 
 // resolveCwds resolves the cd targets collected so far into the
 // directories the command may be in.
-func (a *analyzer) resolveCwds() {
+func (a *Analyzer) resolveCwds() {
 	g := a.guard
 	for g.cdDone < len(g.cdWords) {
 		// A relative cd is resolved against the directories known before
@@ -282,7 +282,7 @@ func (a *analyzer) resolveCwds() {
 // dirsFor returns the directories a relative path may be relative to:
 // all of them when it climbs with "..", else only those that are, hold
 // or are under a protected path, and the unknown ones.
-func (a *analyzer) dirsFor(rel string) []pathValue {
+func (a *Analyzer) dirsFor(rel string) []pathValue {
 	a.resolveCwds()
 	g := a.guard
 	out := append(slices.Clone(g.cwdsNear), g.cwdTails...)
@@ -295,14 +295,14 @@ func (a *analyzer) dirsFor(rel string) []pathValue {
 	return out
 }
 
-func (a *analyzer) homeValue() pathValue {
+func (a *Analyzer) homeValue() pathValue {
 	if h := a.guard.prot.home; h != nil {
 		return pathValue{parts: h, known: true}
 	}
 	return pathValue{parts: []string{"~"}, known: true}
 }
 
-func (a *analyzer) homeString() string {
+func (a *Analyzer) homeString() string {
 	if h := a.guard.prot.home; h != nil {
 		return "/" + strings.Join(h[1:], "/")
 	}
@@ -311,7 +311,7 @@ func (a *analyzer) homeString() string {
 
 // pathValues resolves a path a command names, given as a shell word or,
 // when w is nil, as text (with $NAME placeholders for what is unknown).
-func (a *analyzer) pathValues(w *syntax.Word, text string) []pathValue {
+func (a *Analyzer) pathValues(w *syntax.Word, text string) []pathValue {
 	var strs []string
 	switch {
 	case w != nil:
@@ -344,7 +344,7 @@ func textWithUnknowns(text string) string {
 // stringValues turns one resolved string into path values: absolute,
 // under the home directory, relative to each directory the command may
 // be in, or, past an unknown part, its known tail.
-func (a *analyzer) stringValues(s string) []pathValue {
+func (a *Analyzer) stringValues(s string) []pathValue {
 	if s == "" {
 		return nil
 	}
@@ -356,7 +356,7 @@ func (a *analyzer) stringValues(s string) []pathValue {
 	}
 	switch {
 	case strings.HasPrefix(s, "/"):
-		return []pathValue{{parts: splitPath(path.Clean(s)), known: true}}
+		return []pathValue{{parts: SplitPath(path.Clean(s)), known: true}}
 	case s == "~" || strings.HasPrefix(s, "~/"):
 		// Under a home directory the gate does not know: it may be any
 		// protected path's, so the tail is judged too.
@@ -381,9 +381,9 @@ func (v pathValue) join(rel string) pathValue {
 	// kernel does, and for a "~" root the shell would too.
 	clean := path.Clean("/" + strings.Join(v.parts[1:], "/") + "/" + rel)
 	if v.parts[0] == "/" {
-		return pathValue{parts: splitPath(clean), known: true}
+		return pathValue{parts: SplitPath(clean), known: true}
 	}
-	return pathValue{parts: splitPath(v.parts[0] + strings.TrimSuffix(clean, "/")), known: true}
+	return pathValue{parts: SplitPath(v.parts[0] + strings.TrimSuffix(clean, "/")), known: true}
 }
 
 // tailParts splits the known end of a path into components: empty and
@@ -407,7 +407,7 @@ func tailParts(s string) []string {
 
 // wordStrings returns the strings word parts may expand to, with
 // unknownMark where a value is unknown; tilde says a leading ~ expands.
-func (a *analyzer) wordStrings(parts []syntax.WordPart, tilde bool, depth int) []string {
+func (a *Analyzer) wordStrings(parts []syntax.WordPart, tilde bool, depth int) []string {
 	out := []string{""}
 	for i, p := range parts {
 		alts := a.partStrings(p, tilde && i == 0, depth)
@@ -425,7 +425,7 @@ func (a *analyzer) wordStrings(parts []syntax.WordPart, tilde bool, depth int) [
 	return out
 }
 
-func (a *analyzer) partStrings(p syntax.WordPart, tilde bool, depth int) []string {
+func (a *Analyzer) partStrings(p syntax.WordPart, tilde bool, depth int) []string {
 	switch p := p.(type) {
 	case *syntax.Lit:
 		v := p.Value
@@ -452,7 +452,7 @@ func (a *analyzer) partStrings(p syntax.WordPart, tilde bool, depth int) []strin
 	case *syntax.CmdSubst:
 		// $(echo PATH) is PATH.
 		if len(p.Stmts) == 1 {
-			if in := a.info(p.Stmts[0], a.src, nil); in.printsOK && in.final != nil && in.final.name == "echo" {
+			if in := a.info(p.Stmts[0], a.src, nil); in.printsOK && in.final != nil && in.final.Name == "echo" {
 				s := strings.TrimRight(in.prints, "\n")
 				if s == "~" || strings.HasPrefix(s, "~/") {
 					s = a.homeString() + s[1:]
@@ -467,7 +467,7 @@ func (a *analyzer) partStrings(p syntax.WordPart, tilde bool, depth int) []strin
 // paramStrings resolves $NAME and ${NAME…} from the command's own
 // assignments and Protection.Env; default values (${X:-d}) count when
 // the variable may be unset or empty.
-func (a *analyzer) paramStrings(p *syntax.ParamExp, depth int) []string {
+func (a *Analyzer) paramStrings(p *syntax.ParamExp, depth int) []string {
 	if p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil ||
 		p.Repl != nil || p.Names != 0 || len(p.Modifiers) > 0 || p.NestedParam != nil {
 		return []string{unknownMark}
@@ -502,7 +502,7 @@ func (a *analyzer) paramStrings(p *syntax.ParamExp, depth int) []string {
 // varStrings returns the values a variable may hold, and whether it may
 // be unset or empty where it is used. Values are remembered per name, so
 // variables defined through variables resolve in linear time.
-func (a *analyzer) varStrings(name string, depth int) (vals []string, mayBeEmpty bool) {
+func (a *Analyzer) varStrings(name string, depth int) (vals []string, mayBeEmpty bool) {
 	g := a.guard
 	env, inEnv := g.prot.env[name]
 	mayBeEmpty = env == "" && name != "HOME" && name != "PWD"
@@ -572,7 +572,7 @@ func appendBounded(a, b []string) []string {
 
 // protects returns the class of the protected path that a change (how
 // far it reaches: r) to any value of the path v affects; "" for none.
-func (a *analyzer) protects(vals []pathValue, r reach) string {
+func (a *Analyzer) protects(vals []pathValue, r reach) string {
 	class := ""
 	for _, v := range vals {
 		switch {
@@ -601,7 +601,7 @@ func (a *analyzer) protects(vals []pathValue, r reach) string {
 }
 
 // homePaths returns the protected paths under an unknown home directory.
-func (g *guard) homePaths() []guarded {
+func (g *Guard) homePaths() []guarded {
 	var out []guarded
 	for _, p := range g.paths {
 		if p.parts[0] == "~" {
@@ -613,7 +613,7 @@ func (g *guard) homePaths() []guarded {
 
 // link records that the path link now names the file or directory target
 // names (ln), so a protected path reached through it stays protected.
-func (a *analyzer) link(target, link []pathValue) {
+func (a *Analyzer) link(target, link []pathValue) {
 	g := a.guard
 	for _, t := range target {
 		if !t.known {
@@ -662,7 +662,7 @@ func (a *analyzer) link(target, link []pathValue) {
 
 // linkValues resolves the path of a link a command makes, relative to
 // every directory the command may be in.
-func (a *analyzer) linkValues(w *syntax.Word, text string) []pathValue {
+func (a *Analyzer) linkValues(w *syntax.Word, text string) []pathValue {
 	a.guard.allCwds = true
 	defer func() { a.guard.allCwds = false }()
 	return a.pathValues(w, text)

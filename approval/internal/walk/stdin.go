@@ -1,16 +1,17 @@
-package approval
+package walk
 
 import (
 	"slices"
 
+	"github.com/runbox/runbox/approval/internal/rules"
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // reader is a program that reads the command's own standard input, and
 // how it reads it ([Gate.Input] tells the kind from the role).
-type reader struct {
-	program string
-	role    stdinRole
+type Reader struct {
+	Program string
+	Role    Role
 }
 
 // noteInput records the program of st, which reads its standard input as
@@ -18,7 +19,7 @@ type reader struct {
 // a statement around it (a block, a subshell, the command whose string
 // of code it is) redirects it. A later stage of a pipeline counts: what
 // it reads may be the command's input passed on (cat | bash).
-func (a *analyzer) noteInput(st *syntax.Stmt, in *stmtInfo) {
+func (a *Analyzer) noteInput(st *syntax.Stmt, in *stmtInfo) {
 	if in.role == roleNone || in.final == nil {
 		return
 	}
@@ -27,8 +28,8 @@ func (a *analyzer) noteInput(st *syntax.Stmt, in *stmtInfo) {
 			return
 		}
 	}
-	if r := (reader{program: in.final.name, role: in.role}); !slices.Contains(a.reads, r) {
-		a.reads = append(a.reads, r)
+	if r := (Reader{Program: in.final.Name, Role: in.role}); !slices.Contains(a.Reads, r) {
+		a.Reads = append(a.Reads, r)
 	}
 }
 
@@ -53,19 +54,19 @@ func redirectsInput(st *syntax.Stmt) bool {
 // interpreter's program is inline code of its language (the fact
 // "@inline-code" with the flag "stdin"), a client's statements as the
 // statements it runs.
-func (a *analyzer) input(in reader, text string) {
-	switch in.role {
-	case roleShell:
+func (a *Analyzer) input(in Reader, text string) {
+	switch in.Role {
+	case RoleShell:
 		a.script(text, 0, 0, nil)
-	case roleCron:
-		a.script(cronCommands(text, false), 1, 1, []string{in.program})
-	case roleInterp:
-		a.fact(factInlineCode, nil, in.program, "stdin")
-	case roleSQL:
+	case RoleCron:
+		a.script(cronCommands(text, false), 1, 1, []string{in.Program})
+	case RoleInterp:
+		a.fact(rules.FactInlineCode, nil, in.Program, "stdin")
+	case RoleSQL:
 		a.sql(text, nil)
-	case roleStore:
-		a.storeInput(in.program, text, nil)
-	case roleAccounts:
-		a.fact(factPasswords, nil, passwordUsers(text)...)
+	case RoleStore:
+		a.storeInput(in.Program, text, nil)
+	case RoleAccounts:
+		a.fact(rules.FactPasswords, nil, passwordUsers(text)...)
 	}
 }

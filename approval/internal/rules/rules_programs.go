@@ -1,4 +1,4 @@
-package approval
+package rules
 
 // The rules of this file go with the programs of runners.go: what a
 // program runs that the gate cannot read asks, a git hook written (a

@@ -1,4 +1,4 @@
-package approval
+package rules
 
 // The rules of this file name three families of harm that need no rm:
 // credentials leaving the machine, damage to the running system, and work

@@ -1,10 +1,11 @@
-package approval
+package walk
 
 import (
 	"path"
 	"regexp"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/rules"
 	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -21,7 +22,7 @@ import (
 // args (find -exec, bash -c … around this command line); each wrapper
 // passed here adds one, and past [maxWrappers] the rest of the line is
 // not looked at but reported, which asks.
-func (a *analyzer) resolve(in *stmtInfo, args []shell.Arg, env, via []string, source string, nested int) {
+func (a *Analyzer) resolve(in *stmtInfo, args []shell.Arg, env, via []string, source string, nested int) {
 	r := a.newResolution()
 	defer a.freeResolution(r)
 	*r = resolution{a: a, in: in, args: args, env: env, via: via, source: source, nested: nested}
@@ -29,27 +30,27 @@ func (a *analyzer) resolve(in *stmtInfo, args []shell.Arg, env, via []string, so
 	for _, code := range envCode(env) {
 		r.addCode(code, nil)
 	}
-	for ; r.nested <= maxWrappers; r.nested++ {
+	for ; r.nested <= MaxWrappers; r.nested++ {
 		if len(r.args) == 0 {
 			if len(r.env) > 0 {
-				r.emit(command{env: r.env, via: r.via, source: r.source})
+				r.emit(rules.Command{Env: r.env, Via: r.via, Source: r.source})
 			}
 			return
 		}
 		w := r.args[0]
 		if w.Dyn || w.Glob {
-			r.fact(factDynamic, w.Text)
+			r.fact(rules.FactDynamic, w.Text)
 			if w.Word != nil {
 				r.substFact(w.Word)
 			}
 			return
 		}
 		r.w, r.name, r.rest = w, shell.CanonicalName(w.Text), r.args[1:]
-		r.c = command{name: r.name, path: w.Text, env: r.env, via: r.via, source: r.source}
+		r.c = rules.Command{Name: r.name, Path: w.Text, Env: r.env, Via: r.via, Source: r.source}
 		if strings.Contains(w.Text, "/") {
 			in.scripts = append(in.scripts, w.Text)
 		}
-		h, ok := programs[r.name]
+		h, ok := Programs[r.name]
 		if !ok {
 			h = byClass
 		}
@@ -57,13 +58,13 @@ func (a *analyzer) resolve(in *stmtInfo, args []shell.Arg, env, via []string, so
 			return
 		}
 	}
-	r.fact(factTooDeep, tooManyWrappersDetail(maxWrappers))
+	r.fact(rules.FactTooDeep, TooManyWrappersDetail(MaxWrappers))
 }
 
 // newResolution returns a resolution from the analyzer's free list (a
 // new one when it is empty): resolve runs for every simple command, and
 // a resolution is too large to make for each.
-func (a *analyzer) newResolution() *resolution {
+func (a *Analyzer) newResolution() *resolution {
 	if n := len(a.freeRes); n > 0 {
 		r := a.freeRes[n-1]
 		a.freeRes = a.freeRes[:n-1]
@@ -73,7 +74,7 @@ func (a *analyzer) newResolution() *resolution {
 }
 
 // freeResolution puts r back, holding nothing of the command it resolved.
-func (a *analyzer) freeResolution(r *resolution) {
+func (a *Analyzer) freeResolution(r *resolution) {
 	*r = resolution{}
 	a.freeRes = append(a.freeRes, r)
 }
@@ -81,7 +82,7 @@ func (a *analyzer) freeResolution(r *resolution) {
 // resolution is the state of one resolve: what is left of the command
 // line, the wrappers passed so far, and the program being looked at.
 type resolution struct {
-	a      *analyzer
+	a      *Analyzer
 	in     *stmtInfo
 	args   []shell.Arg // the command line from the program being looked at
 	env    []string    // assignments seen so far (FOO=1 sudo BAR=2 …)
@@ -92,10 +93,10 @@ type resolution struct {
 	// -exec, bash -c … (see [maxWrappers]).
 	nested int
 
-	w    shell.Arg   // the program word
-	name string      // its canonical name
-	rest []shell.Arg // its arguments
-	c    command     // its record, to emit
+	w    shell.Arg     // the program word
+	name string        // its canonical name
+	rest []shell.Arg   // its arguments
+	c    rules.Command // its record, to emit
 }
 
 // handler resolves one program. It returns true when the program wraps
@@ -103,25 +104,25 @@ type resolution struct {
 // command is resolved.
 type handler func(r *resolution) (wraps bool)
 
-func (r *resolution) emit(c command) *command {
+func (r *resolution) emit(c rules.Command) *rules.Command {
 	r.in.cmds = append(r.in.cmds, c)
 	return &r.in.cmds[len(r.in.cmds)-1]
 }
 
 // done records the program with args as its arguments.
-func (r *resolution) done(args []string) *command {
-	r.c.args = args
+func (r *resolution) done(args []string) *rules.Command {
+	r.c.Args = args
 	return r.emit(r.c)
 }
 
 func (r *resolution) fact(name string, args ...string) {
-	r.in.cmds = append(r.in.cmds, command{name: name, args: args, via: r.via, source: r.source})
+	r.in.cmds = append(r.in.cmds, rules.Command{Name: name, Args: args, Via: r.via, Source: r.source})
 }
 
 // substFact records what a command substitution in w runs, when known.
 func (r *resolution) substFact(w *syntax.Word) {
 	if k, ok := r.a.substKind(w, r.a.src, r.via); ok && k != kindInit {
-		r.fact(factSubstCode, k.String())
+		r.fact(rules.FactSubstCode, k.String())
 	}
 }
 
@@ -151,7 +152,7 @@ func (r *resolution) next(opts []string, rest []shell.Arg) bool {
 	// The assignments in effect are for the wrapped program, which
 	// carries them; the wrapper's own record does not, so a rule about
 	// the environment judges the program that uses it.
-	r.c.env = nil
+	r.c.Env = nil
 	r.done(opts)
 	r.args = rest
 	r.via = append(r.via[:len(r.via):len(r.via)], r.name)
@@ -274,9 +275,9 @@ func (r *resolution) findExec() []string {
 // through via of length depth, show that it ran another command (a
 // record reached through more wrappers) or that the analysis stopped at
 // the bound on them.
-func runsOthers(cmds []command, depth int) bool {
+func runsOthers(cmds []rules.Command, depth int) bool {
 	for _, c := range cmds {
-		if len(c.via) > depth || c.name == factTooDeep {
+		if len(c.Via) > depth || c.Name == rules.FactTooDeep {
 			return true
 		}
 	}
@@ -284,7 +285,7 @@ func runsOthers(cmds []command, depth int) bool {
 }
 
 // chmodTargets records files made executable.
-func (a *analyzer) chmodTargets(rest []shell.Arg) {
+func (a *Analyzer) chmodTargets(rest []shell.Arg) {
 	_, r := shell.SplitOpts(rest, shell.OptSpec{Long: []string{"--reference"}})
 	if len(r) < 2 || !execMode.MatchString(r[0].Text) {
 		return
@@ -299,14 +300,14 @@ var execMode = regexp.MustCompile(`^([ugoa]*[+=][rwxXst]*x|[0-7]*[1357][0-7]?[0-
 // interp handles an interpreter: inline code and stdin are facts, a script
 // operand is a file it runs, and "-m module" resolves the module like a
 // program (reported through the ok result).
-func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []shell.Arg, runsFile func(shell.Arg)) (module string, r []shell.Arg, ok bool) {
+func (a *Analyzer) interp(in *stmtInfo, c rules.Command, kind string, rest []shell.Arg, runsFile func(shell.Arg)) (module string, r []shell.Arg, ok bool) {
 	inline := func(flag string) {
-		in.cmds = append(in.cmds, c, command{name: factInlineCode, args: []string{c.name, flag}, via: c.via, source: c.source})
+		in.cmds = append(in.cmds, c, rules.Command{Name: rules.FactInlineCode, Args: []string{c.Name, flag}, Via: c.Via, Source: c.Source})
 	}
-	c.args = shell.Texts(rest)
+	c.Args = shell.Texts(rest)
 	stdin := func() {
 		in.cmds = append(in.cmds, c)
-		in.final, in.role = &in.cmds[len(in.cmds)-1], roleInterp
+		in.final, in.role = &in.cmds[len(in.cmds)-1], RoleInterp
 	}
 	switch kind {
 	case "python":
@@ -363,7 +364,7 @@ func (a *analyzer) interp(in *stmtInfo, c command, kind string, rest []shell.Arg
 		}
 		if shell.HasOpt(opts, "-i") || hasOptPrefix(opts, "--in-place") {
 			for _, f := range files {
-				in.cmds = append(in.cmds, command{name: factWrite, args: []string{kind + "-i", f.Text}, via: c.via, source: c.source})
+				in.cmds = append(in.cmds, rules.Command{Name: rules.FactWrite, Args: []string{kind + "-i", f.Text}, Via: c.Via, Source: c.Source})
 				a.guardTarget(in, &c, kind+"-i", f, reachWrite)
 			}
 		}
@@ -469,16 +470,16 @@ func hasOptPrefix(opts []string, prefixes ...string) bool {
 // "git --foo bar push") is not mistaken for it; operands skipped on the way
 // stay with the global options. When no operand is a known subcommand, the
 // first operand is the subcommand.
-func (a *analyzer) subcommand(c *command, spec shell.OptSpec, rest []shell.Arg) {
-	name := c.name
+func (a *Analyzer) subcommand(c *rules.Command, spec shell.OptSpec, rest []shell.Arg) {
+	name := c.Name
 	if name == "docker-compose" || name == "podman-compose" {
-		c.name = "docker"
+		c.Name = "docker"
 		rest = append([]shell.Arg{{Text: "compose"}}, rest...)
 	}
 	if name == "podman" || name == "nerdctl" {
-		c.name = "docker"
+		c.Name = "docker"
 	}
-	known := subcommandNames[subcommandKey(c.name)]
+	known := subcommandNames[subcommandKey(c.Name)]
 	var globals []string
 	i, first, firstGlobals := 0, -1, 0
 	for i < len(rest) {
@@ -513,13 +514,13 @@ func (a *analyzer) subcommand(c *command, spec shell.OptSpec, rest []shell.Arg) 
 		// No known subcommand: the first operand is it.
 		i, globals = first, globals[:firstGlobals]
 	}
-	c.globals = globals
-	c.args = a.texts(rest[i:])
-	if c.name == "docker" && len(c.args) > 0 && c.args[0] == "compose" {
-		sub := &command{name: "compose"}
+	c.Globals = globals
+	c.Args = a.texts(rest[i:])
+	if c.Name == "docker" && len(c.Args) > 0 && c.Args[0] == "compose" {
+		sub := &rules.Command{Name: "compose"}
 		a.subcommand(sub, composeSpec, rest[i+1:])
-		c.globals = append(c.globals, sub.globals...)
-		c.args = append([]string{"compose"}, sub.args...)
+		c.Globals = append(c.Globals, sub.Globals...)
+		c.Args = append([]string{"compose"}, sub.Args...)
 	}
 }
 
@@ -541,11 +542,11 @@ func subcommandKey(name string) string {
 
 // writeTargets records the files a command writes: tee, cp, mv, install,
 // ln, rsync, sed -i, dd of=, curl -o, wget -O.
-func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []shell.Arg) {
+func (a *Analyzer) writeTargets(in *stmtInfo, c *rules.Command, rest []shell.Arg) {
 	add := func(how, target string) {
-		in.cmds = append(in.cmds, command{name: factWrite, args: []string{how, target}, via: c.via, source: c.source})
+		in.cmds = append(in.cmds, rules.Command{Name: rules.FactWrite, Args: []string{how, target}, Via: c.Via, Source: c.Source})
 	}
-	switch c.name {
+	switch c.Name {
 	case "tee":
 		opts, r := shell.SplitOpts(rest, shell.OptSpec{Long: []string{"--output-error"}})
 		how := "tee"
@@ -558,17 +559,17 @@ func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []shell.Arg) {
 	case "cp", "mv", "install", "ln", "rsync", "scp", "ditto":
 		opts, r := shell.SplitOpts(rest, wrapperSpecs["cp"])
 		if t, ok := shell.OptValue(opts, "-t", "--target-directory"); ok {
-			add(c.name, t)
+			add(c.Name, t)
 			return
 		}
-		if c.name == "install" && shell.HasOpt(opts, "-d", "--directory") {
+		if c.Name == "install" && shell.HasOpt(opts, "-d", "--directory") {
 			for _, f := range r {
-				add(c.name, f.Text)
+				add(c.Name, f.Text)
 			}
 			return
 		}
 		if len(r) >= 2 {
-			add(c.name, r[len(r)-1].Text)
+			add(c.Name, r[len(r)-1].Text)
 		}
 	case "sed", "gsed":
 		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "efl", Long: []string{"--expression", "--file", "--line-length"}})
@@ -590,7 +591,7 @@ func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []shell.Arg) {
 	case "curl", "wget":
 		opts, _ := shell.SplitOpts(rest, shell.OptSpec{Short: "oOdHXuAeEbcFmrTwYyzKPD", Long: []string{"--output", "--output-document", "--data", "--header", "--request", "--user", "--user-agent", "--referer", "--cookie", "--form", "--max-time", "--range", "--upload-file", "--write-out", "--config", "--directory-prefix", "--connect-timeout", "--retry", "--cert", "--key", "--cacert", "--proxy", "--resolve", "--data-binary", "--data-raw", "--url"}})
 		flag := "-o"
-		if c.name == "wget" {
+		if c.Name == "wget" {
 			flag = "-O"
 		}
 		t, ok := shell.OptValue(opts, flag, "--output", "--output-document")
@@ -599,12 +600,12 @@ func (a *analyzer) writeTargets(in *stmtInfo, c *command, rest []shell.Arg) {
 			t, ok = optAfterOperands(rest, flag, "--output", "--output-document")
 		}
 		if ok && t != "-" {
-			add(c.name, t)
-		} else if c.name == "wget" || shell.HasOpt(opts, "-O", "--remote-name") {
+			add(c.Name, t)
+		} else if c.Name == "wget" || shell.HasOpt(opts, "-O", "--remote-name") {
 			for _, r := range rest {
 				if u, ok := strings.CutPrefix(r.Text, "http"); ok && strings.Contains(u, "://") {
 					if b := path.Base(strings.SplitN(strings.SplitN(u, "?", 2)[0], "://", 2)[1]); b != "." && b != "/" {
-						add(c.name, b)
+						add(c.Name, b)
 					}
 				}
 			}
@@ -632,7 +633,7 @@ func optAfterOperands(rest []shell.Arg, names ...string) (string, bool) {
 // (its SQL options are found wherever they stand: psql DB -c …), or marks
 // that it reads SQL from its input. SQL the gate cannot read (a file,
 // a variable) is the fact factStoreHidden.
-func (a *analyzer) sqlClient(in *stmtInfo, name string, rest []shell.Arg, via []string) {
+func (a *Analyzer) sqlClient(in *stmtInfo, name string, rest []shell.Arg, via []string) {
 	spec := shell.OptSpec{Short: "cedhpUuWfFqQoPSDBIN", Long: []string{"--command", "--execute", "--query", "--eval", "--dbname", "--host", "--port", "--username", "--user", "--file", "--password", "--database"}}
 	_, r := shell.SplitOpts(rest, spec)
 	found := false
@@ -646,7 +647,7 @@ func (a *analyzer) sqlClient(in *stmtInfo, name string, rest []shell.Arg, via []
 		for _, v := range vals {
 			found = true
 			if v.Dyn {
-				in.cmds = append(in.cmds, command{name: factStoreHidden, args: []string{name, "statements held in a variable or substitution"}, via: via})
+				in.cmds = append(in.cmds, rules.Command{Name: factStoreHidden, Args: []string{name, "statements held in a variable or substitution"}, Via: via})
 				continue
 			}
 			in.cmds = append(in.cmds, sqlFacts(v.Text, via)...)
@@ -661,12 +662,12 @@ func (a *analyzer) sqlClient(in *stmtInfo, name string, rest []shell.Arg, via []
 	if f := sqlFileOpts[name]; f != "" {
 		short, long, _ := strings.Cut(f, " ")
 		if len(optVals(rest, short, false, strings.Fields(long)...)) > 0 {
-			in.cmds = append(in.cmds, command{name: factStoreHidden, args: []string{name, "statements read from a file"}, via: via})
+			in.cmds = append(in.cmds, rules.Command{Name: factStoreHidden, Args: []string{name, "statements read from a file"}, Via: via})
 			found = true
 		}
 	}
 	if !found && in.final != nil {
-		in.role = roleSQL
+		in.role = RoleSQL
 	}
 }
 
@@ -677,12 +678,12 @@ var sqlFileOpts = map[string]string{
 	"clickhouse-client": " --queries-file", "clickhouse": " --queries-file", "cockroach": " --file", "snowsql": "-f --filename",
 }
 
-func sqlFacts(text string, via []string) []command {
-	var out []command
+func sqlFacts(text string, via []string) []rules.Command {
+	var out []rules.Command
 	for st := range strings.SplitSeq(text, ";") {
 		st = strings.Join(strings.Fields(st), " ")
 		if st != "" {
-			out = append(out, command{name: factSQL, args: []string{st}, via: via})
+			out = append(out, rules.Command{Name: rules.FactSQL, Args: []string{st}, Via: via})
 		}
 	}
 	return out

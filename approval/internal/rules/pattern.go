@@ -1,4 +1,4 @@
-package approval
+package rules
 
 import (
 	"regexp"
@@ -17,15 +17,15 @@ import (
 // where it could not match: the result is always the expression's. An
 // expression that matches only a finite set of whole strings is that
 // set.
-type pattern struct {
+type Pattern struct {
 	expr string
 	// whole is every string the expression matches, when it matches
 	// only whole strings from a finite set (^(echo|printf|grep)$): the
 	// set answers alone. Nil otherwise.
-	whole map[string]bool
+	Whole map[string]bool
 	// needs lists strings of which every match contains at least one;
 	// nil when no such list is known.
-	needs []string
+	Needs []string
 	// re is the compiled expression, made the first time a line gets
 	// past the tests above: many never need it (whole sets, patterns of
 	// rules no command reaches), and compiling them all would cost every
@@ -40,24 +40,24 @@ const maxNeeds = 48
 
 // compilePattern parses expr as [regexp.Compile] does, reporting the same
 // errors, and derives what its matches must contain.
-func compilePattern(expr string) (*pattern, error) {
+func compilePattern(expr string) (*Pattern, error) {
 	parsed, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return nil, err // what regexp.Compile returns
 	}
-	p := &pattern{expr: expr}
+	p := &Pattern{expr: expr}
 	parsed = parsed.Simplify()
 	if rest, ok := anchoredStart(parsed); ok {
 		if names, ok := wholeNames(rest); ok {
-			p.whole = make(map[string]bool, len(names))
+			p.Whole = make(map[string]bool, len(names))
 			for _, n := range names {
-				p.whole[n] = true
+				p.Whole[n] = true
 			}
 			return p, nil
 		}
 	}
 	if needs, ok := required(parsed); ok {
-		p.needs = minimalNeeds(needs)
+		p.Needs = minimalNeeds(needs)
 	}
 	return p, nil
 }
@@ -84,24 +84,24 @@ func minimalNeeds(needs []string) []string {
 }
 
 // String returns the expression.
-func (p *pattern) String() string { return p.expr }
+func (p *Pattern) String() string { return p.expr }
 
 // regexp returns the compiled expression, compiling it on first use.
 // The expression parsed when the pattern was made, so it compiles.
-func (p *pattern) regexp() *regexp.Regexp {
+func (p *Pattern) Regexp() *regexp.Regexp {
 	p.reOnce.Do(func() { p.re = regexp.MustCompile(p.expr) })
 	return p.re
 }
 
 // MatchString reports whether s holds a match of the expression.
-func (p *pattern) MatchString(s string) bool {
-	if p.whole != nil {
-		return p.whole[s]
+func (p *Pattern) MatchString(s string) bool {
+	if p.Whole != nil {
+		return p.Whole[s]
 	}
-	if p.needs != nil && !containsAny(s, p.needs) {
+	if p.Needs != nil && !containsAny(s, p.Needs) {
 		return false
 	}
-	return p.regexp().MatchString(s)
+	return p.Regexp().MatchString(s)
 }
 
 func containsAny(s string, needs []string) bool {
@@ -191,13 +191,13 @@ func shortest(ss []string) int {
 // to need; beyond them patterns simply run again.
 type patternResults struct {
 	n    int
-	pats [8]*pattern
+	pats [8]*Pattern
 	ok   [8]bool
 }
 
 // match returns p.MatchString(s), remembered for p. s must be the same
 // string for every call on one patternResults.
-func (m *patternResults) match(p *pattern, s string) bool {
+func (m *patternResults) match(p *Pattern, s string) bool {
 	for i := range m.n {
 		if m.pats[i] == p {
 			return m.ok[i]

@@ -1,4 +1,4 @@
-package approval
+package rules
 
 import (
 	"fmt"
@@ -29,15 +29,15 @@ import (
 // costs time, never a verdict. Each list is in table order, which keeps the
 // findings (and so the reasons of a verdict) in the order a full scan
 // gives.
-type ruleIndex struct {
+type Index struct {
 	// byName holds, for each name some rule's Command or NotCommand lists,
 	// exactly the rules whose name tests let it through.
-	byName map[string][]*compiledRule
+	ByName map[string][]*Compiled
 	// byFirst holds, by a name's first byte, the rules filed under that
 	// byte and the catch-all.
-	byFirst [256][]*compiledRule
+	byFirst [256][]*Compiled
 	// empty holds the rules that can match a command without a name.
-	empty []*compiledRule
+	empty []*Compiled
 }
 
 // maxIndexNames bounds the names enumerated from one pattern; a pattern
@@ -46,7 +46,7 @@ const maxIndexNames = 512
 
 // compiledIndex indexes the compiled table once per process; like the
 // table, it is constant.
-var compiledIndex = sync.OnceValues(func() (*ruleIndex, error) {
+var compiledIndex = sync.OnceValues(func() (*Index, error) {
 	table, err := compiledRules()
 	if err != nil {
 		return nil, err
@@ -54,12 +54,16 @@ var compiledIndex = sync.OnceValues(func() (*ruleIndex, error) {
 	return newRuleIndex(table)
 })
 
+// TableIndex returns the index of the compiled rule table, the same for
+// every caller.
+func TableIndex() (*Index, error) { return compiledIndex() }
+
 // newRuleIndex files every rule of table (see [ruleIndex]).
-func newRuleIndex(table []*compiledRule) (*ruleIndex, error) {
-	pos := make(map[*compiledRule]int, len(table))
-	named := make(map[string][]*compiledRule)
-	var first [256][]*compiledRule
-	var all []*compiledRule
+func newRuleIndex(table []*Compiled) (*Index, error) {
+	pos := make(map[*Compiled]int, len(table))
+	named := make(map[string][]*Compiled)
+	var first [256][]*Compiled
+	var all []*Compiled
 	for i, r := range table {
 		pos[r] = i
 		names, starts, err := ruleKeys(r.Command)
@@ -94,19 +98,19 @@ func newRuleIndex(table []*compiledRule) (*ruleIndex, error) {
 	// merge joins lists in table order; with a name, it keeps only the
 	// rules whose name tests let that name through, which for a list of
 	// one name is exact.
-	merge := func(name *string, lists ...[]*compiledRule) []*compiledRule {
-		var out []*compiledRule
+	merge := func(name *string, lists ...[]*Compiled) []*Compiled {
+		var out []*Compiled
 		for _, l := range lists {
 			for _, r := range l {
-				if r != nil && !slices.Contains(out, r) && (name == nil || r.nameMatches(*name)) {
+				if r != nil && !slices.Contains(out, r) && (name == nil || r.NameMatches(*name)) {
 					out = append(out, r)
 				}
 			}
 		}
-		slices.SortFunc(out, func(a, b *compiledRule) int { return pos[a] - pos[b] })
+		slices.SortFunc(out, func(a, b *Compiled) int { return pos[a] - pos[b] })
 		return slices.Clip(out)
 	}
-	ix := &ruleIndex{byName: make(map[string][]*compiledRule, len(named))}
+	ix := &Index{ByName: make(map[string][]*Compiled, len(named))}
 	for b := range ix.byFirst {
 		ix.byFirst[b] = merge(nil, first[b], all)
 	}
@@ -116,15 +120,15 @@ func newRuleIndex(table []*compiledRule) (*ruleIndex, error) {
 		if n == "" {
 			continue
 		}
-		ix.byName[n] = merge(&n, rs, first[n[0]], all)
+		ix.ByName[n] = merge(&n, rs, first[n[0]], all)
 	}
 	return ix, nil
 }
 
 // candidates returns the rules that can match a command named name, in
 // table order. The slice is shared: callers must not change it.
-func (ix *ruleIndex) candidates(name string) []*compiledRule {
-	if rs, ok := ix.byName[name]; ok {
+func (ix *Index) Candidates(name string) []*Compiled {
+	if rs, ok := ix.ByName[name]; ok {
 		return rs
 	}
 	if name == "" {
@@ -136,17 +140,17 @@ func (ix *ruleIndex) candidates(name string) []*compiledRule {
 // judge runs over every command the rules that can match it. A name's
 // own list holds only rules whose name tests let it through, so those
 // tests are not run again for it.
-func (ix *ruleIndex) judge(cmds []command) []finding {
-	var out []finding
+func (ix *Index) Judge(cmds []Command) []Finding {
+	var out []Finding
 	for i := range cmds {
 		s := subject{c: &cmds[i]}
-		rs, exact := ix.byName[cmds[i].name]
+		rs, exact := ix.ByName[cmds[i].Name]
 		if !exact {
-			rs = ix.candidates(cmds[i].name)
+			rs = ix.Candidates(cmds[i].Name)
 		}
 		for _, r := range rs {
-			if (exact || r.nameMatches(cmds[i].name)) && r.matchesRest(&s) {
-				out = append(out, finding{rule: r, cmd: &cmds[i]})
+			if (exact || r.NameMatches(cmds[i].Name)) && r.matchesRest(&s) {
+				out = append(out, Finding{Rule: r, Cmd: &cmds[i]})
 			}
 		}
 	}

@@ -1,8 +1,9 @@
-package approval
+package walk
 
 import (
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/rules"
 	"github.com/runbox/runbox/approval/internal/shell"
 )
 
@@ -112,18 +113,18 @@ var fetchers = setOf(`curl wget fetch aria2c http https xh httpie lynx links eli
 	ftp tftp invoke-webrequest iwr invoke-restmethod irm`)
 
 // isDecoder reports whether c decodes or decompresses its input.
-func isDecoder(c *command) bool {
-	switch c.name {
+func isDecoder(c *rules.Command) bool {
+	switch c.Name {
 	case "uudecode", "gunzip", "zcat", "bzcat", "xzcat", "unxz", "bunzip2", "zstdcat", "unzstd", "rev":
 		return true
 	case "base64", "base32", "basenc", "openssl", "gzip", "xz", "bzip2", "zstd", "brotli":
-		for _, a := range c.args {
-			if a == "-d" || a == "-D" || a == "--decode" || a == "--decompress" || a == "-base64" && c.name == "openssl" {
+		for _, a := range c.Args {
+			if a == "-d" || a == "-D" || a == "--decode" || a == "--decompress" || a == "-base64" && c.Name == "openssl" {
 				return true
 			}
 		}
 	case "xxd":
-		for _, a := range c.args {
+		for _, a := range c.Args {
 			if strings.HasPrefix(a, "-r") {
 				return true
 			}
@@ -141,7 +142,7 @@ var initTools = setOf(`ssh-agent pyenv rbenv nodenv jenv goenv plenv direnv brew
 
 var shells = setOf(`bash sh zsh dash ksh mksh ash fish yash posh csh tcsh rbash ksh93 pdksh oksh busybox-sh`)
 
-func isShell(name string) bool { return shells[name] }
+func IsShell(name string) bool { return shells[name] }
 
 // interpKind groups interpreters by how they take inline code.
 func interpKind(name string) string {

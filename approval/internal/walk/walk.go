@@ -1,4 +1,4 @@
-package approval
+package walk
 
 import (
 	"errors"
@@ -6,29 +6,30 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/rules"
 	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // stdinRole says what a program does with its standard input.
-type stdinRole int
+type Role int
 
 const (
-	roleNone     stdinRole = iota
-	roleShell              // runs it as shell code (bash, sh, ssh host)
-	roleInterp             // runs it as code in another language (python, node …)
-	roleSQL                // runs it as SQL (psql, mysql, sqlite3 …)
-	roleAccounts           // reads user:password lines (chpasswd)
-	roleCron               // installs it as a crontab, whose commands cron runs (crontab -)
-	roleStore              // runs it as a data store's commands (redis-cli, mongosh)
+	roleNone     Role = iota
+	RoleShell         // runs it as shell code (bash, sh, ssh host)
+	RoleInterp        // runs it as code in another language (python, node …)
+	RoleSQL           // runs it as SQL (psql, mysql, sqlite3 …)
+	RoleAccounts      // reads user:password lines (chpasswd)
+	RoleCron          // installs it as a crontab, whose commands cron runs (crontab -)
+	RoleStore         // runs it as a data store's commands (redis-cli, mongosh)
 )
 
 // stmtInfo is what a simple command resolved to.
 type stmtInfo struct {
-	cmds  []command
-	codes []code   // shell code given as a string, to analyse in turn
-	final *command // the program that runs, if known
-	role  stdinRole
+	cmds  []rules.Command
+	codes []code         // shell code given as a string, to analyse in turn
+	final *rules.Command // the program that runs, if known
+	role  Role
 	// prints is the text the command writes, when it is echo or printf
 	// with literal arguments; printsOK says whether prints is known.
 	prints   string
@@ -88,10 +89,10 @@ type scriptWrite struct {
 
 // analyzer walks one input, with everything nested in it, and collects
 // the commands and facts that rules then judge.
-type analyzer struct {
+type Analyzer struct {
 	parser    *syntax.Parser
 	src       string // source of the script being walked
-	cmds      []command
+	cmds      []rules.Command
 	infos     map[*syntax.Stmt]*stmtInfo
 	budget    int
 	full      bool // budget exhausted: stop adding
@@ -102,8 +103,8 @@ type analyzer struct {
 	chmodX    []string        // files made executable
 	readsIn   []string        // files given to a command's standard input (< FILE)
 	cwd       string          // directory of a literal cd seen before, canonical; "" unknown
-	guard     *guard          // protected paths; nil when none
-	spare     *guard          // the last check's guard, for [analyzer.guardFor]
+	guard     *Guard          // protected paths; nil when none
+	spare     *Guard          // the last check's guard, for [analyzer.guardFor]
 	freeRes   []*resolution   // resolutions to reuse (newResolution)
 	freeWalks []*fileWalk     // walks to reuse (newFileWalk)
 	slab      infoSlab        // the stmtInfos of this run, kept for the next
@@ -121,7 +122,7 @@ type analyzer struct {
 	plainTail []shell.Arg
 	// reads are the programs that read the command's own input as
 	// commands, code or statements ([Gate.Input]).
-	reads []reader
+	Reads []Reader
 	// argArena and strArena hand out the words of each statement and
 	// the arguments of each command, from blocks kept for the next run
 	// (see [analyzer.argSlice]).
@@ -138,7 +139,7 @@ const arenaBlock = 256
 // an append past n copies it out, so slices handed out never overlap.
 // Nothing handed out outlives the run (the commands are the check's
 // until its verdict).
-func (a *analyzer) argSlice(n int) []shell.Arg {
+func (a *Analyzer) argSlice(n int) []shell.Arg {
 	if cap(a.argArena)-len(a.argArena) < n {
 		a.argArena = make([]shell.Arg, 0, max(arenaBlock, n))
 	}
@@ -149,7 +150,7 @@ func (a *analyzer) argSlice(n int) []shell.Arg {
 
 // texts returns the texts of args in a slice from the run's arena (see
 // [analyzer.argSlice]).
-func (a *analyzer) texts(args []shell.Arg) []string {
+func (a *Analyzer) texts(args []shell.Arg) []string {
 	n := len(args)
 	if cap(a.strArena)-len(a.strArena) < n {
 		a.strArena = make([]string, 0, max(arenaBlock, n))
@@ -170,19 +171,19 @@ type step struct {
 }
 
 // analyze returns every command and fact in src, which must be normalised.
-func analyze(src string) []command {
-	return newAnalyzer().run(src, nil)
+func Analyze(src string) []rules.Command {
+	return NewAnalyzer().Run(src, nil)
 }
 
 // newParser returns a parser for the bash the gate reads.
-func newParser() *syntax.Parser {
+func NewParser() *syntax.Parser {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash))
 }
 
 // newAnalyzer returns an analyzer ready to [analyzer.run].
-func newAnalyzer() *analyzer {
-	return &analyzer{
-		parser:  newParser(),
+func NewAnalyzer() *Analyzer {
+	return &Analyzer{
+		parser:  NewParser(),
 		infos:   make(map[*syntax.Stmt]*stmtInfo),
 		kinds:   make(map[*syntax.Stmt]codeKind),
 		limited: make(map[string]bool),
@@ -199,14 +200,14 @@ const maxKept = 256
 // one analyzer per check at a time and reuses it afterwards, keeping its
 // parser, maps and buffers, which cost more to make than a short command
 // costs to analyse.
-func (a *analyzer) run(src string, g *guard) []command { return a.runInput(src, g, nil) }
+func (a *Analyzer) Run(src string, g *Guard) []rules.Command { return a.RunInput(src, g, nil) }
 
 // runInput is run for src piped to a program that reads it as in says
 // (run itself for data, in nil: src is then the command).
-func (a *analyzer) runInput(src string, g *guard, in *reader) []command {
+func (a *Analyzer) RunInput(src string, g *Guard, in *Reader) []rules.Command {
 	// Every field starts from its zero value but for the reused
 	// buffers, emptied.
-	*a = analyzer{
+	*a = Analyzer{
 		parser:    a.parser,
 		infos:     reuseMap(a.infos),
 		kinds:     reuseMap(a.kinds),
@@ -214,7 +215,7 @@ func (a *analyzer) runInput(src string, g *guard, in *reader) []command {
 		cmds:      reuseSlice(a.cmds),
 		readsIn:   reuseSlice(a.readsIn),
 		path:      reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
-		reads:     reuseSlice(a.reads),
+		Reads:     reuseSlice(a.Reads),
 		argArena:  a.argArena[:0],
 		strArena:  a.strArena[:0],
 		plain:     a.plain,
@@ -223,7 +224,7 @@ func (a *analyzer) runInput(src string, g *guard, in *reader) []command {
 		freeRes:   a.freeRes,
 		freeWalks: a.freeWalks,
 		slab:      a.slab.reuse(),
-		budget:    maxCommands,
+		budget:    MaxCommands,
 		budget0:   max(maxParseFactor*len(src), minParseBudget),
 	}
 	a.plain.Reset()
@@ -238,7 +239,7 @@ func (a *analyzer) runInput(src string, g *guard, in *reader) []command {
 
 // guardFor returns the guard of a check of a command run in dir against
 // prot's paths (nil when prot is nil), reusing the last one's buffers.
-func (a *analyzer) guardFor(prot *protector, dir string) *guard {
+func (a *Analyzer) GuardFor(prot *Protector, dir string) *Guard {
 	g := a.spare.reuse(prot, dir)
 	if g != nil {
 		a.spare = g
@@ -264,13 +265,13 @@ func reuseSlice[T any](s []T) []T {
 	return s[:0]
 }
 
-func (a *analyzer) add(c command) {
+func (a *Analyzer) add(c rules.Command) {
 	if a.full {
 		return
 	}
 	if a.budget--; a.budget <= 0 {
 		a.full = true
-		a.cmds = append(a.cmds, command{name: factTooComplex, args: []string{tooManyCommandsDetail(maxCommands)}})
+		a.cmds = append(a.cmds, rules.Command{Name: rules.FactTooComplex, Args: []string{tooManyCommandsDetail(MaxCommands)}})
 		return
 	}
 	a.followDir(&c)
@@ -282,15 +283,15 @@ func (a *analyzer) add(c command) {
 // "./*" …) that directory's path: `cd / && rm -rf *` deletes /, and
 // `cd ~ && rm -rf .` the home directory. A cd whose target is not known
 // forgets the directory. It only ever makes a verdict stricter.
-func (a *analyzer) followDir(c *command) {
-	switch c.name {
+func (a *Analyzer) followDir(c *rules.Command) {
+	switch c.Name {
 	case "cd", "pushd":
 		a.cwd = ""
 		switch {
-		case len(c.args) == 0:
+		case len(c.Args) == 0:
 			a.cwd = "~"
-		case len(c.args) == 1:
-			if p, ok := shell.CanonicalPath(c.args[0]); ok {
+		case len(c.Args) == 1:
+			if p, ok := shell.CanonicalPath(c.Args[0]); ok {
 				a.cwd = p
 			}
 		}
@@ -299,23 +300,23 @@ func (a *analyzer) followDir(c *command) {
 	if a.cwd == "" {
 		return
 	}
-	for i, s := range c.args {
+	for i, s := range c.Args {
 		switch s {
 		case ".", "./", "*", "./*", ".*", "./.*":
 			if p, ok := shell.CanonicalPath(path.Join(a.cwd, s)); ok {
-				c.args[i] = p
+				c.Args[i] = p
 			}
 		}
 	}
 }
 
-func (a *analyzer) fact(name string, via []string, args ...string) {
-	a.add(command{name: name, args: args, via: via})
+func (a *Analyzer) fact(name string, via []string, args ...string) {
+	a.add(rules.Command{Name: name, Args: args, Via: via})
 }
 
 // limit records that the analysis stopped at a bound; detail says which,
 // and each is reported once.
-func (a *analyzer) limit(name, detail string, via []string) {
+func (a *Analyzer) limit(name, detail string, via []string) {
 	if a.limited[detail] {
 		return
 	}
@@ -330,16 +331,16 @@ func (a *analyzer) limit(name, detail string, via []string) {
 // walked, so a command on a line of its own cannot hide behind a deep one.
 // depth counts the strings src is nested in, outer the programs that run
 // a command passed to reach it.
-func (a *analyzer) script(src string, depth, outer int, via []string) {
+func (a *Analyzer) script(src string, depth, outer int, via []string) {
 	if a.full {
 		return
 	}
-	if depth > maxDepth {
-		a.limit(factTooDeep, tooDeepCodeDetail(maxDepth), via)
+	if depth > MaxDepth {
+		a.limit(rules.FactTooDeep, tooDeepCodeDetail(MaxDepth), via)
 		return
 	}
-	if outer > maxWrappers {
-		a.limit(factTooDeep, tooManyWrappersDetail(maxWrappers), via)
+	if outer > MaxWrappers {
+		a.limit(rules.FactTooDeep, TooManyWrappersDetail(MaxWrappers), via)
 		return
 	}
 	defer func(saved int) { a.outer = saved }(a.outer)
@@ -350,7 +351,7 @@ func (a *analyzer) script(src string, depth, outer int, via []string) {
 		return
 	}
 	if !errors.Is(err, errLimit) {
-		a.fact(factUnparsed, via, err.Error())
+		a.fact(rules.FactUnparsed, via, err.Error())
 	}
 	if strings.Contains(src, "\n") {
 		a.lines(src, depth, via)
@@ -368,7 +369,7 @@ func (a *analyzer) script(src string, depth, outer int, via []string) {
 }
 
 // lines walks each line of src that parses on its own within the bounds.
-func (a *analyzer) lines(src string, depth int, via []string) {
+func (a *Analyzer) lines(src string, depth int, via []string) {
 	for l := range strings.Lines(src) {
 		if a.full {
 			return
@@ -387,18 +388,18 @@ var errLimit = errors.New("approval: analysis limit")
 // count against the check's budget, and the text's shape is measured
 // before the parser sees it: the parser and the walk recurse once per
 // level of nesting and per link of a pipeline or list.
-func (a *analyzer) parse(src string, via []string) (*syntax.File, error) {
+func (a *Analyzer) parse(src string, via []string) (*syntax.File, error) {
 	if a.parsed += len(src); a.parsed > a.budget0 {
-		a.limit(factTooComplex, tooMuchCodeDetail(a.budget0), via)
+		a.limit(rules.FactTooComplex, tooMuchCodeDetail(a.budget0), via)
 		return nil, errLimit
 	}
 	sh := shell.ScanShape(src)
-	if sh.Depth > maxNesting {
-		a.limit(factTooDeep, tooNestedDetail(sh.Depth, maxNesting), via)
+	if sh.Depth > MaxNesting {
+		a.limit(rules.FactTooDeep, tooNestedDetail(sh.Depth, MaxNesting), via)
 		return nil, errLimit
 	}
-	if sh.Links > maxCommands {
-		a.limit(factTooComplex, tooManyCommandsDetail(maxCommands), via)
+	if sh.Links > MaxCommands {
+		a.limit(rules.FactTooComplex, tooManyCommandsDetail(MaxCommands), via)
 		return nil, errLimit
 	}
 	if f, ok := shell.ParsePlain(src, &a.plain); ok {
@@ -409,7 +410,7 @@ func (a *analyzer) parse(src string, via []string) (*syntax.File, error) {
 	return a.parser.Parse(&a.reader, "")
 }
 
-func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
+func (a *Analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	outer := a.src
 	a.src = src
 	defer func() { a.src = outer }()
@@ -433,7 +434,7 @@ func (a *analyzer) file(f *syntax.File, src string, depth int, via []string) {
 // (code in a string is walked inside the walk that found it), so each
 // has its own, from the analyzer's free list.
 type fileWalk struct {
-	a         *analyzer
+	a         *Analyzer
 	src       string
 	depth     int
 	via       []string
@@ -443,7 +444,7 @@ type fileWalk struct {
 	visitFn   func(syntax.Node) bool // visit bound to this walk, made once
 }
 
-func (a *analyzer) newFileWalk() *fileWalk {
+func (a *Analyzer) newFileWalk() *fileWalk {
 	if n := len(a.freeWalks); n > 0 {
 		w := a.freeWalks[n-1]
 		a.freeWalks = a.freeWalks[:n-1]
@@ -455,7 +456,7 @@ func (a *analyzer) newFileWalk() *fileWalk {
 }
 
 // freeFileWalk puts w back, holding nothing of the walk it served.
-func (a *analyzer) freeFileWalk(w *fileWalk) {
+func (a *Analyzer) freeFileWalk(w *fileWalk) {
 	*w = fileWalk{a: a, visitFn: w.visitFn}
 	a.freeWalks = append(a.freeWalks, w)
 }
@@ -485,8 +486,8 @@ func (w *fileWalk) visit(n syntax.Node) bool {
 			// A stage of a pipeline or list, or a function's body,
 			// which its declaration already counted.
 		default:
-			if w.nest == maxNesting {
-				a.limit(factTooDeep, walkNestedDetail(maxNesting), via)
+			if w.nest == MaxNesting {
+				a.limit(rules.FactTooDeep, walkNestedDetail(MaxNesting), via)
 				return false
 			}
 			level = true
@@ -517,7 +518,7 @@ func (w *fileWalk) visit(n syntax.Node) bool {
 		for _, as := range n.Args {
 			env = append(env, assignText(as))
 		}
-		a.add(command{name: n.Variant.Value, env: env, via: via})
+		a.add(rules.Command{Name: n.Variant.Value, Env: env, Via: via})
 		for _, code := range envCode(env) { // export PAGER=…: the command it names
 			a.script(code, depth+1, a.outer+1, via)
 		}
@@ -566,7 +567,7 @@ func assignText(as *syntax.Assign) string {
 }
 
 // info resolves a statement's simple command once.
-func (a *analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
+func (a *Analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
 	if in, ok := a.infos[st]; ok {
 		return in
 	}
@@ -586,13 +587,13 @@ func (a *analyzer) info(st *syntax.Stmt, src string, via []string) *stmtInfo {
 	}
 	args, braces := shell.WordsInto(a.argSlice(len(ce.Args)), ce.Args)
 	if braces > 0 {
-		in.cmds = append(in.cmds, command{name: factTooComplex, args: []string{tooManyBracesDetail(braces, shell.MaxBraceExprs)}, via: via, source: source})
+		in.cmds = append(in.cmds, rules.Command{Name: rules.FactTooComplex, Args: []string{tooManyBracesDetail(braces, shell.MaxBraceExprs)}, Via: via, Source: source})
 	}
 	a.resolve(in, args, env, via, source, a.outer)
 	return in
 }
 
-func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
+func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 	in := a.info(st, src, via)
 	a.noteInput(st, in)
 	for _, c := range in.cmds {
@@ -620,7 +621,7 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 			}
 			if a.guard != nil {
 				if class := a.protects(a.pathValues(r.Word, target), reachWrite); class != "" {
-					a.fact(factProtected, via, class, r.Op.String(), target)
+					a.fact(rules.FactProtected, via, class, r.Op.String(), target)
 				}
 			}
 			if text, ok := a.stmtText(st, in); ok {
@@ -635,9 +636,9 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				continue
 			}
 			wa := shell.WordArg(w)
-			a.stdin(in, wa.Text, depth, via, factHeredocCode)
-			if in.final != nil && in.final.name == "tee" {
-				for _, t := range in.final.args {
+			a.stdin(in, wa.Text, depth, via, rules.FactHeredocCode)
+			if in.final != nil && in.final.Name == "tee" {
+				for _, t := range in.final.Args {
 					if !strings.HasPrefix(t, "-") {
 						a.writes = append(a.writes, scriptWrite{target: t, text: wa.Text, via: via, nested: in.nested})
 					}
@@ -649,12 +650,12 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 			}
 			k, subst := a.substKind(r.Word, src, via)
 			if subst && in.role != roleNone {
-				a.fact(factSubstCode, via, k.String())
+				a.fact(rules.FactSubstCode, via, k.String())
 			}
 			if !subst {
 				a.readsIn = append(a.readsIn, shell.WordArg(r.Word).Text)
-				if in.final != nil && (in.role == roleSQL || in.role == roleStore) {
-					a.fact(factStoreHidden, via, in.final.name, "input read from a file")
+				if in.final != nil && (in.role == RoleSQL || in.role == RoleStore) {
+					a.fact(factStoreHidden, via, in.final.Name, "input read from a file")
 				}
 			}
 		}
@@ -664,11 +665,11 @@ func (a *analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 // stmtText returns the literal text a statement writes to its output, when
 // the gate can know it: echo or printf with literal arguments, or cat with
 // a here-document.
-func (a *analyzer) stmtText(st *syntax.Stmt, in *stmtInfo) (string, bool) {
+func (a *Analyzer) stmtText(st *syntax.Stmt, in *stmtInfo) (string, bool) {
 	if in.printsOK {
 		return in.prints, true
 	}
-	if in.final == nil || in.final.name != "cat" {
+	if in.final == nil || in.final.Name != "cat" {
 		return "", false
 	}
 	for _, r := range st.Redirs {
@@ -680,28 +681,28 @@ func (a *analyzer) stmtText(st *syntax.Stmt, in *stmtInfo) (string, bool) {
 }
 
 // stdin judges text fed to a program's standard input.
-func (a *analyzer) stdin(in *stmtInfo, text string, depth int, via []string, interpFact string) {
+func (a *Analyzer) stdin(in *stmtInfo, text string, depth int, via []string, interpFact string) {
 	if in.final == nil {
 		return
 	}
 	switch in.role {
-	case roleShell:
-		a.script(text, depth+1, in.nested+1, append(via, in.final.name))
-	case roleCron:
-		a.script(cronCommands(text, false), depth+1, in.nested+1, append(via, in.final.name))
-	case roleInterp:
-		a.fact(interpFact, via, in.final.name)
-	case roleSQL:
+	case RoleShell:
+		a.script(text, depth+1, in.nested+1, append(via, in.final.Name))
+	case RoleCron:
+		a.script(cronCommands(text, false), depth+1, in.nested+1, append(via, in.final.Name))
+	case RoleInterp:
+		a.fact(interpFact, via, in.final.Name)
+	case RoleSQL:
 		a.sql(text, via)
-	case roleStore:
-		a.storeInput(in.final.name, text, via)
-	case roleAccounts:
-		a.fact(factPasswords, via, passwordUsers(text)...)
+	case RoleStore:
+		a.storeInput(in.final.Name, text, via)
+	case RoleAccounts:
+		a.fact(rules.FactPasswords, via, passwordUsers(text)...)
 	}
 }
 
 // pipe judges what each stage of a pipeline feeds into the next.
-func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string, seen map[*syntax.BinaryCmd]bool) {
+func (a *Analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string, seen map[*syntax.BinaryCmd]bool) {
 	var stages []*syntax.Stmt
 	var flatten func(s *syntax.Stmt)
 	flatten = func(s *syntax.Stmt) {
@@ -738,32 +739,32 @@ func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 		}
 		if extract {
 			if upstream >= kindFetch {
-				a.fact(factFetchExtract, via, in.final.name)
+				a.fact(factFetchExtract, via, in.final.Name)
 			}
 			continue
 		}
 		if upstream >= kindDecode {
-			a.fact(factPipeShell, via, upstream.String(), in.final.name)
+			a.fact(rules.FactPipeShell, via, upstream.String(), in.final.Name)
 			continue
 		}
 		prev := a.info(stages[i-1], src, via)
 		if prev.printsOK {
-			a.stdin(in, prev.prints, depth, via, factPipeCode)
+			a.stdin(in, prev.prints, depth, via, rules.FactPipeCode)
 			continue
 		}
 		switch in.role {
-		case roleShell, roleCron:
-			a.fact(factPipeShell, via, "stdin", in.final.name)
-		case roleInterp:
-			a.fact(factPipeCode, via, in.final.name)
-		case roleSQL, roleStore:
+		case RoleShell, RoleCron:
+			a.fact(rules.FactPipeShell, via, "stdin", in.final.Name)
+		case RoleInterp:
+			a.fact(rules.FactPipeCode, via, in.final.Name)
+		case RoleSQL, RoleStore:
 			// A store is judged by the statements it is fed: a
 			// here-document cat prints is read, anything else is not
 			// (a dump, a file, another program's output).
 			if text, ok := a.stmtText(stages[i-1], prev); ok {
-				a.stdin(in, text, depth, via, factPipeCode)
+				a.stdin(in, text, depth, via, rules.FactPipeCode)
 			} else {
-				a.fact(factStoreHidden, via, in.final.name, "input from a pipe")
+				a.fact(factStoreHidden, via, in.final.Name, "input from a pipe")
 			}
 		}
 	}
@@ -772,10 +773,10 @@ func (a *analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 // findFeeds records a find whose output a program run by xargs consumes
 // (find / | xargs rm -rf): the find's arguments, "--", then the program
 // and its arguments.
-func (a *analyzer) findFeeds(from, to *syntax.Stmt, src string, via []string) {
-	var find *command
+func (a *Analyzer) findFeeds(from, to *syntax.Stmt, src string, via []string) {
+	var find *rules.Command
 	for i, c := range a.info(from, src, via).cmds {
-		if c.name == "find" {
+		if c.Name == "find" {
 			find = &a.info(from, src, via).cmds[i]
 			break
 		}
@@ -785,11 +786,11 @@ func (a *analyzer) findFeeds(from, to *syntax.Stmt, src string, via []string) {
 		return
 	}
 	for _, c := range a.info(to, src, via).cmds {
-		if slices.Contains(c.via, "xargs") && !strings.HasPrefix(c.name, "@") {
-			args := append(slices.Clone(find.args), "--", c.name)
-			a.fact(factFindXargs, via, append(args, c.args...)...)
-			if fileChangers[c.name] {
-				a.guardFindXargs(find.args, c.name, via)
+		if slices.Contains(c.Via, "xargs") && !strings.HasPrefix(c.Name, "@") {
+			args := append(slices.Clone(find.Args), "--", c.Name)
+			a.fact(rules.FactFindXargs, via, append(args, c.Args...)...)
+			if fileChangers[c.Name] {
+				a.guardFindXargs(find.Args, c.Name, via)
 			}
 		}
 	}
@@ -815,7 +816,7 @@ func (k codeKind) String() string {
 // of its own commands and of every statement nested in it. Kinds are
 // remembered per statement, so classifying nested substitutions, each of
 // which holds the next, costs time linear in their number.
-func (a *analyzer) stmtKind(st *syntax.Stmt, src string, via []string) codeKind {
+func (a *Analyzer) stmtKind(st *syntax.Stmt, src string, via []string) codeKind {
 	if k, ok := a.kinds[st]; ok {
 		return k
 	}
@@ -824,11 +825,11 @@ func (a *analyzer) stmtKind(st *syntax.Stmt, src string, via []string) codeKind 
 	for i := range in.cmds {
 		c := &in.cmds[i]
 		switch {
-		case fetchers[c.name]:
+		case fetchers[c.Name]:
 			kind = max(kind, kindFetch)
 		case isDecoder(c):
 			kind = max(kind, kindDecode)
-		case c.name != "" && !initTools[c.name] && !strings.HasPrefix(c.name, "@"):
+		case c.Name != "" && !initTools[c.Name] && !strings.HasPrefix(c.Name, "@"):
 			kind = max(kind, kindOther)
 		}
 	}
@@ -849,7 +850,7 @@ func (a *analyzer) stmtKind(st *syntax.Stmt, src string, via []string) codeKind 
 }
 
 // stmtsKind classifies a list of statements; kindInit when it is empty.
-func (a *analyzer) stmtsKind(stmts []*syntax.Stmt, src string, via []string) codeKind {
+func (a *Analyzer) stmtsKind(stmts []*syntax.Stmt, src string, via []string) codeKind {
 	kind := kindInit
 	for _, st := range stmts {
 		kind = max(kind, a.stmtKind(st, src, via))
@@ -859,7 +860,7 @@ func (a *analyzer) stmtsKind(stmts []*syntax.Stmt, src string, via []string) cod
 
 // substKind classifies the substitutions in w; ok is false when it has
 // none.
-func (a *analyzer) substKind(w *syntax.Word, src string, via []string) (kind codeKind, ok bool) {
+func (a *Analyzer) substKind(w *syntax.Word, src string, via []string) (kind codeKind, ok bool) {
 	var stmts []*syntax.Stmt
 	syntax.Walk(w, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -880,7 +881,7 @@ func (a *analyzer) substKind(w *syntax.Word, src string, via []string) (kind cod
 
 // funcDecl reports a function that calls itself in the background or
 // through a pipe: the shape of a fork bomb.
-func (a *analyzer) funcDecl(fd *syntax.FuncDecl, via []string) {
+func (a *Analyzer) funcDecl(fd *syntax.FuncDecl, via []string) {
 	if fd.Name == nil {
 		return
 	}
@@ -908,17 +909,17 @@ func (a *analyzer) funcDecl(fd *syntax.FuncDecl, via []string) {
 		return true
 	})
 	if selfCall && spawns {
-		a.fact(factForkBomb, via, name)
+		a.fact(rules.FactForkBomb, via, name)
 	}
 }
 
 // write records that the script writes to target.
-func (a *analyzer) write(how, target string, via []string) {
-	a.add(command{name: factWrite, args: []string{how, target}, via: via})
+func (a *Analyzer) write(how, target string, via []string) {
+	a.add(rules.Command{Name: rules.FactWrite, Args: []string{how, target}, Via: via})
 }
 
 // sql splits text into statements and records each.
-func (a *analyzer) sql(text string, via []string) {
+func (a *Analyzer) sql(text string, via []string) {
 	for _, c := range sqlFacts(text, via) {
 		a.add(c)
 	}
@@ -928,7 +929,7 @@ func (a *analyzer) sql(text string, via []string) {
 // that is then run, and a file made executable and then run. Sets keep it
 // linear in the number of writes and runs, and each text is analysed once
 // however many files it is written to.
-func (a *analyzer) finish() {
+func (a *Analyzer) finish() {
 	run := make(map[string]bool, len(a.executed))
 	for _, p := range a.executed {
 		run[cleanRel(p)] = true
@@ -956,13 +957,13 @@ func (a *analyzer) finish() {
 	}
 	fetched := make(map[string]bool)
 	for _, c := range a.cmds {
-		if c.name == factWrite && (c.args[0] == "curl" || c.args[0] == "wget") {
-			fetched[path.Base(c.args[1])] = true
+		if c.Name == rules.FactWrite && (c.Args[0] == "curl" || c.Args[0] == "wget") {
+			fetched[path.Base(c.Args[1])] = true
 		}
 	}
 	for _, p := range a.executed {
 		if fetched[path.Base(p)] {
-			a.fact(factFetchExec, nil, p)
+			a.fact(rules.FactFetchExec, nil, p)
 			break
 		}
 	}
@@ -973,7 +974,7 @@ func (a *analyzer) finish() {
 	}
 	for _, p := range a.executed {
 		if execBase[path.Base(p)] {
-			a.fact(factChmodExec, nil, p)
+			a.fact(rules.FactChmodExec, nil, p)
 			break
 		}
 	}

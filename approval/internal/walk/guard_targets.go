@@ -1,4 +1,4 @@
-package approval
+package walk
 
 import (
 	"path"
@@ -6,24 +6,25 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/rules"
 	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // guardTarget records a change to the path w names when it is, holds or
 // may be a protected path.
-func (a *analyzer) guardTarget(in *stmtInfo, c *command, how string, w shell.Arg, r reach) {
+func (a *Analyzer) guardTarget(in *stmtInfo, c *rules.Command, how string, w shell.Arg, r reach) {
 	if a.guard == nil {
 		return
 	}
 	if class := a.protects(a.pathValues(w.Word, w.Text), r); class != "" {
-		in.cmds = append(in.cmds, command{name: factProtected, args: []string{class, how, w.Text}, via: c.via, source: c.source})
+		in.cmds = append(in.cmds, rules.Command{Name: rules.FactProtected, Args: []string{class, how, w.Text}, Via: c.Via, Source: c.Source})
 	}
 }
 
 // guardInto records a write of a file or tree named like src into the
 // directory dir names (cp src dir/, mv src dir/), as dir/base(src).
-func (a *analyzer) guardInto(in *stmtInfo, c *command, dir, src shell.Arg, r reach) {
+func (a *Analyzer) guardInto(in *stmtInfo, c *rules.Command, dir, src shell.Arg, r reach) {
 	if a.guard == nil {
 		return
 	}
@@ -38,14 +39,14 @@ func (a *analyzer) guardInto(in *stmtInfo, c *command, dir, src shell.Arg, r rea
 		vals = append(vals, v.join(base))
 	}
 	if class := a.protects(vals, r); class != "" {
-		in.cmds = append(in.cmds, command{name: factProtected, args: []string{class, c.name, dir.Text}, via: c.via, source: c.source})
+		in.cmds = append(in.cmds, rules.Command{Name: rules.FactProtected, Args: []string{class, c.Name, dir.Text}, Via: c.Via, Source: c.Source})
 	}
 }
 
 // guardCommand records what a resolved command changes among the
 // protected paths: its target operands, by the rules of each program.
 // rest are its arguments.
-func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []shell.Arg) {
+func (a *Analyzer) guardCommand(in *stmtInfo, c *rules.Command, rest []shell.Arg) {
 	if a.guard == nil {
 		return
 	}
@@ -54,24 +55,24 @@ func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []shell.Arg) {
 			a.guardTarget(in, c, how, w, r)
 		}
 	}
-	switch c.name {
+	switch c.Name {
 	case "rm", "srm":
 		opts, r := shell.SplitOpts(rest, shell.OptSpec{})
 		if shell.HasOpt(opts, "-r", "-R", "--recursive") {
-			each(c.name, r, reachDestroy)
+			each(c.Name, r, reachDestroy)
 		} else {
-			each(c.name, r, reachWrite)
+			each(c.Name, r, reachWrite)
 		}
 	case "unlink", "rmdir", "touch", "mkdir", "mkfifo", "shred", "wipe", "truncate", "dos2unix", "unix2dos", "sponge":
-		_, r := shell.SplitOpts(rest, operandSpecs[c.name])
-		each(c.name, r, reachWrite)
+		_, r := shell.SplitOpts(rest, operandSpecs[c.Name])
+		each(c.Name, r, reachWrite)
 	case "patch":
-		opts, r := shell.SplitOpts(rest, operandSpecs[c.name])
+		opts, r := shell.SplitOpts(rest, operandSpecs[c.Name])
 		if len(r) > 0 {
-			each(c.name, r[:1], reachWrite)
+			each(c.Name, r[:1], reachWrite)
 		}
 		if v, ok := optTarget(rest, opts, "-o", "--output"); ok && v.Text != "-" {
-			each(c.name, []shell.Arg{v}, reachWrite)
+			each(c.Name, []shell.Arg{v}, reachWrite)
 		}
 	case "chmod", "chown", "chgrp", "chattr", "setfacl", "chcon", "restorecon":
 		a.guardPerms(in, c, rest)
@@ -98,11 +99,11 @@ func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []shell.Arg) {
 		opts, _ := shell.SplitOpts(rest, shell.OptSpec{Short: "oOdHXuAeEbcFmrTwYyzKPDktS", Long: []string{"--output", "--output-document",
 			"--data", "--header", "--request", "--user", "--user-agent", "--referer", "--cookie", "--form", "--url"}})
 		flags := []string{"-o", "--output"}
-		if c.name == "wget" {
+		if c.Name == "wget" {
 			flags = []string{"-O", "--output-document"}
 		}
 		if t, ok := optTarget(rest, opts, flags...); ok && t.Text != "-" {
-			a.guardTarget(in, c, c.name, t, reachWrite)
+			a.guardTarget(in, c, c.Name, t, reachWrite)
 		}
 	case "find":
 		a.guardFind(in, c, rest)
@@ -116,7 +117,7 @@ func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []shell.Arg) {
 		// 7z x ARCHIVE -oDIR extracts a tree into DIR.
 		for _, w := range rest {
 			if strings.HasPrefix(w.Text, "-o") && len(w.Text) > 2 {
-				a.guardTarget(in, c, c.name, subArg(w, "-o"), reachMaybe)
+				a.guardTarget(in, c, c.Name, subArg(w, "-o"), reachMaybe)
 			}
 		}
 	case "yq":
@@ -135,18 +136,18 @@ func (a *analyzer) guardCommand(in *stmtInfo, c *command, rest []shell.Arg) {
 	case "gzip", "bzip2", "xz", "lzma", "zstd", "compress", "gunzip", "bunzip2", "unxz", "unzstd", "lzip", "lz4":
 		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "S", Long: []string{"--suffix"}})
 		if !shell.HasOpt(opts, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") {
-			each(c.name, r, reachWrite)
+			each(c.Name, r, reachWrite)
 		}
 	case "vi", "vim", "nvim", "view", "nano", "emacs", "micro", "pico", "ed", "ex", "joe", "mcedit", "kak", "hx", "code":
 		for _, w := range rest {
 			if !strings.HasPrefix(w.Text, "-") && !strings.HasPrefix(w.Text, "+") {
-				a.guardTarget(in, c, c.name, w, reachWrite)
+				a.guardTarget(in, c, c.Name, w, reachWrite)
 			}
 		}
 	case "docker":
 		// docker cp CONTAINER:PATH HOSTPATH writes on the host.
-		if len(c.args) >= 3 && c.args[0] == "cp" && !strings.Contains(c.args[len(c.args)-1], ":") {
-			a.guardTarget(in, c, "docker-cp", shell.Arg{Text: c.args[len(c.args)-1]}, reachMaybe)
+		if len(c.Args) >= 3 && c.Args[0] == "cp" && !strings.Contains(c.Args[len(c.Args)-1], ":") {
+			a.guardTarget(in, c, "docker-cp", shell.Arg{Text: c.Args[len(c.Args)-1]}, reachMaybe)
 		}
 	}
 }
@@ -224,9 +225,9 @@ var modeArg = regexp.MustCompile(`^([0-7]{1,4}|[ugoa]*([-+=]([rwxXst]*|[ugo]))+(
 // guardPerms: chmod MODE FILE…, chown OWNER FILE…, chgrp GROUP FILE…,
 // chattr +i FILE…, setfacl -m ACL FILE…, chcon CONTEXT FILE…; recursion
 // reaches everything under a directory.
-func (a *analyzer) guardPerms(in *stmtInfo, c *command, rest []shell.Arg) {
+func (a *Analyzer) guardPerms(in *stmtInfo, c *rules.Command, rest []shell.Arg) {
 	spec := shell.OptSpec{Long: []string{"--reference"}}
-	switch c.name {
+	switch c.Name {
 	case "setfacl":
 		spec = shell.OptSpec{Short: "mxMX", Long: []string{"--modify", "--remove", "--set", "--modify-file", "--remove-file", "--set-file"}}
 	case "chcon":
@@ -238,7 +239,7 @@ func (a *analyzer) guardPerms(in *stmtInfo, c *command, rest []shell.Arg) {
 	}
 	opts, r := shell.SplitOpts(rest, spec)
 	reference := shell.HasOpt(opts, "--reference") || hasOptPrefix(opts, "--reference=")
-	switch c.name {
+	switch c.Name {
 	case "chmod":
 		if !reference && len(r) > 0 && modeArg.MatchString(r[0].Text) {
 			r = r[1:]
@@ -255,29 +256,29 @@ func (a *analyzer) guardPerms(in *stmtInfo, c *command, rest []shell.Arg) {
 		r = slices.DeleteFunc(slices.Clone(r), func(w shell.Arg) bool { return strings.HasPrefix(w.Text, "+") || strings.HasPrefix(w.Text, "=") })
 	}
 	reach := reachWrite
-	if shell.HasOpt(opts, "-R", "--recursive") || c.name == "restorecon" && shell.HasOpt(opts, "-r") {
+	if shell.HasOpt(opts, "-R", "--recursive") || c.Name == "restorecon" && shell.HasOpt(opts, "-r") {
 		reach = reachMaybe // a directory above a protected path changes it too
 	}
 	for _, w := range r {
-		a.guardTarget(in, c, c.name, w, reach)
+		a.guardTarget(in, c, c.Name, w, reach)
 	}
 }
 
 // guardCopy: the destination of cp, mv, install, ln, rsync, scp and
 // ditto, the sources mv moves away, and links to protected paths.
-func (a *analyzer) guardCopy(in *stmtInfo, c *command, rest []shell.Arg) {
+func (a *Analyzer) guardCopy(in *stmtInfo, c *rules.Command, rest []shell.Arg) {
 	spec := wrapperSpecs["cp"]
-	if c.name == "install" {
+	if c.Name == "install" {
 		spec = shell.OptSpec{Short: "tSmogC", Long: []string{"--target-directory", "--suffix", "--mode", "--owner", "--group"}}
 	}
-	if c.name == "rsync" {
+	if c.Name == "rsync" {
 		spec = shell.OptSpec{Short: "eTB", Long: []string{"--rsh", "--temp-dir", "--exclude", "--include", "--filter", "--files-from",
 			"--exclude-from", "--include-from", "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest", "--rsync-path", "--chmod", "--chown"}}
 	}
 	opts, r := shell.SplitOpts(rest, spec)
-	if c.name == "install" && shell.HasOpt(opts, "-d", "--directory") {
+	if c.Name == "install" && shell.HasOpt(opts, "-d", "--directory") {
 		for _, w := range r {
-			a.guardTarget(in, c, c.name, w, reachWrite)
+			a.guardTarget(in, c, c.Name, w, reachWrite)
 		}
 		return
 	}
@@ -290,31 +291,31 @@ func (a *analyzer) guardCopy(in *stmtInfo, c *command, rest []shell.Arg) {
 	} else {
 		return
 	}
-	if (c.name == "rsync" || c.name == "scp") && isRemote(dest.Text) {
+	if (c.Name == "rsync" || c.Name == "scp") && isRemote(dest.Text) {
 		return
 	}
-	recursive := c.name == "mv" || c.name == "rsync" || c.name == "ditto" ||
+	recursive := c.Name == "mv" || c.Name == "rsync" || c.Name == "ditto" ||
 		shell.HasOpt(opts, "-r", "-R", "-a", "--recursive", "--archive")
 	destReach := reachWrite
-	if c.name == "rsync" && hasOptPrefix(opts, "--del") {
+	if c.Name == "rsync" && hasOptPrefix(opts, "--del") {
 		destReach = reachDestroy // deletes what the source lacks
 	}
-	a.guardTarget(in, c, c.name, dest, destReach)
+	a.guardTarget(in, c, c.Name, dest, destReach)
 	into := reachWrite
 	if recursive {
 		into = reachMaybe
 	}
 	for _, s := range srcs {
-		if c.name == "rsync" && strings.HasSuffix(s.Text, "/") {
-			a.guardTarget(in, c, c.name, dest, reachMaybe) // the contents of s
+		if c.Name == "rsync" && strings.HasSuffix(s.Text, "/") {
+			a.guardTarget(in, c, c.Name, dest, reachMaybe) // the contents of s
 		} else {
 			a.guardInto(in, c, dest, s, into)
 		}
-		if c.name == "mv" || c.name == "rsync" && shell.HasOpt(opts, "--remove-source-files") {
-			a.guardTarget(in, c, c.name, s, reachDestroy)
+		if c.Name == "mv" || c.Name == "rsync" && shell.HasOpt(opts, "--remove-source-files") {
+			a.guardTarget(in, c, c.Name, s, reachDestroy)
 		}
 	}
-	if c.name == "ln" || c.name == "cp" && shell.HasOpt(opts, "-s", "-l", "--symbolic-link", "--link") {
+	if c.Name == "ln" || c.Name == "cp" && shell.HasOpt(opts, "-s", "-l", "--symbolic-link", "--link") {
 		var links []pathValue
 		for _, s := range srcs {
 			for _, d := range a.linkValues(dest.Word, dest.Text) {
@@ -334,7 +335,7 @@ func isRemote(s string) bool {
 
 // guardFind: find START… -delete (or -exec of a program that changes
 // files) reaches everything under each start point.
-func (a *analyzer) guardFind(in *stmtInfo, c *command, rest []shell.Arg) {
+func (a *Analyzer) guardFind(in *stmtInfo, c *rules.Command, rest []shell.Arg) {
 	var starts []shell.Arg
 	i := 0
 	for i < len(rest) && strings.HasPrefix(rest[i].Text, "-") && len(rest[i].Text) == 2 && strings.ContainsAny(rest[i].Text[1:], "HLP") {
@@ -367,7 +368,7 @@ func (a *analyzer) guardFind(in *stmtInfo, c *command, rest []shell.Arg) {
 
 // guardFindXargs: find START… | xargs PROG, where PROG changes the files
 // it is given, reaches everything under each start point, as -exec does.
-func (a *analyzer) guardFindXargs(findArgs []string, prog string, via []string) {
+func (a *Analyzer) guardFindXargs(findArgs []string, prog string, via []string) {
 	if a.guard == nil {
 		return
 	}
@@ -381,7 +382,7 @@ func (a *analyzer) guardFindXargs(findArgs []string, prog string, via []string) 
 			break
 		}
 		if class := a.protects(a.pathValues(nil, s), reachDestroy); class != "" {
-			a.fact(factProtected, via, class, "find|xargs "+prog, s)
+			a.fact(rules.FactProtected, via, class, "find|xargs "+prog, s)
 		}
 	}
 }
@@ -389,7 +390,7 @@ func (a *analyzer) guardFindXargs(findArgs []string, prog string, via []string) 
 // listFeeds guards the paths a list of names feeds to a program that
 // changes files through xargs: echo PATH… | xargs sed -i, ls DIR/* |
 // xargs rm, printf '%s\n' PATH… | xargs cp evil.
-func (a *analyzer) listFeeds(from, to *stmtInfo, via []string) {
+func (a *Analyzer) listFeeds(from, to *stmtInfo, via []string) {
 	if a.guard == nil || from.final == nil {
 		return
 	}
@@ -397,8 +398,8 @@ func (a *analyzer) listFeeds(from, to *stmtInfo, via []string) {
 	switch {
 	case from.printsOK:
 		paths = strings.Fields(from.prints)
-	case from.final.name == "ls":
-		for _, s := range from.final.args {
+	case from.final.Name == "ls":
+		for _, s := range from.final.Args {
 			if !strings.HasPrefix(s, "-") {
 				paths = append(paths, s)
 			}
@@ -407,12 +408,12 @@ func (a *analyzer) listFeeds(from, to *stmtInfo, via []string) {
 		return
 	}
 	for _, c := range to.cmds {
-		if !slices.Contains(c.via, "xargs") || !fileChangers[c.name] {
+		if !slices.Contains(c.Via, "xargs") || !fileChangers[c.Name] {
 			continue
 		}
 		for _, p := range paths {
 			if class := a.protects(a.pathValues(nil, p), reachWrite); class != "" {
-				a.fact(factProtected, via, class, "xargs "+c.name, p)
+				a.fact(rules.FactProtected, via, class, "xargs "+c.Name, p)
 			}
 		}
 	}
@@ -425,7 +426,7 @@ var fileChangers = setOf(`rm srm unlink shred wipe truncate chmod chown chgrp ch
 
 // guardTar: tar -x -C DIR writes a tree into DIR; --remove-files deletes
 // what it archives; -c/-r/-u -f FILE writes FILE.
-func (a *analyzer) guardTar(in *stmtInfo, c *command, rest []shell.Arg) {
+func (a *Analyzer) guardTar(in *stmtInfo, c *rules.Command, rest []shell.Arg) {
 	extract, create := false, false
 	var dir, archive *shell.Arg
 	values := make(map[int]bool) // indexes of option values

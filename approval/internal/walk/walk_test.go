@@ -1,9 +1,11 @@
-package approval
+package walk
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/approval/internal/rules"
 )
 
 // TestAnalyze_FindsEveryCommand: every place a simple command can stand is
@@ -32,8 +34,8 @@ func TestAnalyze_FindsEveryCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got []string
-		for _, c := range analyze(tt.src) {
-			got = append(got, c.name)
+		for _, c := range Analyze(tt.src) {
+			got = append(got, c.Name)
 		}
 		for _, w := range tt.want {
 			if !slices.Contains(got, w) {
@@ -46,17 +48,17 @@ func TestAnalyze_FindsEveryCommand(t *testing.T) {
 // TestAnalyze_Bounded: input that explodes is cut off with a fact, not
 // walked forever.
 func TestAnalyze_Bounded(t *testing.T) {
-	src := strings.Repeat("a;", maxCommands+10)
-	cmds := analyze(src)
-	if len(cmds) > maxCommands+1 || cmds[len(cmds)-1].name != factTooComplex {
-		t.Errorf("analyze of %d commands returned %d, last %q; want the bound and %s", maxCommands+10, len(cmds), cmds[len(cmds)-1].name, factTooComplex)
+	src := strings.Repeat("a;", MaxCommands+10)
+	cmds := Analyze(src)
+	if len(cmds) > MaxCommands+1 || cmds[len(cmds)-1].Name != rules.FactTooComplex {
+		t.Errorf("analyze of %d commands returned %d, last %q; want the bound and %s", MaxCommands+10, len(cmds), cmds[len(cmds)-1].Name, rules.FactTooComplex)
 	}
 	nested := "ls"
-	for range maxDepth + 2 {
+	for range MaxDepth + 2 {
 		nested = "bash -c " + syntaxQuote(nested)
 	}
-	if !slices.ContainsFunc(analyze(nested), func(c command) bool { return c.name == factTooDeep }) {
-		t.Errorf("analyze of deep nesting has no %s fact", factTooDeep)
+	if !slices.ContainsFunc(Analyze(nested), func(c rules.Command) bool { return c.Name == rules.FactTooDeep }) {
+		t.Errorf("analyze of deep nesting has no %s fact", rules.FactTooDeep)
 	}
 }
 

@@ -1,10 +1,12 @@
-package approval
+package walk
 
 import (
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/runbox/runbox/approval/internal/rules"
 )
 
 // Git runs other programs where its configuration, its environment or an
@@ -21,13 +23,13 @@ import (
 func resolveGit(r *resolution) bool {
 	r.tool(subcommandSpecs["git"])
 	r.gitWorkTree()
-	for _, run := range gitRuns(r.c.globals, r.c.args) {
+	for _, run := range gitRuns(r.c.Globals, r.c.Args) {
 		if run.hooks {
 			r.hidden("hooks from the directory " + run.text)
 			continue
 		}
 		if run.dynamic {
-			r.fact(factDynamic, run.text)
+			r.fact(rules.FactDynamic, run.text)
 			continue
 		}
 		r.addCode(run.text, nil)
@@ -121,7 +123,7 @@ func gitRuns(globals, args []string) []gitRun {
 		}
 	case "bisect":
 		if cmd, ok := afterWord(rest, "run", nil); ok {
-			out = append(out, gitRun{text: shellJoin(cmd)})
+			out = append(out, gitRun{text: ShellJoin(cmd)})
 		}
 	}
 	return out
@@ -298,11 +300,11 @@ func extCommand(s string) string {
 		}
 	}
 	words = append(words, b.String())
-	return shellJoin(words)
+	return ShellJoin(words)
 }
 
 // shellJoin quotes words so the shell reads them back as the same words.
-func shellJoin(words []string) string {
+func ShellJoin(words []string) string {
 	q := make([]string, len(words))
 	for i, w := range words {
 		if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {

@@ -1,4 +1,4 @@
-package approval
+package walk
 
 import "fmt"
 
@@ -13,16 +13,16 @@ import "fmt"
 // maxParseFactor times the command; together these bound a check's work
 // by the command's size, which [Options.MaxCommandBytes] bounds in turn.
 const (
-	maxDepth    = 6    // code nested in strings: bash -c "eval '…'" …
-	maxNesting  = 100  // brackets and compound commands nested in one script
-	maxCommands = 4096 // simple commands and facts per check
+	MaxDepth    = 6    // code nested in strings: bash -c "eval '…'" …
+	MaxNesting  = 100  // brackets and compound commands nested in one script
+	MaxCommands = 4096 // simple commands and facts per check
 	// maxWrappers bounds the programs that run a command passed on the
 	// way to one program, however each runs the next: as a wrapper (sudo
 	// env nice timeout xargs …), through find -exec, -execdir, -ok, or
 	// as code in a string (bash -c, eval, ssh host CMD, watch …). One
 	// bound over all of them keeps every chain short, however it mixes
 	// them; each level of a chain does work linear in the rest of it.
-	maxWrappers = 32
+	MaxWrappers = 32
 	// maxParseFactor bounds the bytes parsed in one check, nested code
 	// and files written then run included, as a multiple of the command.
 	maxParseFactor = 8
@@ -31,7 +31,7 @@ const (
 )
 
 // Details of the limit facts; the verdict shows them as reasons.
-func tooLargeDetail(n, limit int) string {
+func TooLargeDetail(n, limit int) string {
 	return fmt.Sprintf("command too large to analyse (%d bytes > limit %d)", n, limit)
 }
 
@@ -53,7 +53,7 @@ func tooDeepCodeDetail(limit int) string {
 	return fmt.Sprintf("code nested in strings too deeply to analyse (more than %d levels of bash -c, eval …)", limit)
 }
 
-func tooManyWrappersDetail(limit int) string {
+func TooManyWrappersDetail(limit int) string {
 	return fmt.Sprintf("command wrapped too deeply to analyse (more than %d programs that run a command: sudo, env, find -exec, bash -c …)", limit)
 }
 

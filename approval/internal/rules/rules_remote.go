@@ -1,4 +1,4 @@
-package approval
+package rules
 
 // The rules of this file name harm that reaches past the machine: a
 // package or an image published or retracted, a repository, a bucket, a

@@ -1,4 +1,4 @@
-package approval
+package walk
 
 import (
 	"maps"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/rules"
 	"github.com/runbox/runbox/approval/internal/shell"
 )
 
@@ -124,7 +125,7 @@ func (r *resolution) execIn(own, cmd []shell.Arg) bool {
 	if spec, ok := subcommandSpecs[subcommandKey(r.name)]; ok {
 		r.a.subcommand(&r.c, spec, own)
 	} else {
-		r.c.args = shell.Texts(own)
+		r.c.Args = shell.Texts(own)
 	}
 	r.emit(r.c)
 	r.args = cmd
@@ -138,7 +139,7 @@ const maxRunnerInputs = 32
 
 // hidden records that the program runs a command the gate cannot see.
 func (r *resolution) hidden(what string) {
-	r.fact(factHidden, r.name, what)
+	r.fact(rules.FactHidden, r.name, what)
 }
 
 // optVals returns the values of an option in args, wherever it stands
@@ -241,9 +242,9 @@ func resolveParallel(r *resolution) bool {
 		inputs = inputs[:maxRunnerInputs]
 	}
 	text := strings.Join(shell.Texts(tmpl), " ")
-	if shell.HasOpt(opts, "--pipe", "--pipepart") && len(tmpl) > 0 && isShell(path.Base(tmpl[0].Text)) {
+	if shell.HasOpt(opts, "--pipe", "--pipepart") && len(tmpl) > 0 && IsShell(path.Base(tmpl[0].Text)) {
 		// parallel --pipe bash: the input, in blocks, is the shell's code.
-		r.in.final, r.in.role = f, roleShell
+		r.in.final, r.in.role = f, RoleShell
 	}
 	switch {
 	case text == "" && len(inputs) == 0:
@@ -268,7 +269,7 @@ var parallelPlaceholder = regexp.MustCompile(`\{(\d+)?(\.|/|//|/\.|#|%)?\}`)
 // parallelFill puts one input into a command template, as parallel does:
 // in place of its replacement strings, or at the end when it has none.
 func parallelFill(tmpl, repl, input string) string {
-	q := shellJoin([]string{input})
+	q := ShellJoin([]string{input})
 	if strings.HasPrefix(input, "~") {
 		q = input // the caller's shell already expanded it
 	}
@@ -385,7 +386,7 @@ func resolveScreen(r *resolution) bool {
 	case "exec", "screen":
 		_, cmd := shell.SplitOpts(rest[1:], shell.OptSpec{})
 		if len(cmd) > 0 {
-			r.addCode(shellJoin(shell.Texts(cmd)), nil)
+			r.addCode(ShellJoin(shell.Texts(cmd)), nil)
 		}
 	case "eval", "source":
 		r.hidden("screen commands")
@@ -410,7 +411,7 @@ func resolveAt(r *resolution) bool {
 		r.hidden("the job in " + v)
 		return false
 	}
-	r.in.final, r.in.role = f, roleShell
+	r.in.final, r.in.role = f, RoleShell
 	return false
 }
 
@@ -423,7 +424,7 @@ func resolveCrontab(r *resolution) bool {
 		return false
 	}
 	if len(rest) == 0 || rest[0].Text == "-" {
-		r.in.final, r.in.role = f, roleCron
+		r.in.final, r.in.role = f, RoleCron
 		return false
 	}
 	r.hidden("the table in " + rest[0].Text)
@@ -701,7 +702,7 @@ func resolveWatcher(r *resolution) bool {
 	case "nodemon":
 		if v, ok := shell.OptValue(opts, "-x", "--exec"); ok {
 			r.done(shell.Texts(r.rest))
-			r.addCode(v+" "+shellJoin(shell.Texts(rest)), nil)
+			r.addCode(v+" "+ShellJoin(shell.Texts(rest)), nil)
 			return false
 		}
 		r.done(shell.Texts(r.rest)) // nodemon SCRIPT runs node on the script
@@ -903,19 +904,19 @@ func resolveToolRunner(r *resolution) bool {
 		return false
 	}
 	subs := toolRunners[r.name]
-	probe := command{name: r.name}
+	probe := rules.Command{Name: r.name}
 	r.a.subcommand(&probe, subcommandSpecs[subcommandKey(r.name)], r.rest)
-	if len(probe.args) == 0 {
+	if len(probe.Args) == 0 {
 		return byClass(r)
 	}
-	sub := probe.args[0]
-	if sub == "tool" && len(probe.args) > 1 {
-		sub += " " + probe.args[1]
+	sub := probe.Args[0]
+	if sub == "tool" && len(probe.Args) > 1 {
+		sub += " " + probe.Args[1]
 	}
 	if !slices.Contains(subs, sub) {
 		return byClass(r)
 	}
-	at := slices.IndexFunc(r.rest, func(a shell.Arg) bool { return a.Text == probe.args[0] })
+	at := slices.IndexFunc(r.rest, func(a shell.Arg) bool { return a.Text == probe.Args[0] })
 	after := r.rest[at+1:]
 	if strings.Contains(sub, " ") {
 		after = after[1:]
@@ -1260,7 +1261,7 @@ func resolveMake(r *resolution) bool {
 }
 
 // makefile records a file make reads as its makefile.
-func (a *analyzer) makefile(p string) {
+func (a *Analyzer) makefile(p string) {
 	if a.makefiles == nil {
 		a.makefiles = make(map[string]bool)
 	}
@@ -1335,11 +1336,11 @@ var gitTreeWriters = setOf(`checkout switch reset restore stash merge pull rebas
 // directory clone makes): checking files out into a directory that holds
 // policy writes the policy.
 func (r *resolution) gitWorkTree() {
-	if r.a.guard == nil || len(r.c.args) == 0 || !gitTreeWriters[r.c.args[0]] {
+	if r.a.guard == nil || len(r.c.Args) == 0 || !gitTreeWriters[r.c.Args[0]] {
 		return
 	}
 	var dirs []string
-	g := r.c.globals
+	g := r.c.Globals
 	for i := 0; i < len(g); i++ {
 		switch {
 		case (g[i] == "--work-tree" || g[i] == "-C") && i+1 < len(g):
@@ -1349,14 +1350,14 @@ func (r *resolution) gitWorkTree() {
 			dirs = append(dirs, strings.TrimPrefix(g[i], "--work-tree="))
 		}
 	}
-	for _, e := range r.c.env {
+	for _, e := range r.c.Env {
 		if v, ok := strings.CutPrefix(e, "GIT_WORK_TREE="); ok {
 			dirs = append(dirs, v)
 		}
 	}
-	if r.c.args[0] == "clone" || r.c.args[0] == "worktree" {
+	if r.c.Args[0] == "clone" || r.c.Args[0] == "worktree" {
 		var ops []string
-		for _, a := range r.c.args[1:] {
+		for _, a := range r.c.Args[1:] {
 			if !strings.HasPrefix(a, "-") {
 				ops = append(ops, a)
 			}
@@ -1366,7 +1367,7 @@ func (r *resolution) gitWorkTree() {
 		}
 	}
 	for _, d := range dirs {
-		r.a.guardTarget(r.in, &r.c, "git-"+r.c.args[0], shell.Arg{Text: d}, reachMaybe)
+		r.a.guardTarget(r.in, &r.c, "git-"+r.c.Args[0], shell.Arg{Text: d}, reachMaybe)
 	}
 }
 

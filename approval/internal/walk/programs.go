@@ -1,4 +1,4 @@
-package approval
+package walk
 
 import (
 	"strings"
@@ -12,7 +12,7 @@ import (
 // a handler are resolved by their class ([byClass]).
 
 // programs maps a program's name to what it means for resolution.
-var programs = map[string]handler{}
+var Programs = map[string]handler{}
 
 func init() {
 	// Registration only (a constant table); nothing here runs or reads.
@@ -48,12 +48,12 @@ func init() {
 		{[]string{"git"}, resolveGit},
 	} {
 		for _, n := range group.names {
-			programs[n] = group.h
+			Programs[n] = group.h
 		}
 	}
 	for _, group := range runnerGroups {
 		for _, n := range group.names {
-			programs[n] = group.h
+			Programs[n] = group.h
 		}
 	}
 }
@@ -78,7 +78,7 @@ func resolveEnv(r *resolution) bool {
 		return false
 	}
 	rest = r.takeAssigns(rest)
-	r.c.env = r.env
+	r.c.Env = r.env
 	return r.next(opts, rest)
 }
 
@@ -231,7 +231,7 @@ func resolveEval(r *resolution) bool {
 // Each word is tested once per check: the args of every level of a chain
 // end where the line ends, so args that end where a list already found
 // plain ends are part of it.
-func (a *analyzer) plainWords(args []shell.Arg) bool {
+func (a *Analyzer) plainWords(args []shell.Arg) bool {
 	if len(args) == 0 {
 		return false
 	}
@@ -267,7 +267,7 @@ func resolveSource(r *resolution) bool {
 	if len(r.rest) > 0 {
 		if stdinFiles[r.rest[0].Text] {
 			// source /dev/stdin: the input is the script.
-			r.in.final, r.in.role = f, roleShell
+			r.in.final, r.in.role = f, RoleShell
 			return false
 		}
 		r.runsFile(r.rest[0])
@@ -315,7 +315,7 @@ func resolveSSH(r *resolution) bool {
 		return false
 	}
 	if len(rest) == 1 {
-		r.in.final, r.in.role = f, roleShell
+		r.in.final, r.in.role = f, RoleShell
 		return false
 	}
 	r.addCode(strings.Join(shell.Texts(rest[1:]), " "), nil)
@@ -331,7 +331,7 @@ func resolveFind(r *resolution) bool {
 	if r.name == "find" {
 		r.a.guardCommand(r.in, &r.c, r.rest)
 	}
-	r.in.cmds[at].args = r.findExec()
+	r.in.cmds[at].Args = r.findExec()
 	return false
 }
 
@@ -381,7 +381,7 @@ func (r *resolution) tool(spec shell.OptSpec) {
 // interpreters, programs with subcommands, SQL, or a plain program.
 func byClass(r *resolution) bool {
 	a, in, name, rest := r.a, r.in, r.name, r.rest
-	if isShell(name) {
+	if IsShell(name) {
 		opts, after := shell.SplitOpts(rest, shell.OptSpec{Short: "o", Long: []string{"--rcfile", "--init-file"}})
 		f := r.done(a.texts(rest))
 		switch {
@@ -390,7 +390,7 @@ func byClass(r *resolution) bool {
 				r.addCode(after[0].Text, after[0].Word)
 			}
 		case shell.HasOpt(opts, "-s") || len(after) == 0 || after[0].Text == "-":
-			in.final, in.role = f, roleShell
+			in.final, in.role = f, RoleShell
 		default:
 			r.runsFile(after[0])
 		}
@@ -420,9 +420,9 @@ func byClass(r *resolution) bool {
 	case sqlClients[name] != "":
 		a.sqlClient(in, name, rest, r.via)
 	case storeClients[name] != "":
-		in.role = roleStore
+		in.role = RoleStore
 	case name == "chpasswd":
-		in.role = roleAccounts
+		in.role = RoleAccounts
 	}
 	a.writeTargets(in, &r.c, rest)
 	a.guardCommand(in, &r.c, rest)

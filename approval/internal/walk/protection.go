@@ -1,4 +1,4 @@
-package approval
+package walk
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // protector is a compiled [Protection].
-type protector struct {
+type Protector struct {
 	paths []guarded
 	env   map[string]string
 	home  []string // components of HOME; nil when unknown
@@ -28,7 +28,7 @@ type guarded struct {
 }
 
 // protected is a [ProtectedPath] as the walker takes it.
-type protected struct {
+type Protected struct {
 	Path        string
 	Dir, Policy bool
 }
@@ -36,13 +36,13 @@ type protected struct {
 // newProtector checks paths and splits them; env holds the values of
 // the variables they may name ([Protection].Env). configFile, where the
 // Gate saves approvals, is protected as policy.
-func newProtector(paths []protected, env map[string]string, configFile string) (*protector, error) {
-	pr := &protector{env: make(map[string]string, len(env))}
+func NewProtector(paths []Protected, env map[string]string, configFile string) (*Protector, error) {
+	pr := &Protector{env: make(map[string]string, len(env))}
 	for k, v := range env {
 		pr.env[k] = v
 	}
 	if h := env["HOME"]; path.IsAbs(h) {
-		pr.home = splitPath(path.Clean(h))
+		pr.home = SplitPath(path.Clean(h))
 	}
 	for _, pp := range paths {
 		g, err := pr.compile(pp)
@@ -53,7 +53,7 @@ func newProtector(paths []protected, env map[string]string, configFile string) (
 	}
 	if configFile != "" {
 		if abs, err := filepath.Abs(configFile); err == nil {
-			g, err := pr.compile(protected{Path: filepath.ToSlash(abs), Policy: true})
+			g, err := pr.compile(Protected{Path: filepath.ToSlash(abs), Policy: true})
 			if err != nil {
 				return nil, err
 			}
@@ -66,7 +66,7 @@ func newProtector(paths []protected, env map[string]string, configFile string) (
 	return pr, nil
 }
 
-func (pr *protector) compile(pp protected) (guarded, error) {
+func (pr *Protector) compile(pp Protected) (guarded, error) {
 	p := pp.Path
 	switch {
 	case p == "~" || strings.HasPrefix(p, "~/"):
@@ -76,12 +76,12 @@ func (pr *protector) compile(pp protected) (guarded, error) {
 	case !path.IsAbs(p):
 		return guarded{}, fmt.Errorf("approval: protected path %q is neither absolute nor under ~/", pp.Path)
 	}
-	return guarded{parts: splitPath(path.Clean(p)), dir: pp.Dir, policy: pp.Policy}, nil
+	return guarded{parts: SplitPath(path.Clean(p)), dir: pp.Dir, policy: pp.Policy}, nil
 }
 
 // splitPath splits a cleaned path that starts with "/" or "~" into its
 // root and components: "/a/b" is ["/", "a", "b"], "~" is ["~"].
-func splitPath(p string) []string {
+func SplitPath(p string) []string {
 	root, rest := p[:1], strings.TrimPrefix(p[1:], "/")
 	if rest == "" {
 		return []string{root}
@@ -122,7 +122,7 @@ func matchResolved(paths []guarded, parts []string, r reach) string {
 		n := min(len(parts), len(g.parts))
 		same := true
 		for i := range n {
-			if !componentMatch(parts[i], g.parts[i]) {
+			if !ComponentMatch(parts[i], g.parts[i]) {
 				same = false
 				break
 			}
@@ -159,7 +159,7 @@ func matchTail(paths []guarded, tail []string) bool {
 		for i := 1; i <= min(len(tail), m); i++ {
 			aligned := true
 			for j := range i {
-				if !componentMatch(tail[j], g.parts[len(g.parts)-i+j]) {
+				if !ComponentMatch(tail[j], g.parts[len(g.parts)-i+j]) {
 					aligned = false
 					break
 				}
@@ -219,7 +219,7 @@ func stronger(a, b string) string {
 
 // componentMatch matches one component of a command's path, which may be
 // a glob, against one of a protected path.
-func componentMatch(pattern, name string) bool {
+func ComponentMatch(pattern, name string) bool {
 	if pattern == name {
 		return true
 	}

@@ -1,4 +1,4 @@
-package approval
+package walk
 
 // subcommandNames lists, for tools with subcommands, the subcommands the
 // gate knows. Options before the subcommand that the gate does not know

@@ -1,4 +1,4 @@
-package approval
+package rules
 
 // Tier says how bad a rule's match is.
 type Tier int

@@ -1,4 +1,4 @@
-package approval
+package rules
 
 import (
 	"fmt"
@@ -121,7 +121,7 @@ const (
 )
 
 // rules is the table. Order matters only for the order of reasons.
-var rules = []Rule{
+var table = []Rule{
 	// Hardline: never runs.
 	{
 		ID: "rm-root", Tier: Hardline,
@@ -371,7 +371,7 @@ var rules = []Rule{
 		NoMatch:     []string{"echo bob:x | chpasswd", "echo root:x"},
 	},
 	{
-		ID: protectedPolicyRule, Tier: Hardline,
+		ID: ProtectedPolicyRule, Tier: Hardline,
 		Description: "change to a protected file that holds the gate's policy (its configuration or saved approvals)",
 		Command:     `^@protected$`,
 		Args:        []string{`^policy `},
@@ -418,7 +418,7 @@ var rules = []Rule{
 	{
 		// Build artefacts removed in the directory of the request are
 		// let through in every profile (artefacts.go).
-		ID: artefactRule, Tier: Dangerous,
+		ID: ArtefactRule, Tier: Dangerous,
 		Description: "recursive delete",
 		Command:     `^(rm|srm)$`,
 		Args:        []string{reRecursive},
@@ -1017,14 +1017,14 @@ var rules = []Rule{
 	},
 }
 
-func init() { rules = append(rules, programRules...) } // runners.go's programs: rules_programs.go
-func init() { rules = append(rules, damageRules...) }  // credentials, system damage, lost work: rules_damage.go
-func init() { rules = append(rules, remoteRules...) }  // effects beyond the machine: rules_remote.go
+func init() { table = append(table, programRules...) } // runners.go's programs: rules_programs.go
+func init() { table = append(table, damageRules...) }  // credentials, system damage, lost work: rules_damage.go
+func init() { table = append(table, remoteRules...) }  // effects beyond the machine: rules_remote.go
 
 // Rules returns a copy of the rule table.
-func Rules() []Rule {
-	out := make([]Rule, len(rules))
-	for i, r := range rules {
+func All() []Rule {
+	out := make([]Rule, len(table))
+	for i, r := range table {
 		r.Args = slices.Clone(r.Args)
 		r.Match = slices.Clone(r.Match)
 		r.NoMatch = slices.Clone(r.NoMatch)
@@ -1033,13 +1033,13 @@ func Rules() []Rule {
 	return out
 }
 
-type compiledRule struct {
+type Compiled struct {
 	*Rule
-	command, notCommand, notArgs, globals, env, via *pattern
-	args                                            []*pattern
+	CommandRE, NotCommandRE, NotArgsRE, GlobalsRE, EnvRE, ViaRE *Pattern
+	ArgsRE                                                      []*Pattern
 	// names is the set of program names Command matches when it is only
 	// an anchored list of names (^(rm|srm)$), checked without the regexp.
-	names map[string]bool
+	Names map[string]bool
 	// reason is the Description with the rule's id, as verdicts give it.
 	reason string
 	// envNeedsSome says the Env pattern cannot match an empty
@@ -1054,13 +1054,16 @@ var literalNames = regexp.MustCompile(`^\^\(?([a-z0-9@_-]+(\|[a-z0-9@_-]+)*)\)?\
 // compiledRules compiles the table once per process; the table is constant.
 var compiledRules = sync.OnceValues(compileTable)
 
+// Table returns the compiled rule table, the same for every caller.
+func Table() ([]*Compiled, error) { return compiledRules() }
+
 // compileTable compiles the rule table (see [compiledRules]).
-func compileTable() ([]*compiledRule, error) {
-	out := make([]*compiledRule, 0, len(rules))
+func compileTable() ([]*Compiled, error) {
+	out := make([]*Compiled, 0, len(table))
 	ids := make(map[string]bool)
-	seen := make(map[string]*pattern) // one pattern for one expression, however many rules use it
-	for i := range rules {
-		r := &rules[i]
+	seen := make(map[string]*Pattern) // one pattern for one expression, however many rules use it
+	for i := range table {
+		r := &table[i]
 		if r.ID == "" || ids[r.ID] {
 			return nil, fmt.Errorf("approval: rule %d: missing or duplicate id %q", i, r.ID)
 		}
@@ -1068,9 +1071,9 @@ func compileTable() ([]*compiledRule, error) {
 		if r.Tier < Dangerous || r.Tier > Hardline {
 			return nil, fmt.Errorf("approval: rule %s: invalid tier", r.ID)
 		}
-		cr := &compiledRule{Rule: r, reason: ruleReason(r.Description, r.ID)}
+		cr := &Compiled{Rule: r, reason: RuleReason(r.Description, r.ID)}
 		var err error
-		compile := func(p string) *pattern {
+		compile := func(p string) *Pattern {
 			if p == "" || err != nil {
 				return nil
 			}
@@ -1081,18 +1084,18 @@ func compileTable() ([]*compiledRule, error) {
 			}
 			return re
 		}
-		cr.command = compile(r.Command)
+		cr.CommandRE = compile(r.Command)
 		if m := literalNames.FindStringSubmatch(r.Command); m != nil && (strings.HasPrefix(r.Command, "^(") == strings.HasSuffix(r.Command, ")$")) {
-			cr.names = setOf(strings.ReplaceAll(m[1], "|", " "))
+			cr.Names = setOf(strings.ReplaceAll(m[1], "|", " "))
 		}
-		cr.notCommand = compile(r.NotCommand)
-		cr.notArgs = compile(r.NotArgs)
-		cr.globals = compile(r.Globals)
-		cr.env = compile(r.Env)
-		cr.envNeedsSome = cr.env != nil && !regexp.MustCompile(r.Env).MatchString("")
-		cr.via = compile(r.Via)
+		cr.NotCommandRE = compile(r.NotCommand)
+		cr.NotArgsRE = compile(r.NotArgs)
+		cr.GlobalsRE = compile(r.Globals)
+		cr.EnvRE = compile(r.Env)
+		cr.envNeedsSome = cr.EnvRE != nil && !regexp.MustCompile(r.Env).MatchString("")
+		cr.ViaRE = compile(r.Via)
 		for _, p := range r.Args {
-			cr.args = append(cr.args, compile(p))
+			cr.ArgsRE = append(cr.ArgsRE, compile(p))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("approval: rule %s: %w", r.ID, err)
@@ -1104,7 +1107,7 @@ func compileTable() ([]*compiledRule, error) {
 
 // subject is a command as rules see it, with each line built on demand.
 type subject struct {
-	c                             *command
+	c                             *Command
 	args, globals, env, via       string
 	haveArgs, haveG, haveE, haveV bool
 	tested                        patternResults // answers of the patterns tested on args
@@ -1112,106 +1115,119 @@ type subject struct {
 
 func (s *subject) argLine() string {
 	if !s.haveArgs {
-		s.args, s.haveArgs = shell.Line(s.c.args, !strings.HasPrefix(s.c.name, "@")), true
+		s.args, s.haveArgs = shell.Line(s.c.Args, !strings.HasPrefix(s.c.Name, "@")), true
 	}
 	return s.args
 }
 
 // nameMatches reports whether the parts of r that test only the program
 // name let a command named name through; the rule index files rules by it.
-func (r *compiledRule) nameMatches(name string) bool {
-	if r.names != nil {
-		if !r.names[name] {
+func (r *Compiled) NameMatches(name string) bool {
+	if r.Names != nil {
+		if !r.Names[name] {
 			return false
 		}
-	} else if r.command != nil && !r.command.MatchString(name) {
+	} else if r.CommandRE != nil && !r.CommandRE.MatchString(name) {
 		return false
 	}
-	if r.command == nil && r.env == nil && name == "" {
+	if r.CommandRE == nil && r.EnvRE == nil && name == "" {
 		return false
 	}
-	return r.notCommand == nil || !r.notCommand.MatchString(name)
+	return r.NotCommandRE == nil || !r.NotCommandRE.MatchString(name)
 }
 
-func (r *compiledRule) matches(s *subject) bool {
-	return r.nameMatches(s.c.name) && r.matchesRest(s)
+func (r *Compiled) matches(s *subject) bool {
+	return r.NameMatches(s.c.Name) && r.matchesRest(s)
 }
 
 // matchesRest tests what matches tests beyond the program name.
-func (r *compiledRule) matchesRest(s *subject) bool {
+func (r *Compiled) matchesRest(s *subject) bool {
 	c := s.c
-	if r.env != nil {
-		if len(c.env) == 0 && r.envNeedsSome {
+	if r.EnvRE != nil {
+		if len(c.Env) == 0 && r.envNeedsSome {
 			return false
 		}
 		if !s.haveE {
-			s.env, s.haveE = strings.Join(c.env, " "), true
+			s.env, s.haveE = strings.Join(c.Env, " "), true
 		}
-		if !r.env.MatchString(s.env) {
+		if !r.EnvRE.MatchString(s.env) {
 			return false
 		}
 	}
-	if r.via != nil {
+	if r.ViaRE != nil {
 		if !s.haveV {
-			s.via, s.haveV = strings.Join(c.via, " "), true
+			s.via, s.haveV = strings.Join(c.Via, " "), true
 		}
-		if !r.via.MatchString(s.via) {
+		if !r.ViaRE.MatchString(s.via) {
 			return false
 		}
 	}
-	if r.globals != nil {
+	if r.GlobalsRE != nil {
 		if !s.haveG {
-			s.globals, s.haveG = shell.Line(c.globals, true), true
+			s.globals, s.haveG = shell.Line(c.Globals, true), true
 		}
-		if !r.globals.MatchString(s.globals) {
+		if !r.GlobalsRE.MatchString(s.globals) {
 			return false
 		}
 	}
-	for _, re := range r.args {
+	for _, re := range r.ArgsRE {
 		if !s.tested.match(re, s.argLine()) {
 			return false
 		}
 	}
-	if r.notArgs != nil && s.tested.match(r.notArgs, s.argLine()) {
+	if r.NotArgsRE != nil && s.tested.match(r.NotArgsRE, s.argLine()) {
 		return false
 	}
 	return true
 }
 
 // finding is one rule matching one command.
-type finding struct {
-	rule *compiledRule
-	cmd  *command
+type Finding struct {
+	Rule *Compiled
+	Cmd  *Command
 }
 
 // reason is what the verdict says about f: the rule's description, or,
 // for a limit of the analysis, which limit was passed and by how much.
-func (f finding) reason() string {
-	if (f.cmd.name == factTooComplex || f.cmd.name == factTooDeep) && len(f.cmd.args) > 0 && f.cmd.args[0] != "" {
-		return ruleReason(f.cmd.args[0], f.rule.ID)
+func (f Finding) Reason() string {
+	if (f.Cmd.Name == FactTooComplex || f.Cmd.Name == FactTooDeep) && len(f.Cmd.Args) > 0 && f.Cmd.Args[0] != "" {
+		return RuleReason(f.Cmd.Args[0], f.Rule.ID)
 	}
-	return f.rule.reason
+	return f.Rule.reason
 }
 
+// artefactRule is the rule a removal of build artefacts alone no longer
+// asks under: the recursive delete.
+const ArtefactRule = "rm-recursive"
+
 // protectedPolicyRule is the id of the rule on writes to runbox's policy.
-const protectedPolicyRule = "protected-policy"
+const ProtectedPolicyRule = "protected-policy"
 
 // ruleReason is a reason as a verdict gives it: what is wrong, then the
 // id of the rule that says so, which an allow or deny list can name.
-func ruleReason(text, id string) string {
+func RuleReason(text, id string) string {
 	return text + " [" + id + "]"
 }
 
 // judge runs every rule over every command.
-func judge(table []*compiledRule, cmds []command) []finding {
-	var out []finding
+func Judge(table []*Compiled, cmds []Command) []Finding {
+	var out []Finding
 	for i := range cmds {
 		s := subject{c: &cmds[i]}
 		for _, r := range table {
 			if r.matches(&s) {
-				out = append(out, finding{rule: r, cmd: &cmds[i]})
+				out = append(out, Finding{Rule: r, Cmd: &cmds[i]})
 			}
 		}
 	}
 	return out
+}
+
+// setOf makes a set of the words in list.
+func setOf(list string) map[string]bool {
+	m := make(map[string]bool)
+	for _, f := range strings.Fields(list) {
+		m[f] = true
+	}
+	return m
 }
