@@ -58,7 +58,7 @@
 //     it: a wrapper, find -exec, -execdir, -ok, fd -x, or a shell, eval or
 //     ssh given code. The gate reads through 32 of them; what lies past
 //     that asks.
-//  4. A table of rules ([Rules]) is matched against the resolved commands
+//  4. A table of rules ([rules.All]) is matched against the resolved commands
 //     and against facts the walker derives from the script's shape: writes
 //     to files (>, tee, cp, sed -i, dd of=), SQL statements, pipes into a
 //     shell, inline interpreter code, fork bombs, loops without end that

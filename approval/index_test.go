@@ -74,7 +74,7 @@ func TestRuleIndex_CandidatesCoverNameMatches(t *testing.T) {
 		pos[r] = i
 	}
 	names := slices.Collect(maps.Keys(ix.ByName))
-	names = append(names, slices.Collect(maps.Keys(walk.Programs))...)
+	names = append(names, walk.ProgramNames()...)
 	names = append(names, "", "@", "@writes", "mkfs.ext4", "mkfs_x", "newfs_msdos", "pip3.12", "pipx", "PIP", "ls", "x",
 		"\xff", "é", "ｒｍ", "@too-deep", "@too-complexity", "rm ", " rm", "1", "-", "[", ":")
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -224,7 +224,7 @@ func generatedCommands(rng *rand.Rand, n int) []string {
 			names = append(names, name)
 		}
 	}
-	names = append(names, slices.Collect(maps.Keys(walk.Programs))...)
+	names = append(names, walk.ProgramNames()...)
 	names = append(names, "ls", "go", "make", "mkfs.ext4", "pip3", "newfs_hfs", "$CMD", "/usr/bin/rm", `\rm`, "'git'", "RM", "ｒｍ")
 	slices.Sort(names)
 	var words []string

@@ -1,6 +1,6 @@
 package rules
 
-// command is one program the gate found in the input, after quoting,
+// Command is one program the gate found in the input, after quoting,
 // wrappers and paths were resolved, or one fact derived from the shape of
 // the script. Fact names start with "@" (see facts.go); program names are
 // base names in lower case without ".exe".

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// ruleIndex finds, for a command's name, the rules that can match it, so
+// Index finds, for a command's name, the rules that can match it, so
 // that a command is tested against a handful of rules instead of the whole
 // table. Nothing in the rule table describes the index: it is derived from
 // each rule's Command pattern when the table is compiled, so a new rule is
@@ -25,12 +25,12 @@ import (
 //     rules on the environment alone, or a pattern anchored nowhere).
 //
 // The index leaves out only rules that cannot match: every candidate is
-// still tested by [compiledRule.matches], so filing a rule too widely
+// still tested by [Compiled.matches], so filing a rule too widely
 // costs time, never a verdict. Each list is in table order, which keeps the
 // findings (and so the reasons of a verdict) in the order a full scan
 // gives.
 type Index struct {
-	// byName holds, for each name some rule's Command or NotCommand lists,
+	// ByName holds, for each name some rule's Command or NotCommand lists,
 	// exactly the rules whose name tests let it through.
 	ByName map[string][]*Compiled
 	// byFirst holds, by a name's first byte, the rules filed under that
@@ -58,7 +58,7 @@ var compiledIndex = sync.OnceValues(func() (*Index, error) {
 // every caller.
 func TableIndex() (*Index, error) { return compiledIndex() }
 
-// newRuleIndex files every rule of table (see [ruleIndex]).
+// newRuleIndex files every rule of table (see [Index]).
 func newRuleIndex(table []*Compiled) (*Index, error) {
 	pos := make(map[*Compiled]int, len(table))
 	named := make(map[string][]*Compiled)
@@ -125,7 +125,7 @@ func newRuleIndex(table []*Compiled) (*Index, error) {
 	return ix, nil
 }
 
-// candidates returns the rules that can match a command named name, in
+// Candidates returns the rules that can match a command named name, in
 // table order. The slice is shared: callers must not change it.
 func (ix *Index) Candidates(name string) []*Compiled {
 	if rs, ok := ix.ByName[name]; ok {
@@ -137,7 +137,7 @@ func (ix *Index) Candidates(name string) []*Compiled {
 	return ix.byFirst[name[0]]
 }
 
-// judge runs over every command the rules that can match it. A name's
+// Judge runs over every command the rules that can match it. A name's
 // own list holds only rules whose name tests let it through, so those
 // tests are not run again for it.
 func (ix *Index) Judge(cmds []Command) []Finding {
@@ -160,7 +160,7 @@ func (ix *Index) Judge(cmds []Command) []Finding {
 // ruleKeys derives where a Command pattern is filed: the whole names it
 // can match (names non-nil), or else the bytes a name it matches can
 // start with (starts non-nil), or else neither (the catch-all). The
-// pattern is parsed as [regexp.Compile] parses it.
+// pattern is parsed as [Regexp.Compile] parses it.
 func ruleKeys(pattern string) (names []string, starts *[256]bool, err error) {
 	if pattern == "" {
 		return nil, nil, nil

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// pattern is a compiled rule pattern with a cheap test in front of the
+// Pattern is a compiled rule pattern with a cheap test in front of the
 // regular expression: most lines a rule sees cannot match it, and most of
 // those lack a piece of text every match contains ("169.254.169.254",
 // "push", "--force"). The pieces are derived from the expression itself
@@ -19,11 +19,11 @@ import (
 // set.
 type Pattern struct {
 	expr string
-	// whole is every string the expression matches, when it matches
+	// Whole is every string the expression matches, when it matches
 	// only whole strings from a finite set (^(echo|printf|grep)$): the
 	// set answers alone. Nil otherwise.
 	Whole map[string]bool
-	// needs lists strings of which every match contains at least one;
+	// Needs lists strings of which every match contains at least one;
 	// nil when no such list is known.
 	Needs []string
 	// re is the compiled expression, made the first time a line gets
@@ -86,7 +86,7 @@ func minimalNeeds(needs []string) []string {
 // String returns the expression.
 func (p *Pattern) String() string { return p.expr }
 
-// regexp returns the compiled expression, compiling it on first use.
+// Regexp returns the compiled expression, compiling it on first use.
 // The expression parsed when the pattern was made, so it compiles.
 func (p *Pattern) Regexp() *regexp.Regexp {
 	p.reOnce.Do(func() { p.re = regexp.MustCompile(p.expr) })

@@ -120,7 +120,7 @@ const (
 		`compose (ps|ls|config|logs|top|images|port|version|events))( |$)`
 )
 
-// rules is the table. Order matters only for the order of reasons.
+// table is the rule table. Order matters only for the order of reasons.
 var table = []Rule{
 	// Hardline: never runs.
 	{
@@ -1021,7 +1021,7 @@ func init() { table = append(table, programRules...) } // runners.go's programs:
 func init() { table = append(table, damageRules...) }  // credentials, system damage, lost work: rules_damage.go
 func init() { table = append(table, remoteRules...) }  // effects beyond the machine: rules_remote.go
 
-// Rules returns a copy of the rule table.
+// All returns a copy of the rule table.
 func All() []Rule {
 	out := make([]Rule, len(table))
 	for i, r := range table {
@@ -1033,11 +1033,14 @@ func All() []Rule {
 	return out
 }
 
+// Compiled is a rule with its patterns compiled, as the index files it
+// and [Judge] tests it. The patterns of the fields Rule leaves empty are
+// nil.
 type Compiled struct {
 	*Rule
 	CommandRE, NotCommandRE, NotArgsRE, GlobalsRE, EnvRE, ViaRE *Pattern
 	ArgsRE                                                      []*Pattern
-	// names is the set of program names Command matches when it is only
+	// Names is the set of program names Command matches when it is only
 	// an anchored list of names (^(rm|srm)$), checked without the regexp.
 	Names map[string]bool
 	// reason is the Description with the rule's id, as verdicts give it.
@@ -1120,7 +1123,7 @@ func (s *subject) argLine() string {
 	return s.args
 }
 
-// nameMatches reports whether the parts of r that test only the program
+// NameMatches reports whether the parts of r that test only the program
 // name let a command named name through; the rule index files rules by it.
 func (r *Compiled) NameMatches(name string) bool {
 	if r.Names != nil {
@@ -1181,13 +1184,13 @@ func (r *Compiled) matchesRest(s *subject) bool {
 	return true
 }
 
-// finding is one rule matching one command.
+// Finding is one rule matching one command.
 type Finding struct {
 	Rule *Compiled
 	Cmd  *Command
 }
 
-// reason is what the verdict says about f: the rule's description, or,
+// Reason is what the verdict says about f: the rule's description, or,
 // for a limit of the analysis, which limit was passed and by how much.
 func (f Finding) Reason() string {
 	if (f.Cmd.Name == FactTooComplex || f.Cmd.Name == FactTooDeep) && len(f.Cmd.Args) > 0 && f.Cmd.Args[0] != "" {
@@ -1196,20 +1199,20 @@ func (f Finding) Reason() string {
 	return f.Rule.reason
 }
 
-// artefactRule is the rule a removal of build artefacts alone no longer
+// ArtefactRule is the rule a removal of build artefacts alone no longer
 // asks under: the recursive delete.
 const ArtefactRule = "rm-recursive"
 
-// protectedPolicyRule is the id of the rule on writes to runbox's policy.
+// ProtectedPolicyRule is the id of the rule on writes to runbox's policy.
 const ProtectedPolicyRule = "protected-policy"
 
-// ruleReason is a reason as a verdict gives it: what is wrong, then the
+// RuleReason is a reason as a verdict gives it: what is wrong, then the
 // id of the rule that says so, which an allow or deny list can name.
 func RuleReason(text, id string) string {
 	return text + " [" + id + "]"
 }
 
-// judge runs every rule over every command.
+// Judge runs every rule over every command.
 func Judge(table []*Compiled, cmds []Command) []Finding {
 	var out []Finding
 	for i := range cmds {

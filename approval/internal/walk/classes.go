@@ -142,6 +142,8 @@ var initTools = setOf(`ssh-agent pyenv rbenv nodenv jenv goenv plenv direnv brew
 
 var shells = setOf(`bash sh zsh dash ksh mksh ash fish yash posh csh tcsh rbash ksh93 pdksh oksh busybox-sh`)
 
+// IsShell reports whether name is a shell, which runs code given with -c
+// or read from its input.
 func IsShell(name string) bool { return shells[name] }
 
 // interpKind groups interpreters by how they take inline code.

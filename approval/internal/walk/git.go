@@ -303,7 +303,7 @@ func extCommand(s string) string {
 	return ShellJoin(words)
 }
 
-// shellJoin quotes words so the shell reads them back as the same words.
+// ShellJoin quotes words so the shell reads them back as the same words.
 func ShellJoin(words []string) string {
 	q := make([]string, len(words))
 	for i, w := range words {

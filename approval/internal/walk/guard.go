@@ -31,7 +31,7 @@ const (
 	overflowMark = "\x01"
 )
 
-// guard follows, through one check, what the gate needs to see writes to
+// Guard follows, through one check, what the gate needs to see writes to
 // protected paths: the variables the command assigns, the directories it
 // may be in, and links it makes to protected paths. Its sets are unions
 // over the whole command, so the order of loops and functions cannot
@@ -65,7 +65,7 @@ type Guard struct {
 	collectFn func(syntax.Node) bool
 	// allCwds makes relative paths resolve in every directory the
 	// command may be in, not only those near a protected path: a link
-	// made anywhere may become one ([analyzer.linkValues]).
+	// made anywhere may become one ([Analyzer.linkValues]).
 	allCwds bool
 }
 

@@ -16,7 +16,7 @@ const (
 	MaxDepth    = 6    // code nested in strings: bash -c "eval '…'" …
 	MaxNesting  = 100  // brackets and compound commands nested in one script
 	MaxCommands = 4096 // simple commands and facts per check
-	// maxWrappers bounds the programs that run a command passed on the
+	// MaxWrappers bounds the programs that run a command passed on the
 	// way to one program, however each runs the next: as a wrapper (sudo
 	// env nice timeout xargs …), through find -exec, -execdir, -ok, or
 	// as code in a string (bash -c, eval, ssh host CMD, watch …). One
@@ -53,6 +53,7 @@ func tooDeepCodeDetail(limit int) string {
 	return fmt.Sprintf("code nested in strings too deeply to analyse (more than %d levels of bash -c, eval …)", limit)
 }
 
+// TooManyWrappersDetail is the reason given past [MaxWrappers].
 func TooManyWrappersDetail(limit int) string {
 	return fmt.Sprintf("command wrapped too deeply to analyse (more than %d programs that run a command: sudo, env, find -exec, bash -c …)", limit)
 }

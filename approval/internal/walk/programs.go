@@ -1,6 +1,8 @@
 package walk
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/runbox/runbox/approval/internal/shell"
@@ -12,7 +14,7 @@ import (
 // a handler are resolved by their class ([byClass]).
 
 // programs maps a program's name to what it means for resolution.
-var Programs = map[string]handler{}
+var programs = map[string]handler{}
 
 func init() {
 	// Registration only (a constant table); nothing here runs or reads.
@@ -48,12 +50,12 @@ func init() {
 		{[]string{"git"}, resolveGit},
 	} {
 		for _, n := range group.names {
-			Programs[n] = group.h
+			programs[n] = group.h
 		}
 	}
 	for _, group := range runnerGroups {
 		for _, n := range group.names {
-			Programs[n] = group.h
+			programs[n] = group.h
 		}
 	}
 }
@@ -132,7 +134,7 @@ func resolveXargs(r *resolution) bool {
 }
 
 // resolveWatch: watch runs its arguments through sh -c unless -x;
-// plain words ([analyzer.plainWords]) are resolved in place.
+// plain words ([Analyzer.plainWords]) are resolved in place.
 func resolveWatch(r *resolution) bool {
 	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
 	if shell.HasOpt(opts, "-x", "--exec") || r.a.plainWords(rest) {
@@ -198,7 +200,7 @@ func suCode(name string, opts []string, rest []shell.Arg) (string, *syntax.Word,
 }
 
 // resolveEval: its arguments are shell code; plain words
-// ([analyzer.plainWords]) are resolved in place.
+// ([Analyzer.plainWords]) are resolved in place.
 func resolveEval(r *resolution) bool {
 	if len(r.rest) > 0 && r.rest[0].Text == "--" {
 		r.rest = r.rest[1:] // eval -- CODE: the end of (no) options
@@ -427,4 +429,10 @@ func byClass(r *resolution) bool {
 	a.writeTargets(in, &r.c, rest)
 	a.guardCommand(in, &r.c, rest)
 	return false
+}
+
+// ProgramNames returns the names of the programs the table has a handler
+// for, sorted.
+func ProgramNames() []string {
+	return slices.Sorted(maps.Keys(programs))
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// protector is a compiled [Protection].
+// Protector is a compiled [Protection].
 type Protector struct {
 	paths []guarded
 	env   map[string]string
@@ -27,13 +27,13 @@ type guarded struct {
 	tail bool
 }
 
-// protected is a [ProtectedPath] as the walker takes it.
+// Protected is a [ProtectedPath] as the walker takes it.
 type Protected struct {
 	Path        string
 	Dir, Policy bool
 }
 
-// newProtector checks paths and splits them; env holds the values of
+// NewProtector checks paths and splits them; env holds the values of
 // the variables they may name ([Protection].Env). configFile, where the
 // Gate saves approvals, is protected as policy.
 func NewProtector(paths []Protected, env map[string]string, configFile string) (*Protector, error) {
@@ -79,7 +79,7 @@ func (pr *Protector) compile(pp Protected) (guarded, error) {
 	return guarded{parts: SplitPath(path.Clean(p)), dir: pp.Dir, policy: pp.Policy}, nil
 }
 
-// splitPath splits a cleaned path that starts with "/" or "~" into its
+// SplitPath splits a cleaned path that starts with "/" or "~" into its
 // root and components: "/a/b" is ["/", "a", "b"], "~" is ["~"].
 func SplitPath(p string) []string {
 	root, rest := p[:1], strings.TrimPrefix(p[1:], "/")
@@ -217,7 +217,7 @@ func stronger(a, b string) string {
 	return a
 }
 
-// componentMatch matches one component of a command's path, which may be
+// ComponentMatch matches one component of a command's path, which may be
 // a glob, against one of a protected path.
 func ComponentMatch(pattern, name string) bool {
 	if pattern == name {

@@ -20,7 +20,7 @@ import (
 //
 // nested is how many programs that run a command were passed to reach
 // args (find -exec, bash -c … around this command line); each wrapper
-// passed here adds one, and past [maxWrappers] the rest of the line is
+// passed here adds one, and past [MaxWrappers] the rest of the line is
 // not looked at but reported, which asks.
 func (a *Analyzer) resolve(in *stmtInfo, args []shell.Arg, env, via []string, source string, nested int) {
 	r := a.newResolution()
@@ -50,7 +50,7 @@ func (a *Analyzer) resolve(in *stmtInfo, args []shell.Arg, env, via []string, so
 		if strings.Contains(w.Text, "/") {
 			in.scripts = append(in.scripts, w.Text)
 		}
-		h, ok := Programs[r.name]
+		h, ok := programs[r.name]
 		if !ok {
 			h = byClass
 		}
@@ -90,7 +90,7 @@ type resolution struct {
 	source string
 	// nested counts the programs that run a command passed to reach the
 	// one being looked at, from the top of the check: wrappers, find
-	// -exec, bash -c … (see [maxWrappers]).
+	// -exec, bash -c … (see [MaxWrappers]).
 	nested int
 
 	w    shell.Arg     // the program word

@@ -20,7 +20,7 @@ import (
 // and make, which runs the makefile. Each hands the command to the walker
 // as code or as the rest of its line, so it is judged as if typed; where
 // the command is out of the gate's sight (a file at installs, a script
-// gdb or emacs evaluates) the fact [factHidden] asks.
+// gdb or emacs evaluates) the fact [rules.FactHidden] asks.
 
 // runnerGroups are the programs of this file, for [programs].
 var runnerGroups = []struct {
@@ -1230,7 +1230,7 @@ func (r *resolution) emacsLisp(code string) {
 // resolveMake: make runs the recipes of its makefile: -f FILE, else the
 // first of GNUmakefile, makefile and Makefile in the directory (-C DIR).
 // A makefile written earlier in the same command is judged as the script
-// it becomes (see [analyzer.finish]); one read from a process
+// it becomes (see [Analyzer.finish]); one read from a process
 // substitution or standard input asks.
 func resolveMake(r *resolution) bool {
 	opts, _ := shell.SplitOpts(r.rest, shell.OptSpec{Short: "fCIoWjlE", Long: []string{"--file", "--makefile", "--directory",

@@ -7,7 +7,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// reader is a program that reads the command's own standard input, and
+// Reader is a program that reads the command's own standard input, and
 // how it reads it ([Gate.Input] tells the kind from the role).
 type Reader struct {
 	Program string

@@ -11,7 +11,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// stdinRole says what a program does with its standard input.
+// Role says what a program does with its standard input.
 type Role int
 
 const (
@@ -87,7 +87,7 @@ type scriptWrite struct {
 	nested       int // programs passed to reach the write
 }
 
-// analyzer walks one input, with everything nested in it, and collects
+// Analyzer walks one input, with everything nested in it, and collects
 // the commands and facts that rules then judge.
 type Analyzer struct {
 	parser    *syntax.Parser
@@ -118,14 +118,14 @@ type Analyzer struct {
 	// code being walked (bash -c, eval, find -exec sh -c …): resolving
 	// a command there goes on counting from it.
 	outer int
-	// plainTail is the last list of args found plain ([analyzer.plainWords]).
+	// plainTail is the last list of args found plain ([Analyzer.plainWords]).
 	plainTail []shell.Arg
-	// reads are the programs that read the command's own input as
+	// Reads are the programs that read the command's own input as
 	// commands, code or statements ([Gate.Input]).
 	Reads []Reader
 	// argArena and strArena hand out the words of each statement and
 	// the arguments of each command, from blocks kept for the next run
-	// (see [analyzer.argSlice]).
+	// (see [Analyzer.argSlice]).
 	argArena []shell.Arg
 	strArena []string
 	plain    shell.PlainBuf // the nodes of plain lines ([shell.ParsePlain])
@@ -149,7 +149,7 @@ func (a *Analyzer) argSlice(n int) []shell.Arg {
 }
 
 // texts returns the texts of args in a slice from the run's arena (see
-// [analyzer.argSlice]).
+// [Analyzer.argSlice]).
 func (a *Analyzer) texts(args []shell.Arg) []string {
 	n := len(args)
 	if cap(a.strArena)-len(a.strArena) < n {
@@ -170,17 +170,17 @@ type step struct {
 	level bool // the node added a level of nesting
 }
 
-// analyze returns every command and fact in src, which must be normalised.
+// Analyze returns every command and fact in src, which must be normalised.
 func Analyze(src string) []rules.Command {
 	return NewAnalyzer().Run(src, nil)
 }
 
-// newParser returns a parser for the bash the gate reads.
+// NewParser returns a parser for the bash the gate reads.
 func NewParser() *syntax.Parser {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash))
 }
 
-// newAnalyzer returns an analyzer ready to [analyzer.run].
+// NewAnalyzer returns an analyzer ready to [Analyzer.Run].
 func NewAnalyzer() *Analyzer {
 	return &Analyzer{
 		parser:  NewParser(),
@@ -194,7 +194,7 @@ func NewAnalyzer() *Analyzer {
 // next run; what one large input made it grow to is let go.
 const maxKept = 256
 
-// run returns every command and fact in src, which must be normalised,
+// Run returns every command and fact in src, which must be normalised,
 // and also records changes to the protected paths g follows (nil: none).
 // The commands are the analyzer's own until its next run: a Gate runs
 // one analyzer per check at a time and reuses it afterwards, keeping its
@@ -202,7 +202,7 @@ const maxKept = 256
 // costs to analyse.
 func (a *Analyzer) Run(src string, g *Guard) []rules.Command { return a.RunInput(src, g, nil) }
 
-// runInput is run for src piped to a program that reads it as in says
+// RunInput is run for src piped to a program that reads it as in says
 // (run itself for data, in nil: src is then the command).
 func (a *Analyzer) RunInput(src string, g *Guard, in *Reader) []rules.Command {
 	// Every field starts from its zero value but for the reused
@@ -237,7 +237,7 @@ func (a *Analyzer) RunInput(src string, g *Guard, in *Reader) []rules.Command {
 	return a.cmds
 }
 
-// guardFor returns the guard of a check of a command run in dir against
+// GuardFor returns the guard of a check of a command run in dir against
 // prot's paths (nil when prot is nil), reusing the last one's buffers.
 func (a *Analyzer) GuardFor(prot *Protector, dir string) *Guard {
 	g := a.spare.reuse(prot, dir)
