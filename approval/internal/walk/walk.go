@@ -104,7 +104,7 @@ type Analyzer struct {
 	readsIn   []string        // files given to a command's standard input (< FILE)
 	cwd       string          // directory of a literal cd seen before, canonical; "" unknown
 	guard     *Guard          // protected paths; nil when none
-	spare     *Guard          // the last check's guard, for [analyzer.guardFor]
+	spare     *Guard          // the last check's guard, for [Analyzer.GuardFor]
 	freeRes   []*resolution   // resolutions to reuse (newResolution)
 	freeWalks []*fileWalk     // walks to reuse (newFileWalk)
 	slab      infoSlab        // the stmtInfos of this run, kept for the next

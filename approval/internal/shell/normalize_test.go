@@ -1,4 +1,4 @@
-package approval
+package shell_test
 
 import (
 	"strings"
