@@ -31,7 +31,7 @@ import (
 // "@passwords" (users whose passwords chpasswd is fed), "@kill-broad"
 // (args: pkill or killall, why its selection is broad), "@find-xargs"
 // (find's arguments, "--", then what xargs runs), "@protected" (args:
-// "policy", "state" or "unresolved", how, the path; see [Protection]),
+// "policy", "state" or "unresolved", how, the path; see [approval.Protection]),
 // "@runs-hidden" (args: the program, what it runs that the gate cannot
 // read), "@leak" (args: "send" and the program or "write" and the file,
 // then what was read: a path or a source of secrets such as
@@ -63,8 +63,8 @@ type Rule struct {
 	AlwaysAsk bool
 
 	// Match are shell commands the rule must flag and NoMatch commands it
-	// must not; a test runs every one through a [Gate] with default
-	// options and runbox's protected paths ([DefaultProtection]) for a
+	// must not; a test runs every one through a [approval.Gate] with default
+	// options and runbox's protected paths ([approval.DefaultProtection]) for a
 	// user whose home is /home/user.
 	Match   []string
 	NoMatch []string

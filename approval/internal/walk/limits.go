@@ -11,7 +11,7 @@ import "fmt"
 // Every stage of the analysis runs in time linear in the text it is given,
 // and the text handed to the parser, nested code included, is bounded by
 // maxParseFactor times the command; together these bound a check's work
-// by the command's size, which [Options.MaxCommandBytes] bounds in turn.
+// by the command's size, which [approval.Options.MaxCommandBytes] bounds in turn.
 const (
 	MaxDepth    = 6    // code nested in strings: bash -c "eval '…'" …
 	MaxNesting  = 100  // brackets and compound commands nested in one script

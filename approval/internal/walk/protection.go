@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Protector is a compiled [Protection].
+// Protector is a compiled [approval.Protection].
 type Protector struct {
 	paths []guarded
 	env   map[string]string
@@ -27,14 +27,14 @@ type guarded struct {
 	tail bool
 }
 
-// Protected is a [ProtectedPath] as the walker takes it.
+// Protected is a [approval.ProtectedPath] as the walker takes it.
 type Protected struct {
 	Path        string
 	Dir, Policy bool
 }
 
 // NewProtector checks paths and splits them; env holds the values of
-// the variables they may name ([Protection].Env). configFile, where the
+// the variables they may name ([approval.Protection].Env). configFile, where the
 // Gate saves approvals, is protected as policy.
 func NewProtector(paths []Protected, env map[string]string, configFile string) (*Protector, error) {
 	pr := &Protector{env: make(map[string]string, len(env))}

@@ -8,7 +8,7 @@ import (
 )
 
 // Reader is a program that reads the command's own standard input, and
-// how it reads it ([Gate.Input] tells the kind from the role).
+// how it reads it ([approval.Gate.Input] tells the kind from the role).
 type Reader struct {
 	Program string
 	Role    Role

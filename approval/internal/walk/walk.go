@@ -121,7 +121,7 @@ type Analyzer struct {
 	// plainTail is the last list of args found plain ([Analyzer.plainWords]).
 	plainTail []shell.Arg
 	// Reads are the programs that read the command's own input as
-	// commands, code or statements ([Gate.Input]).
+	// commands, code or statements ([approval.Gate.Input]).
 	Reads []Reader
 	// argArena and strArena hand out the words of each statement and
 	// the arguments of each command, from blocks kept for the next run
