@@ -4,11 +4,9 @@ import (
 	"path"
 	"slices"
 	"strings"
-)
 
-// artefactRule is the rule a removal of build artefacts alone no longer
-// asks under: the recursive delete.
-const artefactRule = "rm-recursive"
+	"github.com/runbox/runbox/approval/internal/rules"
+)
 
 // artefactNames are what builds and package managers make in a project
 // and make again (dependencies, outputs, caches, virtual environments):
@@ -40,20 +38,20 @@ func inArtefact(rel string) bool {
 // cd, no ssh, no sudo -D), no link is made first, and every target
 // resolves under dir without being dir itself. rm -rf ~, /, .. and any
 // path that is not an artefact's name still ask.
-func dropArtefactDeletes(home, dir, text string, cmds []command, fs []finding) []finding {
-	if dir == "" || !path.IsAbs(dir) || !slices.ContainsFunc(fs, func(f finding) bool { return f.rule.ID == artefactRule }) || makesLinks(cmds) {
+func dropArtefactDeletes(home, dir, text string, cmds []rules.Command, fs []rules.Finding) []rules.Finding {
+	if dir == "" || !path.IsAbs(dir) || !slices.ContainsFunc(fs, func(f rules.Finding) bool { return f.Rule.ID == rules.ArtefactRule }) || makesLinks(cmds) {
 		return fs
 	}
 	s := newSandboxScope(Sandbox{Profile: SandboxWorkspace, Writable: []string{dir}}, home, dir, text, cmds)
 	ctx := newContexts(cmds)
-	return slices.DeleteFunc(fs, func(f finding) bool {
-		return f.rule.ID == artefactRule && ctx.same(f.cmd) && s.removesArtefacts(path.Clean(dir), f.cmd, cmds)
+	return slices.DeleteFunc(fs, func(f rules.Finding) bool {
+		return f.Rule.ID == rules.ArtefactRule && ctx.same(f.Cmd) && s.removesArtefacts(path.Clean(dir), f.Cmd, cmds)
 	})
 }
 
 // removesArtefacts reports whether every path c removes is confined
 // under dir and lies in a build artefact there.
-func (s *sandboxScope) removesArtefacts(dir string, c *command, cmds []command) bool {
+func (s *sandboxScope) removesArtefacts(dir string, c *rules.Command, cmds []rules.Command) bool {
 	if !s.confined(c, cmds) {
 		return false
 	}

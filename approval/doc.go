@@ -11,7 +11,7 @@
 //
 // # How a command is judged
 //
-//  1. [Normalize] removes what a terminal hides or a shell ignores: ANSI
+//  1. The text is normalised: the gate removes what a terminal hides or a shell ignores: ANSI
 //     and C1 escape sequences, NUL and other control bytes, compatibility
 //     forms (fullwidth "ｒｍ" is "rm"), backslash-newline continuations,
 //     and $IFS used as a space.
@@ -26,7 +26,7 @@
 //     "!", core.pager, core.sshCommand, --upload-pack, rebase --exec …)
 //     and the values of variables that name a command (GIT_SSH_COMMAND,
 //     GIT_PAGER, PAGER, EDITOR …). Programs that run a command handed to
-//     them in a form of their own are read the same way (runners.go): GNU
+//     them in a form of their own are read the same way (walk's runners.go): GNU
 //     parallel with its inputs put in, tmux and screen sessions and the
 //     keys they are sent, at, batch and crontab with what they install
 //     (a crontab's schedule dropped), debuggers' and editors' commands
@@ -41,7 +41,7 @@
 //     (at -f FILE, crontab FILE, core.hooksPath, a makefile from a pipe,
 //     scp -S naming a program that is not ssh, Lisp or Python a tool
 //     evaluates) is the fact "@runs-hidden", which asks. Data stores'
-//     clients are read the same way (flows.go): text redis-cli or mongosh
+//     clients are read the same way (walk's flows.go): text redis-cli or mongosh
 //     is fed is judged as the command it holds, SQL options are found
 //     wherever they stand, and statements the gate cannot read (a file,
 //     a pipe from another program, a variable) are "@store-hidden".
@@ -58,7 +58,7 @@
 //     it: a wrapper, find -exec, -execdir, -ok, fd -x, or a shell, eval or
 //     ssh given code. The gate reads through 32 of them; what lies past
 //     that asks.
-//  4. A table of rules ([Rules]) is matched against the resolved commands
+//  4. A table of rules is matched against the resolved commands
 //     and against facts the walker derives from the script's shape: writes
 //     to files (>, tee, cp, sed -i, dd of=), SQL statements, pipes into a
 //     shell, inline interpreter code, fork bombs, loops without end that
@@ -85,7 +85,7 @@
 //
 // # Effects beyond the machine
 //
-// Knowledge of programs and their verbs (rules_remote.go) names what
+// Knowledge of programs and their verbs (rules_remote.go in rules) names what
 // reaches past the machine, where no sandbox holds it: packages published,
 // retracted or re-tagged (npm publish, cargo yank, twine upload, gem push,
 // docker push …), repositories, releases, secrets, buckets, clusters,
@@ -132,14 +132,14 @@
 //
 // # Tiers and decisions
 //
-// A [Hardline] rule (recursive delete of / or a system or home directory,
+// A hardline rule (recursive delete of / or a system or home directory,
 // recursive permission or ownership changes of / or a core system
 // directory, rsync --delete into one, deleting or locking the root
 // account, mkfs, writes onto a raw block device, fork bombs, kill -1,
 // shutdown and reboot …) denies the command, and nothing changes that: no
-// [Mode], allow list, approval or yolo switch. A [Forbidden] rule (sudo -S) denies without
-// asking; only an allow-list entry naming the rule lets it through. A
-// [Dangerous] rule asks: [Gate.Check] returns [Ask], and [Gate.Decide] asks
+// [Mode], allow list, approval or yolo switch. A forbidden rule (sudo -S)
+// denies without asking; only an allow-list entry naming the rule lets it
+// through. A dangerous rule asks: [Gate.Check] returns [Ask], and [Gate.Decide] asks
 // through an [Asker] such as a [Broker].
 //
 // Every reason a rule gives ends with its id in brackets ("… [rm-root]"),
@@ -229,4 +229,13 @@
 //
 // A Gate and a Broker hold no package-level state: build as many as you
 // need. The rule table is a constant, compiled once per process.
+//
+// # Packages
+//
+// This package is the gate's public face: the [Gate] and its policy,
+// verdicts, sandboxes, the [Broker] and the saved approvals. What lies
+// beneath is internal and may change: internal/walk reads a command line
+// into programs and facts, internal/rules holds the rule table and
+// matches it, and internal/shell holds the shell text and words both
+// build on. Imports point one way: approval → walk → rules → shell.
 package approval

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/approval/internal/rules"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // FuzzGate: Check never panics, stays fast, and its verdict does not move
@@ -72,7 +75,7 @@ func FuzzGate(f *testing.F) {
 // commands that write to protected paths.
 func fuzzSeeds() []string {
 	var seeds []string
-	for _, r := range Rules() {
+	for _, r := range rules.All() {
 		seeds = append(seeds, r.Match...)
 		seeds = append(seeds, r.NoMatch...)
 	}
@@ -81,7 +84,7 @@ func fuzzSeeds() []string {
 	for _, s := range stallShapes(4000) {
 		seeds = append(seeds, s.cmd)
 	}
-	seeds = append(seeds, nest(maxNesting, "(", ")", "ls"), nest(maxNesting+1, "$(", ")", "ls"),
+	seeds = append(seeds, nest(walk.MaxNesting, "(", ")", "ls"), nest(walk.MaxNesting+1, "$(", ")", "ls"),
 		"cat <<EOF\n((((\nEOF\n$(ls)", "$(case x in a) ls;; esac)", "echo {a,b}{c,d}{e,f}")
 	// The red-team lines: every family of harm in the spellings an
 	// attacker would use, and the ordinary commands beside them.

@@ -7,6 +7,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/runbox/runbox/approval/internal/rules"
+	"github.com/runbox/runbox/approval/internal/shell"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // Mode says how the gate treats dangerous commands.
@@ -129,8 +133,8 @@ type Request struct {
 // A Gate never runs anything itself.
 type Gate struct {
 	opts  Options
-	table []*compiledRule
-	index *ruleIndex
+	table []*rules.Compiled
+	index *rules.Index
 	// fullScan tests every command against every rule, bypassing the
 	// index; only tests set it, to hold the index to the full scan.
 	fullScan bool
@@ -140,7 +144,7 @@ type Gate struct {
 	allow     []entry // Options.Allow and the config file's approval.allow
 	deny      []entry
 	maxSize   int
-	protect   *protector // nil when nothing is protected
+	protect   *walk.Protector // nil when nothing is protected
 
 	mu       sync.Mutex
 	sessions map[string]map[string]bool // session key → approved rule ids
@@ -156,11 +160,11 @@ type entry struct {
 // New builds a Gate. It fails on a bad option, an allow entry that names
 // a hardline rule, or an unreadable config file.
 func New(opts Options) (*Gate, error) {
-	table, err := compiledRules()
+	table, err := rules.Table()
 	if err != nil {
 		return nil, err
 	}
-	index, err := compiledIndex()
+	index, err := rules.TableIndex()
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +216,7 @@ func (g *Gate) entries(list []string, allow bool) ([]entry, error) {
 			continue
 		}
 		if r := g.rule(s); r != nil {
-			if allow && r.Tier == Hardline {
+			if allow && r.Tier == rules.Hardline {
 				return nil, fmt.Errorf("approval: %q is a hardline rule and cannot be allowed", s)
 			}
 			out = append(out, entry{rule: s})
@@ -223,7 +227,7 @@ func (g *Gate) entries(list []string, allow bool) ([]entry, error) {
 	return out, nil
 }
 
-func (g *Gate) rule(id string) *compiledRule {
+func (g *Gate) rule(id string) *rules.Compiled {
 	for _, r := range g.table {
 		if r.ID == id {
 			return r
@@ -239,44 +243,48 @@ func (g *Gate) Check(ctx context.Context, req Request) Verdict {
 	if err := ctx.Err(); err != nil {
 		return Verdict{Decision: Deny, Reasons: []string{"check cancelled: " + err.Error()}, Rules: []string{}}
 	}
-	cmd := Normalize(req.Command)
-	var cmds []command
+	cmd := shell.Normalize(req.Command)
+	var cmds []rules.Command
 	// An interpreter's program is judged whole, unread: its size is no
 	// bound of the analysis.
 	if len(cmd) > g.maxSize && req.Input.Kind != InputCode {
-		cmds = []command{{name: factTooComplex, args: []string{tooLargeDetail(len(cmd), g.maxSize)}}}
+		cmds = []rules.Command{{Name: rules.FactTooComplex, Args: []string{walk.TooLargeDetail(len(cmd), g.maxSize)}}}
 	} else {
-		a, _ := g.analyzers.Get().(*analyzer)
+		a, _ := g.analyzers.Get().(*walk.Analyzer)
 		if a == nil {
-			a = newAnalyzer()
+			a = walk.NewAnalyzer()
 		}
 		// The commands are a's until it is put back, after the verdict.
 		defer g.analyzers.Put(a)
-		cmds = a.runInput(cmd, a.guardFor(g.protect, req.Dir), req.Input)
+		var in *walk.Reader // piped input: how its program reads it
+		if req.Input.Kind != InputData {
+			in = &walk.Reader{Program: req.Input.Program, Role: req.Input.role}
+		}
+		cmds = a.RunInput(cmd, a.GuardFor(g.protect, req.Dir), in)
 	}
-	var fs []finding
+	var fs []rules.Finding
 	if g.fullScan {
-		fs = judge(g.table, cmds)
+		fs = rules.Judge(g.table, cmds)
 	} else {
-		fs = g.index.judge(cmds)
+		fs = g.index.Judge(cmds)
 	}
 	fs = dropArtefactDeletes(g.opts.Protect.Env["HOME"], req.Dir, cmd, cmds, fs)
 	return g.verdict(strings.TrimSpace(cmd), req, cmds, fs)
 }
 
-func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Verdict {
+func (g *Gate) verdict(cmd string, req Request, cmds []rules.Command, fs []rules.Finding) Verdict {
 	v := Verdict{Decision: Allow, Reasons: []string{}, Rules: []string{}}
-	var top Tier
+	var top rules.Tier
 	for _, f := range fs {
-		if !slices.Contains(v.Rules, f.rule.ID) {
-			v.Rules = append(v.Rules, f.rule.ID)
+		if !slices.Contains(v.Rules, f.Rule.ID) {
+			v.Rules = append(v.Rules, f.Rule.ID)
 		}
-		if r := f.reason(); !slices.Contains(v.Reasons, r) {
+		if r := f.Reason(); !slices.Contains(v.Reasons, r) {
 			v.Reasons = append(v.Reasons, r)
 		}
-		top = max(top, f.rule.Tier)
+		top = max(top, f.Rule.Tier)
 	}
-	if top == Hardline {
+	if top == rules.Hardline {
 		// The hardline rules alone explain the verdict; lesser matches
 		// stay in Rules. A write to runbox's policy that is part of a
 		// wider hardline delete or change (rm -rf ~ deletes the policy
@@ -284,12 +292,14 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 		// is given only when no other hardline rule matched.
 		v.Decision, v.Hardline = Deny, true
 		v.Reasons = v.Reasons[:0]
-		wider := slices.ContainsFunc(fs, func(f finding) bool { return f.rule.Tier == Hardline && f.rule.ID != protectedPolicyRule })
+		wider := slices.ContainsFunc(fs, func(f rules.Finding) bool {
+			return f.Rule.Tier == rules.Hardline && f.Rule.ID != rules.ProtectedPolicyRule
+		})
 		for _, f := range fs {
-			if f.rule.Tier != Hardline || wider && f.rule.ID == protectedPolicyRule {
+			if f.Rule.Tier != rules.Hardline || wider && f.Rule.ID == rules.ProtectedPolicyRule {
 				continue
 			}
-			if r := f.reason(); !slices.Contains(v.Reasons, r) {
+			if r := f.Reason(); !slices.Contains(v.Reasons, r) {
 				v.Reasons = append(v.Reasons, r)
 			}
 		}
@@ -316,15 +326,15 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 		if g.allowed(cmd, f, g.allow) || g.allowed(cmd, f, saved) {
 			continue
 		}
-		if f.rule.Tier == Forbidden {
+		if f.Rule.Tier == rules.Forbidden {
 			v.Decision = Deny
 			return v
 		}
-		if g.opts.Yolo && yoloCovers(f.rule) || !f.rule.AlwaysAsk && (session[f.rule.ID] || g.opts.Mode == ModeOff ||
+		if g.opts.Yolo && yoloCovers(f.Rule) || !f.Rule.AlwaysAsk && (session[f.Rule.ID] || g.opts.Mode == ModeOff ||
 			req.Sandboxed && g.opts.RelaxSandboxed) {
 			continue
 		}
-		if !f.rule.AlwaysAsk && sb.relaxes(i) {
+		if !f.Rule.AlwaysAsk && sb.relaxes(i) {
 			relaxed = true
 			continue
 		}
@@ -347,13 +357,16 @@ func (g *Gate) verdict(cmd string, req Request, cmds []command, fs []finding) Ve
 	return v
 }
 
+// limitRule is the id of the rule that asks about input beyond the bounds.
+const limitRule = "too-complex"
+
 // yoloCovers reports whether Options.Yolo lets a finding of r through:
 // every dangerous rule's, the limits of the analysis (too-complex)
 // included, since yolo is the user's own choice, made when runbox
 // starts, to be asked nothing. The other rules that ask in every mode
 // guard runbox's own policy (protected-unresolved): yolo does not
 // reach them.
-func yoloCovers(r *compiledRule) bool { return !r.AlwaysAsk || r.ID == limitRule }
+func yoloCovers(r *rules.Compiled) bool { return !r.AlwaysAsk || r.ID == limitRule }
 
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
@@ -364,11 +377,11 @@ func quoteAll(ss []string) []string {
 }
 
 // denied reports whether a deny entry matches.
-func (g *Gate) denied(cmd string, cmds []command, fs []finding) bool {
+func (g *Gate) denied(cmd string, cmds []rules.Command, fs []rules.Finding) bool {
 	for _, e := range g.deny {
 		if e.rule != "" {
 			for _, f := range fs {
-				if f.rule.ID == e.rule {
+				if f.Rule.ID == e.rule {
 					return true
 				}
 			}
@@ -387,18 +400,18 @@ func (g *Gate) denied(cmd string, cmds []command, fs []finding) bool {
 }
 
 // allowed reports whether an entry of list lets finding f through.
-func (g *Gate) allowed(cmd string, f finding, list []entry) bool {
+func (g *Gate) allowed(cmd string, f rules.Finding, list []entry) bool {
 	for _, e := range list {
 		if e.rule != "" {
-			if e.rule == f.rule.ID {
+			if e.rule == f.Rule.ID {
 				return true
 			}
 			continue
 		}
-		if f.rule.Tier == Forbidden {
+		if f.Rule.Tier == rules.Forbidden {
 			continue // only a rule id allows a forbidden rule
 		}
-		if globMatch(e.glob, cmd) || g.globCommand(e.glob, f.cmd) {
+		if globMatch(e.glob, cmd) || g.globCommand(e.glob, f.Cmd) {
 			return true
 		}
 	}
@@ -407,16 +420,16 @@ func (g *Gate) allowed(cmd string, f finding, list []entry) bool {
 
 // globCommand matches a glob against one command's source text and its
 // resolved form.
-func (g *Gate) globCommand(glob string, c *command) bool {
-	if c.source != "" && globMatch(glob, strings.TrimSpace(c.source)) {
+func (g *Gate) globCommand(glob string, c *rules.Command) bool {
+	if c.Source != "" && globMatch(glob, strings.TrimSpace(c.Source)) {
 		return true
 	}
-	if c.name == "" || strings.HasPrefix(c.name, "@") {
+	if c.Name == "" || strings.HasPrefix(c.Name, "@") {
 		return false
 	}
-	resolved := c.name
-	if len(c.globals)+len(c.args) > 0 {
-		resolved += " " + strings.Join(append(slices.Clone(c.globals), c.args...), " ")
+	resolved := c.Name
+	if len(c.Globals)+len(c.Args) > 0 {
+		resolved += " " + strings.Join(append(slices.Clone(c.Globals), c.Args...), " ")
 	}
 	return globMatch(glob, resolved)
 }
@@ -432,7 +445,7 @@ func (g *Gate) ApproveSession(sessionKey string, ruleIDs []string) {
 		g.sessions[sessionKey] = m
 	}
 	for _, id := range ruleIDs {
-		if r := g.rule(id); r != nil && r.Tier == Dangerous && !r.AlwaysAsk {
+		if r := g.rule(id); r != nil && r.Tier == rules.Dangerous && !r.AlwaysAsk {
 			m[id] = true
 		}
 	}
@@ -443,7 +456,7 @@ func (g *Gate) ApproveSession(sessionKey string, ruleIDs []string) {
 // to the file's approval.allow list. The file is read again just before
 // it is written, so other keys, comments and manual edits are kept.
 func (g *Gate) Persist(command string) error {
-	glob := EscapeGlob(strings.TrimSpace(Normalize(command)))
+	glob := EscapeGlob(strings.TrimSpace(shell.Normalize(command)))
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.opts.ConfigFile != "" {

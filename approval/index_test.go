@@ -11,6 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/runbox/runbox/approval/internal/rules"
+	"github.com/runbox/runbox/approval/internal/shell"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // TestRuleIndex_SameVerdictsAsFullScan holds the rule index to the full
@@ -31,8 +35,8 @@ func TestRuleIndex_SameVerdictsAsFullScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	full.fullScan = true
-	table, _ := compiledRules()
-	ix, _ := compiledIndex()
+	table, _ := rules.Table()
+	ix, _ := rules.TableIndex()
 
 	inputs := append(differentialInputs(t), generatedCommands(rand.New(rand.NewPCG(1, 2)), 3000)...)
 	flagged := 0
@@ -47,8 +51,8 @@ func TestRuleIndex_SameVerdictsAsFullScan(t *testing.T) {
 				flagged++
 			}
 		}
-		cmds := analyze(Normalize(cmd))
-		if got, want := ix.judge(cmds), judge(table, cmds); !slices.Equal(got, want) {
+		cmds := walk.Analyze(shell.Normalize(cmd))
+		if got, want := ix.Judge(cmds), rules.Judge(table, cmds); !slices.Equal(got, want) {
 			t.Errorf("findings for %q: indexed %v, full scan %v", cmd, findingIDs(got), findingIDs(want))
 		}
 	}
@@ -63,14 +67,14 @@ func TestRuleIndex_SameVerdictsAsFullScan(t *testing.T) {
 // a rule whose name tests let a name through is among that name's
 // candidates, and candidates are in table order.
 func TestRuleIndex_CandidatesCoverNameMatches(t *testing.T) {
-	table, _ := compiledRules()
-	ix, _ := compiledIndex()
-	pos := make(map[*compiledRule]int)
+	table, _ := rules.Table()
+	ix, _ := rules.TableIndex()
+	pos := make(map[*rules.Compiled]int)
 	for i, r := range table {
 		pos[r] = i
 	}
-	names := slices.Collect(maps.Keys(ix.byName))
-	names = append(names, slices.Collect(maps.Keys(programs))...)
+	names := slices.Collect(maps.Keys(ix.ByName))
+	names = append(names, walk.ProgramNames()...)
 	names = append(names, "", "@", "@writes", "mkfs.ext4", "mkfs_x", "newfs_msdos", "pip3.12", "pipx", "PIP", "ls", "x",
 		"\xff", "é", "ｒｍ", "@too-deep", "@too-complexity", "rm ", " rm", "1", "-", "[", ":")
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -85,12 +89,12 @@ func TestRuleIndex_CandidatesCoverNameMatches(t *testing.T) {
 		names = append(names, strings.ToUpper(n), n+"x", "x"+n, n[:len(n)/2])
 	}
 	for _, n := range names {
-		cands := ix.candidates(n)
-		if !slices.IsSortedFunc(cands, func(a, b *compiledRule) int { return pos[a] - pos[b] }) {
+		cands := ix.Candidates(n)
+		if !slices.IsSortedFunc(cands, func(a, b *rules.Compiled) int { return pos[a] - pos[b] }) {
 			t.Errorf("candidates(%q) are not in table order", n)
 		}
 		for _, r := range table {
-			if r.nameMatches(n) && !slices.Contains(cands, r) {
+			if r.NameMatches(n) && !slices.Contains(cands, r) {
 				t.Errorf("rule %s lets %q through but is not among its candidates", r.ID, n)
 			}
 		}
@@ -100,10 +104,10 @@ func TestRuleIndex_CandidatesCoverNameMatches(t *testing.T) {
 // TestRuleIndex_SkipsRules: the index is worth having: a plain command
 // is tested against a small part of the table.
 func TestRuleIndex_SkipsRules(t *testing.T) {
-	table, _ := compiledRules()
-	ix, _ := compiledIndex()
+	table, _ := rules.Table()
+	ix, _ := rules.TableIndex()
 	for _, name := range []string{"ls", "go", "git", "npm", "echo", "rm"} {
-		if n := len(ix.candidates(name)); n*4 > len(table) {
+		if n := len(ix.Candidates(name)); n*4 > len(table) {
 			t.Errorf("%s has %d candidate rules of %d", name, n, len(table))
 		}
 	}
@@ -114,7 +118,7 @@ func TestRuleIndex_SkipsRules(t *testing.T) {
 // rules see for the differential inputs, and lines built from the rules'
 // own required strings, a pattern answers as its regexp does.
 func TestPattern_SameAsRegexp(t *testing.T) {
-	table, _ := compiledRules()
+	table, _ := rules.Table()
 	// The lines each kind of pattern is tested on: names, argument lines,
 	// global options, environments, wrappers.
 	const (
@@ -128,32 +132,32 @@ func TestPattern_SameAsRegexp(t *testing.T) {
 	var lines [kinds][]string
 	inputs := append(differentialInputs(t), generatedCommands(rand.New(rand.NewPCG(5, 6)), 300)...)
 	for _, cmd := range inputs {
-		for _, c := range analyze(Normalize(cmd)) {
-			lines[names] = append(lines[names], c.name)
-			lines[args] = append(lines[args], line(c.args, !strings.HasPrefix(c.name, "@")))
-			lines[globals] = append(lines[globals], line(c.globals, true))
-			lines[env] = append(lines[env], strings.Join(c.env, " "))
-			lines[via] = append(lines[via], strings.Join(c.via, " "))
+		for _, c := range walk.Analyze(shell.Normalize(cmd)) {
+			lines[names] = append(lines[names], c.Name)
+			lines[args] = append(lines[args], shell.Line(c.Args, !strings.HasPrefix(c.Name, "@")))
+			lines[globals] = append(lines[globals], shell.Line(c.Globals, true))
+			lines[env] = append(lines[env], strings.Join(c.Env, " "))
+			lines[via] = append(lines[via], strings.Join(c.Via, " "))
 		}
 	}
 	for k := range lines {
 		slices.Sort(lines[k])
 		lines[k] = slices.Compact(lines[k])
 	}
-	uses := make(map[*pattern][]int)
-	use := func(p *pattern, kind int) {
+	uses := make(map[*rules.Pattern][]int)
+	use := func(p *rules.Pattern, kind int) {
 		if p != nil && !slices.Contains(uses[p], kind) {
 			uses[p] = append(uses[p], kind)
 		}
 	}
 	for _, r := range table {
-		use(r.command, names)
-		use(r.notCommand, names)
-		use(r.notArgs, args)
-		use(r.globals, globals)
-		use(r.env, env)
-		use(r.via, via)
-		for _, p := range r.args {
+		use(r.CommandRE, names)
+		use(r.NotCommandRE, names)
+		use(r.NotArgsRE, args)
+		use(r.GlobalsRE, globals)
+		use(r.EnvRE, env)
+		use(r.ViaRE, via)
+		for _, p := range r.ArgsRE {
 			use(p, args)
 		}
 	}
@@ -164,106 +168,13 @@ func TestPattern_SameAsRegexp(t *testing.T) {
 		}
 		// Lines that hold what p requires, or are near what it matches
 		// whole, are where a wrong list would show.
-		for _, n := range append(slices.Clone(p.needs), slices.Collect(maps.Keys(p.whole))...) {
+		for _, n := range append(slices.Clone(p.Needs), slices.Collect(maps.Keys(p.Whole))...) {
 			own = append(own, n, " "+n+" ", "-"+n, n+"/", "x"+n+"=1", strings.ToUpper(n), n+"\n", "\xff"+n, n[:len(n)/2])
 		}
 		for _, l := range own {
-			if got, want := p.MatchString(l), p.regexp().MatchString(l); got != want {
-				t.Errorf("pattern %q on %q: %v, its regexp says %v (needs %q)", p, l, got, want, p.needs)
+			if got, want := p.MatchString(l), p.Regexp().MatchString(l); got != want {
+				t.Errorf("pattern %q on %q: %v, its regexp says %v (needs %q)", p, l, got, want, p.Needs)
 			}
-		}
-	}
-}
-
-// TestRuleKeys files patterns of each shape where the index expects them.
-func TestRuleKeys(t *testing.T) {
-	tests := []struct {
-		pattern string
-		names   []string // nil: not a finite set of names
-		starts  string   // bytes a name can start with; "" with names nil: catch-all
-	}{
-		{pattern: `^rm$`, names: []string{"rm"}},
-		{pattern: `^(rm|srm)$`, names: []string{"rm", "srm"}},
-		{pattern: `^@(too-complex|too-deep)$`, names: []string{"@too-complex", "@too-deep"}},
-		{pattern: `^(apt|apt-get|aptitude)$`, names: []string{"apt", "apt-get", "aptitude"}},
-		{pattern: `^git(-lfs)?$`, names: []string{"git-lfs", "git"}},
-		{pattern: `^rm[0-3]$`, names: []string{"rm0", "rm1", "rm2", "rm3"}},
-		{pattern: `^rm$|^srm$`, names: []string{"rm", "srm"}},
-		{pattern: `^(mkfs(\.[a-z0-9]+)?|newfs)$`, starts: "mn"},
-		{pattern: `^(pip[0-9.]+|apt)$`, starts: "pa"},
-		{pattern: `^rm`, starts: "r"},
-		{pattern: `(?i)^rm$`, starts: "rR"},
-		{pattern: `^[a-c]x+`, starts: "abc"},
-		{pattern: `rm`},
-		{pattern: `^x?`},
-		{pattern: `^rm$|srm`},
-		{pattern: `^$`, names: []string{""}},
-		{pattern: ``},
-	}
-	for _, tt := range tests {
-		names, starts, err := ruleKeys(tt.pattern)
-		if err != nil {
-			t.Fatalf("ruleKeys(%q): %v", tt.pattern, err)
-		}
-		slices.Sort(names)
-		want := slices.Sorted(slices.Values(tt.names))
-		if !slices.Equal(names, want) || (names == nil) != (want == nil) {
-			t.Errorf("ruleKeys(%q) names = %q; want %q", tt.pattern, names, want)
-		}
-		var got string
-		if starts != nil {
-			for b, ok := range starts {
-				if ok {
-					got += string(rune(b))
-				}
-			}
-		}
-		if wantStarts := string(slices.Sorted(slices.Values([]byte(tt.starts)))); got != wantStarts {
-			t.Errorf("ruleKeys(%q) starts = %q; want %q", tt.pattern, got, wantStarts)
-		}
-	}
-	// U+FFFD in a pattern also matches any invalid byte: such a name is
-	// filed by every byte from 0x80, never as the three bytes of U+FFFD.
-	names, starts, _ := ruleKeys(`^\x{FFFD}$`)
-	if names != nil || starts == nil || !starts[0xff] || !starts[0xef] || starts['a'] {
-		t.Errorf("ruleKeys(`^\\x{FFFD}$`) = %q, %v", names, starts)
-	}
-	// A negated class starts with every byte it does not exclude.
-	_, starts, _ = ruleKeys(`^[^@]`)
-	if starts == nil || starts['@'] || !starts['a'] || !starts[0xff] || !starts[0] {
-		t.Errorf("ruleKeys(`^[^@]`) starts = %v", starts)
-	}
-}
-
-// TestRequired derives the text every match must hold, and nothing where
-// a match may do without it.
-func TestRequired(t *testing.T) {
-	tests := []struct {
-		pattern string
-		needs   []string // nil: nothing known
-	}{
-		{`foo`, []string{"foo"}},
-		{`foo|bar`, []string{"foo", "bar"}},
-		{`(^| )--force( |$)`, []string{"--force"}},
-		{`a?bcd`, []string{"bcd"}},
-		{`x+yz`, []string{"yz"}},
-		{`push( .*)? --hard`, []string{" --hard"}},
-		{`[ab]`, []string{"a", "b"}},
-		{`(?i)foo`, nil},
-		{`(a|)`, nil},
-		{`x*`, nil},
-		{`[a-z]`, nil},
-		{`\x{FFFD}`, nil},
-		{`^$`, nil},
-		{`^(echo|printf)$`, nil}, // a set of whole strings instead
-	}
-	for _, tt := range tests {
-		p, err := compilePattern(tt.pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(p.needs, tt.needs) || (p.needs == nil) != (tt.needs == nil) {
-			t.Errorf("needs of %q = %q; want %q", tt.pattern, p.needs, tt.needs)
 		}
 	}
 }
@@ -306,18 +217,18 @@ func differentialInputs(t *testing.T) []string {
 // the words of their examples, wrapped, combined and misspelt at random,
 // so that most of them reach some rule and some reach many.
 func generatedCommands(rng *rand.Rand, n int) []string {
-	ix, _ := compiledIndex()
+	ix, _ := rules.TableIndex()
 	var names []string
-	for name := range ix.byName {
+	for name := range ix.ByName {
 		if !strings.HasPrefix(name, "@") {
 			names = append(names, name)
 		}
 	}
-	names = append(names, slices.Collect(maps.Keys(programs))...)
+	names = append(names, walk.ProgramNames()...)
 	names = append(names, "ls", "go", "make", "mkfs.ext4", "pip3", "newfs_hfs", "$CMD", "/usr/bin/rm", `\rm`, "'git'", "RM", "ｒｍ")
 	slices.Sort(names)
 	var words []string
-	for _, r := range Rules() {
+	for _, r := range rules.All() {
 		for _, ex := range append(r.Match, r.NoMatch...) {
 			words = append(words, strings.Fields(ex)...)
 		}
@@ -349,53 +260,18 @@ func generatedCommands(rng *rand.Rand, n int) []string {
 	return out
 }
 
-func findingIDs(fs []finding) []string {
+func findingIDs(fs []rules.Finding) []string {
 	var out []string
 	for _, f := range fs {
-		out = append(out, f.rule.ID+":"+f.cmd.name)
+		out = append(out, f.Rule.ID+":"+f.Cmd.Name)
 	}
 	return out
 }
 
-// TestPattern_WholeStrings: a pattern that matches only whole strings
-// from a finite set is that set, and answers like its regexp.
-func TestPattern_WholeStrings(t *testing.T) {
-	tests := []struct {
-		pattern string
-		whole   []string // nil: not such a pattern
-	}{
-		{`^(echo|printf)$`, []string{"echo", "printf"}},
-		{`^git(-lfs)?$`, []string{"git", "git-lfs"}},
-		{`^(echo|printf)`, nil},
-		{`(echo|printf)$`, nil},
-		{`^x+$`, nil},
-		{`(?i)^rm$`, nil},
-		{`^\x{FFFD}$`, nil},
-	}
-	for _, tt := range tests {
-		p, err := compilePattern(tt.pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := slices.Sorted(maps.Keys(p.whole))
-		if !slices.Equal(got, tt.whole) {
-			t.Errorf("whole strings of %q = %q; want %q", tt.pattern, got, tt.whole)
-		}
-		for _, s := range []string{"echo", "printf", "echox", "git", "git-lfs", "GIT", "rm", "RM", "\xff", "\uFFFD", "x", "xx", ""} {
-			if got, want := p.MatchString(s), p.regexp().MatchString(s); got != want {
-				t.Errorf("pattern %q on %q: %v, its regexp says %v", tt.pattern, s, got, want)
-			}
-		}
-	}
-}
-
-// BenchmarkGate_Mixed checks the sample of agent commands and every
-// rule's examples (what runbox bench's gate.check runs); ns/op is per
-// command. "protected" has runbox's own protected paths, as the gate runs
 // inside runbox.
 func BenchmarkGate_Mixed(b *testing.B) {
 	cmds := SampleCommands()
-	for _, r := range Rules() {
+	for _, r := range rules.All() {
 		cmds = append(cmds, r.Match...)
 		cmds = append(cmds, r.NoMatch...)
 	}

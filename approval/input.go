@@ -1,9 +1,8 @@
 package approval
 
 import (
-	"slices"
-
-	"mvdan.cc/sh/v3/syntax"
+	"github.com/runbox/runbox/approval/internal/shell"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // InputKind says what a command does with the input piped to it.
@@ -48,7 +47,7 @@ type Input struct {
 	// Program is the program that reads it ("bash", "python3", "psql");
 	// "" for data.
 	Program string
-	role    stdinRole
+	role    walk.Role
 }
 
 // Input tells how command, a shell line, reads the input piped to it:
@@ -60,19 +59,19 @@ type Input struct {
 // judged the strictest way any reader may take it. A command too large
 // to analyse reads commands, so its input is judged rather than not.
 func (g *Gate) Input(command string) Input {
-	cmd := Normalize(command)
+	cmd := shell.Normalize(command)
 	if len(cmd) > g.maxSize {
-		return Input{Kind: InputCommands, role: roleShell}
+		return Input{Kind: InputCommands, role: walk.RoleShell}
 	}
-	a, _ := g.analyzers.Get().(*analyzer)
+	a, _ := g.analyzers.Get().(*walk.Analyzer)
 	if a == nil {
-		a = newAnalyzer()
+		a = walk.NewAnalyzer()
 	}
 	defer g.analyzers.Put(a)
-	a.run(cmd, nil)
+	a.Run(cmd, nil)
 	best := Input{}
-	for _, in := range a.reads {
-		if best.Kind == InputData || rank(in.Kind) > rank(best.Kind) {
+	for _, r := range a.Reads {
+		if in := inputOf(r.Program, r.Role); best.Kind == InputData || rank(in.Kind) > rank(best.Kind) {
 			best = in
 		}
 	}
@@ -85,71 +84,14 @@ func rank(k InputKind) int {
 }
 
 // inputOf is the Input of a program whose stdin role is r.
-func inputOf(name string, r stdinRole) Input {
+func inputOf(name string, r walk.Role) Input {
 	switch r {
-	case roleShell, roleCron:
+	case walk.RoleShell, walk.RoleCron:
 		return Input{Kind: InputCommands, Program: name, role: r}
-	case roleInterp:
+	case walk.RoleInterp:
 		return Input{Kind: InputCode, Program: name, role: r}
-	case roleSQL, roleStore, roleAccounts:
+	case walk.RoleSQL, walk.RoleStore, walk.RoleAccounts:
 		return Input{Kind: InputStatements, Program: name, role: r}
 	}
 	return Input{}
-}
-
-// noteInput records the program of st, which reads its standard input as
-// in.role says, when that input may be the command's own: neither st nor
-// a statement around it (a block, a subshell, the command whose string
-// of code it is) redirects it. A later stage of a pipeline counts: what
-// it reads may be the command's input passed on (cat | bash).
-func (a *analyzer) noteInput(st *syntax.Stmt, in *stmtInfo) {
-	if in.role == roleNone || in.final == nil {
-		return
-	}
-	for _, s := range a.path {
-		if o, ok := s.node.(*syntax.Stmt); ok && redirectsInput(o) {
-			return
-		}
-	}
-	if r := inputOf(in.final.name, in.role); !slices.Contains(a.reads, r) {
-		a.reads = append(a.reads, r)
-	}
-}
-
-// redirectsInput reports whether st gives its command a standard input
-// of its own: < FILE, <> FILE, a here-document or here-string, or 0<&N.
-func redirectsInput(st *syntax.Stmt) bool {
-	for _, r := range st.Redirs {
-		if r.N != nil && r.N.Value != "0" {
-			continue
-		}
-		switch r.Op {
-		case syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
-			return true
-		}
-	}
-	return false
-}
-
-// input walks text, piped to a program that reads it as in says: a
-// shell's commands are walked as if typed (they run here, in the
-// command's directory), a crontab's as commands cron runs, an
-// interpreter's program is inline code of its language (the fact
-// "@inline-code" with the flag "stdin"), a client's statements as the
-// statements it runs.
-func (a *analyzer) input(in Input, text string) {
-	switch in.role {
-	case roleShell:
-		a.script(text, 0, 0, nil)
-	case roleCron:
-		a.script(cronCommands(text, false), 1, 1, []string{in.Program})
-	case roleInterp:
-		a.fact(factInlineCode, nil, in.Program, "stdin")
-	case roleSQL:
-		a.sql(text, nil)
-	case roleStore:
-		a.storeInput(in.Program, text, nil)
-	case roleAccounts:
-		a.fact(factPasswords, nil, passwordUsers(text)...)
-	}
 }

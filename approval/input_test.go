@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -130,10 +131,10 @@ func FuzzInput(f *testing.F) {
 			return
 		}
 		in := g.Input(cmd)
-		if (in.Kind == InputData) != (in.Program == "") && len(Normalize(cmd)) <= DefaultMaxCommandBytes {
+		if (in.Kind == InputData) != (in.Program == "") && len(shell.Normalize(cmd)) <= DefaultMaxCommandBytes {
 			t.Fatalf("Input(%q) = %s %q: a reader without a name, or data with one", cmd, in.Kind, in.Program)
 		}
-		src := Normalize(cmd)
+		src := shell.Normalize(cmd)
 		if _, err := parser.Parse(strings.NewReader(src), ""); err != nil || strings.Contains(src, "<<") {
 			return // wrapped, it might not be a block of the whole script
 		}

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/approval/internal/rules"
+	"github.com/runbox/runbox/approval/internal/shell"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // nest wraps inner in n levels of open … close.
@@ -109,13 +113,13 @@ func TestGate_LimitReasons(t *testing.T) {
 		name, cmd, reason string
 	}{
 		{"nesting", nest(12000, "$(", ")", "ls"), "command too deeply nested to analyse (depth 12000 > limit 100)"},
-		{"nesting at the limit", nest(maxNesting, "(", ")", "ls"), ""},
-		{"nesting past the limit", nest(maxNesting+1, "(", ")", "ls"), "command too deeply nested to analyse (depth 101 > limit 100)"},
-		{"compound commands", nest(maxNesting+1, "if a; then ", "; fi", "ls"), "command too deeply nested to analyse (depth > limit 100)"},
-		{"links", strings.Repeat("ls | ", maxCommands+1) + "ls", "command has too many parts to analyse (more than 4096)"},
+		{"nesting at the limit", nest(walk.MaxNesting, "(", ")", "ls"), ""},
+		{"nesting past the limit", nest(walk.MaxNesting+1, "(", ")", "ls"), "command too deeply nested to analyse (depth 101 > limit 100)"},
+		{"compound commands", nest(walk.MaxNesting+1, "if a; then ", "; fi", "ls"), "command too deeply nested to analyse (depth > limit 100)"},
+		{"links", strings.Repeat("ls | ", walk.MaxCommands+1) + "ls", "command has too many parts to analyse (more than 4096)"},
 		{"size", "echo " + strings.Repeat("a", DefaultMaxCommandBytes), fmt.Sprintf("command too large to analyse (%d bytes > limit %d)", DefaultMaxCommandBytes+5, DefaultMaxCommandBytes)},
-		{"brace expressions", "echo " + strings.Repeat("{a,b}", maxBraceExprs+1), "word with too many brace expressions to analyse (17 > limit 16)"},
-		{"code in strings", nestedShells(maxDepth + 1), "code nested in strings too deeply to analyse (more than 6 levels of bash -c, eval …)"},
+		{"brace expressions", "echo " + strings.Repeat("{a,b}", shell.MaxBraceExprs+1), "word with too many brace expressions to analyse (17 > limit 16)"},
+		{"code in strings", nestedShells(walk.MaxDepth + 1), "code nested in strings too deeply to analyse (more than 6 levels of bash -c, eval …)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,7 +130,7 @@ func TestGate_LimitReasons(t *testing.T) {
 				}
 				return
 			}
-			if v.Decision != Ask || !slices.Contains(v.Rules, "too-complex") || !slices.Contains(v.Reasons, ruleReason(tt.reason, "too-complex")) {
+			if v.Decision != Ask || !slices.Contains(v.Rules, "too-complex") || !slices.Contains(v.Reasons, rules.RuleReason(tt.reason, "too-complex")) {
 				t.Errorf("Check = %s rules=%v reasons=%q; want ask with reason %q", v.Decision, v.Rules, v.Reasons, tt.reason)
 			}
 		})
@@ -148,7 +152,7 @@ func nestedShells(n int) string {
 // and so does yolo, the user's choice to be asked nothing (unattended
 // too: yolo asks no one).
 func TestGate_LimitsAskInEveryMode(t *testing.T) {
-	deep := nest(maxNesting+1, "$(", ")", "ls")
+	deep := nest(walk.MaxNesting+1, "$(", ")", "ls")
 	tests := []struct {
 		name string
 		opts Options
@@ -224,8 +228,8 @@ func TestScanShape_Measures(t *testing.T) {
 		{"((", 2, 0},
 	}
 	for _, tt := range tests {
-		if got := scanShape(tt.src); got.depth != tt.depth || got.links != tt.links {
-			t.Errorf("scanShape(%q) = depth %d links %d; want %d, %d", tt.src, got.depth, got.links, tt.depth, tt.links)
+		if got := shell.ScanShape(tt.src); got.Depth != tt.depth || got.Links != tt.links {
+			t.Errorf("scanShape(%q) = depth %d links %d; want %d, %d", tt.src, got.Depth, got.Links, tt.depth, tt.links)
 		}
 	}
 }

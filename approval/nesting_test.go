@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/approval/internal/rules"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // runners are programs that run the command that follows them, each
@@ -91,7 +94,7 @@ func TestGate_NestedProgramsBounded(t *testing.T) {
 				if d := time.Since(start); d > 2*time.Second {
 					t.Errorf("%s gate: Check took %v; want well under a second", name, d)
 				}
-				if s.deep != slices.Contains(v.Reasons, ruleReason(tooManyWrappersDetail(maxWrappers), "too-complex")) || s.deep && v.Decision != Ask {
+				if s.deep != slices.Contains(v.Reasons, rules.RuleReason(walk.TooManyWrappersDetail(walk.MaxWrappers), "too-complex")) || s.deep && v.Decision != Ask {
 					t.Errorf("%s gate: Check = %s %v %q; want the nesting bound reached = %v (and then ask)", name, v.Decision, v.Rules, v.Reasons, s.deep)
 				}
 			}
@@ -121,25 +124,25 @@ func TestGate_NestingBoundCountsEveryProgram(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			within := chain(tt.units, maxWrappers, "rm -rf /")
+			within := chain(tt.units, walk.MaxWrappers, "rm -rf /")
 			if v := g.Check(t.Context(), Request{Command: within}); v.Decision != Deny || !v.Hardline {
-				t.Errorf("%d runners: Check = %s %v; want the hardline deny of the rm behind them", maxWrappers, v.Decision, v.Rules)
+				t.Errorf("%d runners: Check = %s %v; want the hardline deny of the rm behind them", walk.MaxWrappers, v.Decision, v.Rules)
 			}
-			past := chain(tt.units, maxWrappers+1, "rm -rf /")
+			past := chain(tt.units, walk.MaxWrappers+1, "rm -rf /")
 			v := g.Check(t.Context(), Request{Command: past})
-			if v.Decision != Ask || !slices.Equal(v.Rules, []string{"too-complex"}) || !slices.Contains(v.Reasons, ruleReason(tooManyWrappersDetail(maxWrappers), "too-complex")) {
-				t.Errorf("%d runners: Check = %s %v %q; want ask for the nesting bound alone", maxWrappers+1, v.Decision, v.Rules, v.Reasons)
+			if v.Decision != Ask || !slices.Equal(v.Rules, []string{"too-complex"}) || !slices.Contains(v.Reasons, rules.RuleReason(walk.TooManyWrappersDetail(walk.MaxWrappers), "too-complex")) {
+				t.Errorf("%d runners: Check = %s %v %q; want ask for the nesting bound alone", walk.MaxWrappers+1, v.Decision, v.Rules, v.Reasons)
 			}
 		})
 	}
 	// Code in a string run by a shell counts too: bash -c and the
 	// runners inside it share the bound.
 	inner := func(n int) string { return "bash -c " + syntaxQuote(chain([]string{"find . -exec "}, n, "rm -rf /")) }
-	if v := g.Check(t.Context(), Request{Command: inner(maxWrappers - 1)}); v.Decision != Deny || !v.Hardline {
-		t.Errorf("bash -c and %d finds: Check = %s %v; want hardline deny", maxWrappers-1, v.Decision, v.Rules)
+	if v := g.Check(t.Context(), Request{Command: inner(walk.MaxWrappers - 1)}); v.Decision != Deny || !v.Hardline {
+		t.Errorf("bash -c and %d finds: Check = %s %v; want hardline deny", walk.MaxWrappers-1, v.Decision, v.Rules)
 	}
-	if v := g.Check(t.Context(), Request{Command: inner(maxWrappers)}); v.Decision != Ask || !slices.Contains(v.Reasons, ruleReason(tooManyWrappersDetail(maxWrappers), "too-complex")) {
-		t.Errorf("bash -c and %d finds: Check = %s %v %q; want ask for the nesting bound", maxWrappers, v.Decision, v.Rules, v.Reasons)
+	if v := g.Check(t.Context(), Request{Command: inner(walk.MaxWrappers)}); v.Decision != Ask || !slices.Contains(v.Reasons, rules.RuleReason(walk.TooManyWrappersDetail(walk.MaxWrappers), "too-complex")) {
+		t.Errorf("bash -c and %d finds: Check = %s %v %q; want ask for the nesting bound", walk.MaxWrappers, v.Decision, v.Rules, v.Reasons)
 	}
 }
 
@@ -154,7 +157,7 @@ func TestGate_HardlineBeforeNestingBound(t *testing.T) {
 		"sudo find ~ -exec rm -rf {} ; -exec " + deep,
 		"rm -rf / ; " + deep,
 		deep + " ; rm -rf /",
-		"timeout 5 " + chain(runners, 3*maxWrappers, "ls") + "\nsudo reboot",
+		"timeout 5 " + chain(runners, 3*walk.MaxWrappers, "ls") + "\nsudo reboot",
 	} {
 		v := g.Check(t.Context(), Request{Command: cmd})
 		if v.Decision != Deny || !v.Hardline {
@@ -219,3 +222,6 @@ func TestGate_CodeRunnersReadWordsBack(t *testing.T) {
 		}
 	}
 }
+
+// syntaxQuote single-quotes s for the shell.
+func syntaxQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/approval/internal/shell"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // TestParsePlain_SameTreeAsParser: for every input parsePlain accepts,
@@ -27,8 +30,8 @@ func TestParsePlain_SameTreeAsParser(t *testing.T) {
 	}
 	accepted := 0
 	for _, src := range inputs {
-		got, ok := parsePlain(src, nil)
-		want, err := newParser().Parse(strings.NewReader(src), "")
+		got, ok := shell.ParsePlain(src, nil)
+		want, err := walk.NewParser().Parse(strings.NewReader(src), "")
 		if !ok {
 			continue
 		}
@@ -42,12 +45,12 @@ func TestParsePlain_SameTreeAsParser(t *testing.T) {
 		}
 	}
 	for _, src := range []string{"ls", "git status", "go test ./...", "npm test -- --watch=false", "rm -rf /", "ls a=b"} {
-		if _, ok := parsePlain(src, nil); !ok {
+		if _, ok := shell.ParsePlain(src, nil); !ok {
 			t.Errorf("parsePlain(%q) refused a plain command line", src)
 		}
 	}
 	for _, src := range []string{"a=b", "if x", "export A=1", "ls #x", "ls ~", "ls *", "ls\n", "ls; rm", "", " ", "echo $x", "'ls'"} {
-		if _, ok := parsePlain(src, nil); ok {
+		if _, ok := shell.ParsePlain(src, nil); ok {
 			t.Errorf("parsePlain(%q) accepted what only the parser can read", src)
 		}
 	}

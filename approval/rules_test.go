@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/approval/internal/rules"
+	"github.com/runbox/runbox/approval/internal/shell"
 )
 
 // TestRules_OwnExamples runs every rule's Match and NoMatch examples
@@ -15,7 +18,7 @@ func TestRules_OwnExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range Rules() {
+	for _, r := range rules.All() {
 		if len(r.Match) == 0 {
 			t.Errorf("rule %s has no Match examples", r.ID)
 		}
@@ -37,7 +40,7 @@ func TestRules_OwnExamples(t *testing.T) {
 // TestRules_TableCompiles protects the table's invariants: unique ids,
 // valid tiers and patterns, a description for every rule.
 func TestRules_TableCompiles(t *testing.T) {
-	table, err := compiledRules()
+	table, err := rules.Table()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +49,7 @@ func TestRules_TableCompiles(t *testing.T) {
 		if r.Description == "" {
 			t.Errorf("rule %s has no description", r.ID)
 		}
-		for n := range r.names {
+		for n := range r.Names {
 			names = append(names, n)
 		}
 	}
@@ -54,12 +57,12 @@ func TestRules_TableCompiles(t *testing.T) {
 	// with the patterns.
 	names = append(names, "", "x", "rmdir", "@writes", "chmodx")
 	for _, r := range table {
-		if r.names == nil {
+		if r.Names == nil {
 			continue
 		}
 		for _, n := range names {
-			if r.names[n] != r.command.MatchString(n) {
-				t.Errorf("rule %s: name set says %v for %q, pattern %q says %v", r.ID, r.names[n], n, r.Command, !r.names[n])
+			if r.Names[n] != r.CommandRE.MatchString(n) {
+				t.Errorf("rule %s: name set says %v for %q, pattern %q says %v", r.ID, r.Names[n], n, r.Command, !r.Names[n])
 			}
 		}
 	}
@@ -80,7 +83,7 @@ func TestRules_WholeWordNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table, err := compiledRules()
+	table, err := rules.Table()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,14 +101,14 @@ func TestRules_WholeWordNames(t *testing.T) {
 	}
 	tested := 0
 	for _, r := range table {
-		if r.command == nil || strings.HasPrefix(r.Command, "^@") || r.command.MatchString("zzz-unrelated") {
+		if r.CommandRE == nil || strings.HasPrefix(r.Command, "^@") || r.CommandRE.MatchString("zzz-unrelated") {
 			continue
 		}
 		for _, ex := range r.Match {
 			for _, rename := range renames {
 				renamed := word.ReplaceAllStringFunc(ex, func(w string) string {
-					if r.command.MatchString(canonicalName(w)) {
-						return strings.TrimSuffix(w, canonicalName(w)) + rename(canonicalName(w))
+					if r.CommandRE.MatchString(shell.CanonicalName(w)) {
+						return strings.TrimSuffix(w, shell.CanonicalName(w)) + rename(shell.CanonicalName(w))
 					}
 					return w
 				})

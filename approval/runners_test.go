@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // Verdicts the tables of this file want: hardline (denied whatever the
@@ -537,7 +539,7 @@ func FuzzRunners(f *testing.F) {
 		if typed.Decision == Allow || slices.Contains(typed.Rules, "unparsed") {
 			return // text a shell would not run as it stands
 		}
-		q := shellJoin([]string{cmd})
+		q := walk.ShellJoin([]string{cmd})
 		for _, form := range wrapForms {
 			line := strings.Replace(form, "%s", q, 1)
 			v := g.Check(t.Context(), Request{Command: line})

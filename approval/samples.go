@@ -1,5 +1,7 @@
 package approval
 
+import "github.com/runbox/runbox/approval/internal/rules"
+
 // sampleCommands is a mix of commands agents really run, nearly all
 // harmless, for benchmarks (see [SampleCommands]).
 var sampleCommands = []string{
@@ -64,5 +66,17 @@ var sampleCommands = []string{
 func SampleCommands() []string {
 	out := make([]string, len(sampleCommands))
 	copy(out, sampleCommands)
+	return out
+}
+
+// RuleExamples returns the commands the gate's rules carry as their own
+// examples, in table order, each rule's that it must flag and then those
+// it must not: the commands the gate works hardest on, for measuring it.
+func RuleExamples() []string {
+	var out []string
+	for _, r := range rules.All() {
+		out = append(out, r.Match...)
+		out = append(out, r.NoMatch...)
+	}
 	return out
 }

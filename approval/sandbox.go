@@ -5,6 +5,10 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/runbox/runbox/approval/internal/rules"
+	"github.com/runbox/runbox/approval/internal/shell"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // SandboxProfile names the kernel confinement a command will run under.
@@ -162,12 +166,12 @@ func (j sandboxJudgement) notes() []string {
 // judgeSandbox judges cmds, the analysed command, under req.Sandbox. A
 // gate told to stand aside (Options.Yolo, ModeOff) leaves it to the
 // kernel, which refuses what it must and reports it as a violation.
-func (g *Gate) judgeSandbox(req Request, cmds []command, fs []finding) sandboxJudgement {
+func (g *Gate) judgeSandbox(req Request, cmds []rules.Command, fs []rules.Finding) sandboxJudgement {
 	sb := req.Sandbox
 	if !sb.Profile.confines() || g.opts.Yolo || g.opts.Mode == ModeOff {
 		return sandboxJudgement{}
 	}
-	s := newSandboxScope(sb, g.opts.Protect.Env["HOME"], req.Dir, Normalize(req.Command), cmds)
+	s := newSandboxScope(sb, g.opts.Protect.Env["HOME"], req.Dir, shell.Normalize(req.Command), cmds)
 	ctx := newContexts(cmds)
 	j := sandboxJudgement{profile: sb.Profile, denial: s.denial(cmds, ctx)}
 	if j.denial != "" {
@@ -177,7 +181,7 @@ func (g *Gate) judgeSandbox(req Request, cmds []command, fs []finding) sandboxJu
 	// Inline code run here is confined under either profile, whatever
 	// else the command does: the kernel holds it as it holds a script.
 	for i, f := range fs {
-		if f.rule.Tier == Dangerous && sandboxCode[f.rule.ID] && ctx.same(f.cmd) {
+		if f.Rule.Tier == rules.Dangerous && sandboxCode[f.Rule.ID] && ctx.same(f.Cmd) {
 			j.relaxed[i], j.code = true, true
 		}
 	}
@@ -185,8 +189,8 @@ func (g *Gate) judgeSandbox(req Request, cmds []command, fs []finding) sandboxJu
 		return j
 	}
 	for i, f := range fs {
-		if !j.relaxed[i] && f.rule.Tier == Dangerous && sandboxRelaxable[f.rule.ID] &&
-			ctx.same(f.cmd) && s.confined(f.cmd, cmds) {
+		if !j.relaxed[i] && f.Rule.Tier == rules.Dangerous && sandboxRelaxable[f.Rule.ID] &&
+			ctx.same(f.Cmd) && s.confined(f.Cmd, cmds) {
 			j.relaxed[i], j.files = true, true
 		}
 	}
@@ -197,21 +201,21 @@ func (g *Gate) judgeSandbox(req Request, cmds []command, fs []finding) sandboxJu
 // through which a path inside the workspace may lead out of it: nothing
 // in such a command is relaxed. Links that exist before the command are
 // the kernel's to hold.
-func makesLinks(cmds []command) bool {
+func makesLinks(cmds []rules.Command) bool {
 	for i := range cmds {
 		c := &cmds[i]
-		switch c.name {
+		switch c.Name {
 		case "ln", "link", "mount", "bindfs", "unzip", "cpio", "7z", "7za", "bsdtar", "ar", "pax":
 			return true
 		case "tar", "gtar":
-			if !tarLists(c.args) {
+			if !tarLists(c.Args) {
 				return true
 			}
 		case "rsync":
 			return true // copies links as links with -a
 		case "cp":
 			// -s and -l make links; -a, -d, -P and -R copy links as links.
-			if slices.ContainsFunc(c.args, func(a string) bool {
+			if slices.ContainsFunc(c.Args, func(a string) bool {
 				return strings.HasPrefix(a, "--") && a != "--" && !strings.HasPrefix(a, "--force") && !strings.HasPrefix(a, "--verbose") ||
 					len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, "sladPRr")
 			}) {
@@ -251,18 +255,18 @@ const maxContextCmds = 512
 // contexts tells whether the commands of one check run on this machine,
 // in the directory the shell is in (see [contexts.same]).
 type contexts struct {
-	cmds   []command
+	cmds   []rules.Command
 	args   []string // each command's arguments, joined
-	memo   map[*command]bool
-	active map[*command]bool
+	memo   map[*rules.Command]bool
+	active map[*rules.Command]bool
 }
 
-func newContexts(cmds []command) *contexts {
-	c := &contexts{cmds: cmds, memo: make(map[*command]bool), active: make(map[*command]bool)}
+func newContexts(cmds []rules.Command) *contexts {
+	c := &contexts{cmds: cmds, memo: make(map[*rules.Command]bool), active: make(map[*rules.Command]bool)}
 	if len(cmds) <= maxContextCmds {
 		c.args = make([]string, len(cmds))
 		for i := range cmds {
-			c.args[i] = strings.Join(slices.Concat(cmds[i].globals, cmds[i].args), " ")
+			c.args[i] = strings.Join(slices.Concat(cmds[i].Globals, cmds[i].Args), " ")
 		}
 	}
 	return c
@@ -272,7 +276,7 @@ func newContexts(cmds []command) *contexts {
 // shell is in: reached through no wrapper that changes either, and not
 // code held by another command (ssh host CMD, git submodule foreach CMD,
 // su -c CMD …) but by a shell run here (bash -c, eval) or by none.
-func (x *contexts) same(c *command) bool {
+func (x *contexts) same(c *rules.Command) bool {
 	if x.args == nil || x.active[c] {
 		return false
 	}
@@ -286,27 +290,27 @@ func (x *contexts) same(c *command) bool {
 	return v
 }
 
-func (x *contexts) compute(c *command) bool {
-	for _, w := range c.via {
+func (x *contexts) compute(c *rules.Command) bool {
+	for _, w := range c.Via {
 		if !localWrappers[w] {
 			return false
 		}
 	}
-	if len(c.via) > 0 {
-		for _, f := range strings.Fields(c.source) {
+	if len(c.Via) > 0 {
+		for _, f := range strings.Fields(c.Source) {
 			name, _, _ := strings.Cut(f, "=")
 			if dirOptions[name] {
 				return false
 			}
 		}
 	}
-	src := strings.TrimSpace(c.source)
+	src := strings.TrimSpace(c.Source)
 	if src == "" {
 		// A fact of the script's shape (a redirection) says not which
 		// command it belongs to: it is known to run here when every
 		// command does.
 		for i := range x.cmds {
-			if o := &x.cmds[i]; strings.TrimSpace(o.source) != "" && !x.same(o) {
+			if o := &x.cmds[i]; strings.TrimSpace(o.Source) != "" && !x.same(o) {
 				return false
 			}
 		}
@@ -314,11 +318,11 @@ func (x *contexts) compute(c *command) bool {
 	}
 	for i := range x.cmds {
 		o := &x.cmds[i]
-		if o == c || o.source == c.source || strings.HasPrefix(o.name, "@") || !strings.Contains(x.args[i], src) {
+		if o == c || o.Source == c.Source || strings.HasPrefix(o.Name, "@") || !strings.Contains(x.args[i], src) {
 			continue // a fact runs nothing: its args only describe (@pipe-code python3)
 		}
 		// c's text is an argument of o: o runs it, or prints it.
-		if !isShell(o.name) && o.name != "eval" || !x.same(o) {
+		if !walk.IsShell(o.Name) && o.Name != "eval" || !x.same(o) {
 			return false
 		}
 	}
@@ -338,16 +342,16 @@ type sandboxScope struct {
 	gitEnv     bool     // the command sets git's environment (GIT_WORK_TREE …)
 }
 
-func newSandboxScope(sb Sandbox, home, dir, text string, cmds []command) *sandboxScope {
+func newSandboxScope(sb Sandbox, home, dir, text string, cmds []rules.Command) *sandboxScope {
 	s := &sandboxScope{profile: sb.Profile, network: sb.Network}
 	for _, w := range sb.Writable {
 		if path.IsAbs(w) {
-			s.writable = append(s.writable, splitPath(path.Clean(w)))
+			s.writable = append(s.writable, walk.SplitPath(path.Clean(w)))
 		}
 	}
 	for _, u := range sb.Unreadable {
 		if path.IsAbs(u) {
-			s.unreadable = append(s.unreadable, splitPath(path.Clean(u)))
+			s.unreadable = append(s.unreadable, walk.SplitPath(path.Clean(u)))
 		}
 	}
 	homeSet, cwdMoved := stateChanges(text, cmds)
@@ -392,18 +396,18 @@ func namesHome(t string) bool {
 // commands, may set HOME, or may move the shell to a directory the gate
 // cannot follow: code it cannot see (source, .), popd, CDPATH, autocd,
 // cdable_vars, or a declaration whose name is itself an expansion.
-func stateChanges(text string, cmds []command) (homeSet, cwdMoved bool) {
+func stateChanges(text string, cmds []rules.Command) (homeSet, cwdMoved bool) {
 	texts := []string{text}
 	for i := range cmds {
 		c := &cmds[i]
-		texts = append(texts, c.source)
-		texts = append(texts, c.env...)
-		texts = append(texts, c.args...)
-		switch c.name {
+		texts = append(texts, c.Source)
+		texts = append(texts, c.Env...)
+		texts = append(texts, c.Args...)
+		switch c.Name {
 		case "source", ".", "popd":
 			homeSet, cwdMoved = true, true
 		case "declare", "typeset", "local", "export", "readonly", "read", "printf", "mapfile", "readarray", "let", "unset":
-			if slices.ContainsFunc(c.args, func(a string) bool { return strings.ContainsAny(a, "$`") }) {
+			if slices.ContainsFunc(c.Args, func(a string) bool { return strings.ContainsAny(a, "$`") }) {
 				homeSet, cwdMoved = true, true
 			}
 		}
@@ -419,10 +423,10 @@ func stateChanges(text string, cmds []command) (homeSet, cwdMoved bool) {
 // to. The set is a union over the whole command, whatever the order of
 // lists, subshells and loops: a path is known only when it resolves the
 // same way from every directory the command may be in.
-func (s *sandboxScope) followCds(cmds []command) {
+func (s *sandboxScope) followCds(cmds []rules.Command) {
 	for i := range cmds {
 		c := &cmds[i]
-		switch c.name {
+		switch c.Name {
 		case "cd", "pushd":
 		case "popd":
 			s.cwdUnknown = true
@@ -430,7 +434,7 @@ func (s *sandboxScope) followCds(cmds []command) {
 		default:
 			continue
 		}
-		ops := operands(c.args, "", nil)
+		ops := operands(c.Args, "", nil)
 		var targets []string
 		switch {
 		case len(ops) == 0 && s.home != "":
@@ -545,7 +549,7 @@ func (s *sandboxScope) place(p string) where {
 	if p == "/proc" || strings.HasPrefix(p, "/proc/") && !strings.HasPrefix(p, "/proc/sys/") {
 		return whereUnknown // /proc/self/cwd and the like lead anywhere
 	}
-	parts := splitPath(p)
+	parts := walk.SplitPath(p)
 	if w := deepest(parts, s.writable); w >= 0 {
 		if deepest(parts, s.unreadable) >= w {
 			return whereOutside // a denied path inside a writable one
@@ -558,7 +562,7 @@ func (s *sandboxScope) place(p string) where {
 		n := min(len(parts), len(w))
 		same := true
 		for i := range n {
-			if !componentMatch(parts[i], w[i]) {
+			if !walk.ComponentMatch(parts[i], w[i]) {
 				same = false
 				break
 			}
@@ -602,7 +606,7 @@ func literalPrefix(parts []string, n int) bool {
 // hidden reports whether p is known to be under an unreadable path, and
 // not under a writable one inside it: the more specific path decides.
 func (s *sandboxScope) hidden(p string) bool {
-	parts := splitPath(p)
+	parts := walk.SplitPath(p)
 	u := deepest(parts, s.unreadable)
 	return u >= 0 && u >= deepest(parts, s.writable)
 }
@@ -621,7 +625,7 @@ func deepest(parts []string, roots [][]string) int {
 
 // isWritableRoot reports whether p is a writable root itself.
 func (s *sandboxScope) isWritableRoot(p string) bool {
-	parts := splitPath(p)
+	parts := walk.SplitPath(p)
 	for _, w := range s.writable {
 		if slices.Equal(parts, w) {
 			return true
@@ -658,7 +662,7 @@ type target struct {
 // denial returns why the kernel would refuse part of cmds, or "". Only
 // commands known to run here, in the shell's directory, are judged: the
 // kernel has no say over what ssh runs on another host.
-func (s *sandboxScope) denial(cmds []command, ctx *contexts) string {
+func (s *sandboxScope) denial(cmds []rules.Command, ctx *contexts) string {
 	for i := range cmds {
 		c := &cmds[i]
 		if !ctx.same(c) {
@@ -723,15 +727,15 @@ func (s *sandboxScope) writeDenial(t target) string {
 // readDenial returns why the kernel would refuse a read c makes, or "".
 // Every argument that names a path is taken as read, but those of
 // commands that only print their arguments.
-func (s *sandboxScope) readDenial(c *command) string {
-	switch c.name {
+func (s *sandboxScope) readDenial(c *rules.Command) string {
+	switch c.Name {
 	case "", "echo", "printf", "cd", "pushd", ":", "true", "false", "test", "[", "[[", "ln", "link":
 		return "" // they print, test or link to their arguments without reading them
 	}
-	if strings.HasPrefix(c.name, "@") {
+	if strings.HasPrefix(c.Name, "@") {
 		return ""
 	}
-	for _, a := range slices.Concat(c.globals, c.args) {
+	for _, a := range slices.Concat(c.Globals, c.Args) {
 		for _, p := range []string{a, afterEquals(a)} {
 			if p == "" || !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") && !strings.HasPrefix(p, "$HOME") &&
 				!strings.HasPrefix(p, "${HOME}") && !strings.HasPrefix(p, ".") {
@@ -758,7 +762,7 @@ func afterEquals(a string) string {
 // confined reports whether every path c changes is known to be inside
 // the writable roots and free to change: the condition on which a
 // relaxable finding on c is let through.
-func (s *sandboxScope) confined(c *command, cmds []command) bool {
+func (s *sandboxScope) confined(c *rules.Command, cmds []rules.Command) bool {
 	ts, ok := s.targets(c, cmds)
 	if !ok || len(ts) == 0 {
 		return false
@@ -779,17 +783,17 @@ func (s *sandboxScope) confined(c *command, cmds []command) bool {
 
 // resolveTarget resolves t, a path c changes; git's -C options move the
 // directory it is relative to.
-func (s *sandboxScope) resolveTarget(c *command, t target) ([]string, bool) {
-	if c.name != "git" {
+func (s *sandboxScope) resolveTarget(c *rules.Command, t target) ([]string, bool) {
+	if c.Name != "git" {
 		return s.resolve(t.text)
 	}
 	cwds, unknown := s.cwds, s.cwdUnknown
-	for i := 0; i < len(c.globals); i++ {
-		if c.globals[i] != "-C" || i+1 >= len(c.globals) {
+	for i := 0; i < len(c.Globals); i++ {
+		if c.Globals[i] != "-C" || i+1 >= len(c.Globals) {
 			continue
 		}
 		i++
-		next, ok := s.resolveFrom(c.globals[i], cwds, unknown)
+		next, ok := s.resolveFrom(c.Globals[i], cwds, unknown)
 		if !ok {
 			return nil, false
 		}
@@ -802,7 +806,7 @@ func (s *sandboxScope) resolveTarget(c *command, t target) ([]string, bool) {
 // govern (writing, creating, removing, renaming), and false when the
 // gate cannot know them all (files fed by xargs, git options that move
 // the work tree). Commands it does not know change nothing here.
-func (s *sandboxScope) targets(c *command, cmds []command) ([]target, bool) {
+func (s *sandboxScope) targets(c *rules.Command, cmds []rules.Command) ([]target, bool) {
 	each := func(how string, texts []string, whole bool) []target {
 		out := make([]target, 0, len(texts))
 		for _, t := range texts {
@@ -810,49 +814,49 @@ func (s *sandboxScope) targets(c *command, cmds []command) ([]target, bool) {
 		}
 		return out
 	}
-	if slices.Contains(c.via, "xargs") {
+	if slices.Contains(c.Via, "xargs") {
 		return nil, false
 	}
-	switch c.name {
-	case factWrite:
-		if len(c.args) < 2 {
+	switch c.Name {
+	case rules.FactWrite:
+		if len(c.Args) < 2 {
 			return nil, false
 		}
-		return []target{{how: c.args[0], text: c.args[1]}}, true
+		return []target{{how: c.Args[0], text: c.Args[1]}}, true
 	case "rm", "srm", "unlink", "rmdir", "shred":
-		ops := operands(c.args, "", nil)
-		if slices.Contains(c.via, "find") && slices.ContainsFunc(ops, func(o string) bool { return strings.Contains(o, "{}") }) {
+		ops := operands(c.Args, "", nil)
+		if slices.Contains(c.Via, "find") && slices.ContainsFunc(ops, func(o string) bool { return strings.Contains(o, "{}") }) {
 			return s.findStarts(c, cmds)
 		}
-		recursive := slices.ContainsFunc(c.args, func(a string) bool {
+		recursive := slices.ContainsFunc(c.Args, func(a string) bool {
 			return a == "--recursive" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, "rR")
 		})
-		return each(c.name, ops, recursive), true
+		return each(c.Name, ops, recursive), true
 	case "mkdir", "truncate":
-		valued := map[string]string{"mkdir": "mZ", "truncate": "sr"}[c.name]
-		return each(c.name, operands(c.args, valued, []string{"--mode", "--context", "--size", "--reference"}), false), true
+		valued := map[string]string{"mkdir": "mZ", "truncate": "sr"}[c.Name]
+		return each(c.Name, operands(c.Args, valued, []string{"--mode", "--context", "--size", "--reference"}), false), true
 	case "mv":
 		// The sources are removed; the destination is a write fact.
-		ops := operands(c.args, "tS", []string{"--target-directory", "--suffix"})
-		if !slices.ContainsFunc(c.args, func(a string) bool { return a == "-t" || strings.HasPrefix(a, "--target-directory") }) && len(ops) > 0 {
+		ops := operands(c.Args, "tS", []string{"--target-directory", "--suffix"})
+		if !slices.ContainsFunc(c.Args, func(a string) bool { return a == "-t" || strings.HasPrefix(a, "--target-directory") }) && len(ops) > 0 {
 			ops = ops[:len(ops)-1]
 		}
 		return each("mv", ops, true), true
 	case "find":
-		if !slices.Contains(c.args, "-delete") {
+		if !slices.Contains(c.Args, "-delete") {
 			return nil, true
 		}
-		starts, filtered, ok := findParts(c.args)
+		starts, filtered, ok := findParts(c.Args)
 		return each("find-delete", starts, !filtered), ok
 	case "git":
-		if len(c.args) == 0 || c.args[0] != "clean" || !slices.ContainsFunc(c.args[1:], isForce) {
+		if len(c.Args) == 0 || c.Args[0] != "clean" || !slices.ContainsFunc(c.Args[1:], isForce) {
 			return nil, true
 		}
 		if s.gitEnv {
 			return nil, false // GIT_DIR, GIT_WORK_TREE … move the tree
 		}
-		for i := 0; i < len(c.globals); i++ {
-			switch g := c.globals[i]; {
+		for i := 0; i < len(c.Globals); i++ {
+			switch g := c.Globals[i]; {
 			case g == "-C":
 				i++
 			case g == "--no-pager" || g == "-P":
@@ -860,23 +864,23 @@ func (s *sandboxScope) targets(c *command, cmds []command) ([]target, bool) {
 				return nil, false // -c, --git-dir, --work-tree … move or reconfigure the tree
 			}
 		}
-		ops := operands(c.args[1:], "e", []string{"--exclude"})
+		ops := operands(c.Args[1:], "e", []string{"--exclude"})
 		if len(ops) == 0 {
 			ops = []string{"."}
 		}
 		if slices.ContainsFunc(ops, func(o string) bool { return strings.HasPrefix(o, ":") }) {
 			return nil, false // pathspec magic (:/ is the top of the repository)
 		}
-		return each(strings.Join(slices.Concat([]string{"git"}, c.globals, []string{"clean"}), " "), ops, false), true
+		return each(strings.Join(slices.Concat([]string{"git"}, c.Globals, []string{"clean"}), " "), ops, false), true
 	}
 	return nil, true
 }
 
 // mentionsGitEnv reports whether the command sets git's environment.
-func mentionsGitEnv(cmds []command) bool {
+func mentionsGitEnv(cmds []rules.Command) bool {
 	for i := range cmds {
-		if slices.ContainsFunc(slices.Concat(cmds[i].env, cmds[i].args), func(e string) bool { return strings.Contains(e, "GIT_") }) ||
-			strings.Contains(cmds[i].source, "GIT_") {
+		if slices.ContainsFunc(slices.Concat(cmds[i].Env, cmds[i].Args), func(e string) bool { return strings.Contains(e, "GIT_") }) ||
+			strings.Contains(cmds[i].Source, "GIT_") {
 			return true
 		}
 	}
@@ -889,19 +893,19 @@ func isForce(a string) bool {
 
 // findStarts returns the start points of the find that runs c (-exec,
 // -execdir, -ok): the find command with the same source before it.
-func (s *sandboxScope) findStarts(c *command, cmds []command) ([]target, bool) {
+func (s *sandboxScope) findStarts(c *rules.Command, cmds []rules.Command) ([]target, bool) {
 	for i := range cmds {
 		f := &cmds[i]
 		if f == c {
 			break
 		}
-		if f.name != "find" || f.source != c.source {
+		if f.Name != "find" || f.Source != c.Source {
 			continue
 		}
-		starts, filtered, ok := findParts(f.args)
+		starts, filtered, ok := findParts(f.Args)
 		out := make([]target, 0, len(starts))
 		for _, st := range starts {
-			out = append(out, target{how: "find-exec-" + c.name, text: st, whole: !filtered})
+			out = append(out, target{how: "find-exec-" + c.Name, text: st, whole: !filtered})
 		}
 		return out, ok && len(out) > 0
 	}
@@ -967,4 +971,13 @@ func operands(args []string, valued string, long []string) []string {
 		}
 	}
 	return out
+}
+
+// setOf makes a set of the words in list.
+func setOf(list string) map[string]bool {
+	m := make(map[string]bool)
+	for _, f := range strings.Fields(list) {
+		m[f] = true
+	}
+	return m
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/approval/internal/rules"
 )
 
 // The workspace of the sandbox tests: an agent's project under its home.
@@ -272,8 +274,8 @@ func TestSandbox_HardlineExamplesUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rules {
-		if r.Tier != Hardline {
+	for _, r := range rules.All() {
+		if r.Tier != rules.Hardline {
 			continue
 		}
 		for _, cmd := range r.Match {

@@ -1,0 +1,136 @@
+package rules
+
+import (
+	"maps"
+	"slices"
+	"testing"
+)
+
+// TestRuleKeys files patterns of each shape where the index expects them.
+func TestRuleKeys(t *testing.T) {
+	tests := []struct {
+		pattern string
+		names   []string // nil: not a finite set of names
+		starts  string   // bytes a name can start with; "" with names nil: catch-all
+	}{
+		{pattern: `^rm$`, names: []string{"rm"}},
+		{pattern: `^(rm|srm)$`, names: []string{"rm", "srm"}},
+		{pattern: `^@(too-complex|too-deep)$`, names: []string{"@too-complex", "@too-deep"}},
+		{pattern: `^(apt|apt-get|aptitude)$`, names: []string{"apt", "apt-get", "aptitude"}},
+		{pattern: `^git(-lfs)?$`, names: []string{"git-lfs", "git"}},
+		{pattern: `^rm[0-3]$`, names: []string{"rm0", "rm1", "rm2", "rm3"}},
+		{pattern: `^rm$|^srm$`, names: []string{"rm", "srm"}},
+		{pattern: `^(mkfs(\.[a-z0-9]+)?|newfs)$`, starts: "mn"},
+		{pattern: `^(pip[0-9.]+|apt)$`, starts: "pa"},
+		{pattern: `^rm`, starts: "r"},
+		{pattern: `(?i)^rm$`, starts: "rR"},
+		{pattern: `^[a-c]x+`, starts: "abc"},
+		{pattern: `rm`},
+		{pattern: `^x?`},
+		{pattern: `^rm$|srm`},
+		{pattern: `^$`, names: []string{""}},
+		{pattern: ``},
+	}
+	for _, tt := range tests {
+		names, starts, err := ruleKeys(tt.pattern)
+		if err != nil {
+			t.Fatalf("ruleKeys(%q): %v", tt.pattern, err)
+		}
+		slices.Sort(names)
+		want := slices.Sorted(slices.Values(tt.names))
+		if !slices.Equal(names, want) || (names == nil) != (want == nil) {
+			t.Errorf("ruleKeys(%q) names = %q; want %q", tt.pattern, names, want)
+		}
+		var got string
+		if starts != nil {
+			for b, ok := range starts {
+				if ok {
+					got += string(rune(b))
+				}
+			}
+		}
+		if wantStarts := string(slices.Sorted(slices.Values([]byte(tt.starts)))); got != wantStarts {
+			t.Errorf("ruleKeys(%q) starts = %q; want %q", tt.pattern, got, wantStarts)
+		}
+	}
+	// U+FFFD in a pattern also matches any invalid byte: such a name is
+	// filed by every byte from 0x80, never as the three bytes of U+FFFD.
+	names, starts, _ := ruleKeys(`^\x{FFFD}$`)
+	if names != nil || starts == nil || !starts[0xff] || !starts[0xef] || starts['a'] {
+		t.Errorf("ruleKeys(`^\\x{FFFD}$`) = %q, %v", names, starts)
+	}
+	// A negated class starts with every byte it does not exclude.
+	_, starts, _ = ruleKeys(`^[^@]`)
+	if starts == nil || starts['@'] || !starts['a'] || !starts[0xff] || !starts[0] {
+		t.Errorf("ruleKeys(`^[^@]`) starts = %v", starts)
+	}
+}
+
+// TestRequired derives the text every match must hold, and nothing where
+// a match may do without it.
+func TestRequired(t *testing.T) {
+	tests := []struct {
+		pattern string
+		needs   []string // nil: nothing known
+	}{
+		{`foo`, []string{"foo"}},
+		{`foo|bar`, []string{"foo", "bar"}},
+		{`(^| )--force( |$)`, []string{"--force"}},
+		{`a?bcd`, []string{"bcd"}},
+		{`x+yz`, []string{"yz"}},
+		{`push( .*)? --hard`, []string{" --hard"}},
+		{`[ab]`, []string{"a", "b"}},
+		{`(?i)foo`, nil},
+		{`(a|)`, nil},
+		{`x*`, nil},
+		{`[a-z]`, nil},
+		{`\x{FFFD}`, nil},
+		{`^$`, nil},
+		{`^(echo|printf)$`, nil}, // a set of whole strings instead
+	}
+	for _, tt := range tests {
+		p, err := compilePattern(tt.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.Needs, tt.needs) || (p.Needs == nil) != (tt.needs == nil) {
+			t.Errorf("needs of %q = %q; want %q", tt.pattern, p.Needs, tt.needs)
+		}
+	}
+}
+
+// TestPattern_WholeStrings: a pattern that matches only whole strings
+// from a finite set is that set, and answers like its regexp.
+func TestPattern_WholeStrings(t *testing.T) {
+	tests := []struct {
+		pattern string
+		whole   []string // nil: not such a pattern
+	}{
+		{`^(echo|printf)$`, []string{"echo", "printf"}},
+		{`^git(-lfs)?$`, []string{"git", "git-lfs"}},
+		{`^(echo|printf)`, nil},
+		{`(echo|printf)$`, nil},
+		{`^x+$`, nil},
+		{`(?i)^rm$`, nil},
+		{`^\x{FFFD}$`, nil},
+	}
+	for _, tt := range tests {
+		p, err := compilePattern(tt.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Sorted(maps.Keys(p.Whole))
+		if !slices.Equal(got, tt.whole) {
+			t.Errorf("whole strings of %q = %q; want %q", tt.pattern, got, tt.whole)
+		}
+		for _, s := range []string{"echo", "printf", "echox", "git", "git-lfs", "GIT", "rm", "RM", "\xff", "\uFFFD", "x", "xx", ""} {
+			if got, want := p.MatchString(s), p.Regexp().MatchString(s); got != want {
+				t.Errorf("pattern %q on %q: %v, its regexp says %v", tt.pattern, s, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkGate_Mixed checks the sample of agent commands and every
+// rule's examples (what runbox bench's gate.check runs); ns/op is per
+// command. "protected" has runbox's own protected paths, as the gate runs

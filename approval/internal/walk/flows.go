@@ -1,0 +1,429 @@
+package walk
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/runbox/runbox/approval/internal/rules"
+	"github.com/runbox/runbox/approval/internal/shell"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// This file holds what the shape of a line shows beyond its programs: a
+// file read in a line that also sends or writes something (how a key
+// leaves the machine: cat KEY | curl -d @-, nc host < KEY, curl -d
+// "$(cat KEY)"), the commands a data store is fed on its input (echo
+// FLUSHALL | redis-cli), and loops that start processes without end.
+
+// Facts of this file.
+const (
+	factLeak        = "@leak"         // args: "send" and the program, or "write" and the file written; the file read
+	factStoreHidden = "@store-hidden" // args: the store's client, where its statements come from
+	factSpawnLoop   = "@spawn-loop"   // args: the loop ("while", "until", "for")
+)
+
+// fileReaders print (or encode, or archive) the files they are given.
+var fileReaders = setOf(`cat tac head tail nl base64 base32 basenc xxd od hexdump strings gzip bzip2 xz zstd lz4
+	zcat openssl gpg gpg2 tar bsdtar gtar zip 7z 7za uuencode grep sed awk gawk cut sort uniq jq dd`)
+
+// senders send what they are given to another machine or out of the
+// session (the clipboard, a DNS query's name); with fetchers they are a
+// leak's "send" sinks.
+var senders = setOf(`ssh scp sftp rsync rclone ftp lftp sendmail mail mailx mutt aws gsutil s3cmd azcopy
+	xclip xsel pbcopy wl-copy dig nslookup drill host`)
+
+// flowKinds tells readers, sinks and sources of secrets apart in one
+// lookup per command: a check pays for leaks on every line, most of
+// which do none of these.
+var flowKinds = func() map[string]flowKind {
+	m := make(map[string]flowKind)
+	for n := range fileReaders {
+		m[n] |= flowRead
+	}
+	for _, set := range []map[string]bool{senders, fetchers} {
+		for n := range set {
+			m[n] |= flowSend
+		}
+	}
+	for n := range envDumps {
+		m[n] |= flowSecret
+	}
+	for n := range secretHelpers {
+		m[n] |= flowSecret
+	}
+	m["echo"] |= flowSecret
+	m["printf"] |= flowSecret
+	m[rules.FactWrite] = flowWrite
+	return m
+}()
+
+// flowKind is what a command does in a leak, as a set: reads files,
+// sends, writes, prints secrets.
+type flowKind uint8
+
+const (
+	flowRead flowKind = 1 << iota
+	flowSend
+	flowWrite
+	flowSecret
+)
+
+// storeClients are the clients that run the commands they read on their
+// input, by the language they read: "kv" one command a line, "js" a
+// script, "sftp" transfer commands (put sends a local file away).
+var storeClients = map[string]string{
+	"redis-cli": "kv", "valkey-cli": "kv", "keydb-cli": "kv",
+	"mongo": "js", "mongosh": "js",
+	"sftp": "sftp",
+}
+
+// maxLeakPairs bounds the "@leak" facts of one line: each read is paired
+// with each sink, and a line with more pairs than this is judged on the
+// first ones (a long line of reads and sends is rare, and its first
+// pairs are where a key would be).
+const maxLeakPairs = 64
+
+// leaks records, for a line that sends something over the network or
+// writes a file, each file a program printed or fed to a command's
+// input, paired with each sink. Which files are credentials, and which
+// sinks are harmless (/dev/null), is the rules' to say: the facts carry
+// the paths as written.
+func (a *Analyzer) leaks() {
+	// Most lines have few of either: the buffers keep them off the heap.
+	var readBuf [8]string
+	var sinkBuf [4]leakSink
+	var secretBuf [2]leakSink
+	reads, sinks, secrets := readBuf[:0], sinkBuf[:0], secretBuf[:0]
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		kind := flowKinds[c.Name]
+		if kind == 0 && (strings.HasPrefix(c.Name, "docker-credential-") || strings.HasPrefix(c.Name, "git-credential-")) {
+			kind = flowSecret
+		}
+		if kind == 0 {
+			continue
+		}
+		if kind&flowWrite != 0 && len(c.Args) == 2 {
+			// A write to /dev/tcp or /dev/udp is bash's own socket.
+			if t := c.Args[1]; strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
+				sinks = append(sinks, leakSink{"send", t[:len("/dev/tcp")], i})
+			} else {
+				sinks = append(sinks, leakSink{"write", t, i})
+			}
+		}
+		if kind&flowSend != 0 {
+			sinks = append(sinks, leakSink{"send", c.Name, i})
+		}
+		if kind&flowRead != 0 {
+			for _, x := range c.Args {
+				if !strings.HasPrefix(x, "-") {
+					reads = append(reads, x)
+				}
+			}
+		}
+		if kind&flowSecret != 0 {
+			if s := secretSource(c); s != "" {
+				secrets = append(secrets, leakSink{"", s, i})
+			}
+		}
+	}
+	if len(sinks) == 0 {
+		return
+	}
+	reads = append(reads, a.readsIn...)
+	n := 0
+	for _, s := range sinks {
+		for _, r := range reads {
+			if n++; n > maxLeakPairs {
+				return
+			}
+			a.fact(factLeak, nil, s.how, s.to, r)
+		}
+		// A secret a program prints goes wherever the line sends data,
+		// but not to the program itself (aws configure
+		// export-credentials is not aws sending them).
+		for _, r := range secrets {
+			if r.cmd == s.cmd {
+				continue
+			}
+			if n++; n > maxLeakPairs {
+				return
+			}
+			a.fact(factLeak, nil, s.how, s.to, r.to)
+		}
+	}
+}
+
+// leakSink is where a line's data may go ("send" and the program, or
+// "write" and the file), or, for a secret, what prints it; cmd is the
+// index of the command in the line.
+type leakSink struct {
+	how, to string
+	cmd     int
+}
+
+// storeInput judges text a data store reads on its input as the commands
+// it holds: a key-value client's lines each as that client given the line
+// as arguments, a JavaScript shell's as its --eval.
+func (a *Analyzer) storeInput(name, text string, via []string) {
+	switch storeClients[name] {
+	case "kv":
+		for l := range strings.Lines(text) {
+			if f := strings.Fields(l); len(f) > 0 {
+				a.add(rules.Command{Name: name, Args: f, Via: via})
+			}
+		}
+	case "js":
+		a.add(rules.Command{Name: name, Args: []string{"--eval", text}, Via: via})
+	case "sftp":
+		for l := range strings.Lines(text) {
+			if f := strings.Fields(l); len(f) > 1 && (f[0] == "put" || f[0] == "mput" || f[0] == "reput") {
+				a.readsIn = append(a.readsIn, f[1])
+			}
+		}
+	}
+}
+
+// endlessLoop records a loop whose condition never ends it (while true,
+// while :, until false, for ((;;))) and whose body starts a process in
+// the background that it does not wait for: each turn adds a process
+// until the machine runs out. cond nil is a condition that always holds.
+func (a *Analyzer) endlessLoop(until bool, cond, body []*syntax.Stmt, via []string) {
+	if cond != nil && !alwaysHolds(cond, until) {
+		return
+	}
+	spawns, waits := false, false
+	for _, st := range body {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.FuncDecl:
+				return false
+			case *syntax.WhileClause:
+				// An endless loop inside is judged on its own: each
+				// statement is walked by its nearest endless loop only.
+				return !alwaysHolds(n.Cond, n.Until)
+			case *syntax.ForClause:
+				if c, ok := n.Loop.(*syntax.CStyleLoop); ok && c.Cond == nil {
+					return false
+				}
+			case *syntax.Stmt:
+				if n.Background || n.Coprocess {
+					spawns = true
+				}
+			case *syntax.CallExpr:
+				if len(n.Args) > 0 && shell.WordArg(n.Args[0]).Text == "wait" {
+					waits = true
+				}
+			}
+			return true
+		})
+	}
+	if !spawns || waits {
+		return
+	}
+	kind := "for"
+	switch {
+	case until:
+		kind = "until"
+	case cond != nil:
+		kind = "while"
+	}
+	a.fact(factSpawnLoop, via, kind)
+}
+
+// alwaysHolds reports whether a loop condition is the constant that keeps
+// it going: true or : for while, false for until.
+func alwaysHolds(cond []*syntax.Stmt, until bool) bool {
+	if len(cond) != 1 || cond[0].Negated {
+		return false
+	}
+	ce, ok := cond[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) != 1 {
+		return false
+	}
+	switch shell.WordArg(ce.Args[0]).Text {
+	case "true", ":", "/bin/true", "/usr/bin/true":
+		return !until
+	case "false", "/bin/false", "/usr/bin/false":
+		return until
+	}
+	return false
+}
+
+// Facts of the flows of data this file adds for what leaves the tree or
+// empties it.
+const (
+	factEmpties      = "@empties"       // args: the file a redirection empties (: > f, > f, cat /dev/null > f)
+	factFetchExtract = "@fetch-extract" // args: the program that unpacks a download into the tree
+	factRunsRemote   = "@runs-remote"   // args: the package runner, the URL or repository it fetches what it runs from
+)
+
+// Sources of secrets that are not files, as a leak's read names them.
+const (
+	secretEnv      = "<environment>"     // env, printenv, set, export -p: every variable, tokens included
+	secretHelper   = "<credentials>"     // a credential helper's or a secret store's output
+	secretVariable = "<secret-variable>" // echo $AWS_SECRET_ACCESS_KEY
+)
+
+// secretHelpers lists, for programs that print secrets when asked, the
+// starts of the argument lines that ask (git credential fill, gh auth
+// token); an empty start means every use of the program.
+var secretHelpers = map[string][]string{
+	"git":         {"credential fill", "credential-store get", "credential-cache get"},
+	"gh":          {"auth token", "auth status -t", "auth status --show-token"},
+	"glab":        {"auth token", "config get token"},
+	"aws":         {"configure export-credentials", "configure get", "sts get-session-token", "sts assume-role", "sts get-federation-token", "ecr get-login-password", "secretsmanager get-secret-value", "ssm get-parameter"},
+	"gcloud":      {"auth print-access-token", "auth print-identity-token", "auth application-default print-access-token", "secrets versions access", "config config-helper"},
+	"az":          {"account get-access-token", "keyvault secret show", "keyvault secret download", "acr login --expose-token"},
+	"kubectl":     {"config view --raw", "get secret", "get secrets", "create token", "describe secret"},
+	"oc":          {"whoami -t", "whoami --show-token", "get secret", "config view --raw"},
+	"vault":       {"read", "kv get", "token create", "print token", "login"},
+	"op":          {"read", "item get", "inject", "signin --raw"},
+	"bw":          {"get", "export"},
+	"lpass":       {"show", "export"},
+	"pass":        {"show", ""},
+	"gopass":      {"show", "cat"},
+	"security":    {"find-generic-password", "find-internet-password", "dump-keychain"},
+	"secret-tool": {"lookup"},
+	"doppler":     {"secrets"},
+	"heroku":      {"auth:token", "config"},
+	"npm":         {"token list", "config get //"},
+	"docker":      {"login --password-stdin"},
+}
+
+// envDumps print every variable of the environment when given no operand.
+var envDumps = setOf(`env printenv set export declare typeset compgen`)
+
+// secretSource names the secret c prints, or returns "" when it prints
+// none the gate knows of: an environment dump, a credential helper, or a
+// variable whose name says it holds a secret echoed or printed.
+func secretSource(c *rules.Command) string {
+	switch {
+	case envDumps[c.Name]:
+		if len(c.Args) == 0 && printsOnly(c.Source) || c.Name == "printenv" && len(c.Args) > 0 && secretName(c.Args[0]) {
+			return secretEnv
+		}
+	case c.Name == "echo" || c.Name == "printf":
+		for _, x := range c.Args {
+			if strings.Contains(x, "$") && secretName(x) {
+				return secretVariable
+			}
+		}
+	case strings.HasPrefix(c.Name, "docker-credential-") || strings.HasPrefix(c.Name, "git-credential-"):
+		return secretHelper
+	default:
+		for _, start := range secretHelperWords[c.Name] {
+			if len(start) == 0 && len(c.Args) > 0 || len(start) > 0 && len(c.Args) >= len(start) && slices.Equal(c.Args[:len(start)], start) {
+				return secretHelper
+			}
+		}
+	}
+	return ""
+}
+
+// secretHelperWords is secretHelpers with each start split into words,
+// so a check compares words and builds no string.
+var secretHelperWords = func() map[string][][]string {
+	m := make(map[string][][]string, len(secretHelpers))
+	for name, starts := range secretHelpers {
+		for _, s := range starts {
+			m[name] = append(m[name], strings.Fields(s))
+		}
+	}
+	return m
+}()
+
+// printsOnly reports whether source, the text of a command whose
+// program is an environment dump, runs nothing else: env A=1 prints the
+// environment, env A=1 make runs make.
+func printsOnly(source string) bool {
+	f := strings.Fields(source)
+	for _, w := range f[min(1, len(f)):] {
+		if !strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
+			return false
+		}
+	}
+	return true
+}
+
+// secretName reports whether a variable name (or a word that expands
+// one) says it holds a secret: a token, a password, a key.
+func secretName(s string) bool {
+	u := strings.ToUpper(s)
+	for _, w := range []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY", "CREDENTIAL", "AUTH"} {
+		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// printsNothing reports whether a statement whose output is redirected
+// prints nothing, so the redirection only empties its target: no command
+// at all (> f), : or true, cat or cp of /dev/null, echo -n.
+func printsNothing(st *syntax.Stmt, in *stmtInfo) bool {
+	if st.Cmd == nil {
+		return true
+	}
+	if in.printsOK {
+		return strings.TrimSpace(in.prints) == ""
+	}
+	if in.final == nil {
+		return false
+	}
+	switch in.final.Name {
+	case ":", "true", "false":
+		return true
+	case "cat":
+		return len(in.final.Args) == 1 && in.final.Args[0] == "/dev/null"
+	}
+	return false
+}
+
+// extractsArchive reports whether c unpacks an archive into the tree.
+func extractsArchive(c *rules.Command) bool {
+	switch c.Name {
+	case "unzip", "funzip", "jar":
+		return c.Name != "jar" || len(c.Args) > 0 && strings.Contains(c.Args[0], "x")
+	case "cpio":
+		return slices.ContainsFunc(c.Args, func(a string) bool {
+			return a == "--extract" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "i")
+		})
+	case "7z", "7za", "7zz":
+		return len(c.Args) > 0 && (c.Args[0] == "x" || c.Args[0] == "e")
+	case "tar", "bsdtar", "gtar":
+		for i, a := range c.Args {
+			switch {
+			case a == "--extract" || a == "--get":
+				return true
+			case strings.HasPrefix(a, "--"):
+			case strings.HasPrefix(a, "-") || i == 0:
+				if strings.Contains(a, "x") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// fetchedExtract records an archive downloaded earlier in the line (curl
+// -o x.zip, wget URL) that a later command unpacks.
+func (a *Analyzer) fetchedExtract(fetched map[string]bool) {
+	if len(fetched) == 0 {
+		return
+	}
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		if !extractsArchive(c) {
+			continue
+		}
+		for _, x := range c.Args {
+			if !strings.HasPrefix(x, "-") && fetched[path.Base(x)] {
+				a.fact(factFetchExtract, c.Via, c.Name)
+				return
+			}
+		}
+	}
+}
