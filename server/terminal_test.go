@@ -24,7 +24,7 @@ func TestServer_ListsTheContractTools(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if got, want := strings.Join(names, ","), "check_command,execute_code,process,tasks,terminal"; got != want {
+	if got, want := strings.Join(names, ","), "check_command,execute_code,process,tasks,terminal,undo"; got != want {
 		t.Errorf("tools = %s; want %s", got, want)
 	}
 }

@@ -144,8 +144,10 @@ func (ss *Session) beginChanges(ctx context.Context, c envs.Command) (envs.Chang
 	}
 	j, err := ss.journal(ctx)
 	if err != nil {
-		// The journal cannot open: said once, not in every result.
-		if ss.changes.warned.Swap(true) {
+		// The journal cannot open: said once, not in every result, and
+		// for a session that cannot have one (ErrNoJournal) only when
+		// the user asked for it.
+		if ss.changes.warned.Swap(true) || errors.Is(err, ErrNoJournal) && !ss.changesAsked {
 			return nil, ""
 		}
 		return nil, "changes not recorded: " + Message(err)

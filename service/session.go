@@ -47,6 +47,10 @@ type SessionOptions struct {
 	// set it from workspace.changes and their own default
 	// (config.WorkspaceConf.ChangesOn).
 	RecordChanges bool
+	// ChangesAsked says the user asked for the record (run --changes):
+	// a session that cannot keep one then says why in its first result.
+	// Otherwise (a front end's default) only Undo says it.
+	ChangesAsked bool
 }
 
 // Session is an environment with an id and a lifetime: the thing a
@@ -66,6 +70,7 @@ type Session struct {
 	terminal bool
 
 	recordChanges bool
+	changesAsked  bool
 	changes       journal // changes.go
 
 	mu     sync.Mutex
@@ -90,7 +95,7 @@ func (s *Service) NewSession(opts SessionOptions) (*Session, error) {
 	}
 	ss := &Session{ID: id, Backend: backend, Created: time.Now(), svc: s, spec: opts.Spec, ask: opts.Asker,
 		dir: cmp.Or(opts.Dir, opts.Spec.Dir), prepare: opts.Prepare, terminal: opts.TerminalInput,
-		recordChanges: opts.RecordChanges}
+		recordChanges: opts.RecordChanges, changesAsked: opts.ChangesAsked}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -77,11 +76,25 @@ func recordBuild(path string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("record build %s: %w", path, err)
 	}
-	tmp := recordFile(dir, path) + ".tmp" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, []byte(id), 0o600); err != nil {
+	// A name of its own for each writer: two goroutines of one process
+	// may record the same build at once, and a name made from the pid
+	// alone was renamed away under the second one.
+	f, err := os.CreateTemp(dir, filepath.Base(recordFile(dir, path))+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("record build %s: %w", path, err)
 	}
-	return os.Rename(tmp, recordFile(dir, path))
+	_, werr := f.WriteString(id)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), recordFile(dir, path))
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("record build %s: %w", path, werr)
+	}
+	return nil
 }
 
 // trusted returns nil when the cached build at path is the one runbox

@@ -239,7 +239,7 @@ func (a *app) openRunner(ctx context.Context, backend string, spec envs.Spec, pu
 	ss, err := a.svc.NewSession(service.SessionOptions{
 		ID: "cli", Backend: backend, Spec: spec, Asker: asker,
 		Dir: hostDir(spec.Dir), Prepare: prepare, TerminalInput: terminalInput,
-		RecordChanges: a.cfg.Workspace.ChangesOn(false) || opts.changes,
+		RecordChanges: a.cfg.Workspace.ChangesOn(false) || opts.changes, ChangesAsked: opts.changes,
 	})
 	if err != nil {
 		doneAsking()
