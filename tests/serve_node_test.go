@@ -106,7 +106,7 @@ func TestServe_TypeScriptClient(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("client output %q: %v\nstderr: %s", stdout.String(), err, stderr.String())
 	}
-	if strings.Join(got.Tools, ",") != "check_command,execute_code,process,tasks,terminal" {
+	if strings.Join(got.Tools, ",") != "check_command,execute_code,process,tasks,terminal,undo" {
 		t.Errorf("tools = %v", got.Tools)
 	}
 	if got.Foreground["output"] != "hello-from-node\n" || got.Foreground["exit_code"] != 0.0 || !strings.Contains(got.FgText, "[exit 0]") {
