@@ -46,7 +46,7 @@ func (s *Service) HostJournal(dir string) (*undo.Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	jdir, err := s.JournalDir(root)
+	jdir, err := s.journalDir(root)
 	if err != nil {
 		return nil, err
 	}
@@ -79,13 +79,15 @@ func (s *Service) journalRoot(dir string) (string, error) {
 // directory of its own under undo/ in runbox's state directory, named by
 // a hash of the workspace's resolved path.
 func (s *Service) JournalDir(dir string) (string, error) {
-	root, err := filepath.Abs(dir)
-	if err == nil {
-		root, err = filepath.EvalSymlinks(root)
-	}
+	root, err := s.journalRoot(dir)
 	if err != nil {
-		return "", fmt.Errorf("undo: workspace %s: %w", dir, err)
+		return "", err
 	}
+	return s.journalDir(root)
+}
+
+// journalDir is JournalDir for a root journalRoot returned.
+func (s *Service) journalDir(root string) (string, error) {
 	state := s.stateDir()
 	if state == "" {
 		return "", fmt.Errorf("undo: no state directory (set HOME or RUNBOX_STATE_DIR): %w", ErrNoJournal)
@@ -241,9 +243,4 @@ func (p *changeProcess) Changes() *undo.Record { return p.res.Changes }
 func (p *changeProcess) ChangeWarnings() []string { return p.res.Warnings }
 
 // SandboxDenials passes on the process's own (envs.Denier).
-func (p *changeProcess) SandboxDenials() []envs.Violation {
-	if d, ok := p.Process.(envs.Denier); ok {
-		return d.SandboxDenials()
-	}
-	return nil
-}
+func (p *changeProcess) SandboxDenials() []envs.Violation { return denialsOf(p.Process) }

@@ -449,8 +449,11 @@ type gatedProcess struct {
 
 // SandboxDenials passes on the process's own (envs.Denier), when it has
 // them.
-func (p *gatedProcess) SandboxDenials() []envs.Violation {
-	if d, ok := p.Process.(envs.Denier); ok {
+func (p *gatedProcess) SandboxDenials() []envs.Violation { return denialsOf(p.Process) }
+
+// denialsOf is what the sandbox denied p, when p says (envs.Denier).
+func denialsOf(p envs.Process) []envs.Violation {
+	if d, ok := p.(envs.Denier); ok {
 		return d.SandboxDenials()
 	}
 	return nil

@@ -159,7 +159,7 @@ func TestUndo_ServeEveryDestructiveCommand(t *testing.T) {
 				if out.Changes == nil || out.Changes.Step == 0 || len(out.Changes.Changes) == 0 {
 					t.Fatalf("%s: no changes in the result: %s", command, structured(res))
 				}
-				if reflectEqual(before, treeState(t, ws)) {
+				if maps.Equal(before, treeState(t, ws)) {
 					t.Fatalf("%s changed nothing: the test proves nothing", command)
 				}
 				undone := callTool(ctx, t, cs, "undo", map[string]any{})
@@ -196,14 +196,6 @@ func decode(t *testing.T, res *mcp.CallToolResult, v any) {
 	}
 }
 
-func reflectEqual(a, b map[string]string) bool { return maps.Equal(a, b) }
-
-// undoCLI runs runbox in ws with its own state directory.
-func undoCLI(t *testing.T, env map[string]string, args ...string) (string, string, int) {
-	t.Helper()
-	return cli(t, "", env, args...)
-}
-
 // TestUndo_RunChangesThenUndo: `runbox run --changes` says what the
 // command changed (in --json and on stderr), `runbox undo` puts it back,
 // a second undo has nothing left, and without --changes nothing is
@@ -213,7 +205,7 @@ func TestUndo_RunChangesThenUndo(t *testing.T) {
 	t.Chdir(ws)
 	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
 	before := treeState(t, ws)
-	out, stderr, code := undoCLI(t, env, "run", "--changes", "--json", "--", "sed -i s/main/MAIN/ src/*.go && rm -r tree")
+	out, stderr, code := cli(t, "", env, "run", "--changes", "--json", "--", "sed -i s/main/MAIN/ src/*.go && rm -r tree")
 	var res struct {
 		Changes struct {
 			Step    int64 `json:"step"`
@@ -230,19 +222,19 @@ func TestUndo_RunChangesThenUndo(t *testing.T) {
 	if kinds["src/main.go"] != "modified" || kinds["tree/a/b/two.md"] != "deleted" {
 		t.Errorf("changes %+v: want src/main.go modified, tree/a/b/two.md deleted", res.Changes.Changes)
 	}
-	out, stderr, code = undoCLI(t, env, "undo")
+	out, stderr, code = cli(t, "", env, "undo")
 	if code != 0 || !strings.Contains(out, "undid step") {
 		t.Fatalf("undo: exit %d, out %s, stderr %s", code, out, stderr)
 	}
 	sameTree(t, "after runbox undo", before, treeState(t, ws))
-	if _, stderr, code = undoCLI(t, env, "undo"); code == 0 {
+	if _, stderr, code = cli(t, "", env, "undo"); code == 0 {
 		t.Errorf("a second undo: exit 0, want a refusal (nothing left): %s", stderr)
 	}
-	out, _, _ = undoCLI(t, env, "run", "--json", "--", "echo x > new.txt")
+	out, _, _ = cli(t, "", env, "run", "--json", "--", "echo x > new.txt")
 	if strings.Contains(out, `"changes"`) {
 		t.Errorf("run without --changes recorded changes: %s", out)
 	}
-	_, stderr, _ = undoCLI(t, env, "run", "--changes", "--", "echo y > other.txt")
+	_, stderr, _ = cli(t, "", env, "run", "--changes", "--", "echo y > other.txt")
 	if !strings.Contains(stderr, "created other.txt") || !strings.Contains(stderr, "runbox undo") {
 		t.Errorf("run --changes on a terminal-less stderr: %q; want what changed and how to undo it", stderr)
 	}
@@ -257,11 +249,11 @@ func TestUndo_KeepsTheUsersEdits(t *testing.T) {
 	t.Chdir(ws)
 	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
 	before := treeState(t, ws)
-	if _, stderr, code := undoCLI(t, env, "run", "--changes", "--", "echo agent > notes.txt"); code != 0 {
+	if _, stderr, code := cli(t, "", env, "run", "--changes", "--", "echo agent > notes.txt"); code != 0 {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
 	os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("mine\n"), 0o644)
-	if _, stderr, code := undoCLI(t, env, "undo"); code != 0 {
+	if _, stderr, code := cli(t, "", env, "undo"); code != 0 {
 		t.Fatalf("undo with an edit elsewhere: %d %s", code, stderr)
 	}
 	after := treeState(t, ws)
@@ -272,18 +264,18 @@ func TestUndo_KeepsTheUsersEdits(t *testing.T) {
 	sameTree(t, "after undo", before, after)
 	os.Remove(filepath.Join(ws, "mine.txt"))
 
-	if _, stderr, code := undoCLI(t, env, "run", "--changes", "--", "echo agent > notes.txt"); code != 0 {
+	if _, stderr, code := cli(t, "", env, "run", "--changes", "--", "echo agent > notes.txt"); code != 0 {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("the user's edit\n"), 0o644)
-	_, stderr, code := undoCLI(t, env, "undo")
+	_, stderr, code := cli(t, "", env, "undo")
 	if code == 0 || !strings.Contains(stderr, "notes.txt") {
 		t.Fatalf("undo over the user's edit: exit %d, %s; want a refusal naming notes.txt", code, stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "the user's edit\n" {
 		t.Fatalf("a refused undo changed notes.txt: %q", b)
 	}
-	if _, stderr, code = undoCLI(t, env, "undo", "--force"); code != 0 {
+	if _, stderr, code = cli(t, "", env, "undo", "--force"); code != 0 {
 		t.Fatalf("undo --force: %d %s", code, stderr)
 	}
 	sameTree(t, "after undo --force", before, treeState(t, ws))
@@ -297,11 +289,11 @@ func TestUndo_TenThousandFilesAndTheBound(t *testing.T) {
 	t.Chdir(ws)
 	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
 	before := treeState(t, ws)
-	_, stderr, code := undoCLI(t, env, "run", "--changes", "--", "mkdir many && cd many && seq 1 10000 | xargs touch")
+	_, stderr, code := cli(t, "", env, "run", "--changes", "--", "mkdir many && cd many && seq 1 10000 | xargs touch")
 	if code != 0 || !strings.Contains(stderr, "changed 10001 path(s)") {
 		t.Fatalf("run: exit %d, stderr %s; want 10,001 changes said (the directory and its files)", code, stderr)
 	}
-	if _, stderr, code = undoCLI(t, env, "undo"); code != 0 {
+	if _, stderr, code = cli(t, "", env, "undo"); code != 0 {
 		t.Fatalf("undo: %d %s", code, stderr)
 	}
 	sameTree(t, "after undoing 10,000 files", before, treeState(t, ws))
@@ -312,7 +304,7 @@ func TestUndo_TenThousandFilesAndTheBound(t *testing.T) {
 	var steps []int64
 	dropped := false
 	for i := range 4 {
-		out, stderr, code := undoCLI(t, env, "run", "--changes", "--json", "--", "head -c 1000000 /dev/urandom > blob")
+		out, stderr, code := cli(t, "", env, "run", "--changes", "--json", "--", "head -c 1000000 /dev/urandom > blob")
 		var res struct {
 			Changes struct {
 				Step    int64 `json:"step"`
@@ -328,11 +320,11 @@ func TestUndo_TenThousandFilesAndTheBound(t *testing.T) {
 	if !dropped {
 		t.Fatalf("4 MB of changes under a 3 MB bound: no step reported dropped")
 	}
-	_, stderr, code = undoCLI(t, env, "undo", "--to", fmt.Sprint(steps[0]))
+	_, stderr, code = cli(t, "", env, "undo", "--to", fmt.Sprint(steps[0]))
 	if code == 0 || !strings.Contains(stderr, "dropped") {
 		t.Errorf("undo to a dropped step: exit %d, %s; want a refusal saying it was dropped", code, stderr)
 	}
-	out, stderr, code := undoCLI(t, env, "run", "--changes", "--json", "--", "head -c 4000000 /dev/urandom > huge")
+	out, stderr, code := cli(t, "", env, "run", "--changes", "--json", "--", "head -c 4000000 /dev/urandom > huge")
 	var res struct {
 		Changes struct {
 			NotKept []string `json:"not_kept"`
