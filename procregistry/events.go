@@ -89,7 +89,7 @@ type eventLog struct {
 
 func openEventLog(dir string) (*eventLog, error) {
 	path := filepath.Join(dir, "events.jsonl")
-	f, err := OpenPrivateFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := openPrivateFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("procregistry: event log: %w", err)
 	}

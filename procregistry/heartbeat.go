@@ -25,7 +25,7 @@ func (r *Registry) heartbeatLoop(j *job) {
 }
 
 func (r *Registry) beat(j *job) {
-	f, err := OpenPrivateFile(j.logPath(), os.O_RDONLY, 0)
+	f, err := openPrivateFile(j.logPath(), os.O_RDONLY, 0)
 	if err != nil {
 		return
 	}

@@ -44,7 +44,7 @@ func (r *Registry) ensureHost(ctx context.Context) {
 // hostRunning reports whether a supervisor host holds the lock of the
 // state directory's host directory.
 func hostRunning(state string) bool {
-	f, err := OpenPrivateFile(filepath.Join(state, jobdir.HostDir, jobdir.HostLock), os.O_RDONLY, 0)
+	f, err := openPrivateFile(filepath.Join(state, jobdir.HostDir, jobdir.HostLock), os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/internal/statedir"
 )
 
 // The files and records a job's directory shares with the job's
@@ -41,23 +42,21 @@ type (
 func writeJSON(path string, v any) error                 { return jobdir.WriteJSON(path, v) }
 func readJSON(path string, v any) (bool, error)          { return jobdir.ReadJSON(path, v) }
 func removeCommand(dir string) error                     { return jobdir.RemoveCommand(dir) }
-func checkPrivateFile(path string, fi fs.FileInfo) error { return jobdir.CheckPrivateFile(path, fi) }
-func ownerOf(fi fs.FileInfo) int                         { return jobdir.OwnerOf(fi) }
+func checkPrivateFile(path string, fi fs.FileInfo) error { return statedir.CheckFile(path, fi) }
+func ownerOf(fi fs.FileInfo) int                         { return statedir.OwnerOf(fi) }
+
+// openPrivateFile opens a file in the checked state directory
+// (statedir.OpenFile: never through a link, only a regular file of this
+// user with one link).
+func openPrivateFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	return statedir.OpenFile(path, flag, perm)
+}
 
 // ErrUnsafeStateDir matches every [*StateDirError].
-var ErrUnsafeStateDir = jobdir.ErrUnsafeStateDir
+var ErrUnsafeStateDir = statedir.ErrUnsafe
 
 // StateDirError says which path of a state directory was refused and
 // why (its fields: Dir, the state directory, empty when only the path is
 // known; Path, what was refused; Problem, what is wrong with it). It
 // matches [ErrUnsafeStateDir].
-type StateDirError = jobdir.StateDirError
-
-// OpenPrivateFile opens a file in a directory checked by
-// [PrepareStateDir] (rule 5): it never follows a symbolic link at path,
-// and refuses, with a [*StateDirError], anything but a regular file of
-// this user with a single link. Use O_CREATE|O_EXCL for a file that must
-// be new. perm applies to a file it creates.
-func OpenPrivateFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	return jobdir.OpenPrivateFile(path, flag, perm)
-}
+type StateDirError = statedir.Error

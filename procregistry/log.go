@@ -70,7 +70,7 @@ func (r *Registry) readLog(id string, span func(f io.ReaderAt, size int64) (star
 		return Chunk{}, err
 	}
 	done := isClosed(j.done)
-	f, err := OpenPrivateFile(j.logPath(), os.O_RDONLY, 0)
+	f, err := openPrivateFile(j.logPath(), os.O_RDONLY, 0)
 	if err != nil {
 		return Chunk{}, fmt.Errorf("procregistry: log %s: %w", j.id, err)
 	}
@@ -130,7 +130,7 @@ func tailStart(f io.ReaderAt, size int64, n int) int64 {
 
 // readTail returns the log's size and its last n bytes as text.
 func readTail(path string, n int64) (int64, string) {
-	f, err := OpenPrivateFile(path, os.O_RDONLY, 0)
+	f, err := openPrivateFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return 0, ""
 	}
@@ -187,7 +187,7 @@ func (r *Registry) Follow(ctx context.Context, id string, offset int64, w io.Wri
 	if err != nil {
 		return offset, err
 	}
-	f, err := OpenPrivateFile(j.logPath(), os.O_RDONLY, 0)
+	f, err := openPrivateFile(j.logPath(), os.O_RDONLY, 0)
 	if err != nil {
 		return offset, fmt.Errorf("procregistry: follow %s: %w", j.id, err)
 	}

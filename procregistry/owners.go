@@ -75,7 +75,7 @@ func (r *Registry) loadClaims() error {
 }
 
 func readPrivateJSON(path string, v any) error {
-	f, err := OpenPrivateFile(path, os.O_RDONLY, 0)
+	f, err := openPrivateFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func writeRecord(dir string, rec *record) error {
 	if rec.Shell == "" {
 		return fmt.Errorf("procregistry: start: %w: a command shown redacted must be a shell string (an argv would show the secret to ps)", envs.ErrBadCommand)
 	}
-	f, err := OpenPrivateFile(filepath.Join(dir, fileCommand), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := openPrivateFile(filepath.Join(dir, fileCommand), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("procregistry: start: %w", err)
 	}

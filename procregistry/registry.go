@@ -63,7 +63,7 @@ type Options struct {
 	// Dir is the state directory: one directory per job, the event log
 	// and the consumers' cursors. It is created 0700. Open refuses it
 	// ([ErrUnsafeStateDir]) when another user could change it or any
-	// directory on the way to it (see [PrepareStateDir]). One registry at
+	// directory on the way to it (the rules of internal/statedir). One registry at
 	// a time may use it (Open fails with [ErrBusy] otherwise); the lock is
 	// a flock, so it dies with the process that held it.
 	Dir string
@@ -296,7 +296,7 @@ func Open(opts Options) (*Registry, error) {
 	o.NoticeGap = cmpOr(o.NoticeGap, DefaultNoticeGap)
 	o.Supervisor = slices.Clone(o.Supervisor)
 
-	dir, err := PrepareStateDir(o.Dir)
+	dir, err := prepareStateDir(o.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +306,7 @@ func Open(opts Options) (*Registry, error) {
 			return nil, err
 		}
 	}
-	lock, err := OpenPrivateFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	lock, err := openPrivateFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("procregistry: %w", err)
 	}
@@ -516,7 +516,7 @@ func (r *Registry) create(j *job) error {
 	if err := writeRecord(j.dir, &j.rec); err != nil {
 		return err
 	}
-	f, err := OpenPrivateFile(j.logPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := openPrivateFile(j.logPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("procregistry: start: %w", err)
 	}

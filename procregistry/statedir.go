@@ -6,218 +6,30 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/runbox/runbox/internal/statedir"
 )
 
-// The state directory holds every job's output and records, the event
-// log, and the daemon's socket. Another user who can change any of it —
-// or any directory on the way to it — can make runbox write through a
-// planted symbolic link into a file of the victim's (truncating it,
-// appending to it), read the victim's job output, or answer in the
-// daemon's place. So runbox trusts a state directory only when nobody
-// else can change it, and checks that before it writes anything:
-//
-//  1. The state directory is a directory owned by this user (the
-//     effective uid) that neither its group nor others may write to. A
-//     missing one is created 0700, one level at a time with Mkdir; a name
-//     that appears meanwhile (EEXIST) is checked like any existing one.
-//  2. Every directory the path goes through (the ancestors, and the
-//     directories of a symbolic link's target) belongs to this user or to
-//     root, and is writable by nobody else unless it is sticky (like
-//     /tmp, where others may add names but not replace ours).
-//  3. A symbolic link on the way, the state directory's own name
-//     included, is followed only when it belongs to this user or root
-//     (the owner of a link in a sticky directory may replace it), and the
-//     directory it leads to must pass rules 1 and 2. [PrepareStateDir]
-//     returns the resolved path, which is what is used from then on.
-//  4. Inside it, every directory runbox makes or uses (jobs/, cursors/,
-//     run/, each job's directory) is created 0700 with Mkdir, and it —
-//     whether new or found — must be a real directory (lstat: a symbolic
-//     link is refused, not followed) owned by this user, not writable by
-//     group or others.
-//  5. Every file is opened with O_NOFOLLOW and must be a regular file of
-//     this user with a single link (a hard link to a file elsewhere is
-//     refused like a symbolic one). New files are created with O_EXCL;
-//     JSON records are written to a fresh temporary file and renamed.
-//
-// Rules 1–3 make a checked path stable: only this user (or root) can
-// change any directory on it, so what was checked is what is used, by
-// this process and by the job supervisors it starts, which get a job
-// directory's path. Anything that fails a rule is refused with a
-// [*StateDirError] (errors.Is [ErrUnsafeStateDir]), never repaired:
-// whatever made it so may have placed something else too.
+// The state directory is trusted by the rules of package
+// internal/statedir: a directory of this user that nobody else can
+// change, reached only through directories and links nobody else can
+// change, every directory and file inside it checked before use.
 
-// maxSymlinks bounds the links followed while resolving a state
-// directory, as the kernel does (ELOOP).
-const maxSymlinks = 40
-
-// PrepareStateDir makes dir fit to hold a registry's state and returns
-// the path to use from then on: dir made absolute, with the symbolic
-// links it goes through resolved. Missing directories are created 0700.
-// It refuses, with a [*StateDirError], a directory that another user
-// could change (see the rules at the top of this file); [Open] and
-// [Listen] call it themselves, and the CLI calls it before it writes
-// anything (its daemon's log) to the directory.
-func PrepareStateDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("procregistry: state directory %s: %w", dir, err)
-	}
-	w := dirWalker{dir: abs, uid: os.Geteuid(), create: true}
-	real, err := w.resolve(abs)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Lstat(real)
-	if err != nil {
-		return "", fmt.Errorf("procregistry: state directory %s: %w", abs, err)
-	}
-	if err := w.private(real, fi); err != nil {
-		return "", err
-	}
-	return real, nil
-}
-
-// dirWalker resolves a path the way the kernel would, checking each
-// directory a name is looked up in and each symbolic link it follows.
-type dirWalker struct {
-	dir    string // the state directory, for errors
-	uid    int
-	create bool // make missing directories (0700)
-}
-
-func (w *dirWalker) refuse(path, format string, args ...any) error {
-	return &StateDirError{Dir: w.dir, Path: path, Problem: fmt.Sprintf(format, args...)}
-}
-
-// resolve returns path with every symbolic link resolved, after checking
-// (rule 2 and 3) every directory and link on the way. The last component
-// is only resolved: the caller checks it as a state directory (rule 1).
-func (w *dirWalker) resolve(path string) (string, error) {
-	cur := "/"
-	fi, err := os.Lstat(cur)
-	if err != nil {
-		return "", fmt.Errorf("procregistry: state directory %s: %w", w.dir, err)
-	}
-	if err := w.ancestor(cur, fi); err != nil {
-		return "", err
-	}
-	rest := splitPath(path)
-	links := 0
-	for len(rest) > 0 {
-		name := rest[0]
-		rest = rest[1:]
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur) // already checked on the way down
-			continue
-		}
-		p := filepath.Join(cur, name)
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) && w.create {
-			// Mkdir, never MkdirAll: a name that appears meanwhile is
-			// looked at below like any other.
-			if err = os.Mkdir(p, 0o700); err == nil || errors.Is(err, fs.ErrExist) {
-				fi, err = os.Lstat(p)
-			}
-		}
-		if err != nil {
-			return "", fmt.Errorf("procregistry: state directory %s: %w", w.dir, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			if uid := ownerOf(fi); uid != w.uid && uid != 0 {
-				return "", w.refuse(p, "is a symbolic link owned by uid %d, not you (uid %d) or root", uid, w.uid)
-			}
-			if links++; links > maxSymlinks {
-				return "", w.refuse(p, "leads through more than %d symbolic links", maxSymlinks)
-			}
-			target, err := os.Readlink(p)
-			if err != nil {
-				return "", fmt.Errorf("procregistry: state directory %s: %w", w.dir, err)
-			}
-			if filepath.IsAbs(target) {
-				cur = "/"
-			}
-			rest = append(splitPath(target), rest...)
-			continue
-		}
-		if !fi.IsDir() {
-			return "", w.refuse(p, "is not a directory")
-		}
-		if len(rest) > 0 {
-			if err := w.ancestor(p, fi); err != nil {
-				return "", err
-			}
-		}
-		cur = p
-	}
-	return cur, nil
-}
-
-// ancestor checks a directory on the way to the state directory (rule 2).
-func (w *dirWalker) ancestor(path string, fi fs.FileInfo) error {
-	if uid := ownerOf(fi); uid != w.uid && uid != 0 {
-		return w.refuse(path, "is owned by uid %d, not you (uid %d) or root, and leads to it", uid, w.uid)
-	}
-	if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
-		return w.refuse(path, "is writable by others (mode %04o) without the sticky bit, and leads to it", fi.Mode().Perm())
-	}
-	return nil
-}
-
-// private checks a directory that holds state (rules 1 and 4): fi is
-// from Lstat, so a symbolic link is refused here.
-func (w *dirWalker) private(path string, fi fs.FileInfo) error {
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return w.refuse(path, "is a symbolic link")
-	case !fi.IsDir():
-		return w.refuse(path, "is not a directory")
-	}
-	if uid := ownerOf(fi); uid != w.uid {
-		return w.refuse(path, "is owned by uid %d, not you (uid %d)", uid, w.uid)
-	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return w.refuse(path, "is writable by its group or others (mode %04o)", perm)
-	}
-	return nil
-}
-
-func splitPath(p string) []string {
-	return strings.Split(strings.Trim(p, "/"), "/")
-}
+// prepareStateDir checks (and creates) the state directory and returns
+// the path to use from then on (statedir.Prepare).
+func prepareStateDir(dir string) (string, error) { return statedir.Prepare(dir) }
 
 // mkdirPrivate creates path (0700) inside the checked state directory
-// state, or accepts the one that is there if it passes rule 4. It never
-// follows a symbolic link.
-func mkdirPrivate(state, path string) error {
-	if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("procregistry: %w", err)
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return fmt.Errorf("procregistry: %w", err)
-	}
-	w := dirWalker{dir: state, uid: os.Geteuid()}
-	return w.private(path, fi)
-}
+// state, or accepts the one there if it passes statedir's rules.
+func mkdirPrivate(state, path string) error { return statedir.Mkdir(state, path) }
 
 // checkPrivateDir checks an existing directory inside the state
-// directory (rule 4) without creating it.
-func checkPrivateDir(state, path string) error {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return fmt.Errorf("procregistry: %w", err)
-	}
-	w := dirWalker{dir: state, uid: os.Geteuid()}
-	return w.private(path, fi)
-}
+// directory without creating it.
+func checkPrivateDir(state, path string) error { return statedir.CheckDir(state, path) }
 
 // checkJobDir checks a job directory found in the state directory before
-// the registry reads anything in it: the directory itself (rule 4) and
-// its log, which the registry only ever reads (rule 5).
+// the registry reads anything in it: the directory itself and its log,
+// which the registry only ever reads.
 func checkJobDir(state, dir string) error {
 	if err := checkPrivateDir(state, dir); err != nil {
 		return err

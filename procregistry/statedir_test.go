@@ -228,7 +228,7 @@ func TestOpenPrivateFile_Refuses(t *testing.T) {
 	link := filepath.Join(dir, "link")
 	symlink(t, victim, link)
 	for _, flag := range []int{os.O_RDONLY, os.O_WRONLY | os.O_APPEND, os.O_RDWR | os.O_CREATE | os.O_TRUNC} {
-		f, err := OpenPrivateFile(link, flag, 0o600)
+		f, err := openPrivateFile(link, flag, 0o600)
 		if err == nil {
 			f.Close()
 		}
@@ -236,7 +236,7 @@ func TestOpenPrivateFile_Refuses(t *testing.T) {
 			t.Errorf("open of a link with flags %#x: %v; want refused", flag, err)
 		}
 	}
-	f, err := OpenPrivateFile(link, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := openPrivateFile(link, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
 		f.Close()
 		t.Error("O_EXCL create over a link succeeded")
@@ -245,14 +245,14 @@ func TestOpenPrivateFile_Refuses(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := OpenPrivateFile(fifo, os.O_RDWR, 0); !errors.Is(err, ErrUnsafeStateDir) {
+	if f, err := openPrivateFile(fifo, os.O_RDWR, 0); !errors.Is(err, ErrUnsafeStateDir) {
 		if f != nil {
 			f.Close()
 		}
 		t.Errorf("open of a fifo: %v; want refused", err)
 	}
 	assertUntouched(t, victim)
-	f, err = OpenPrivateFile(filepath.Join(dir, "new"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err = openPrivateFile(filepath.Join(dir, "new"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		t.Fatalf("create of a new file: %v", err)
 	}

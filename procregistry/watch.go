@@ -42,7 +42,7 @@ func (l *watchLimiter) init(now time.Time) { l.winStart = now }
 // known it reads to the end once more and closes j.drained.
 func (r *Registry) watchLoop(j *job, from int64) {
 	defer close(j.drained)
-	f, err := OpenPrivateFile(j.logPath(), os.O_RDONLY, 0)
+	f, err := openPrivateFile(j.logPath(), os.O_RDONLY, 0)
 	if err != nil {
 		r.log.Warn("procregistry: follow", "job", j.id, "err", err)
 		return

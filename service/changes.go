@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/internal/statedir"
 	"github.com/runbox/runbox/undo"
 )
 
@@ -92,7 +92,7 @@ func (s *Service) journalDir(root string) (string, error) {
 	if state == "" {
 		return "", fmt.Errorf("undo: no state directory (set HOME or RUNBOX_STATE_DIR): %w", ErrNoJournal)
 	}
-	parent, err := procregistry.PrepareStateDir(filepath.Join(state, "undo"))
+	parent, err := statedir.Prepare(filepath.Join(state, "undo"))
 	if err != nil {
 		return "", err
 	}

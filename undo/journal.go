@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runbox/runbox/internal/statedir"
 )
 
 // Journal is the undo journal of one workspace directory. It is safe for
@@ -95,17 +97,30 @@ func resolveRoot(root string) (string, error) {
 }
 
 // prepareDirs makes the journal directory and the directories in it.
+// The journal holds copies of the workspace's files: another user who
+// could change its directory could make runbox restore a file of theirs
+// into the workspace, or write through a planted link. So the directory
+// is trusted by the state directory's rules (internal/statedir): the
+// path to it only this user or root can change, the directories in it
+// this user's alone.
 func prepareDirs(dir string) (string, error) {
-	dir, err := prepareDir(dir)
+	dir, err := statedir.Prepare(dir)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("undo: journal: %w", err)
 	}
 	for _, sub := range []string{"objects", "steps", "tmp"} {
-		if _, err := prepareDir(filepath.Join(dir, sub)); err != nil {
-			return "", err
+		if err := statedir.Mkdir(dir, filepath.Join(dir, sub)); err != nil {
+			return "", fmt.Errorf("undo: journal: %w", err)
 		}
 	}
 	return dir, nil
+}
+
+// openPrivate opens a file inside the journal's directory: never through
+// a symbolic link, and only a regular file of this user with one link (a
+// hard link could make a write land in a file elsewhere).
+func openPrivate(path string, flag int, perm os.FileMode) (*os.File, error) {
+	return statedir.OpenFile(path, flag, perm)
 }
 
 // open opens the files the journal holds while open, loads its state

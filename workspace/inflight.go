@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/internal/statedir"
 )
 
 // A push that breaks midway can leave some of the files it was sending
@@ -32,7 +32,7 @@ func saveInflight(stateDir, task string, paths []string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("workspace: in-flight record: %w", err)
 	}
-	f, err := procregistry.OpenPrivateFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := statedir.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("workspace: in-flight record: %w", err)
 	}
@@ -49,7 +49,7 @@ func saveInflight(stateDir, task string, paths []string) error {
 // loadInflight returns the paths a push that did not complete was
 // sending (none when the last push completed).
 func loadInflight(stateDir, task string) (map[string]bool, error) {
-	f, err := procregistry.OpenPrivateFile(inflightPath(stateDir, task), os.O_RDONLY, 0)
+	f, err := statedir.OpenFile(inflightPath(stateDir, task), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

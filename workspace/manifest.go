@@ -16,7 +16,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/internal/statedir"
 )
 
 // Manifest is what the last push of a task sent: the base of the
@@ -86,7 +86,7 @@ func syncDir(stateDir string) (string, error) {
 	if stateDir == "" {
 		return "", errors.New("workspace: no state directory")
 	}
-	dir, err := procregistry.PrepareStateDir(filepath.Join(stateDir, "sync"))
+	dir, err := statedir.Prepare(filepath.Join(stateDir, "sync"))
 	if err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
@@ -100,7 +100,7 @@ func Load(stateDir, task string) (*Manifest, error) {
 		return nil, err
 	}
 	p := ManifestPath(stateDir, task)
-	f, err := procregistry.OpenPrivateFile(p, os.O_RDONLY, 0)
+	f, err := statedir.OpenFile(p, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: task %q (push it with runbox run --sync)", ErrNoManifest, task)
 	}
@@ -123,7 +123,7 @@ func (m *Manifest) save(stateDir string) error {
 	}
 	p := ManifestPath(stateDir, m.Task)
 	tmp := p + ".tmp-" + rand.Text()
-	f, err := procregistry.OpenPrivateFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := statedir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("workspace: save manifest: %w", err)
 	}
@@ -154,7 +154,7 @@ func lock(stateDir, task string) (func(), error) {
 		return nil, err
 	}
 	p := strings.TrimSuffix(ManifestPath(stateDir, task), ".json") + ".lock"
-	f, err := procregistry.OpenPrivateFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := statedir.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: lock: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/statedir"
 	"github.com/runbox/runbox/internal/supervisor"
 	"github.com/runbox/runbox/procregistry"
 )
@@ -53,14 +54,14 @@ func (a *app) stateDir() (string, error) {
 
 // checkedStateDir is stateDir, created if missing and checked before
 // anything is written to it: a directory that another user could change
-// is refused (procregistry.PrepareStateDir says exactly when). It is the
+// is refused (statedir.Prepare says exactly when). It is the
 // path to use, with symbolic links resolved.
 func (a *app) checkedStateDir() (string, error) {
 	state, err := a.stateDir()
 	if err != nil {
 		return "", err
 	}
-	return procregistry.PrepareStateDir(state)
+	return statedir.Prepare(state)
 }
 
 func daemonSocket(state string) string { return filepath.Join(state, "run", "daemon.sock") }
@@ -127,7 +128,7 @@ const daemonStartWait = 10 * time.Second
 // spawn.lock, released by the returned function or by the process's
 // death), waiting for whoever is starting a daemon meanwhile.
 func lockSpawn(ctx context.Context, state string) (func(), error) {
-	f, err := procregistry.OpenPrivateFile(filepath.Join(state, "spawn.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := statedir.OpenFile(filepath.Join(state, "spawn.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, errorf("job daemon: %w", err)
 	}
@@ -167,7 +168,7 @@ func (a *app) spawnDaemon(state string, detach bool) error {
 	if err != nil {
 		return errorf("%v", err)
 	}
-	logf, err := procregistry.OpenPrivateFile(filepath.Join(state, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := statedir.OpenFile(filepath.Join(state, "daemon.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return errorf("job daemon log: %w", err)
 	}
@@ -209,7 +210,7 @@ func (a *app) spawnDaemon(state string, detach bool) error {
 // daemonLogTail is the end of the daemon's log (at most n bytes), read
 // like every file of the state directory: never through a link.
 func daemonLogTail(state string, n int64) string {
-	f, err := procregistry.OpenPrivateFile(filepath.Join(state, "daemon.log"), os.O_RDONLY, 0)
+	f, err := statedir.OpenFile(filepath.Join(state, "daemon.log"), os.O_RDONLY, 0)
 	if err != nil {
 		return ""
 	}

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/internal/statedir"
 )
 
 // TestJSON_RoundTrip: a record written with WriteJSON reads back equal,
@@ -58,13 +59,13 @@ func TestWriteJSON_ReplacesLink(t *testing.T) {
 }
 
 // TestReadJSON_Refuses: what a record must not be is refused with
-// ErrUnsafeStateDir (or, for bad content, an error), and nothing is
+// statedir.ErrUnsafe (or, for bad content, an error), and nothing is
 // decoded from it.
 func TestReadJSON_Refuses(t *testing.T) {
 	tests := []struct {
 		name   string
 		make   func(t *testing.T, path string)
-		unsafe bool // the error matches ErrUnsafeStateDir
+		unsafe bool // the error matches statedir.ErrUnsafe
 	}{
 		{"symbolic link", func(t *testing.T, path string) {
 			writeFile(t, path+".real", `{"note":"planted"}`)
@@ -86,75 +87,13 @@ func TestReadJSON_Refuses(t *testing.T) {
 			if ok || err == nil {
 				t.Fatalf("ReadJSON = %v, %v; want false and an error", ok, err)
 			}
-			if errors.Is(err, ErrUnsafeStateDir) != tt.unsafe {
-				t.Fatalf("ReadJSON error %v: matches ErrUnsafeStateDir = %v; want %v", err, !tt.unsafe, tt.unsafe)
+			if errors.Is(err, statedir.ErrUnsafe) != tt.unsafe {
+				t.Fatalf("ReadJSON error %v: matches statedir.ErrUnsafe = %v; want %v", err, !tt.unsafe, tt.unsafe)
 			}
 			if got.Note != "" {
 				t.Fatalf("decoded note %q from a refused file", got.Note)
 			}
 		})
-	}
-}
-
-// TestCheckPrivateDir: a state directory must be a real directory of this
-// user that nobody else may enter.
-func TestCheckPrivateDir(t *testing.T) {
-	tests := []struct {
-		name    string
-		make    func(t *testing.T, path string)
-		problem string // "" when it is accepted
-	}{
-		{"private", func(t *testing.T, path string) { must(t, os.Mkdir(path, 0o700)) }, ""},
-		{"group readable", func(t *testing.T, path string) {
-			must(t, os.Mkdir(path, 0o700))
-			must(t, os.Chmod(path, 0o750))
-		}, "open to others"},
-		{"a file", func(t *testing.T, path string) { writeFile(t, path, "") }, "is not a directory"},
-		{"symbolic link", func(t *testing.T, path string) {
-			must(t, os.Mkdir(path+".real", 0o700))
-			must(t, os.Symlink(path+".real", path))
-		}, "is a symbolic link"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "state")
-			tt.make(t, path)
-			err := CheckPrivateDir(path)
-			if tt.problem == "" {
-				if err != nil {
-					t.Fatalf("CheckPrivateDir = %v; want nil", err)
-				}
-				return
-			}
-			var se *StateDirError
-			if !errors.As(err, &se) || !strings.Contains(se.Problem, tt.problem) || se.Path != path {
-				t.Fatalf("CheckPrivateDir = %v; want a StateDirError for %s that %s", err, path, tt.problem)
-			}
-		})
-	}
-}
-
-// TestStateDirError_Message: the message names the state directory only
-// when it is known, and the path once when it is the directory itself.
-func TestStateDirError_Message(t *testing.T) {
-	tests := []struct {
-		err  StateDirError
-		want string
-	}{
-		{StateDirError{Path: "/s/jobs/1/pid.json", Problem: "is a symbolic link"},
-			"procregistry: /s/jobs/1/pid.json is a symbolic link; refusing it"},
-		{StateDirError{Dir: "/s", Path: "/s", Problem: "has mode -rwxr-x---, open to others"},
-			"procregistry: state directory /s has mode -rwxr-x---, open to others; refusing it"},
-		{StateDirError{Dir: "/s", Path: "/s/jobs", Problem: "is not a directory"},
-			"procregistry: state directory /s: /s/jobs is not a directory; refusing it"},
-	}
-	for _, tt := range tests {
-		if got := tt.err.Error(); got != tt.want {
-			t.Errorf("Error() = %q; want %q", got, tt.want)
-		}
-		if !errors.Is(&tt.err, ErrUnsafeStateDir) {
-			t.Errorf("%q does not match ErrUnsafeStateDir", tt.want)
-		}
 	}
 }
 

@@ -1,9 +1,6 @@
 package jobdir
 
 import (
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -53,27 +50,3 @@ type HostResponse struct {
 
 // MaxHostRequest bounds a HostRequest (its environment, mostly).
 const MaxHostRequest = 8 << 20
-
-// CheckPrivateDir refuses, with a [*StateDirError], anything at path but
-// a directory of this user that no one else may enter or change. It
-// never follows a symbolic link at path.
-func CheckPrivateDir(path string) error {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
-	refuse := func(format string, args ...any) error {
-		return &StateDirError{Path: path, Problem: fmt.Sprintf(format, args...)}
-	}
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return refuse("is a symbolic link")
-	case !fi.IsDir():
-		return refuse("is not a directory")
-	case OwnerOf(fi) != os.Geteuid():
-		return refuse("is owned by uid %d, not you (uid %d)", OwnerOf(fi), os.Geteuid())
-	case fi.Mode().Perm()&0o077 != 0:
-		return refuse("has mode %v, open to others", fi.Mode().Perm())
-	}
-	return nil
-}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/runbox/runbox/internal/statedir"
 )
 
 // WriteJSON writes v to path atomically: to a new temporary file beside
@@ -45,9 +47,9 @@ const MaxRecord = 16 << 20
 
 // ReadJSON reads path into v. A missing file is (false, nil). A symbolic
 // link, or anything but a regular file of this user, is an error
-// ([ErrUnsafeStateDir]) and is not read.
+// ([statedir.ErrUnsafe]) and is not read.
 func ReadJSON(path string, v any) (bool, error) {
-	f, err := OpenPrivateFile(path, os.O_RDONLY, 0)
+	f, err := statedir.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

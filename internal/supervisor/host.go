@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/internal/statedir"
 )
 
 // hostLinger is how long a host with no job waits for a new one before
@@ -60,7 +61,7 @@ func hostLaunch(state string) int {
 		return 1
 	}
 	hdir := filepath.Join(state, jobdir.HostDir)
-	if err := jobdir.CheckPrivateDir(hdir); err != nil {
+	if err := statedir.CheckClosedDir(hdir); err != nil {
 		return fail(err)
 	}
 	argv := append(append([]string{}, os.Args[:len(os.Args)-2]...), hostFlag+"-detached", state)
@@ -92,7 +93,7 @@ func hostMain(state string) int {
 	}
 	defer sinkSignals()()
 	hdir := filepath.Join(state, jobdir.HostDir)
-	if err := jobdir.CheckPrivateDir(hdir); err != nil {
+	if err := statedir.CheckClosedDir(hdir); err != nil {
 		return fail(err)
 	}
 	lock, err := holdUntilExit(filepath.Join(hdir, jobdir.HostLock))
@@ -137,7 +138,7 @@ func hostMain(state string) int {
 // the lock free (WaitHostGone) then finds no host process left, not one
 // that has let go of the lock but not yet exited.
 func holdUntilExit(path string) (int, error) {
-	f, err := jobdir.OpenPrivateFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := statedir.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return -1, err
 	}
@@ -319,7 +320,7 @@ func (h *host) jobDir(dir string) (string, error) {
 	if !filepath.IsAbs(dir) || filepath.Dir(dir) != filepath.Join(h.state, "jobs") {
 		return "", fmt.Errorf("%s is not a job directory of %s", dir, h.state)
 	}
-	if err := jobdir.CheckPrivateDir(dir); err != nil {
+	if err := statedir.CheckClosedDir(dir); err != nil {
 		return "", err
 	}
 	return dir, nil

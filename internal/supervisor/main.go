@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/internal/statedir"
 )
 
 // Flags of Main's argument list (see Main).
@@ -165,7 +166,7 @@ func startDetached(argv []string, logPath string) (string, error) {
 		return "", err
 	}
 	defer devnull.Close()
-	logf, err := jobdir.OpenPrivateFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := statedir.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return "", err
 	}

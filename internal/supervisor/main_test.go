@@ -11,6 +11,7 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/internal/statedir"
 	"github.com/runbox/runbox/internal/supervisor"
 )
 
@@ -35,7 +36,7 @@ func jobDir(t *testing.T, spec jobdir.Spec) string {
 	if err := jobdir.WriteJSON(filepath.Join(dir, jobdir.FileJob), spec); err != nil {
 		t.Fatal(err)
 	}
-	f, err := jobdir.OpenPrivateFile(filepath.Join(dir, jobdir.FileLog), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := statedir.OpenFile(filepath.Join(dir, jobdir.FileLog), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}

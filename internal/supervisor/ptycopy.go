@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/jobdir"
+	"github.com/runbox/runbox/internal/statedir"
 )
 
 // A PTY job's output has to be read from the terminal's master side and
@@ -29,7 +30,7 @@ func (s *supervisor) startCopier() *exec.Cmd {
 	if err != nil {
 		return nil
 	}
-	logf, err := jobdir.OpenPrivateFile(filepath.Join(s.dir, jobdir.FileLog), os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := statedir.OpenFile(filepath.Join(s.dir, jobdir.FileLog), os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil
 	}
@@ -51,7 +52,7 @@ func (s *supervisor) startCopier() *exec.Cmd {
 // the master reads EIO or is closed; done is closed at the end.
 func (s *supervisor) copyInProcess(done chan<- struct{}) {
 	defer close(done)
-	logf, err := jobdir.OpenPrivateFile(filepath.Join(s.dir, jobdir.FileLog), os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := statedir.OpenFile(filepath.Join(s.dir, jobdir.FileLog), os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/jobdir"
 	"github.com/runbox/runbox/internal/launch"
+	"github.com/runbox/runbox/internal/statedir"
 	"github.com/runbox/runbox/termination"
 )
 
@@ -207,7 +208,7 @@ func newJobContainer(id string, limits envs.Limits) (termination.Container, erro
 // run nothing, and returns an error matching launch.ErrNotContained. Then it reads the PID the command reports.
 // Without /bin/sh it starts the command directly.
 func (s *supervisor) launch(spec jobdir.Spec, path string, argv []string, cont termination.Container) error {
-	logf, err := jobdir.OpenPrivateFile(filepath.Join(s.dir, jobdir.FileLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := statedir.OpenFile(filepath.Join(s.dir, jobdir.FileLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package jobdir
+package statedir
 
 import (
 	"errors"
@@ -8,12 +8,12 @@ import (
 	"syscall"
 )
 
-// ErrUnsafeStateDir matches every [*StateDirError].
-var ErrUnsafeStateDir = errors.New("procregistry: unsafe state directory")
+// ErrUnsafe matches every [*Error].
+var ErrUnsafe = errors.New("unsafe state directory")
 
-// StateDirError says which path of a state directory was refused and
-// why. It matches [ErrUnsafeStateDir].
-type StateDirError struct {
+// Error says which path of a state directory was refused and
+// why. It matches [ErrUnsafe].
+type Error struct {
 	// Dir is the state directory (empty when only the path is known, as
 	// in a supervisor that was handed one job's directory).
 	Dir string
@@ -25,27 +25,27 @@ type StateDirError struct {
 	Problem string
 }
 
-func (e *StateDirError) Error() string {
+func (e *Error) Error() string {
 	switch {
 	case e.Dir == "":
-		return fmt.Sprintf("procregistry: %s %s; refusing it", e.Path, e.Problem)
+		return fmt.Sprintf("%s %s; refusing it", e.Path, e.Problem)
 	case e.Dir == e.Path:
-		return fmt.Sprintf("procregistry: state directory %s %s; refusing it", e.Path, e.Problem)
+		return fmt.Sprintf("state directory %s %s; refusing it", e.Path, e.Problem)
 	}
-	return fmt.Sprintf("procregistry: state directory %s: %s %s; refusing it", e.Dir, e.Path, e.Problem)
+	return fmt.Sprintf("state directory %s: %s %s; refusing it", e.Dir, e.Path, e.Problem)
 }
 
-func (e *StateDirError) Unwrap() error { return ErrUnsafeStateDir }
+func (e *Error) Unwrap() error { return ErrUnsafe }
 
-// OpenPrivateFile opens a file in a directory checked by
-// [PrepareStateDir] (rule 5): it never follows a symbolic link at path,
-// and refuses, with a [*StateDirError], anything but a regular file of
+// OpenFile opens a file in a directory checked by
+// [Prepare] (rule 5): it never follows a symbolic link at path,
+// and refuses, with a [*Error], anything but a regular file of
 // this user with a single link. Use O_CREATE|O_EXCL for a file that must
 // be new. perm applies to a file it creates.
-func OpenPrivateFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, &StateDirError{Path: path, Problem: "is a symbolic link"}
+		return nil, &Error{Path: path, Problem: "is a symbolic link"}
 	}
 	if err != nil {
 		return nil, err
@@ -55,18 +55,18 @@ func OpenPrivateFile(path string, flag int, perm fs.FileMode) (*os.File, error) 
 		f.Close()
 		return nil, err
 	}
-	if err := CheckPrivateFile(path, fi); err != nil {
+	if err := CheckFile(path, fi); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
 }
 
-// CheckPrivateFile checks a file found in a state directory (rule 5);
+// CheckFile checks a file found in a state directory (rule 5);
 // fi is from Lstat or from the open file.
-func CheckPrivateFile(path string, fi fs.FileInfo) error {
+func CheckFile(path string, fi fs.FileInfo) error {
 	refuse := func(format string, args ...any) error {
-		return &StateDirError{Path: path, Problem: fmt.Sprintf(format, args...)}
+		return &Error{Path: path, Problem: fmt.Sprintf(format, args...)}
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return refuse("is a symbolic link")
