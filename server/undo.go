@@ -99,17 +99,11 @@ func undoneText(d *undo.Undone) string {
 
 // changesText is a result's line on what the command changed.
 func changesText(r *undo.Record) string {
-	if r == nil || r.Step == 0 {
+	sum := r.Summary(5)
+	if sum == "" {
 		return ""
 	}
-	names := make([]string, 0, 5)
-	for _, c := range r.Changes[:min(len(r.Changes), 5)] {
-		names = append(names, c.Kind+" "+c.Path)
-	}
-	if r.More > 0 || len(r.Changes) > 5 {
-		names = append(names, fmt.Sprintf("%d more", r.More+len(r.Changes)-min(len(r.Changes), 5)))
-	}
-	s := fmt.Sprintf("[changed (step %d): %s; the undo tool puts it back]", r.Step, strings.Join(names, ", "))
+	s := "[changed " + sum + "; the undo tool puts it back]"
 	if len(r.NotKept) > 0 {
 		s += fmt.Sprintf("\n[too big to keep, cannot be undone: %s]", strings.Join(r.NotKept, ", "))
 	}

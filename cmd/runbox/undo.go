@@ -125,22 +125,11 @@ func printSteps(w io.Writer, steps []undo.Step, asJSON bool) error {
 // printChanges writes one line per change.
 func printChanges(w io.Writer, cs []undo.Change, more int) {
 	for _, c := range cs {
-		fmt.Fprintf(w, "  %-8s %s\n", c.Kind, changeName(c))
+		fmt.Fprintf(w, "  %-8s %s\n", c.Kind, c.Name())
 	}
 	if more > 0 {
 		fmt.Fprintf(w, "  … and %d more\n", more)
 	}
-}
-
-func changeName(c undo.Change) string {
-	name := c.Path
-	if c.Type == "dir" {
-		name += "/"
-	}
-	if c.From != "" {
-		name = c.From + " -> " + name
-	}
-	return name
 }
 
 // changeReporter is a process that says what it changed (service's
@@ -156,18 +145,11 @@ func reportChanges(a *app, r *undo.Record, warnings []string) {
 	for _, w := range warnings {
 		fmt.Fprintf(a.stderr, "runbox: %s\n", w)
 	}
-	if r == nil || r.Step == 0 {
+	sum := r.Summary(4)
+	if sum == "" {
 		return
 	}
-	n := len(r.Changes) + r.More
-	names := make([]string, 0, 4)
-	for _, c := range r.Changes[:min(len(r.Changes), 4)] {
-		names = append(names, c.Kind+" "+changeName(c))
-	}
-	if rest := n - len(names); rest > 0 {
-		names = append(names, fmt.Sprintf("%d more", rest))
-	}
-	fmt.Fprintf(a.stderr, "runbox: changed %d path(s) (step %d): %s; undo with: runbox undo\n", n, r.Step, strings.Join(names, ", "))
+	fmt.Fprintf(a.stderr, "runbox: changed %s; undo with: runbox undo\n", sum)
 	if len(r.NotKept) > 0 {
 		fmt.Fprintf(a.stderr, "runbox: too big to keep, cannot be undone: %s\n", strings.Join(r.NotKept, ", "))
 	}
