@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -39,6 +40,21 @@ type Journal struct {
 	m       meta
 	index   map[string]entry
 	refs    refs
+
+	// watch follows the workspace between checkpoints (see rescan.go).
+	// It may stand in for a walk only while synced: the last checkpoint
+	// was saved by this process as generation watchGen, and nothing has
+	// changed the journal since.
+	watch    *watcher
+	watchGen uint64
+	synced   bool
+	walked   time.Time // the last whole walk
+	noWatch  bool      // tests: every checkpoint walks everything
+	rescans  int       // tests: checkpoints the watcher stood in for
+	// Views of index, built when first needed and kept in step by
+	// checkpoints (nil: to be built).
+	kids map[string][]string
+	racy map[string]bool
 }
 
 // Open opens the journal kept in dir for the workspace root, creating it
@@ -171,6 +187,8 @@ func (j *Journal) closeFiles() error {
 	if j.rootDir != nil {
 		errs = append(errs, j.rootDir.Close())
 	}
+	j.watch.close()
+	j.watch = nil
 	return errors.Join(errs...)
 }
 
@@ -182,6 +200,9 @@ type txn struct {
 	dirty  bool     // the state in memory differs from the disk
 	index  bool     // the index changed
 	refs   bool     // the objects in use may have changed (index or steps)
+	// checkpointed says the index is the tree as of now (the watcher's
+	// events from here on are what changes it).
+	checkpointed bool
 }
 
 // locked runs fn holding the journal's locks, with the state reloaded
@@ -202,11 +223,15 @@ func (j *Journal) locked(ctx context.Context, fn func(*txn) error) error {
 	}
 	tx := &txn{before: j.refs}
 	err := fn(tx)
+	checkpointed := tx.checkpointed // commit clears tx
 	if err == nil && tx.dirty {
 		err = j.commit(tx)
 	}
 	if err != nil && tx.dirty {
 		j.rollback(tx)
+	}
+	if err == nil && checkpointed && j.watch != nil {
+		j.watchGen, j.synced = j.gen, true
 	}
 	return err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -31,29 +33,45 @@ type scan struct {
 	fresh  []digest
 	dirty  bool // the new index differs from the old
 	buf    []byte
+	// watch, when set, is given every directory the scan enters.
+	watch *watcher
+	// A rescan (rescan.go) leaves old as it is and puts in next only
+	// what it looked at again; gone is what it found missing.
+	rescanning bool
+	gone       map[string]bool
+	kids       map[string][]string // the old index by directory
 }
 
 func (j *Journal) newScan() *scan {
 	return &scan{
 		j:     j,
 		old:   j.index,
-		next:  make(map[string]entry, len(j.index)),
+		next:  map[string]entry{}, // sized by a whole walk; a rescan's is small
 		start: time.Now().UnixNano(),
 		blind: map[string]bool{},
-		buf:   make([]byte, 256<<10),
 	}
 }
 
-// run walks the root.
-func (s *scan) run(ctx context.Context) error {
-	w := walker{
+// walker is the scan's walk: every entry visited, every directory
+// entered given to the watcher.
+func (s *scan) walker(ctx context.Context) *walker {
+	w := &walker{
 		ctx:        ctx,
 		skip:       s.j.ex.skip,
 		dev:        s.j.dev,
 		visit:      s.visit,
 		unreadable: func(rel string) { s.blind[rel] = true },
 	}
-	if err := w.walk(int(s.j.rootDir.Fd())); err != nil {
+	if s.watch != nil {
+		w.opened = s.watch.add
+	}
+	return w
+}
+
+// run walks the root.
+func (s *scan) run(ctx context.Context) error {
+	s.next = make(map[string]entry, len(s.old))
+	if err := s.walker(ctx).walk(int(s.j.rootDir.Fd())); err != nil {
 		return err
 	}
 	s.carry()
@@ -110,6 +128,9 @@ func (s *scan) content(dirfd int, name, rel string, e, old entry, had bool) (ent
 	}
 	if n.Size > s.j.opts.MaxFileBytes {
 		return n, nil
+	}
+	if s.buf == nil {
+		s.buf = make([]byte, 256<<10) // only a scan that reads content needs it
 	}
 	res, err := s.j.store.put(putRequest{
 		src: f, size: n.Size, limit: s.j.opts.MaxFileBytes, buf: s.buf,
@@ -198,14 +219,49 @@ func (s *scan) diffs() []diff {
 			ds = append(ds, diff{Path: p, Before: &o, After: &n})
 		}
 	}
-	for p, o := range s.old {
-		if _, ok := s.next[p]; !ok && !s.j.ex.covers(p) {
-			ds = append(ds, diff{Path: p, Before: &o})
-		}
-	}
-	if len(s.next) != len(s.old) {
-		s.dirty = true
+	for p := range s.missing() {
+		o := s.old[p]
+		ds = append(ds, diff{Path: p, Before: &o})
 	}
 	slices.SortFunc(ds, func(x, y diff) int { return strings.Compare(x.Path, y.Path) })
 	return ds
+}
+
+// missing yields the paths of the old index that are not in the new.
+func (s *scan) missing() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if s.rescanning {
+			for p := range s.gone {
+				if _, back := s.next[p]; !back && !yield(p) {
+					return
+				}
+			}
+			return
+		}
+		for p := range s.old {
+			if _, ok := s.next[p]; !ok && !s.j.ex.covers(p) && !yield(p) {
+				return
+			}
+		}
+	}
+}
+
+// index is the new index. A rescan's is the old one with what it found
+// applied (the old one is not needed after diffs; a failed operation
+// reloads the index from disk).
+func (s *scan) index() map[string]entry {
+	if !s.rescanning {
+		if len(s.next) != len(s.old) {
+			s.dirty = true
+		}
+		return s.next
+	}
+	for p := range s.gone {
+		if _, back := s.next[p]; !back {
+			delete(s.old, p)
+			s.dirty = true
+		}
+	}
+	maps.Copy(s.old, s.next)
+	return s.old
 }

@@ -132,6 +132,7 @@ func (j *Journal) reload() error {
 // reset forgets everything: the journal has no state on disk yet.
 func (j *Journal) reset() {
 	j.gen, j.m, j.index = 0, meta{Root: j.root, NextSeq: 1, NextCmd: 1}, map[string]entry{}
+	j.kids, j.racy = nil, nil
 	j.refs = refsOf(j.index, nil)
 }
 
@@ -144,7 +145,7 @@ func (j *Journal) adopt(gen uint64, m meta) error {
 		if err != nil {
 			return err
 		}
-		j.index = index
+		j.index, j.kids, j.racy = index, nil, nil
 	}
 	j.gen, j.m = gen, m
 	j.markDead()

@@ -111,7 +111,7 @@ func (j *Journal) readSteps(want func(*stepMeta) bool) ([]*stepFile, error) {
 // checkpoint of a journal records nothing: it makes the mirror.
 func (j *Journal) checkpoint(ctx context.Context, tx *txn) (int64, error) {
 	s := j.newScan()
-	err := s.run(ctx)
+	err := j.scanTree(ctx, s)
 	if tx.fresh = append(tx.fresh, s.fresh...); len(s.fresh) > 0 {
 		tx.dirty = true   // so a failure removes them
 		j.bounded = false // the store grew
@@ -121,10 +121,11 @@ func (j *Journal) checkpoint(ctx context.Context, tx *txn) (int64, error) {
 	}
 	ds := s.diffs()
 	first := j.m.IndexGen == 0
-	j.index = s.next
+	j.setIndex(s)
 	if s.dirty || first {
 		tx.dirty, tx.index = true, true
 	}
+	tx.checkpointed = true
 	cmds := j.stepCmds(tx)
 	if first || len(ds) == 0 {
 		return 0, nil
@@ -148,4 +149,34 @@ func (j *Journal) stepCmds(tx *txn) []cmdRef {
 	}
 	j.m.Cmds = open
 	return refs
+}
+
+// walkEvery bounds how long a watcher may stand in for walks: a change
+// inotify does not report (a write through a shared mapping, or through
+// a hard link from outside the workspace) is found by the next whole
+// walk at the latest.
+const walkEvery = 30 * time.Second
+
+// scanTree fills s's new index: from the directories the watcher saw
+// change when it has followed the workspace since the last checkpoint
+// this process saved, by a whole walk otherwise, which starts a new
+// watcher first so that nothing changed during the walk goes unseen.
+func (j *Journal) scanTree(ctx context.Context, s *scan) error {
+	synced := j.synced && j.watchGen == j.gen
+	j.synced = false // until this checkpoint is saved
+	if j.watch != nil {
+		dirty, ok := j.watch.drain()
+		if ok && synced && time.Since(j.walked) < walkEvery {
+			s.watch = j.watch
+			j.rescans++
+			return s.rescan(ctx, dirty)
+		}
+		j.watch.close()
+		j.watch = nil
+	}
+	if !j.noWatch {
+		j.watch = newWatcher()
+	}
+	s.watch, j.walked = j.watch, time.Now()
+	return s.run(ctx)
 }

@@ -25,6 +25,10 @@ type walker struct {
 	// unreadable is called for a directory the walk cannot list: what was
 	// known under it is not known to be gone.
 	unreadable func(rel string)
+	// opened, when set, is called for each directory the walk enters,
+	// with its descriptor, before it is listed (the watcher watches it,
+	// so that nothing made in it after the listing goes unseen).
+	opened func(fd int, rel string)
 }
 
 // walk visits everything under the directory open as rootfd (which it
@@ -43,6 +47,9 @@ func (w *walker) dir(fd int, rel string) error {
 	defer f.Close()
 	if err := w.ctx.Err(); err != nil {
 		return err
+	}
+	if w.opened != nil {
+		w.opened(fd, rel)
 	}
 	names, err := f.Readdirnames(-1)
 	if err != nil {
@@ -74,6 +81,11 @@ func (w *walker) entry(dirfd int, name, rel string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || uint64(st.Dev) != w.dev {
 		return nil
 	}
+	return w.enter(dirfd, name, rel)
+}
+
+// enter walks the directory name of the directory open as dirfd.
+func (w *walker) enter(dirfd int, name, rel string) error {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	switch {
 	case err == nil:
