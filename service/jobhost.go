@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/ssh"
 )
 
 // OpenJobHost opens, through the provider table, the environment whose
@@ -38,25 +37,4 @@ func (s *Service) OpenJobHost(ctx context.Context, backend string, spec envs.Spe
 		return nil, nil, fmt.Errorf("service: --backend %s: %w", backend, err)
 	}
 	return env, relay, nil
-}
-
-// OpenSSHAgent opens the ssh backend for spec through the provider table
-// and returns it with the host it reached (user@host:port), refusing a
-// connection whose agent fell back to native exec: what is measured or
-// relied on there is the agent.
-func (s *Service) OpenSSHAgent(ctx context.Context, spec envs.Spec) (envs.Environment, string, error) {
-	env, err := s.providers.Open(ctx, "ssh", spec)
-	if err != nil {
-		return nil, "", err
-	}
-	e, ok := env.(*ssh.Env)
-	if !ok {
-		env.Close(context.WithoutCancel(ctx))
-		return nil, "", fmt.Errorf("service: the ssh row opened a %T", env)
-	}
-	if fb := e.Fallback(); fb != "" {
-		env.Close(context.WithoutCancel(ctx))
-		return nil, "", fmt.Errorf("service: the runbox agent does not run on %s: %s", e.Host(), fb)
-	}
-	return env, e.Host(), nil
 }

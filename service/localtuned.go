@@ -14,9 +14,6 @@ type LocalTuning struct {
 	// no subreaper, leftovers kept, and no pre-started shell, which
 	// would sit idle for the daemon's whole life.
 	Direct bool
-	// NoPrestart makes every command start its own shell (what the
-	// pre-started shells save is measured against it).
-	NoPrestart bool
 }
 
 // OpenLocalTuned opens a local environment with the configuration's
@@ -28,9 +25,6 @@ func (s *Service) OpenLocalTuned(spec envs.Spec, t LocalTuning) (envs.Environmen
 	o := s.LocalOptions(spec)
 	if t.Direct {
 		o.Subreaper, o.KeepLeftovers, o.NoPrestart = nil, true, true
-	}
-	if t.NoPrestart {
-		o.NoPrestart = true
 	}
 	return local.New(o)
 }

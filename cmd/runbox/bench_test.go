@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/bench"
 )
 
 // benchTempDir gives the bench a private TMPDIR: its state directories
@@ -218,7 +220,7 @@ func TestBench_Throughput(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, errs)
 	}
-	var m measurement
+	var m bench.Measurement
 	if err := json.Unmarshal([]byte(out), &m); err != nil || m.Name != "jobs.throughput" || m.N != 1 || m.PerSecond <= 0 || m.BaselineP50ms <= 0 {
 		t.Errorf("measurement = %q (%v)", out, err)
 	}
@@ -241,7 +243,7 @@ func TestBench_TableShowsRatio(t *testing.T) {
 		t.Errorf("row lacks the ratio: %q", lines[1])
 	}
 	js, _, _ := cli(t, "", nil, "bench", "--only", "true", "-n", "3", "--json")
-	var m measurement
+	var m bench.Measurement
 	if err := json.Unmarshal([]byte(js), &m); err != nil || m.Ratio <= 0 || math.Abs(m.Ratio-m.P50ms/m.BaselineP50ms) > 1e-9 {
 		t.Errorf("--json ratio: %v %+v", err, m)
 	}

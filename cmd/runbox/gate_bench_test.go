@@ -7,6 +7,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/approval"
+	"github.com/runbox/runbox/internal/bench"
 )
 
 // TestBench_GateCheckPerCommand: gate.check times each command of the
@@ -17,11 +20,13 @@ func TestBench_GateCheckPerCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, errs)
 	}
-	var m measurement
+	var m bench.Measurement
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("not a measurement: %q: %v", out, err)
 	}
-	if corpus := len(benchGateCorpus()); m.Name != "gate.check" || m.N != 2*corpus || corpus < 400 {
+	// The corpus: the sample of agents' commands and every rule's
+	// examples (internal/bench's gateCorpus).
+	if corpus := len(approval.SampleCommands()) + len(approval.RuleExamples()); m.Name != "gate.check" || m.N != 2*corpus || corpus < 400 {
 		t.Errorf("measurement = %+v; want %d checks (2 rounds of the corpus)", m, 2*corpus)
 	}
 	if m.P50ms <= 0 || m.P99ms < m.P50ms || m.BaselineP50ms <= 0 || m.PerSecond <= 0 {
@@ -31,8 +36,9 @@ func TestBench_GateCheckPerCommand(t *testing.T) {
 
 // TestBench_GateCheckJSONL runs gate.check.jsonl as a user would, in a
 // real runbox process, which runs runbox check --jsonl over thousands of
-// commands, and parses alone, in processes of its own: both must answer
-// every command, and the measurement says how many a second.
+// commands (5,000 a run, as docs/benchmarks.md says), and parses alone,
+// in processes of its own: both must answer every command, and the
+// measurement says how many a second.
 func TestBench_GateCheckJSONL(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -45,11 +51,11 @@ func TestBench_GateCheckJSONL(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("bench: %v: %s", err, errb.String())
 	}
-	var m measurement
+	var m bench.Measurement
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatalf("not a measurement: %q: %v", out.String(), err)
 	}
-	if m.Name != "gate.check.jsonl" || m.N != benchJSONLCommands || m.Note != "" || !strings.Contains(m.Baseline, "parse-only") {
+	if m.Name != "gate.check.jsonl" || m.N != 5000 || m.Note != "" || !strings.Contains(m.Baseline, "parse-only") {
 		t.Errorf("measurement = %+v", m)
 	}
 	if m.P50ms <= 0 || m.BaselineP50ms <= 0 || m.PerSecond <= 0 {

@@ -14,6 +14,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/runbox/runbox/internal/bench"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/internal/testwait"
@@ -315,11 +316,11 @@ func TestBenchSSH_AgainstOpenSSH(t *testing.T) {
 }
 
 // decodeMeasurements reads the lines of `runbox bench --json`.
-func decodeMeasurements(t *testing.T, out string) []measurement {
+func decodeMeasurements(t *testing.T, out string) []bench.Measurement {
 	t.Helper()
-	var ms []measurement
+	var ms []bench.Measurement
 	for line := range strings.Lines(out) {
-		var m measurement
+		var m bench.Measurement
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("bench --json line %q: %v", line, err)
 		}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/runbox/runbox/service"
 )
 
-// benchUndoCases measure what recording a command's changes (for runbox
+// undoCases measure what recording a command's changes (for runbox
 // undo) costs, against the same command with the record off, pair by pair
 // in the same run:
 //   - true.changes: `true` back to back in a workspace of 10,000 files
@@ -18,23 +18,23 @@ import (
 //   - sed.changes: `sed -i` rewriting 1,000 files, every run changing
 //     each of them (it swaps two letters), so that every run keeps 1,000
 //     earlier contents.
-func benchUndoCases(a *app) []benchCase {
-	return []benchCase{
+func undoCases(h Host) []caseDef {
+	return []caseDef{
 		{name: "true.changes", backend: "local", baseline: "runbox true, changes off, same workspace", n: 100, maxN: 300,
-			setup: func(ctx context.Context, _ benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-				return a.benchChanges(ctx, 500, 20, "true")
+			setup: func(ctx context.Context, _ params) (op, base func(context.Context) error, cleanup func(), err error) {
+				return changes(h, 500, 20, "true")
 			}},
 		{name: "sed.changes", backend: "local", baseline: "runbox sed -i, changes off", n: 20, maxN: 100,
-			setup: func(ctx context.Context, _ benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
-				return a.benchChanges(ctx, 50, 20, "sed -i -e 's/a/T/;s/b/a/;s/T/b/' d*/f*")
+			setup: func(ctx context.Context, _ params) (op, base func(context.Context) error, cleanup func(), err error) {
+				return changes(h, 50, 20, "sed -i -e 's/a/T/;s/b/a/;s/T/b/' d*/f*")
 			}},
 	}
 }
 
-// benchChanges times command in a session recording changes against
-// command in one that does not, each in a workspace of dirs×files small
-// files of its own.
-func (a *app) benchChanges(ctx context.Context, dirs, files int, command string) (op, base func(context.Context) error, cleanup func(), err error) {
+// changes times command in a session recording changes against command
+// in one that does not, each in a workspace of dirs×files small files of
+// its own.
+func changes(h Host, dirs, files int, command string) (op, base func(context.Context) error, cleanup func(), err error) {
 	var undos []func()
 	cleanup = func() {
 		for _, u := range undos {
@@ -50,14 +50,14 @@ func (a *app) benchChanges(ctx context.Context, dirs, files int, command string)
 		if err := fillWorkspace(ws, dirs, files); err != nil {
 			return nil, err
 		}
-		ss, err := a.svc.NewSession(service.SessionOptions{ID: fmt.Sprintf("bench-changes-%v-%s", record, filepath.Base(ws)), Backend: "local",
+		ss, err := h.Service.NewSession(service.SessionOptions{ID: fmt.Sprintf("bench-changes-%v-%s", record, filepath.Base(ws)), Backend: "local",
 			Spec: envs.Spec{Dir: ws, Sandbox: "workspace"}, RecordChanges: record})
 		if err != nil {
 			return nil, err
 		}
 		undos = append(undos, func() {
 			ss.Close(context.Background())
-			if dir, err := a.svc.JournalDir(ws); err == nil {
+			if dir, err := h.Service.JournalDir(ws); err == nil {
 				os.RemoveAll(dir)
 			}
 		})

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"cmp"
@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/kubernetes"
 )
 
 // kubeBaseline is one way to do without runbox what the kubernetes rows
@@ -21,50 +21,51 @@ type kubeBaseline struct {
 	createDesc, execDesc string
 	// prepare finds what the baseline needs (nil: nothing).
 	prepare func() error
-	create  func(ctx context.Context, d *service.KubeDirect) error
-	exec    func(ctx context.Context, d *service.KubeDirect, pod string) error
+	create  func(ctx context.Context, d *kubernetes.Direct) error
+	exec    func(ctx context.Context, d *kubernetes.Direct, pod string) error
 }
 
-// benchKubeCases measures the kubernetes backend, on the same cluster and
+// kubeCases measure the kubernetes backend, on the same cluster and
 // image (the kubernetes section; none configured: the rows say why),
 // against two baselines in the same run: client-go's own calls in this
 // process (what `kubectl run` + `kubectl exec` do, without a process
 // start that would only flatter runbox), and the kubectl program itself
 // when one is found ($RUNBOX_KUBECTL, else on PATH: the ".kubectl" rows).
-func benchKubeCases(a *app) []benchCase {
-	var cases []benchCase
-	for _, b := range []kubeBaseline{clientGoBaseline(), kubectlBaseline(a)} {
-		cases = append(cases, kubeRows(a, b)...)
+func kubeCases(h Host) []caseDef {
+	var cases []caseDef
+	for _, b := range []kubeBaseline{clientGoBaseline(), kubectlBaseline(h)} {
+		cases = append(cases, kubeRows(h, b)...)
 	}
 	return cases
 }
 
 // kubeRows are the two kubernetes rows against baseline b.
-func kubeRows(a *app, b kubeBaseline) []benchCase {
-	direct := func() (*service.KubeDirect, error) {
+func kubeRows(h Host, b kubeBaseline) []caseDef {
+	direct := func() (*kubernetes.Direct, error) {
 		if b.prepare != nil {
 			if err := b.prepare(); err != nil {
 				return nil, err
 			}
 		}
-		return a.svc.NewKubeDirect(envs.Spec{})
+		// Connected as the kubernetes backend would be for the same spec.
+		return kubernetes.NewDirect(h.Service.KubernetesOptions(envs.Spec{}))
 	}
-	return []benchCase{
+	return []caseDef{
 		{
 			name: "kubernetes-create-to-first-command" + b.suffix, backend: "kubernetes", n: 5, maxN: 20,
 			baseline: b.createDesc,
-			setup: func(ctx context.Context, p benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
+			setup: func(ctx context.Context, _ params) (op, base func(context.Context) error, cleanup func(), err error) {
 				d, err := direct()
 				if err != nil {
 					return nil, nil, nil, err
 				}
 				op = func(ctx context.Context) error {
-					env, _, err := a.svc.OpenKubePod(ctx, envs.Spec{})
+					env, _, err := openKubePod(ctx, h, envs.Spec{})
 					if err != nil {
 						return err
 					}
 					defer env.Close(context.WithoutCancel(ctx))
-					return benchTrue(ctx, env)
+					return runTrue(ctx, env)
 				}
 				base = func(ctx context.Context) error { return b.create(ctx, d) }
 				return op, base, d.Close, nil
@@ -73,22 +74,37 @@ func kubeRows(a *app, b kubeBaseline) []benchCase {
 		{
 			name: "kubernetes-exec" + b.suffix, backend: "kubernetes", n: 20,
 			baseline: b.execDesc,
-			setup: func(ctx context.Context, p benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
+			setup: func(ctx context.Context, _ params) (op, base func(context.Context) error, cleanup func(), err error) {
 				d, err := direct()
 				if err != nil {
 					return nil, nil, nil, err
 				}
-				env, pod, err := a.svc.OpenKubePod(ctx, envs.Spec{})
+				env, pod, err := openKubePod(ctx, h, envs.Spec{})
 				if err != nil {
 					d.Close()
 					return nil, nil, nil, err
 				}
-				op = func(ctx context.Context) error { return benchTrue(ctx, env) }
 				base = func(ctx context.Context) error { return b.exec(ctx, d, pod) }
-				return op, base, func() { env.Close(context.Background()); d.Close() }, nil
+				return trueIn(env), base, func() { env.Close(context.Background()); d.Close() }, nil
 			},
 		},
 	}
+}
+
+// openKubePod opens the kubernetes backend for spec through the provider
+// table, as a session would, and returns it with its pod's name (which
+// the baselines exec in).
+func openKubePod(ctx context.Context, h Host, spec envs.Spec) (envs.Environment, string, error) {
+	env, err := h.Service.Providers().Open(ctx, "kubernetes", spec)
+	if err != nil {
+		return nil, "", err
+	}
+	k, ok := env.(*kubernetes.Env)
+	if !ok {
+		env.Close(context.WithoutCancel(ctx))
+		return nil, "", fmt.Errorf("bench: the kubernetes row opened a %T", env)
+	}
+	return env, k.PodName(), nil
 }
 
 // clientGoBaseline is client-go's own calls, in this process.
@@ -96,7 +112,7 @@ func clientGoBaseline() kubeBaseline {
 	return kubeBaseline{
 		createDesc: "client-go: create pod, wait Running, exec true, delete (kubectl run + kubectl exec)",
 		execDesc:   "client-go: exec true in the same pod (kubectl exec POD -- true)",
-		create: func(ctx context.Context, d *service.KubeDirect) error {
+		create: func(ctx context.Context, d *kubernetes.Direct) error {
 			pod, err := d.RunPod(ctx)
 			if err != nil {
 				return err
@@ -104,14 +120,14 @@ func clientGoBaseline() kubeBaseline {
 			defer d.Delete(context.WithoutCancel(ctx), pod)
 			return d.Exec(ctx, pod, "true")
 		},
-		exec: func(ctx context.Context, d *service.KubeDirect, pod string) error { return d.Exec(ctx, pod, "true") },
+		exec: func(ctx context.Context, d *kubernetes.Direct, pod string) error { return d.Exec(ctx, pod, "true") },
 	}
 }
 
 // kubectlBaseline is the kubectl program, process starts included.
-func kubectlBaseline(a *app) kubeBaseline {
+func kubectlBaseline(h Host) kubeBaseline {
 	var bin string
-	run := func(ctx context.Context, d *service.KubeDirect, args ...string) error {
+	run := func(ctx context.Context, d *kubernetes.Direct, args ...string) error {
 		args = append(slices.Clip(d.KubectlFlags()), args...)
 		if out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
@@ -124,7 +140,7 @@ func kubectlBaseline(a *app) kubeBaseline {
 		createDesc: "kubectl run, kubectl wait Ready, kubectl exec POD -- true, kubectl delete",
 		execDesc:   "kubectl exec POD -- true in the same pod",
 		prepare: func() error {
-			if bin = a.getenv("RUNBOX_KUBECTL"); bin != "" {
+			if bin = h.Service.Getenv("RUNBOX_KUBECTL"); bin != "" {
 				return nil
 			}
 			var err error
@@ -133,7 +149,7 @@ func kubectlBaseline(a *app) kubeBaseline {
 			}
 			return nil
 		},
-		create: func(ctx context.Context, d *service.KubeDirect) error {
+		create: func(ctx context.Context, d *kubernetes.Direct) error {
 			n++
 			pod := fmt.Sprintf("runbox-bench-kubectl-%d-%d", os.Getpid(), n)
 			defer run(context.WithoutCancel(ctx), d, "delete", "pod", pod, "--grace-period=0", "--force", "--wait=false")
@@ -145,17 +161,8 @@ func kubectlBaseline(a *app) kubeBaseline {
 			}
 			return run(ctx, d, "exec", pod, "--", "true")
 		},
-		exec: func(ctx context.Context, d *service.KubeDirect, pod string) error {
+		exec: func(ctx context.Context, d *kubernetes.Direct, pod string) error {
 			return run(ctx, d, "exec", pod, "--", "true")
 		},
 	}
-}
-
-// benchTrue runs true in env and fails unless it exits 0.
-func benchTrue(ctx context.Context, env envs.Environment) error {
-	res, err := env.Run(ctx, envs.Command{Args: []string{"true"}})
-	if err == nil && res.Code != 0 {
-		err = fmt.Errorf("true exited %d", res.Code)
-	}
-	return err
 }

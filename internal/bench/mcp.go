@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -32,16 +32,16 @@ server.registerTool("terminal", { inputSchema: { command: z.string() } }, ({ com
 await server.connect(new StdioServerTransport());
 `
 
-// benchMCPCases: mcp.terminal is one tools/call of runbox serve's
-// terminal tool running `true` (over stdio, default flags: the gate and
-// the workspace sandbox), against the same call to the reference server
+// mcpCases: mcp.terminal is one tools/call of runbox serve's terminal
+// tool running `true` (over stdio, default flags: the gate and the
+// workspace sandbox), against the same call to the reference server
 // above, both driven by the same Go SDK client in the same run: what an
 // agent pays per command for runbox over the server it would write.
-func benchMCPCases(a *app) []benchCase {
-	return []benchCase{{name: "mcp.terminal", backend: "local", baseline: "reference MCP server (TypeScript SDK, bash -c per call)", n: 100, setup: a.benchMCP}}
+func mcpCases() []caseDef {
+	return []caseDef{{name: "mcp.terminal", backend: "local", baseline: "reference MCP server (TypeScript SDK, bash -c per call)", n: 100, setup: mcpTerminal}}
 }
 
-func (a *app) benchMCP(ctx context.Context, _ benchParams) (op, base func(context.Context) error, cleanup func(), err error) {
+func mcpTerminal(ctx context.Context, _ params) (op, base func(context.Context) error, cleanup func(), err error) {
 	ref, err := mcpReference(ctx)
 	if err != nil {
 		return nil, nil, nil, err
@@ -62,20 +62,12 @@ func (a *app) benchMCP(ctx context.Context, _ benchParams) (op, base func(contex
 		os.RemoveAll(dir)
 	}
 	connect := func(name string, args ...string) (func(context.Context) error, error) {
-		cmd := exec.Command(name, args...)
-		cmd.Dir, cmd.Stderr = dir, nil
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "runbox-bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		cs, err := mcpConnect(ctx, dir, name, args...)
 		if err != nil {
-			return nil, fmt.Errorf("bench: starting %s: %w", name, err)
+			return nil, err
 		}
 		sessions = append(sessions, cs)
-		return func(ctx context.Context) error {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "true"}})
-			if err == nil && res.IsError {
-				err = errors.New("bench: the terminal tool failed")
-			}
-			return err
-		}, nil
+		return func(ctx context.Context) error { return mcpTrue(ctx, cs) }, nil
 	}
 	if op, err = connect(self, "serve"); err == nil {
 		base, err = connect("node", ref)
@@ -85,6 +77,27 @@ func (a *app) benchMCP(ctx context.Context, _ benchParams) (op, base func(contex
 		return nil, nil, nil, err
 	}
 	return op, base, cleanup, nil
+}
+
+// mcpConnect starts the MCP server `name args...` in dir and connects to
+// it over stdio.
+func mcpConnect(ctx context.Context, dir, name string, args ...string) (*mcp.ClientSession, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Stderr = dir, nil
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "runbox-bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("bench: starting %s: %w", name, err)
+	}
+	return cs, nil
+}
+
+// mcpTrue calls the terminal tool with `true`.
+func mcpTrue(ctx context.Context, cs *mcp.ClientSession) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "true"}})
+	if err == nil && res.IsError {
+		err = errors.New("bench: the terminal tool failed")
+	}
+	return err
 }
 
 // mcpReference writes the reference server beside its SDK, installed once
