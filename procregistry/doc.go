@@ -233,7 +233,7 @@
 // [Open] and [Listen] accept a state directory only when no other user
 // can change it, and refuse the rest with a [*StateDirError]
 // ([ErrUnsafeStateDir]) that names the path and the problem; see
-// internal/statedir for the rules. Every directory inside it is created
+// package statedir for the rules. Every directory inside it is created
 // 0700 and checked with lstat; every file is opened with O_NOFOLLOW and
 // must be a regular file of this user with one link; new files are
 // created with O_EXCL. A job directory that fails the checks at recovery

@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/runbox/runbox/internal/jobdir"
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // The files and records a job's directory shares with the job's

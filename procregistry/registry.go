@@ -63,7 +63,7 @@ type Options struct {
 	// Dir is the state directory: one directory per job, the event log
 	// and the consumers' cursors. It is created 0700. Open refuses it
 	// ([ErrUnsafeStateDir]) when another user could change it or any
-	// directory on the way to it (the rules of internal/statedir). One registry at
+	// directory on the way to it (the rules of package statedir). One registry at
 	// a time may use it (Open fails with [ErrBusy] otherwise); the lock is
 	// a flock, so it dies with the process that held it.
 	Dir string

@@ -114,7 +114,7 @@ func (s *Server) logger() *slog.Logger {
 }
 
 // Listen creates the socket at path. Its directory is checked like a
-// state directory (the rules of internal/statedir: created if missing, refused when
+// state directory (the rules of package statedir: created if missing, refused when
 // another user could change it or anything on the way to it) and
 // tightened to 0700.
 func Listen(path string) (net.Listener, error) {

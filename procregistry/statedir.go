@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // The state directory is trusted by the rules of package
-// internal/statedir: a directory of this user that nobody else can
+// package statedir: a directory of this user that nobody else can
 // change, reached only through directories and links nobody else can
 // change, every directory and file inside it checked before use.
 

@@ -23,7 +23,7 @@ import (
 //
 // Not counted: the command gate (approval), where "docker" and "local"
 // are the names of programs and shell builtins a command runs, and the
-// benchmarks (internal/bench), where a measurement names the backend it
+// benchmarks (cmd/internal/bench), where a measurement names the backend it
 // measures; scripts/ is not runbox.
 func TestCore_AsksProvidersNotNames(t *testing.T) {
 	s := newService(t, config.Default())
@@ -63,7 +63,7 @@ func TestCore_AsksProvidersNotNames(t *testing.T) {
 func skipDir(rel string, names []string) bool {
 	top := strings.Split(rel, "/")[0]
 	return slices.Contains(names, top) || top == "approval" || top == "scripts" ||
-		rel == "internal/bench" || strings.HasPrefix(filepath.Base(rel), ".")
+		rel == "cmd/internal/bench" || strings.HasPrefix(filepath.Base(rel), ".")
 }
 
 // checked says whether the file rel, in a folder that is not skipped, is
@@ -83,7 +83,7 @@ func TestCore_AsksProvidersNotNames_Scope(t *testing.T) {
 		dir   bool
 		where string
 	}{
-		{"internal/bench", true, "skipped"},
+		{"cmd/internal/bench", true, "skipped"},
 		{"approval", true, "skipped"},
 		{"docker", true, "skipped"},
 		{"scripts", true, "skipped"},

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 	"github.com/runbox/runbox/undo"
 )
 

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // TestPrepareDirs_Refuses a journal directory someone else could have

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // Journal is the undo journal of one workspace directory. It is safe for
@@ -116,7 +116,7 @@ func resolveRoot(root string) (string, error) {
 // The journal holds copies of the workspace's files: another user who
 // could change its directory could make runbox restore a file of theirs
 // into the workspace, or write through a planted link. So the directory
-// is trusted by the state directory's rules (internal/statedir): the
+// is trusted by the state directory's rules (package statedir): the
 // path to it only this user or root can change, the directories in it
 // this user's alone.
 func prepareDirs(dir string) (string, error) {

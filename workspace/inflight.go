@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // A push that breaks midway can leave some of the files it was sending

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // Manifest is what the last push of a task sent: the base of the

@@ -27,7 +27,7 @@ type Options struct {
 	Remote string
 	// StateDir is runbox's state directory; manifests live in its sync/
 	// subdirectory, which is checked and created like the rest of it
-	// (the rules of internal/statedir). Required.
+	// (the rules of package statedir). Required.
 	StateDir string
 	// Exclude adds gitignore-style patterns of paths never pushed nor
 	// brought back. Nil adds none.

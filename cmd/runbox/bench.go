@@ -8,10 +8,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/runbox/runbox/internal/bench"
+	"github.com/runbox/runbox/cmd/internal/bench"
 )
 
-// benchOptions are runbox bench's flags; internal/bench measures.
+// benchOptions are runbox bench's flags; cmd/internal/bench measures.
 type benchOptions struct {
 	json  bool
 	n     int // 0: each measurement's own default
@@ -64,7 +64,7 @@ func bindBenchSSH(f *pflag.FlagSet, t *bench.SSHTarget) {
 }
 
 // runBench checks the flags, as usage errors, and hands the app's
-// service, job registry and streams to internal/bench.
+// service, job registry and streams to cmd/internal/bench.
 func runBench(ctx context.Context, a *app, opts *benchOptions) error {
 	if opts.n < 0 {
 		return usageError{errorf("-n must be positive (or 0 for the defaults)")}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runbox/runbox/internal/bench"
+	"github.com/runbox/runbox/cmd/internal/bench"
 )
 
 // benchTempDir gives the bench a private TMPDIR: its state directories

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runbox/runbox/internal/bench"
+	"github.com/runbox/runbox/cmd/internal/bench"
 )
 
 // TestBench_DockerCreateJSON: the two container start-up measurements

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/approval"
-	"github.com/runbox/runbox/internal/bench"
+	"github.com/runbox/runbox/cmd/internal/bench"
 )
 
 // TestBench_GateCheckPerCommand: gate.check times each command of the
@@ -25,7 +25,7 @@ func TestBench_GateCheckPerCommand(t *testing.T) {
 		t.Fatalf("not a measurement: %q: %v", out, err)
 	}
 	// The corpus: the sample of agents' commands and every rule's
-	// examples (internal/bench's gateCorpus).
+	// examples (cmd/internal/bench's gateCorpus).
 	if corpus := len(approval.SampleCommands()) + len(approval.RuleExamples()); m.Name != "gate.check" || m.N != 2*corpus || corpus < 400 {
 		t.Errorf("measurement = %+v; want %d checks (2 rounds of the corpus)", m, 2*corpus)
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
-	"github.com/runbox/runbox/internal/statedir"
 	"github.com/runbox/runbox/internal/supervisor"
 	"github.com/runbox/runbox/procregistry"
+	"github.com/runbox/runbox/statedir"
 )
 
 // The per-user job daemon. Jobs started from the CLI belong to one

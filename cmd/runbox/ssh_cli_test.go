@@ -14,7 +14,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/runbox/runbox/internal/bench"
+	"github.com/runbox/runbox/cmd/internal/bench"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/internal/testwait"

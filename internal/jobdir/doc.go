@@ -7,6 +7,6 @@
 // supervisor host's files and request (host.go).
 //
 // It holds no state and starts nothing. Which directories and files of a
-// state directory may be trusted is package internal/statedir's rule,
+// state directory may be trusted is package package statedir's rule,
 // shared by both sides.
 package jobdir

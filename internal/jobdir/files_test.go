@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // TestJSON_RoundTrip: a record written with WriteJSON reads back equal,

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // WriteJSON writes v to path atomically: to a new temporary file beside

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/internal/jobdir"
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // hostLinger is how long a host with no job waits for a new one before

@@ -11,7 +11,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/jobdir"
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // stateDir makes a private state directory with the jobs and host

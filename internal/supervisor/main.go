@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/jobdir"
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // Flags of Main's argument list (see Main).

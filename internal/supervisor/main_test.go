@@ -11,8 +11,8 @@ import (
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/jobdir"
-	"github.com/runbox/runbox/internal/statedir"
 	"github.com/runbox/runbox/internal/supervisor"
+	"github.com/runbox/runbox/statedir"
 )
 
 // The test binary is also the supervisor: "__supervise" runs Main with

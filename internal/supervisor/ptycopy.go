@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/jobdir"
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 )
 
 // A PTY job's output has to be read from the terminal's master side and

@@ -16,7 +16,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/jobdir"
 	"github.com/runbox/runbox/internal/launch"
-	"github.com/runbox/runbox/internal/statedir"
+	"github.com/runbox/runbox/statedir"
 	"github.com/runbox/runbox/termination"
 )
 

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/runbox/runbox/cmd/internal/bench"
 	"github.com/runbox/runbox/config"
-	"github.com/runbox/runbox/internal/bench"
 	"github.com/runbox/runbox/service"
 )
 
