@@ -74,7 +74,9 @@ func newKernel(t *testing.T, ss *service.Session, opts kernel.Options) *kernel.K
 // run executes one cell with a bound that only catches hangs.
 func run(t *testing.T, k *kernel.Kernel, code string, timeout time.Duration) *kernel.Reply {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	// A bound that catches a hang, not a slow machine: a flooding cell
+	// under the race detector on a busy machine has taken over a minute.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	r, err := k.Execute(ctx, code, kernel.ExecOptions{Timeout: timeout})
 	if err != nil {
