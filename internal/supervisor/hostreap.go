@@ -1,8 +1,6 @@
 package supervisor
 
 import (
-	"os"
-	"os/signal"
 	"sync"
 	"syscall"
 )
@@ -40,25 +38,7 @@ func (r *reaper) watch(pid int) <-chan waited {
 // run reaps until stop is closed; the returned channel is closed when it
 // has ended.
 func (r *reaper) run(stop <-chan struct{}) <-chan struct{} {
-	done := make(chan struct{})
-	chld := make(chan os.Signal, 1)
-	// Registered before the first look, so no death between the two is
-	// missed.
-	signal.Notify(chld, syscall.SIGCHLD)
-	go func() {
-		defer close(done)
-		defer signal.Stop(chld)
-		for {
-			r.reap()
-			select {
-			case <-stop:
-				return
-			case <-chld:
-			case <-r.kick:
-			}
-		}
-	}()
-	return done
+	return onSIGCHLD(stop, r.kick, r.reap, false)
 }
 
 // reap collects every watched child that has ended.

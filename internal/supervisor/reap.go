@@ -24,21 +24,31 @@ import (
 // closed when it has ended. It waits for SIGCHLD, never on a timer: a job
 // whose processes are idle costs its supervisor no wakeup at all.
 func reapOrphans(keep []int, stop <-chan struct{}) <-chan struct{} {
+	return onSIGCHLD(stop, nil, func() { reapDead(keep) }, true)
+}
+
+// onSIGCHLD calls reap at once and again after every SIGCHLD (or kick)
+// until stop is closed, and once more then when last is set; the
+// returned channel is closed when it has ended. SIGCHLD is registered
+// before the first call, so no death between the two is missed: a
+// signal that comes meanwhile leaves the channel ready.
+func onSIGCHLD(stop, kick <-chan struct{}, reap func(), last bool) <-chan struct{} {
 	done := make(chan struct{})
 	chld := make(chan os.Signal, 1)
-	// Registered before the first look, so no death between the two is
-	// missed: a signal that comes meanwhile leaves chld ready.
 	signal.Notify(chld, syscall.SIGCHLD)
 	go func() {
 		defer close(done)
 		defer signal.Stop(chld)
 		for {
-			reapDead(keep)
+			reap()
 			select {
 			case <-stop:
-				reapDead(keep)
+				if last {
+					reap()
+				}
 				return
 			case <-chld:
+			case <-kick:
 			}
 		}
 	}()
