@@ -93,8 +93,10 @@ func (u user) command(ctx context.Context, env []string, args ...string) *exec.C
 // run runs runbox as u and returns stdout, stderr and the exit code.
 func (u user) run(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	// Not t.Context: cleanups run runbox too, after it is cancelled.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// Not t.Context: cleanups run runbox too, after it is cancelled. A
+	// bound for hangs: a sandboxed `go run` with a fresh build cache has
+	// taken over two minutes on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	cmd := u.command(ctx, env, args...)
 	var out, errb bytes.Buffer
