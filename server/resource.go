@@ -29,8 +29,11 @@ type JobEvents struct {
 // addEventsResource lists the events resource (resources/list) and
 // serves its reads. With it (and SubscribeHandler set) the SDK declares
 // the resources capability with subscribe (Server.capabilities,
-// server.go); it also declares listChanged, which is true but never
-// used: the list does not change.
+// server.go). It declares listChanged too, harmlessly: the list never
+// changes, so no list_changed notification is ever sent. Setting
+// ServerOptions.Capabilities to leave it out would drop the SDK's
+// default logging capability unless declared again, through a field the
+// SDK marks deprecated.
 func (s *Server) addEventsResource() {
 	s.mcp.AddResource(&mcp.Resource{
 		URI:      EventsURI,
