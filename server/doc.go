@@ -26,6 +26,9 @@
 //     what the commands changed there. It never applies: changes reach
 //     the user's files only through `runbox sync apply`.
 //
+// and one resource, [EventsURI]: the session's job events not yet
+// delivered, taken by each read, to which a client may subscribe.
+//
 // # Sessions
 //
 // Every MCP session gets a [service.Session] of its own: an environment on
@@ -60,19 +63,34 @@
 //
 // A session's job events (completion, exactly once; heartbeats; watch
 // matches; a quiet job and a job waiting for input, once per spell, see
-// the terminal tool's quiet_after, input_wait and no_output_timeout) are sent to its client as MCP log-message notifications
-// (notifications/message, logger "runbox.jobs") whose data carries a
-// readable line and the event itself. In every protocol version the
-// server speaks (up to 2025-11-25) that is the specification's channel
-// for unsolicited server notices, and the one every stock client shows
-// without opting in to anything; the SDK marks logging deprecated only
-// for the sessionless 2026-07-28 protocol, which this server does not
-// speak (below). The server starts every session at log level "info", so
-// a client that never sends logging/setLevel still receives them. An
-// event that cannot be delivered (an HTTP client with no stream open), or
-// that the client's level keeps back (it is then sent once the level is
-// lowered), stays queued and is returned by the next process list or
-// poll: an event is delivered or kept, never lost.
+// the terminal tool's quiet_after, input_wait and no_output_timeout) reach
+// its client by one of two channels, each event by exactly one:
+//
+//   - the events resource ([EventsURI], application/json), for a client
+//     that subscribes to it (resources/subscribe; the server declares
+//     resources with subscribe). The event waits in the session, and the
+//     client is sent notifications/resources/updated, to it alone, once
+//     per batch: none again until it reads. A read returns the session's
+//     undelivered events as [JobEvents] and takes them; the first event
+//     after a read is announced again. Unsubscribing returns the session
+//     to log messages. This is the preferred channel: the SDK deprecates
+//     logging as of the sessionless 2026-07-28 protocol (SEP-2577).
+//   - MCP log messages (notifications/message, logger "runbox.jobs")
+//     whose data is a [Notice], for a client that does not subscribe. This
+//     is the compatibility path, kept because every stock client shows
+//     log messages without opting in to anything, and because in every
+//     protocol version the server speaks (up to 2025-11-25) logging is
+//     part of the specification. The server starts every session at log
+//     level "info", so a client that never sends logging/setLevel still
+//     receives them; an event below the client's level is held, and sent
+//     once the level is lowered.
+//
+// An event that cannot be delivered (an HTTP client with no stream open:
+// no notification of either kind can reach it) stays queued, and is
+// announced or sent once a stream is open. Whatever its channel, an event
+// not yet delivered is returned by the next read of the resource or
+// process list or poll, and then by nothing else: an event is delivered
+// or kept, never lost, and never delivered twice.
 //
 // # Protocol versions
 //
@@ -138,6 +156,10 @@
 //     protocol versions are spoken, notices below the client's level or
 //     with no stream open are kept rather than counted as sent, and
 //     closing the Server cancels the calls in flight;
+//   - resource.go: notifications/resources/updated goes to the one
+//     session whose events changed, through the SDK's sending handler,
+//     not Server.ResourceUpdated (which sends to every subscribed session
+//     and reports no failure);
 //   - args.go, result.go: bad arguments and tool errors are reported with
 //     the field and the structured error, not in the SDK's words.
 //

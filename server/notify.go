@@ -14,9 +14,10 @@ import (
 	"github.com/runbox/runbox/service"
 )
 
-// Notice is the data of a job event's log-message notification: a
-// readable message (a line such as "[background job 3f2a completed:
-// exit 0]", then the tail of the output) and the event itself.
+// Notice is a job event as the client gets it, in the events resource
+// ([JobEvents]) or as the data of a log message: a readable message (a
+// line such as "[background job 3f2a completed: exit 0]", then the tail
+// of the output) and the event itself.
 type Notice struct {
 	Message string             `json:"message"`
 	Event   procregistry.Event `json:"event"`
@@ -32,15 +33,22 @@ const notifyLogger = "runbox.jobs"
 // that never sends logging/setLevel receives every job event.
 const defaultLevel mcp.LoggingLevel = "info"
 
-// notify sends one job event to the session's client (the pump's deliver
-// function). An error means it was not delivered: the event then stays
-// queued in the registry. An event below the client's log level is not
-// sent, and not lost either: the session holds it (acknowledged in the
-// registry) until a lower level lets it through, or a process list or
+// notify passes one job event on to the session's client (the pump's
+// deliver function). An error means it was not passed on: the event then
+// stays queued in the registry.
+//
+// A client subscribed to the events resource gets it there: it is held
+// for the client's read, and announced (postLocked). Any other client is
+// sent it as a log message. An event below that client's log level is
+// not sent, and not lost either: the session holds it (acknowledged in
+// the registry) until a lower level lets it through, or a process list or
 // poll returns it.
 func (s *session) notify(ctx context.Context, ev procregistry.Event) error {
 	s.noticeMu.Lock()
 	defer s.noticeMu.Unlock()
+	if s.subscribed {
+		return s.postLocked(ctx, ev)
+	}
 	if err := s.releaseLocked(ctx); err != nil {
 		return err
 	}
@@ -51,9 +59,85 @@ func (s *session) notify(ctx context.Context, ev procregistry.Event) error {
 	return s.send(ctx, ev)
 }
 
+// postLocked holds ev for a subscribed client's read of the events
+// resource, once the client has been told there is something to read.
+// One announcement covers every event until the client reads (the read
+// takes them all); the first event after a read is announced again. An
+// event that cannot be announced is not held, so it stays queued in the
+// registry for the next read, list or poll, or the redelivery once the
+// client can be notified.
+func (s *session) postLocked(ctx context.Context, ev procregistry.Event) error {
+	if err := s.announceLocked(ctx); err != nil {
+		return err
+	}
+	s.holdLocked(ev)
+	return nil
+}
+
+// announceLocked sends notifications/resources/updated for the events
+// resource, unless the client has one it has not answered with a read.
+func (s *session) announceLocked(ctx context.Context) error {
+	if s.announced {
+		return nil
+	}
+	if err := s.reachable(); err != nil {
+		return err
+	}
+	if err := s.srv.resourceUpdated(ctx, s.mcp, EventsURI); err != nil {
+		return fmt.Errorf("runbox: session %s: announcing its job events: %w", s.id, err)
+	}
+	s.announced = true
+	return nil
+}
+
+// subscribe makes the events resource the session's channel: from now
+// on events wait there for the client's read, whatever its log level.
+// Events held already (below the level) are announced at once.
+func (s *session) subscribe() {
+	s.noticeMu.Lock()
+	s.subscribed = true
+	s.noticeMu.Unlock()
+	s.later(func() {
+		if s.subscribed && len(s.held) > 0 {
+			s.announceLocked(s.pumpCtx) // if it fails, the next event's announcement covers them
+		}
+	})
+}
+
+// unsubscribe returns the session to log messages: later events are
+// sent as such, and so are the held ones the client's level lets
+// through (it was told of them, but has not read them).
+func (s *session) unsubscribe() {
+	s.noticeMu.Lock()
+	s.subscribed, s.announced = false, false
+	s.noticeMu.Unlock()
+	s.later(func() { s.releaseLocked(s.pumpCtx) })
+}
+
+// later runs f with noticeMu held in a goroutine of the session's own,
+// which close waits for; not once the session is closed. It lets a
+// request (logging/setLevel, resources/subscribe) be answered before the
+// notices it releases are sent.
+func (s *session) later(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.wg.Go(func() {
+		s.noticeMu.Lock()
+		defer s.noticeMu.Unlock()
+		f()
+	})
+}
+
 // releaseLocked sends the held events the client's level now lets
-// through, oldest first; on a failure the unsent ones stay held.
+// through, oldest first; on a failure the unsent ones stay held. A
+// subscribed client reads them instead.
 func (s *session) releaseLocked(ctx context.Context) error {
+	if s.subscribed {
+		return nil
+	}
 	kept := s.held[:0:0]
 	var err error
 	for _, ev := range s.held {
@@ -106,21 +190,14 @@ func (s *session) setLevel(level mcp.LoggingLevel, set func() (mcp.Result, error
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.wg.Go(func() {
-			s.noticeMu.Lock()
-			defer s.noticeMu.Unlock()
-			s.releaseLocked(s.pumpCtx)
-		})
-	}
+	s.later(func() { s.releaseLocked(s.pumpCtx) })
 	return res, nil
 }
 
 // takeEvents returns the events no notification has delivered, oldest
 // first: those queued in the registry and those the session held, and
-// no one else gets them.
+// no one else gets them. It is the client's read of whatever it was
+// told of, so the next event is announced again.
 func (s *session) takeEvents(ctx context.Context, jobs *service.OwnedJobs) ([]procregistry.Event, error) {
 	// Not under noticeMu: the pump holds the registry's event lock while
 	// it calls notify.
@@ -130,7 +207,7 @@ func (s *session) takeEvents(ctx context.Context, jobs *service.OwnedJobs) ([]pr
 	}
 	s.noticeMu.Lock()
 	held := s.held
-	s.held = nil
+	s.held, s.announced = nil, false
 	s.noticeMu.Unlock()
 	if len(held) == 0 {
 		return evs, nil
@@ -146,24 +223,44 @@ func levelRank(l mcp.LoggingLevel) int {
 	return max(0, slices.Index([]mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}, l))
 }
 
-// send sends one job event to the session's client as a log message.
-func (s *session) send(ctx context.Context, ev procregistry.Event) error {
-	// Over HTTP a notice unrelated to a call goes to the client's
-	// standalone stream. With none open the SDK would keep it for a
-	// stream resumed later (Last-Event-ID), which a new stream never
-	// asks for: it stays queued instead, for the next list or poll, or
-	// the redelivery once a stream is open. The SDK would also report it
-	// sent: streamableServerConn.Write (streamable.go) counts a message
-	// appended to the EventStore as delivered, so Log returns nil though
-	// no GET holds the stream, and the registry would drop the event.
+// pendingEvents is a read of the events resource: takeEvents, for a
+// session that has reached the registry (one that never did has none).
+func (s *session) pendingEvents(ctx context.Context) ([]procregistry.Event, error) {
+	jobs := s.existingJobs()
+	if jobs == nil {
+		return nil, nil
+	}
+	return s.takeEvents(ctx, jobs)
+}
+
+// reachable returns errNotListening when the client cannot be sent a
+// notice now. Over HTTP a notice unrelated to a call goes to the
+// client's standalone stream. With none open the SDK would keep it for a
+// stream resumed later (Last-Event-ID), which a new stream never asks
+// for: the event stays queued instead, for the next read, list or poll,
+// or the redelivery once a stream is open. The SDK would also report it
+// sent: streamableServerConn.Write (streamable.go) counts a message
+// appended to the EventStore as delivered, so Log returns nil though no
+// GET holds the stream, and the registry would drop the event.
+func (s *session) reachable() error {
 	if id := s.mcp.ID(); id != "" && !s.srv.listening(id) {
 		return fmt.Errorf("runbox: session %s: %w", s.id, errNotListening)
 	}
-	// The SDK marks logging deprecated as of protocol 2026-07-28, which
-	// runbox does not negotiate (sessionProtocolVersions); in the versions
-	// it speaks, log messages are the specification's channel for what a
-	// server sends on its own (docs/mcp-protocol.md).
-	//lint:ignore SA1019 deprecated only in a protocol version runbox refuses
+	return nil
+}
+
+// send sends one job event to the session's client as a log message.
+func (s *session) send(ctx context.Context, ev procregistry.Event) error {
+	if err := s.reachable(); err != nil {
+		return err
+	}
+	// Log messages are the compatibility path, for the clients that do
+	// not subscribe to the events resource (EventsURI): stock clients
+	// show them without opting in to anything. The SDK marks logging
+	// deprecated as of protocol 2026-07-28 (SEP-2577), which runbox does
+	// not negotiate (sessionProtocolVersions); in the versions it speaks,
+	// logging is part of the specification (docs/mcp-protocol.md).
+	//lint:ignore SA1019 the compatibility path for clients that do not subscribe; deprecated only in a protocol version runbox refuses
 	return s.mcp.Log(ctx, &mcp.LoggingMessageParams{
 		Level:  eventLevel(ev),
 		Logger: notifyLogger,

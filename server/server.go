@@ -92,6 +92,7 @@ type Server struct {
 	mcp  *mcp.Server
 
 	kernels *kernel.Pool                  // every session's execute_code kernel
+	sender  mcp.MethodHandler             // the SDK's sending handler, to notify one session (set by keepSender)
 	schemas map[string]*jsonschema.Schema // each tool's input schema, by name (set by addTools)
 
 	ctx    context.Context // ends at Close: stops calls, pumps and watchers
@@ -152,8 +153,12 @@ func New(opts Options) (*Server, error) {
 		Instructions:              instructions,
 		Logger:                    log,
 		SupportedProtocolVersions: sessionProtocolVersions(),
+		SubscribeHandler:          s.subscribe,
+		UnsubscribeHandler:        s.unsubscribe,
 	})
 	s.mcp.AddReceivingMiddleware(s.sessionMiddleware, s.argsMiddleware)
+	s.mcp.AddSendingMiddleware(s.keepSender)
+	s.addEventsResource()
 	if err := s.addTools(); err != nil {
 		cancel()
 		s.kernels.Close(context.Background())
@@ -165,7 +170,7 @@ func New(opts Options) (*Server, error) {
 const instructions = `runbox runs shell commands for you in a sandboxed session that keeps its state (cd, export) between calls.
 Use terminal to run a command; set background for long-running work and process to manage it.
 Dangerous commands may need a human's approval; hardline commands are never run.
-Background jobs report completion, heartbeats and watch matches as log notifications.`
+Background jobs report completion, heartbeats and watch matches in the resource ` + EventsURI + ` (subscribe to be told when there is something to read; reading takes them); a client that does not subscribe gets them as log notifications.`
 
 // sessionProtocolVersions are the protocol versions that have sessions:
 // those before the sessionless 2026-07-28 protocol. The SDK's

@@ -36,10 +36,19 @@ type session struct {
 	kernelMu  sync.Mutex // held while the kernel is looked up or made
 	hadKernel bool       // the pool has made a kernel for this session
 
-	pumping  bool                 // guarded by mu
-	noticeMu sync.Mutex           // serialises notices, level changes and takes of held events
-	level    mcp.LoggingLevel     // the client's log level (logging/setLevel); guarded by noticeMu
-	held     []procregistry.Event // events below level, oldest first: kept for list/poll or a lower level; guarded by noticeMu
+	pumping  bool             // guarded by mu
+	noticeMu sync.Mutex       // serialises notices, level changes, (un)subscriptions and takes of held events
+	level    mcp.LoggingLevel // the client's log level (logging/setLevel); guarded by noticeMu
+	// held are the events the session took from the registry without
+	// sending them, oldest first: below level, or awaiting a subscribed
+	// client's read. A read, list or poll takes them. Guarded by noticeMu.
+	held []procregistry.Event
+	// subscribed: the client subscribed to EventsURI, so events wait in
+	// held for its read instead of going out as log messages. announced:
+	// it was sent notifications/resources/updated and has not read since.
+	// Both guarded by noticeMu.
+	subscribed, announced bool
+
 	pumpCtx  context.Context
 	stopPump context.CancelFunc
 	wg       sync.WaitGroup

@@ -82,8 +82,11 @@ as for run), opened by its first command and torn down with its whole process
 tree when the session ends; its background jobs are killed with it unless they
 were started with detach or handed off. An HTTP client that goes away without
 ending its session (no request and no stream open for --session-idle) has its
-session closed the same way. Job completions, heartbeats and watch matches are
-sent as MCP log-message notifications (logger "runbox.jobs"), one per event.
+session closed the same way. Job completions, heartbeats and watch matches
+wait in the resource runbox://jobs/events for a client that subscribes to it
+(notifications/resources/updated says there is something to read); other
+clients are sent them as MCP log-message notifications (logger "runbox.jobs").
+Each event is delivered once.
 
 Every command passes the command gate; a command that needs approval is asked
 of the human through the client (MCP elicitation) when the client can ask, and
