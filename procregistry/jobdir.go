@@ -43,7 +43,6 @@ func writeJSON(path string, v any) error                 { return jobdir.WriteJS
 func readJSON(path string, v any) (bool, error)          { return jobdir.ReadJSON(path, v) }
 func removeCommand(dir string) error                     { return jobdir.RemoveCommand(dir) }
 func checkPrivateFile(path string, fi fs.FileInfo) error { return statedir.CheckFile(path, fi) }
-func ownerOf(fi fs.FileInfo) int                         { return statedir.OwnerOf(fi) }
 
 // openPrivateFile opens a file in the checked state directory
 // (statedir.OpenFile: never through a link, only a regular file of this
