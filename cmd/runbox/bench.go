@@ -28,7 +28,8 @@ func newBenchCommand(a *app) *cobra.Command {
 		Long: `Measure runbox's overheads, each against a baseline measured in the same run:
 a command through the local backend versus a bare "bash -c"; the command gate's
 time per command versus parsing alone, in this process and through "runbox check
---jsonl" over thousands of commands, process start included; output throughput into a background
+--jsonl" over thousands of commands, process start included, and versus a table
+of regular expressions in Python over the same input; output throughput into a background
 job versus cat to /dev/null, and the cost of idle jobs; a command through the
 docker backend versus "docker exec", and container creation to first command
 versus "docker run -d" + "docker exec", cold and from a warm pool (when an

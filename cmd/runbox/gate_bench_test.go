@@ -34,32 +34,39 @@ func TestBench_GateCheckPerCommand(t *testing.T) {
 	}
 }
 
-// TestBench_GateCheckJSONL runs gate.check.jsonl as a user would, in a
-// real runbox process, which runs runbox check --jsonl over thousands of
-// commands (5,000 a run, as docs/benchmarks.md says), and parses alone,
-// in processes of its own: both must answer every command, and the
-// measurement says how many a second.
+// TestBench_GateCheckJSONL runs gate.check.jsonl and gate.check.regex as
+// a user would, in a real runbox process, which runs runbox check --jsonl
+// over thousands of commands (5,000 a run, as docs/benchmarks.md says),
+// and each baseline (parsing alone; the Python table of regular
+// expressions) in processes of its own: each must answer every command,
+// and the measurement says how many a second.
 func TestBench_GateCheckJSONL(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "bench", "--only", "gate.check.jsonl", "-n", "1", "--json")
+	cmd := exec.Command(exe, "bench", "--only", "gate.check.jsonl,gate.check.regex", "-n", "1", "--json")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", "XDG_CONFIG_HOME=", "RUNBOX_CONFIG=")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("bench: %v: %s", err, errb.String())
 	}
-	var m bench.Measurement
-	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
-		t.Fatalf("not a measurement: %q: %v", out.String(), err)
-	}
-	if m.Name != "gate.check.jsonl" || m.N != 5000 || m.Note != "" || !strings.Contains(m.Baseline, "parse-only") {
-		t.Errorf("measurement = %+v", m)
-	}
-	if m.P50ms <= 0 || m.BaselineP50ms <= 0 || m.PerSecond <= 0 {
-		t.Errorf("measurement = %+v; want times and commands per second", m)
+	dec := json.NewDecoder(&out)
+	for _, want := range []struct{ name, baseline string }{
+		{"gate.check.jsonl", "parse-only"},
+		{"gate.check.regex", "regex table in Python"},
+	} {
+		var m bench.Measurement
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("%s: not a measurement: %v", want.name, err)
+		}
+		if m.Name != want.name || m.N != 5000 || m.Note != "" || !strings.Contains(m.Baseline, want.baseline) {
+			t.Errorf("measurement = %+v; want %s against %q", m, want.name, want.baseline)
+		}
+		if m.P50ms <= 0 || m.BaselineP50ms <= 0 || m.PerSecond <= 0 {
+			t.Errorf("measurement = %+v; want times and commands per second", m)
+		}
 	}
 }
 

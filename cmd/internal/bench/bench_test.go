@@ -16,7 +16,7 @@ import (
 var caseNames = []string{
 	"true", "true.sandboxed", "true.sandboxed.paced", "true.paced", "true.cold",
 	"true.changes", "sed.changes",
-	"gate.check", "gate.check.jsonl",
+	"gate.check", "gate.check.jsonl", "gate.check.regex",
 	"jobs.throughput", "jobs.idle",
 	"mcp.terminal",
 	"ssh-true", "ssh-true-vs-controlmaster", "ssh.oneshot",

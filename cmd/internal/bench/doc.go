@@ -33,14 +33,15 @@
 // what is measured and holds the configuration, a way to open a job
 // registry as its job daemon does, and where to print. A case that
 // cannot be measured here (no Docker engine, no ssh host, no cluster,
-// no node for the reference MCP server) is printed with a note saying
-// why, never dropped; only the end of the run's context stops [Run],
-// which then returns at once. Every exit removes what the run made: jobs
-// and their state directories, containers (found by a label naming the
-// run, even those a cut-short `docker run` made), a ControlMaster.
+// no node for the reference MCP server, no python3 for the regex table)
+// is printed with a note saying why, never dropped; only the end of the
+// run's context stops [Run], which then returns at once. Every exit
+// removes what the run made: jobs and their state directories,
+// containers (found by a label naming the run, even those a cut-short
+// `docker run` made), a ControlMaster.
 //
-// Three cases run the executable they are in as runbox (gate.check.jsonl
-// runs `check --jsonl`, mcp.terminal runs `serve`, ssh.oneshot runs
+// Four cases run the executable they are in as runbox (gate.check.jsonl
+// and gate.check.regex run `check --jsonl`, mcp.terminal runs `serve`, ssh.oneshot runs
 // `run`), so [Run] belongs in the runbox program; elsewhere those cases
 // report what failed.
 //

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,15 +38,29 @@ const maxVerdictLine = 4 << 20
 //     start included, against the same executable only parsing them
 //     (check --jsonl --parse-only). p50 and p99 are per command (a run's
 //     time over its commands), per_second is commands a second at the
-//     p50 (the baseline's is 1000 / baseline_p50_ms).
+//     p50 (the baseline's is 1000 / baseline_p50_ms);
+//   - gate.check.regex: the same run of check --jsonl against the gate
+//     many agent harnesses ship, a table of regular expressions tried in
+//     order by Python over the same input (regextable.py): what runbox's
+//     parsing costs over matching text, end to end.
 func gateCases(h Host) []caseDef {
 	return []caseDef{
 		{name: "gate.check", backend: "approval", baseline: "shell parse only", n: 20,
 			custom: func(ctx context.Context, p params) (Measurement, error) { return gateCheck(ctx, h.Service.Getenv, p.n) }},
 		{name: "gate.check.jsonl", backend: "approval", baseline: "check --jsonl --parse-only", n: 3, maxN: 50,
 			custom: func(ctx context.Context, p params) (Measurement, error) { return gateJSONL(ctx, p) }},
+		{name: "gate.check.regex", backend: "approval", baseline: regexBaseline, n: 3, maxN: 50,
+			custom: func(ctx context.Context, p params) (Measurement, error) { return gateRegex(ctx, p) }},
 	}
 }
+
+// regexTable is the baseline of gate.check.regex: a Python script that
+// judges check --jsonl's input with a table of regular expressions.
+//
+//go:embed regextable.py
+var regexTable []byte
+
+const regexBaseline = "regex table in Python (42 patterns)"
 
 // gateCorpus is what the gate is measured on: the sample of commands
 // agents really run (builds, tests, git, greps, package installs, pipes,
@@ -110,33 +126,63 @@ func gateJSONL(ctx context.Context, p params) (Measurement, error) {
 	if err != nil {
 		return Measurement{}, fmt.Errorf("finding this executable: %w", err)
 	}
+	return jsonlAgainst(ctx, p, "gate.check.jsonl", "check --jsonl --parse-only", exe, "check", "--jsonl", "--parse-only")
+}
+
+// gateRegex runs check --jsonl and the regular-expression table over the
+// same input, p.n times each.
+func gateRegex(ctx context.Context, p params) (Measurement, error) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		return Measurement{}, fmt.Errorf("bench: the regex table baseline needs python3: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "runbox-bench-regex-")
+	if err != nil {
+		return Measurement{}, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "regextable.py")
+	if err := os.WriteFile(script, regexTable, 0o644); err != nil {
+		return Measurement{}, err
+	}
+	return jsonlAgainst(ctx, p, "gate.check.regex", regexBaseline, python, script)
+}
+
+// jsonlAgainst times this executable's check --jsonl over jsonlInput,
+// then base... over the same input, p.n times each (after one run each
+// that warms the page cache); p50 and p99 are per command.
+func jsonlAgainst(ctx context.Context, p params, name, baseline string, base ...string) (Measurement, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return Measurement{}, fmt.Errorf("finding this executable: %w", err)
+	}
 	in := jsonlInput()
-	runs := func(args ...string) ([]time.Duration, error) {
+	runs := func(argv ...string) ([]time.Duration, error) {
 		var ds []time.Duration
 		for i := range p.n + 1 {
-			p.progress.step("gate.check.jsonl "+strings.Join(args, " "), i, p.n)
-			d, err := checkJSONL(ctx, exe, in, args...)
+			p.progress.step(name+" "+strings.Join(argv, " "), i, p.n)
+			d, err := checkJSONL(ctx, argv[0], in, argv[1:]...)
 			if err != nil {
 				return nil, err
 			}
-			if i > 0 { // the first run warms the page cache
+			if i > 0 {
 				ds = append(ds, d/jsonlCommands)
 			}
 		}
 		return ds, nil
 	}
-	opT, err := runs("check", "--jsonl")
+	opT, err := runs(exe, "check", "--jsonl")
 	if err != nil {
 		return Measurement{}, err
 	}
-	baseT, err := runs("check", "--jsonl", "--parse-only")
+	baseT, err := runs(base...)
 	if err != nil {
 		return Measurement{}, fmt.Errorf("baseline: %w", err)
 	}
 	return Measurement{
-		Name: "gate.check.jsonl", Backend: "approval", N: p.n * jsonlCommands,
+		Name: name, Backend: "approval", N: p.n * jsonlCommands,
 		P50ms: quantile(opT, 0.5), P99ms: quantile(opT, 0.99),
-		Baseline: "check --jsonl --parse-only", BaselineP50ms: quantile(baseT, 0.5),
+		Baseline: baseline, BaselineP50ms: quantile(baseT, 0.5),
 		PerSecond: 1 / (quantile(opT, 0.5) / 1000),
 	}, nil
 }
