@@ -16,12 +16,8 @@ import (
 // reflect.Value>" or "-5/1 is less than 0.000000").
 func TestTools_ArgumentErrorsForPeople(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{})
-	cs := connectHTTP(t, "http://"+ln.Addr().String()+server.Path, http.DefaultClient, true, nil)
+	url := serveURL(t, srv, server.HTTPOptions{})
+	cs := connectHTTP(t, url, http.DefaultClient, true, nil)
 	cases := []struct {
 		name, tool string
 		args       map[string]any

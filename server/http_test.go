@@ -34,6 +34,18 @@ func serveHTTP(t *testing.T, srv *server.Server, ln net.Listener, opts server.HT
 	})
 }
 
+// serveURL serves srv over HTTP on a loopback port of its own until the
+// test ends, and returns the MCP endpoint's URL.
+func serveURL(t *testing.T, srv *server.Server, opts server.HTTPOptions) string {
+	t.Helper()
+	ln, err := server.ListenTCP("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveHTTP(t, srv, ln, opts)
+	return "http://" + ln.Addr().String() + server.Path
+}
+
 // bearer adds a token to every request.
 type bearer struct {
 	token string
@@ -65,12 +77,7 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // the MCP layer sees the request.
 func TestHTTP_Refusals(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{Token: "s3cret"})
-	url := "http://" + ln.Addr().String() + server.Path
+	url := serveURL(t, srv, server.HTTPOptions{Token: "s3cret"})
 	for _, tc := range []struct {
 		name    string
 		headers map[string]string
@@ -119,14 +126,10 @@ func TestHTTP_Refusals(t *testing.T) {
 // session of its own and receives its job's completion on its stream.
 func TestHTTP_ClientWithToken(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{Token: "s3cret"})
+	url := serveURL(t, srv, server.HTTPOptions{Token: "s3cret"})
 	hc := &http.Client{Transport: bearer{"s3cret", http.DefaultTransport}}
 	n := &notices{}
-	cs := connectHTTP(t, "http://"+ln.Addr().String()+server.Path, hc, false, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
+	cs := connectHTTP(t, url, hc, false, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
 	mustOK(t, cs, "terminal", map[string]any{"command": "export RB_H=over-http"})
 	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "echo $RB_H"})
 	if strings.TrimSpace(out["output"].(string)) != "over-http" {
@@ -145,14 +148,10 @@ func TestHTTP_ClientWithToken(t *testing.T) {
 // once.
 func TestHTTP_UndeliveredEventsInList(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{Token: "s3cret"})
+	url := serveURL(t, srv, server.HTTPOptions{Token: "s3cret"})
 	hc := &http.Client{Transport: bearer{"s3cret", http.DefaultTransport}}
 	n := &notices{}
-	cs := connectHTTP(t, "http://"+ln.Addr().String()+server.Path, hc, true, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
+	cs := connectHTTP(t, url, hc, true, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
 	job, _ := mustOK(t, cs, "terminal", map[string]any{"command": "echo bye", "background": true, "notify_on_complete": true})
 	id := job["session_id"].(string)
 	mustOK(t, cs, "process", map[string]any{"action": "wait", "session_id": id, "timeout": 30})

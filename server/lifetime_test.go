@@ -200,16 +200,12 @@ func newKeptSignal() *logSignal {
 // as a crashed agent would.
 func vanishingClient(t *testing.T, srv *server.Server) (cs *mcp.ClientSession, vanish func()) {
 	t.Helper()
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{SessionIdle: 2 * time.Second})
+	url := serveURL(t, srv, server.HTTPOptions{SessionIdle: 2 * time.Second})
 	gone, vanish := context.WithCancel(context.Background())
 	t.Cleanup(vanish)
 	hc := &http.Client{Transport: vanishing{gone, http.DefaultTransport}}
-	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + server.Path, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
-	cs, err = mcp.NewClient(&mcp.Implementation{Name: "vanishing", Version: "1"}, nil).Connect(t.Context(), tr, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "vanishing", Version: "1"}, nil).Connect(t.Context(), tr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,13 +255,9 @@ func (h *logSignal) Handle(_ context.Context, r slog.Record) error {
 // cancelled: it yields and runs on as the session's job.
 func TestLifetime_YieldCallerGone(t *testing.T) {
 	srv, jobs := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{})
+	url := serveURL(t, srv, server.HTTPOptions{})
 	n := &notices{}
-	cs := connectHTTP(t, "http://"+ln.Addr().String()+server.Path, http.DefaultClient, false, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
+	cs := connectHTTP(t, url, http.DefaultClient, false, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
 	running := func() []procregistry.Info {
 		var out []procregistry.Info
 		for _, in := range jobs.reg.List("") {

@@ -179,12 +179,8 @@ func TestHTTP_VanishedClientsLeaveNothing(t *testing.T) {
 // times over, and its shell state with it.
 func TestHTTP_OpenStreamIsNotIdle(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{SessionIdle: 200 * time.Millisecond})
-	cs := connectHTTP(t, "http://"+ln.Addr().String()+server.Path, http.DefaultClient, false, nil)
+	url := serveURL(t, srv, server.HTTPOptions{SessionIdle: 200 * time.Millisecond})
+	cs := connectHTTP(t, url, http.DefaultClient, false, nil)
 	mustOK(t, cs, "terminal", map[string]any{"command": "export KEPT=yes"})
 	time.Sleep(2 * time.Second) // ten idle times with the stream open
 	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "echo $KEPT"})
@@ -200,12 +196,7 @@ func TestHTTP_OpenStreamIsNotIdle(t *testing.T) {
 // is refused (the SDK stored any string).
 func TestHTTP_ErrorsBySpec(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{})
-	url := "http://" + ln.Addr().String() + server.Path
+	url := serveURL(t, srv, server.HTTPOptions{})
 	cs := connectHTTP(t, url, http.DefaultClient, true, nil)
 	cases := []struct {
 		name, session, body string
@@ -271,12 +262,7 @@ func readEvents(r io.Reader, ch chan<- sseEvent) {
 // retry: hint and an event id.
 func TestHTTP_ResumeCutStream(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{})
-	url := "http://" + ln.Addr().String() + server.Path
+	url := serveURL(t, srv, server.HTTPOptions{})
 	cs := connectHTTP(t, url, http.DefaultClient, true, nil)
 
 	resp := rawPost(t, url, cs.ID(), `{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"terminal","arguments":{"command":"sleep 5; echo finished"}}}`)
@@ -368,13 +354,9 @@ func resume(t *testing.T, ctx context.Context, url, session, last, retry string)
 // repeated notice of an earlier job would arrive before the last one's.
 func TestHTTP_OneCompletionNoticePerJob(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{})
+	url := serveURL(t, srv, server.HTTPOptions{})
 	n := &notices{}
-	cs := connectHTTP(t, "http://"+ln.Addr().String()+server.Path, http.DefaultClient, false, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
+	cs := connectHTTP(t, url, http.DefaultClient, false, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
 	gate := t.TempDir()
 	var ids []string
 	for i := range 3 {

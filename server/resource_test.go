@@ -266,12 +266,7 @@ func TestEventsResource_ManyAtOnce(t *testing.T) {
 // a stream opens. Neither is sent a log message.
 func TestEventsResource_HTTP(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{})
-	url := "http://" + ln.Addr().String() + server.Path
+	url := serveURL(t, srv, server.HTTPOptions{})
 	connectSub := func(noStream bool) (*mcp.ClientSession, *notices, *updates) {
 		n, u := &notices{}, &updates{}
 		cs := connectHTTP(t, url, http.DefaultClient, noStream, &mcp.ClientOptions{LoggingMessageHandler: n.handle, ResourceUpdatedHandler: u.handle})

@@ -86,13 +86,9 @@ func marked(t *testing.T, mark string) []string {
 // from the third command on, the shells ran outside any container.
 func TestHTTP_SessionCloseLeavesNothing(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{Token: "s3cret"})
+	url := serveURL(t, srv, server.HTTPOptions{Token: "s3cret"})
 	hc := &http.Client{Transport: bearer{"s3cret", http.DefaultTransport}}
-	cs := connectHTTP(t, "http://"+ln.Addr().String()+server.Path, hc, false, nil)
+	cs := connectHTTP(t, url, hc, false, nil)
 
 	b := make([]byte, 8)
 	rand.Read(b)
@@ -147,7 +143,7 @@ func TestHTTP_SessionCloseLeavesNothing(t *testing.T) {
 
 	// The client's own Close waits for its calls to end before it sends
 	// DELETE; a client that goes away mid-call sends it as is.
-	del, err := http.NewRequestWithContext(t.Context(), http.MethodDelete, "http://"+ln.Addr().String()+server.Path, nil)
+	del, err := http.NewRequestWithContext(t.Context(), http.MethodDelete, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

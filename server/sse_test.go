@@ -56,12 +56,7 @@ func openStream(t *testing.T, ctx context.Context, url, session string) *http.Re
 // the next job's does.
 func TestHTTP_StreamReconnectWithoutLastEventID(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{})
-	url := "http://" + ln.Addr().String() + server.Path
+	url := serveURL(t, srv, server.HTTPOptions{})
 	cs := connectHTTP(t, url, http.DefaultClient, true, nil) // its stream is the test's
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -118,12 +113,7 @@ func TestHTTP_StreamReconnectWithoutLastEventID(t *testing.T) {
 // in a replay of that stream (Last-Event-ID); its command is stopped.
 func TestHTTP_CancelledNotAnswered(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	ln, err := server.ListenTCP("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveHTTP(t, srv, ln, server.HTTPOptions{})
-	url := "http://" + ln.Addr().String() + server.Path
+	url := serveURL(t, srv, server.HTTPOptions{})
 	cs := connectHTTP(t, url, http.DefaultClient, true, nil)
 	b := make([]byte, 8)
 	rand.Read(b)
