@@ -3,7 +3,6 @@ package daytona_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/runbox/runbox/daytona"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/internal/testwait"
 )
 
@@ -110,21 +110,11 @@ func TestEnv_KeepsCdAndKillsSetsidChild(t *testing.T) {
 		t.Fatalf("Wait: %v", err)
 	}
 	testwait.Within(t, 30*time.Second, "the setsid child to be gone", func() bool {
-		return !alive(pid)
+		return !testproc.Alive(pid)
 	})
 	if res := run(t, env, "pwd"); res.Output != dir+"\n" {
 		t.Errorf("cwd after the kill = %q; want %q", res.Output, dir)
 	}
-}
-
-// alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
 }
 
 // readLine reads one line from r (in the background, bounded).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/local"
 	"github.com/runbox/runbox/termination"
 )
@@ -81,7 +82,7 @@ func liveWithArg(t *testing.T, arg string) int {
 		// tested at the same time carry random digits in temp paths and
 		// ports, and a busy machine showed them counted here.
 		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if slices.ContainsFunc(bytes.Split(cmd, []byte{0}), func(a []byte) bool { return string(a) == arg }) && !zombie(pid) {
+		if slices.ContainsFunc(bytes.Split(cmd, []byte{0}), func(a []byte) bool { return string(a) == arg }) && testproc.Alive(pid) {
 			n++
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/subreaper"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/termination"
 )
@@ -259,7 +260,7 @@ func descendants(t *testing.T) []string {
 	parents := map[int]int{}
 	for _, ent := range ents {
 		if pid, err := strconv.Atoi(ent.Name()); err == nil {
-			parents[pid] = ppidOf(pid)
+			parents[pid] = testproc.Parent(pid)
 		}
 	}
 	self := os.Getpid()
@@ -274,18 +275,4 @@ func descendants(t *testing.T) []string {
 		}
 	}
 	return out
-}
-
-func ppidOf(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(fields[1])
-	return ppid
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/local"
 )
@@ -37,10 +38,10 @@ func warmShells(t *testing.T) []int {
 			continue
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if !strings.Contains(string(cmdline), "unset __rb_cmd") || strings.Contains(string(cmdline), "__reap") || zombie(pid) {
+		if !strings.Contains(string(cmdline), "unset __rb_cmd") || strings.Contains(string(cmdline), "__reap") || !testproc.Alive(pid) {
 			continue
 		}
-		for p, hops := parent(pid), 0; p > 1 && hops < 3; p, hops = parent(p), hops+1 {
+		for p, hops := testproc.Parent(pid), 0; p > 1 && hops < 3; p, hops = testproc.Parent(p), hops+1 {
 			if p == self {
 				pids = append(pids, pid)
 				break
@@ -48,29 +49,6 @@ func warmShells(t *testing.T) []int {
 		}
 	}
 	return pids
-}
-
-func parent(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(fields[1])
-	return ppid
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	return strings.HasPrefix(strings.TrimSpace(s[strings.LastIndexByte(s, ')')+1:]), "Z")
 }
 
 // warmModes are the ways a warm shell is held: in its own cgroup or
@@ -170,7 +148,7 @@ func TestWarm_TimeoutKillsWholeTree(t *testing.T) {
 			}
 			for _, pid := range pids {
 				n, _ := strconv.Atoi(pid)
-				if !zombie(n) {
+				if testproc.Alive(n) {
 					t.Errorf("pid %s survived the timeout", pid)
 				}
 			}
@@ -292,7 +270,7 @@ func TestWarm_KilledShellReplaced(t *testing.T) {
 				}
 				for _, pid := range warmShells(t) {
 					syscall.Kill(pid, syscall.SIGKILL)
-					testwait.Until(t, "the killed shell to die", func() bool { return zombie(pid) })
+					testwait.Until(t, "the killed shell to die", func() bool { return !testproc.Alive(pid) })
 				}
 				want := fmt.Sprintf("run %d\n", i)
 				res := run(t, env, envs.Command{Shell: "echo run " + strconv.Itoa(i)})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/procregistry"
 )
 
@@ -239,12 +240,7 @@ func waitGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return
-		}
-		// The state follows the command name in parentheses.
-		if i := bytes.LastIndexByte(b, ')'); i > 0 && len(b) > i+2 && b[i+2] == 'Z' {
+		if !testproc.Alive(pid) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
