@@ -64,7 +64,7 @@ func serve(t *testing.T, mk pair) *served {
 	}
 	ce, se := mk(t)
 	s := &served{clientEnd: ce, serverEnd: se, served: make(chan error, 1)}
-	srv := agent.NewServer(env, agent.ServerOptions{})
+	srv := agent.NewServer(env, agent.ServerOptions{StateDir: t.TempDir()})
 	go func() { s.served <- srv.Serve(context.Background(), se) }()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()

@@ -312,7 +312,12 @@ func (cl *Client) forget(seq uint64) {
 // await waits for a reply, the end of the connection, ctx, or the reply
 // timeout: no wait for the agent is unbounded.
 func (cl *Client) await(ctx context.Context, o op, seq uint64, rc <-chan reply) (reply, error) {
-	t := time.NewTimer(cl.reply)
+	return cl.awaitFor(ctx, o, seq, rc, cl.reply)
+}
+
+// awaitFor is await with its own bound on the agent's silence.
+func (cl *Client) awaitFor(ctx context.Context, o op, seq uint64, rc <-chan reply, timeout time.Duration) (reply, error) {
+	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case r := <-rc:
@@ -324,7 +329,7 @@ func (cl *Client) await(ctx context.Context, o op, seq uint64, rc <-chan reply) 
 		return reply{}, ctx.Err()
 	case <-t.C:
 		cl.forget(seq)
-		return reply{}, fmt.Errorf("%w: %s unanswered after %v", ErrNoReply, o, cl.reply)
+		return reply{}, fmt.Errorf("%w: %s unanswered after %v", ErrNoReply, o, timeout)
 	}
 }
 

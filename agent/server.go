@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime"
 	"sync"
@@ -23,6 +24,10 @@ type ServerOptions struct {
 	// Cwd is reported to the client as the session's initial directory.
 	// Empty means none is reported.
 	Cwd string
+	// StateDir is where the agent keeps what outlives a stream: the change
+	// journals of workspaces (undo/ there). Empty means journal calls are
+	// refused as unsupported.
+	StateDir string
 	// Logger receives debug logs. Nil discards them. It must not write to
 	// the stream being served.
 	Logger *slog.Logger
@@ -50,6 +55,21 @@ func NewServer(env envs.Environment, opts ServerOptions) *Server {
 	return &Server{env: env, opts: o, log: log}
 }
 
+// capabilities are the environment's, with undo as this server offers it:
+// the journal is the agent's own, not the environment's.
+func (s *Server) capabilities() envs.Capabilities {
+	caps := maps.Clone(s.env.Capabilities())
+	if caps == nil {
+		caps = envs.Capabilities{}
+	}
+	if s.opts.StateDir == "" {
+		caps[envs.CapUndo] = envs.CapInfo{State: envs.Unsupported, Detail: "the agent has no state directory for a change journal"}
+	} else {
+		caps[envs.CapUndo] = envs.CapInfo{State: envs.Active, Detail: "the agent records each command's workspace changes inside the environment"}
+	}
+	return caps
+}
+
 // session is one served stream.
 type session struct {
 	s    *Server
@@ -57,9 +77,10 @@ type session struct {
 	ctx  context.Context
 	stop context.CancelFunc
 
-	mu    sync.Mutex
-	chans map[uint32]*serverChan
-	work  sync.WaitGroup
+	mu       sync.Mutex
+	chans    map[uint32]*serverChan
+	work     sync.WaitGroup
+	journals *journals
 }
 
 // serverChan is one channel's state on the agent side.
@@ -79,7 +100,7 @@ type serverChan struct {
 func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	c := newConn(rw)
 	ctx, stop := context.WithCancel(ctx)
-	ss := &session{s: s, c: c, ctx: ctx, stop: stop, chans: map[uint32]*serverChan{}}
+	ss := &session{s: s, c: c, ctx: ctx, stop: stop, chans: map[uint32]*serverChan{}, journals: newJournals(s.opts.StateDir)}
 	defer stop()
 	stopWatch := context.AfterFunc(ctx, func() { c.fail(ctx.Err()) })
 	defer stopWatch()
@@ -92,6 +113,9 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	ss.failAll(c.err)
 	ss.shutdown()
 	ss.work.Wait()
+	if jerr := ss.journals.close(); jerr != nil {
+		s.log.Debug("agent: journals", "err", jerr)
+	}
 	c.close(nil)
 	if errors.Is(err, io.EOF) || ctx.Err() != nil { // the client left, or the caller stopped the server
 		return nil
@@ -108,7 +132,7 @@ func (ss *session) handshake() error {
 	if f.typ != frameHello || json.Unmarshal(f.payload, &h) != nil {
 		return &ProtocolError{Msg: "handshake: first frame is not a hello"}
 	}
-	mine := hello{Version: Version, Role: "agent", Build: ss.s.opts.Build, Caps: capsToWire(ss.s.env.Capabilities()), Cwd: ss.s.opts.Cwd}
+	mine := hello{Version: Version, Role: "agent", Build: ss.s.opts.Build, Caps: capsToWire(ss.s.capabilities()), Cwd: ss.s.opts.Cwd}
 	if err := ss.c.sendJSON(frameHello, 0, mine); err != nil {
 		return err
 	}
@@ -319,6 +343,8 @@ func (ss *session) handleCall(id uint32, cl call) error {
 		}
 		o := ss.setOut(ch, streamOut)
 		ss.work.Go(func() { ss.getFile(ch, cl, o) })
+	case opJournalBegin, opJournalEnd, opJournalSteps, opJournalUndo:
+		ss.work.Go(func() { ss.journalCall(id, cl) })
 	case opShutdown:
 		ss.work.Go(func() {
 			ss.shutdown()

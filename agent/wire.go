@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"encoding/json"
+
 	"github.com/runbox/runbox/envs"
 )
 
@@ -51,6 +53,14 @@ const (
 	opGet      op = "get"      // read a file into stream 1
 	opPing     op = "ping"     // liveness
 	opShutdown op = "shutdown" // kill everything still running; the stream ends next
+
+	// The change journal of a workspace inside the environment (see
+	// journal.go): each call names the workspace in Path and carries its
+	// arguments, and gets its answer, as JSON in Data.
+	opJournalBegin op = "journal.begin" // checkpoint before a command; Data: journalArgs, answer: journalCmd
+	opJournalEnd   op = "journal.end"   // checkpoint after it; Data: journalCmd, answer: undo.Record
+	opJournalSteps op = "journal.steps" // Data: journalArgs, answer: []undo.Step
+	opJournalUndo  op = "journal.undo"  // Data: journalArgs, answer: undo.Undone
 )
 
 // call is a request. Channel-scoped calls name their channel in the frame id.
@@ -64,13 +74,15 @@ type call struct {
 	Size   *envs.WindowSize `json:"size,omitempty"`
 	Path   string           `json:"path,omitempty"`
 	Perm   uint32           `json:"perm,omitempty"`
+	Data   json.RawMessage  `json:"data,omitempty"`
 }
 
 type reply struct {
-	Seq    uint64      `json:"seq"`
-	Err    *wireError  `json:"err,omitempty"`
-	PID    int         `json:"pid,omitempty"`
-	Result *wireResult `json:"result,omitempty"`
+	Seq    uint64          `json:"seq"`
+	Err    *wireError      `json:"err,omitempty"`
+	PID    int             `json:"pid,omitempty"`
+	Result *wireResult     `json:"result,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
 }
 
 // JSON strings must be valid UTF-8 (encoding/json replaces anything else),

@@ -4,10 +4,11 @@ import (
 	"errors"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/undo"
 )
 
 // wireError carries an error across the stream, keeping the envs sentinel
-// (or type) it matched so errors.Is and errors.As work on the far side.
+// or undo sentinel (or type) it matched so errors.Is and errors.As work on the far side.
 type wireError struct {
 	Kind string `json:"kind,omitempty"`
 	Msg  string `json:"msg"`
@@ -24,6 +25,13 @@ var kinds = []struct {
 	{"denied", envs.ErrDenied},
 	{"bad_command", envs.ErrBadCommand},
 	{"timeout", envs.ErrTimeout},
+	// A change journal's refusals, which callers tell apart (undo says
+	// why it would not, and how to insist).
+	{"undo_conflict", undo.ErrConflict},
+	{"undo_not_kept", undo.ErrNotKept},
+	{"undo_nothing", undo.ErrNothing},
+	{"undo_unknown_step", undo.ErrUnknownStep},
+	{"undo_closed", undo.ErrClosed},
 }
 
 func toWire(err error) *wireError {

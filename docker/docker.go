@@ -16,6 +16,7 @@ import (
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/spawn"
+	"github.com/runbox/runbox/undo"
 )
 
 // NetworkAllowlist is the network policy whose only exit is the caller's
@@ -345,6 +346,13 @@ func (e *Env) overlay(cmd envs.Command) envs.Command { return remote.Overlay(e.o
 // guarantees inside the container (the exec API's, in the fallback), plus
 // what the container itself adds.
 func (e *Env) Capabilities() envs.Capabilities { return e.host.Capabilities() }
+
+// Journal is the change journal runbox's agent keeps in the container for the
+// workspace root (package undo; an empty root: the agent's initial
+// directory), as [remote.Env.Journal] says.
+func (e *Env) Journal(ctx context.Context, root string, o undo.Options) (envs.ChangeJournal, error) {
+	return e.host.Journal(ctx, root, o)
+}
 
 // Close stops the agent's commands, then removes an ephemeral container,
 // or stops a persistent one (within StopTimeout) unless KeepRunning. An

@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"os"
 	"os/user"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/modal"
+	"github.com/runbox/runbox/statedir"
 )
 
 // ModalOptions are the modal backend's options for spec, from the
@@ -65,18 +65,4 @@ func (s *Service) modalOwner() string {
 // stateDir is runbox's state directory: $RUNBOX_STATE_DIR, else
 // $XDG_STATE_HOME/runbox, else ~/.local/state/runbox ("" when none can be
 // named).
-func (s *Service) stateDir() string {
-	if d := s.opts.Getenv("RUNBOX_STATE_DIR"); d != "" {
-		if abs, err := filepath.Abs(d); err == nil {
-			return abs
-		}
-		return d
-	}
-	if d := s.opts.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "runbox")
-	}
-	if h := s.opts.Getenv("HOME"); h != "" {
-		return filepath.Join(h, ".local", "state", "runbox")
-	}
-	return ""
-}
+func (s *Service) stateDir() string { return statedir.Default(s.opts.Getenv) }

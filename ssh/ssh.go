@@ -11,6 +11,7 @@ import (
 
 	"github.com/runbox/runbox/agent/remote"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/undo"
 )
 
 // Env is the ssh backend's [envs.Environment]: one connection to a host,
@@ -105,6 +106,13 @@ func (e *Env) Start(ctx context.Context, cmd envs.Command) (envs.Process, error)
 // Capabilities reports the agent's guarantees on the host (the fallback's,
 // without it) and what a remote host adds.
 func (e *Env) Capabilities() envs.Capabilities { return e.host.Capabilities() }
+
+// Journal is the change journal runbox's agent keeps on the host for the
+// workspace root (package undo; an empty root: the agent's initial
+// directory), as [remote.Env.Journal] says.
+func (e *Env) Journal(ctx context.Context, root string, o undo.Options) (envs.ChangeJournal, error) {
+	return e.host.Journal(ctx, root, o)
+}
 
 // Close stops the agent's commands and closes the connection.
 func (e *Env) Close(ctx context.Context) error {

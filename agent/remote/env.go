@@ -188,19 +188,29 @@ func (e *Env) setupLocked(ctx context.Context) (envs.Environment, error) {
 func (e *Env) ensure(ctx context.Context) (envs.Environment, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	be, err := e.liveLocked(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	rec := e.recreated
+	e.recreated = false
+	return be, rec, nil
+}
+
+// liveLocked is ensure without taking the recreation notice, which the
+// next command's result reports. Called with e.mu held.
+func (e *Env) liveLocked(ctx context.Context) (envs.Environment, error) {
 	if e.closed {
-		return nil, false, fmt.Errorf("%s: %w", e.opts.Name, envs.ErrClosed)
+		return nil, fmt.Errorf("%s: %w", e.opts.Name, envs.ErrClosed)
 	}
 	be := e.be
 	if be == nil || e.agent != nil && e.agent.Err() != nil {
 		var err error
 		if be, err = e.setupLocked(ctx); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 	}
-	rec := e.recreated
-	e.recreated = false
-	return be, rec, nil
+	return be, nil
 }
 
 // lost marks the backend dead after a command found the sandbox or its
@@ -383,6 +393,7 @@ func AgentCapabilities() envs.Capabilities {
 		envs.CapSignals:      {State: envs.Active, Detail: "agent"},
 		envs.CapSessionState: {State: envs.Active, Detail: "agent (bash in the image; cwd and exports only with sh)"},
 		envs.CapFileTransfer: {State: envs.Active, Detail: "agent"},
+		envs.CapUndo:         {State: envs.Active, Detail: "the agent records each command's workspace changes inside the sandbox"},
 	}
 	markAgent(caps)
 	return caps

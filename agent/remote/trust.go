@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/runbox/runbox/statedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,19 +29,8 @@ var errUntrusted = errors.New("not the build runbox made (changed since, or made
 // trustDir is where build identities are recorded: runbox's state
 // directory, found as runbox finds it.
 func trustDir() (string, error) {
-	var state string
-	switch s, x, h := os.Getenv("RUNBOX_STATE_DIR"), os.Getenv("XDG_STATE_HOME"), os.Getenv("HOME"); {
-	case s != "":
-		abs, err := filepath.Abs(s)
-		if err != nil {
-			return "", err
-		}
-		state = abs
-	case filepath.IsAbs(x):
-		state = filepath.Join(x, "runbox")
-	case h != "":
-		state = filepath.Join(h, ".local", "state", "runbox")
-	default:
+	state := statedir.Default(os.Getenv)
+	if state == "" {
 		return "", errors.New("no state directory to record builds in (set RUNBOX_STATE_DIR or HOME)")
 	}
 	return filepath.Join(state, "builds"), nil

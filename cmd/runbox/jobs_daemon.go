@@ -33,21 +33,15 @@ import (
 // serve's sessions hold tokens, a job's processes act for the job's
 // owner, and this CLI in a user's shell for the owners no token holds.
 
-// stateDir is $RUNBOX_STATE_DIR, else $XDG_STATE_HOME/runbox, else
-// ~/.local/state/runbox.
+// stateDir is [statedir.Default], else ~/.local/state/runbox in the
+// user's home directory as the system knows it.
 func (a *app) stateDir() (string, error) {
-	if d := a.getenv("RUNBOX_STATE_DIR"); d != "" {
-		return filepath.Abs(d)
+	if d := statedir.Default(a.getenv); d != "" {
+		return d, nil
 	}
-	if d := a.getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "runbox"), nil
-	}
-	home := a.getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return "", errorf("no state directory: set RUNBOX_STATE_DIR")
-		}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errorf("no state directory: set RUNBOX_STATE_DIR")
 	}
 	return filepath.Join(home, ".local", "state", "runbox"), nil
 }

@@ -48,6 +48,7 @@ func Run(t *testing.T, open Factory) {
 		{"Signals", testSignals},
 		{"Resize", testResize},
 		{"CapabilitiesMatch", testCapabilitiesMatch},
+		{"Undo", testUndo},
 		{"Closed", testClosed},
 	}
 	for _, tc := range tests {

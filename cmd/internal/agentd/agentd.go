@@ -16,11 +16,32 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/runbox/runbox/agent"
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/local"
+	"github.com/runbox/runbox/statedir"
 )
+
+// stateDir is runbox's state directory in the sandbox, named by the
+// launch environment (the process's own when it is nil) as runbox names
+// it on a host: the agent keeps its change journals there.
+func stateDir(environ []string) string {
+	if environ == nil {
+		return statedir.Default(os.Getenv)
+	}
+	return statedir.Default(func(key string) string {
+		for _, kv := range slices.Backward(environ) {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	})
+}
 
 // Options configures [Serve].
 type Options struct {
@@ -48,7 +69,7 @@ func Serve(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options)
 	if err != nil {
 		return fmt.Errorf("agentd: %w", err)
 	}
-	srv := agent.NewServer(env, agent.ServerOptions{Build: opts.Build, Logger: opts.Logger})
+	srv := agent.NewServer(env, agent.ServerOptions{Build: opts.Build, StateDir: stateDir(opts.Environ), Logger: opts.Logger})
 	serveErr := srv.Serve(ctx, agent.Stdio(stdin, stdout))
 	closeErr := env.Close(context.WithoutCancel(ctx))
 	if serveErr != nil {
