@@ -471,4 +471,3 @@ func (n *notifier) refusedMeta(op, target, rule string) {
 		n.report(Violation{Op: op, Target: target, Rule: rule})
 	}
 }
-
