@@ -428,6 +428,9 @@ func (c *metaCall) apply(fd int, opath bool) unix.Errno {
 			err = unix.Fremovexattr(fd, c.name)
 		}
 	}
+	if err == nil {
+		return 0
+	}
 	return errnoOf(err, unix.EPERM)
 }
 
