@@ -16,3 +16,14 @@ const (
 var chmodCalls = []struct{ nr, arg uint32 }{
 	{unix.SYS_CHMOD, 1}, {unix.SYS_FCHMOD, 1}, {unix.SYS_FCHMODAT, 2}, {unix.SYS_FCHMODAT2, 2},
 }
+
+// legacyMetaCalls are the metadata calls of this ABI beyond the generic
+// ones (metaCalls): arm64 has only the *at forms.
+var legacyMetaCalls = map[uint32]metaShape{
+	unix.SYS_CHMOD:     {op: opChmod, form: formPath},
+	unix.SYS_CHOWN:     {op: opChown, form: formPath},
+	unix.SYS_LCHOWN:    {op: opChown, form: formPath, nofollow: true},
+	unix.SYS_UTIME:     {op: opUtimes, form: formPath, layout: utimbufTimes},
+	unix.SYS_UTIMES:    {op: opUtimes, form: formPath, layout: timevalTimes},
+	unix.SYS_FUTIMESAT: {op: opUtimes, form: formAt, layout: timevalTimes},
+}

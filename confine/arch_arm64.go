@@ -16,3 +16,6 @@ const (
 var chmodCalls = []struct{ nr, arg uint32 }{
 	{unix.SYS_FCHMOD, 1}, {unix.SYS_FCHMODAT, 2}, {unix.SYS_FCHMODAT2, 2},
 }
+
+// legacyMetaCalls: arm64 has only the generic *at forms (metaCalls).
+var legacyMetaCalls = map[uint32]metaShape{}

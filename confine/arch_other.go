@@ -11,3 +11,6 @@ const (
 
 // chmodCalls: none are known here (see arch_amd64.go).
 var chmodCalls []struct{ nr, arg uint32 }
+
+// legacyMetaCalls: none are known here (see arch_amd64.go).
+var legacyMetaCalls = map[uint32]metaShape{}

@@ -26,7 +26,7 @@ import (
 // afterwards, and a Landlock domain may not mount, so the command cannot
 // undo it.
 func privateMounts(p Policy) error {
-	if !hasCap(unix.CAP_SYS_ADMIN) {
+	if !mountLayer() {
 		return nil
 	}
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
@@ -147,3 +147,8 @@ func protectGit(workspace string) error {
 	}
 	return nil
 }
+
+// mountLayer reports whether privateMounts makes the read-only mount
+// layer on this thread: with CAP_SYS_ADMIN (mount_setattr is older than
+// Landlock).
+func mountLayer() bool { return hasCap(unix.CAP_SYS_ADMIN) }

@@ -81,8 +81,9 @@ func ret(k uint32, l string) insn { return insn{code: unix.BPF_RET | unix.BPF_K,
 func errno(e unix.Errno) uint32   { return unix.SECCOMP_RET_ERRNO | uint32(e)&unix.SECCOMP_RET_DATA }
 
 // filter builds the program for the network mode; notify sends connect
-// and listen to a listener.
-func filter(network string, notify bool) []insn {
+// and listen to a listener, and with meta the metadata calls too.
+func filter(network string, notify, meta bool) []insn {
+	meta = meta && notify
 	p := []insn{
 		load(offArch),
 		jeq(auditArch, "", "eperm"),
@@ -106,11 +107,19 @@ func filter(network string, notify bool) []insn {
 			jeq(uint32(unix.SYS_LISTEN), "notify", ""),
 		)
 	}
+	if meta {
+		for _, nr := range metaNumbers() {
+			p = append(p, jeq(nr, "notify", ""))
+		}
+		for _, nr := range xattrAtCalls {
+			p = append(p, jeq(nr, "enosys", ""))
+		}
+	}
 	if network == NetworkOpen {
 		// Every other call is allowed: the mode checks come after, where
 		// only their own jumps reach them.
 		p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"))
-		p = append(p, setIDChecks()...)
+		p = append(p, setIDChecks(meta)...)
 		p = append(p, ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
 		if notify {
 			p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
@@ -146,7 +155,7 @@ func filter(network string, notify bool) []insn {
 		)
 	}
 	p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"))
-	p = append(p, setIDChecks()...) // reached by their own jumps only
+	p = append(p, setIDChecks(meta)...) // reached by their own jumps only
 	if network == NetworkAllowlist {
 		p = append(p, fastOpenChecks()...)
 		p = append(p, ret(errno(unix.EOPNOTSUPP), "eopnotsupp"))
@@ -164,10 +173,11 @@ func filter(network string, notify bool) []insn {
 
 // maskChecks are blocks that other jumps reach, labelled prefix and the
 // index of an argument: the call fails with the errno labelled fail when
-// that argument holds any bit of mask, and is allowed otherwise. They
-// come after the filter's "allow" (jumps only go forward) and end in an
-// allow of their own, so no other call falls into them.
-func maskChecks(prefix string, args []uint32, mask uint32, fail string) []insn {
+// that argument holds any bit of mask, and ends in pass (an allow, or a
+// notification) otherwise. They come after the filter's "allow" (jumps
+// only go forward) and end in a return of their own, so no other call
+// falls into them.
+func maskChecks(prefix string, args []uint32, mask uint32, fail string, pass uint32) []insn {
 	var p []insn
 	for _, arg := range args {
 		p = append(p,
@@ -176,13 +186,18 @@ func maskChecks(prefix string, args []uint32, mask uint32, fail string) []insn {
 			jeq(0, prefix+"-ok", fail),
 		)
 	}
-	return append(p, ret(unix.SECCOMP_RET_ALLOW, prefix+"-ok"))
+	return append(p, ret(pass, prefix+"-ok"))
 }
 
 // setIDChecks are the blocks chmodCalls jump to ("mode1", "mode2"): the
-// mode may not hold the set-user-ID or set-group-ID bit.
-func setIDChecks() []insn {
-	return maskChecks("mode", []uint32{1, 2}, unix.S_ISUID|unix.S_ISGID, "eperm")
+// mode may not hold the set-user-ID or set-group-ID bit. With meta a
+// mode without them goes to the listener, as the other metadata calls.
+func setIDChecks(meta bool) []insn {
+	pass := uint32(unix.SECCOMP_RET_ALLOW)
+	if meta {
+		pass = unix.SECCOMP_RET_USER_NOTIF
+	}
+	return maskChecks("mode", []uint32{1, 2}, unix.S_ISUID|unix.S_ISGID, "eperm", pass)
 }
 
 // fastOpenChecks are the blocks sendto, sendmsg and sendmmsg jump to under
@@ -191,7 +206,7 @@ func setIDChecks() []insn {
 // and Landlock checks its port only. It fails with EOPNOTSUPP, the answer
 // of a kernel without Fast Open, on which programs fall back to connect.
 func fastOpenChecks() []insn {
-	return maskChecks("fastopen", []uint32{2, 3}, unix.MSG_FASTOPEN, "eopnotsupp")
+	return maskChecks("fastopen", []uint32{2, 3}, unix.MSG_FASTOPEN, "eopnotsupp", unix.SECCOMP_RET_ALLOW)
 }
 
 // assemble resolves labels into relative jumps.
@@ -233,12 +248,12 @@ func assemble(p []insn) ([]unix.SockFilter, error) {
 	return out, nil
 }
 
-// seccompProgram assembles the filter for the network mode.
-func seccompProgram(network string, notify bool) ([]unix.SockFilter, error) {
+// seccompProgram assembles the filter for the network mode (see filter).
+func seccompProgram(network string, notify, meta bool) ([]unix.SockFilter, error) {
 	if auditArch == 0 {
 		return nil, fmt.Errorf("confine: seccomp: no filter for this architecture")
 	}
-	return assemble(filter(network, notify))
+	return assemble(filter(network, notify, meta))
 }
 
 // loadSeccomp loads prog into the calling thread, which must already have

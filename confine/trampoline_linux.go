@@ -122,11 +122,13 @@ func prepare(p Policy, w *watch) (*ready, error) {
 	if err != nil {
 		return nil, err
 	}
-	prog, err := seccompProgram(p.network(), false)
+	prog, err := seccompProgram(p.network(), false, false)
 	if err != nil {
 		return nil, err
 	}
-	notify, err := seccompProgram(p.network(), true)
+	// Without the read-only mount layer, metadata calls are decided by
+	// the listener (metadata_linux.go).
+	notify, err := seccompProgram(p.network(), true, !mountLayer())
 	if err != nil {
 		return nil, err
 	}

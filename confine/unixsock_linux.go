@@ -83,8 +83,13 @@ func (r unixRules) allows(real string, st *unix.Stat_t) bool {
 			return true
 		}
 	}
-	// As for files, the more specific of a writable and a denied root
-	// that both hold the socket decides.
+	return r.writes(real)
+}
+
+// writes reports whether real (a resolved path) lies in a writable root
+// and outside the deny list: as for files, the more specific of a
+// writable and a denied root that both hold it decides.
+func (r unixRules) writes(real string) bool {
 	w := deepest(real, r.writable)
 	return w >= 0 && w > deepest(real, r.deny)
 }
