@@ -164,7 +164,7 @@ func (ss *Session) closeJobSteps() {
 	js.wg.Wait()
 }
 
-// Changes says what the session's job id changed in the workspace (nil
+// Changes says what the session's job in changed in the workspace (nil
 // while it runs, or when its changes are not recorded), with the
 // journal's warnings about it. Asked about a finished job whose step is
 // still open, it closes the step, so the answer holds all the job did.
@@ -173,4 +173,13 @@ func (o *OwnedJobs) Changes(ctx context.Context, in procregistry.Info) (*undo.Re
 		return nil, nil
 	}
 	return o.ss.jobChanges(ctx, in.ID, in.Status.Finished())
+}
+
+// CompletionChanges is [OwnedJobs.Changes] for the job a completion
+// event of the session's is about; nothing for any other event.
+func (o *OwnedJobs) CompletionChanges(ctx context.Context, ev procregistry.Event) (*undo.Record, []string) {
+	if ev.Type != procregistry.EventCompletion || ev.Consumer != o.Owner() {
+		return nil, nil
+	}
+	return o.ss.jobChanges(ctx, ev.Job, true)
 }
