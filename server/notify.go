@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/runbox/runbox/procregistry"
-	"github.com/runbox/runbox/undo"
 	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/undo"
 )
 
 // Notice is a job event as the client gets it, in the events resource
