@@ -14,6 +14,7 @@ import (
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/undo"
@@ -276,14 +277,8 @@ func TestSession_JobChangesClose(t *testing.T) {
 // awaitFile waits, bounded, for a job to create path.
 func awaitFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear", path)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, path, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
 }
