@@ -182,3 +182,18 @@ func TestUndo_BackgroundJobKilled(t *testing.T) {
 		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
 	}
 }
+
+// TestUndo_YieldedCommand: a command run with yield runs as a job; when
+// it ends within its yield, its foreground-shaped result carries its
+// changes like any terminal result, and undo puts them back.
+func TestUndo_YieldedCommand(t *testing.T) {
+	srv, ws := newUndoServer(t)
+	cs := connect(t, srv, nil)
+	before := wsState(t, ws)
+	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "printf y > y.txt; rm b.txt", "yield": 30})
+	changesOf(t, "yielded command", out)
+	mustOK(t, cs, "undo", map[string]any{})
+	if got := wsState(t, ws); !maps.Equal(got, before) {
+		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
+	}
+}
