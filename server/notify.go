@@ -12,6 +12,7 @@ import (
 
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/undo"
 )
 
 // Notice is a job event as the client gets it, in the events resource
@@ -21,6 +22,9 @@ import (
 type Notice struct {
 	Message string             `json:"message"`
 	Event   procregistry.Event `json:"event"`
+	// Changes is what a completed job changed in the workspace, when the
+	// session records changes.
+	Changes *undo.Record `json:"changes,omitempty"`
 }
 
 // errNotListening: the HTTP client has no stream open to be notified on.
@@ -261,10 +265,17 @@ func (s *session) send(ctx context.Context, ev procregistry.Event) error {
 	// not negotiate (sessionProtocolVersions); in the versions it speaks,
 	// logging is part of the specification (docs/mcp-protocol.md).
 	//lint:ignore SA1019 the compatibility path for clients that do not subscribe; deprecated only in a protocol version runbox refuses
+	n := Notice{Message: eventMessage(ev), Event: ev}
+	if jobs := s.existingJobs(); jobs != nil {
+		n.Changes, _ = jobs.CompletionChanges(ctx, ev)
+		if t := changesText(n.Changes); t != "" {
+			n.Message += "\n" + t
+		}
+	}
 	return s.mcp.Log(ctx, &mcp.LoggingMessageParams{
 		Level:  eventLevel(ev),
 		Logger: notifyLogger,
-		Data:   Notice{Message: eventMessage(ev), Event: ev},
+		Data:   n,
 	})
 }
 

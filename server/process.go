@@ -11,6 +11,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/undo"
 )
 
 // processAction is one action of the process tool. command, when set,
@@ -111,6 +112,26 @@ func (s *Server) listJobs(ctx context.Context, jobs *service.OwnedJobs, _ Proces
 type JobPoll struct {
 	procregistry.Poll
 	Events []procregistry.Event `json:"events,omitempty"`
+	JobChanges
+}
+
+// JobChanges is what a finished job changed in the workspace, when the
+// session records changes (see service.OwnedJobs.Changes).
+type JobChanges struct {
+	Changes        *undo.Record `json:"changes,omitempty"`
+	ChangeWarnings []string     `json:"change_warnings,omitempty"`
+}
+
+// changesOf fetches the job's change record and writes its line to b.
+func changesOf(ctx context.Context, jobs *service.OwnedJobs, in procregistry.Info, b *strings.Builder) JobChanges {
+	rec, warns := jobs.Changes(ctx, in)
+	for _, w := range warns {
+		fmt.Fprintf(b, "\nwarning: %s", w)
+	}
+	if t := changesText(rec); t != "" {
+		fmt.Fprintf(b, "\n%s", t)
+	}
+	return JobChanges{Changes: rec, ChangeWarnings: warns}
 }
 
 func (s *Server) pollJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
@@ -134,7 +155,10 @@ func (s *Server) pollJob(ctx context.Context, jobs *service.OwnedJobs, in Proces
 		}
 	}
 	writeEvents(&b, evs)
-	return result(strings.TrimRight(b.String(), "\n"), JobPoll{Poll: p, Events: evs}), "", nil
+	text := strings.TrimRight(b.String(), "\n")
+	b.Reset()
+	jc := changesOf(ctx, jobs, p.Info, &b)
+	return result(text+b.String(), JobPoll{Poll: p, Events: evs, JobChanges: jc}), "", nil
 }
 
 // JobLog is the structured result of log: a bounded piece of the job's
@@ -198,6 +222,7 @@ type JobWait struct {
 	Job     procregistry.Info `json:"job"`
 	Done    bool              `json:"done"`
 	Preview string            `json:"preview,omitempty"`
+	JobChanges
 }
 
 func (s *Server) waitJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
@@ -218,7 +243,9 @@ func (s *Server) waitJob(ctx context.Context, jobs *service.OwnedJobs, in Proces
 		out.Preview = p.Preview
 		text += "\n" + p.Preview
 	}
-	return result(text, out), "", nil
+	var b strings.Builder
+	out.JobChanges = changesOf(ctx, jobs, info, &b)
+	return result(text+b.String(), out), "", nil
 }
 
 func (s *Server) killJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
@@ -235,7 +262,16 @@ func (s *Server) killJob(ctx context.Context, jobs *service.OwnedJobs, in Proces
 	default:
 		text = fmt.Sprintf("job %s lost: %s (nothing signalled)", res.ID, res.Info.Error)
 	}
-	return result(text, res), "", nil
+	var b strings.Builder
+	jc := changesOf(ctx, jobs, res.Info, &b)
+	return result(text+b.String(), JobKill{KillResult: res, JobChanges: jc}), "", nil
+}
+
+// JobKill is the structured result of kill: the registry's answer and,
+// the job having ended, what it changed.
+type JobKill struct {
+	procregistry.KillResult
+	JobChanges
 }
 
 // JobAck is the structured result of write, submit, close and handoff.

@@ -229,7 +229,7 @@ func (s *Server) yieldCommand(ctx context.Context, sess *session, in TerminalArg
 		return s.failure(ctx, sess, in.Command, err)
 	}
 	if yr.Done {
-		return s.yieldDone(yr)
+		return s.yieldDone(ctx, jobs, yr)
 	}
 	enc := service.EncodeResult(&envs.Result{Output: yr.Output})
 	out := JobYielded{
@@ -268,7 +268,7 @@ func terminalLifetime(in TerminalArgs) (procregistry.Lifetime, error) {
 }
 
 // yieldDone is the result of a command that ended within its yield.
-func (s *Server) yieldDone(yr service.YieldResult) *mcp.CallToolResult {
+func (s *Server) yieldDone(ctx context.Context, jobs *service.OwnedJobs, yr service.YieldResult) *mcp.CallToolResult {
 	info := yr.Job
 	if info.Exit == nil || info.Status == procregistry.StatusFailed {
 		te := ToolError{ErrorJSON: service.ErrorJSON{
@@ -277,6 +277,10 @@ func (s *Server) yieldDone(yr service.YieldResult) *mcp.CallToolResult {
 		return errorResult(te)
 	}
 	res := &envs.Result{ExitStatus: *info.Exit, Output: yr.Output, Truncated: yr.Truncated, TotalBytes: yr.Next}
+	// It ran as a job: its changes are its job's step.
+	var warns []string
+	res.Changes, warns = jobs.Changes(ctx, info)
+	res.Warnings = append(res.Warnings, warns...)
 	if !info.Started.IsZero() && !info.Ended.IsZero() {
 		res.Duration = info.Ended.Sub(info.Started)
 	}

@@ -52,10 +52,7 @@ type Connect func(ctx context.Context) (Jobs, error)
 // gate runs here, on the host, before anything is forwarded to a registry
 // anywhere, or a registry started.
 func (s *Service) StartJob(ctx context.Context, connect Connect, t JobTarget, req procregistry.StartRequest) (procregistry.Info, error) {
-	text := req.Shell
-	if text == "" {
-		text = lineOf(req.Args)
-	}
+	text := jobLine(req)
 	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: req.Owner, Asker: t.Asker, Dir: t.Dir, Sandbox: s.jobSandbox(t, req)}); err != nil {
 		return procregistry.Info{}, err
 	}
@@ -80,4 +77,12 @@ func (s *Service) WriteJob(ctx context.Context, jobs Jobs, t JobTarget, id, text
 		return jobs.Submit(ctx, id, text)
 	}
 	return jobs.Write(ctx, id, []byte(text))
+}
+
+// jobLine is the shell line a job's command is judged and labelled as.
+func jobLine(req procregistry.StartRequest) string {
+	if req.Shell != "" {
+		return req.Shell
+	}
+	return lineOf(req.Args)
 }

@@ -110,13 +110,20 @@ func (o *OwnedJobs) Start(ctx context.Context, req procregistry.StartRequest) (p
 	o.startMu.Lock()
 	defer o.startMu.Unlock()
 	req.Owner = o.Owner()
+	var step *jobStep
 	connect := func(ctx context.Context) (Jobs, error) {
 		if err := o.checkCap(ctx); err != nil {
 			return nil, err
 		}
+		// Admitted: the job's checkpoint comes before its first byte
+		// runs (see jobchanges.go).
+		step = o.ss.beginJobChanges(ctx, "job: "+jobLine(req))
 		return o.jobs, nil
 	}
 	in, err := o.ss.svc.StartJob(ctx, connect, o.target, req)
+	if step != nil {
+		o.ss.trackJob(ctx, o.jobs, step, in, err)
+	}
 	if err != nil {
 		return in, err
 	}

@@ -71,7 +71,8 @@ type Session struct {
 
 	recordChanges bool
 	changesAsked  bool
-	changes       journal // changes.go
+	changes       journal  // changes.go
+	jobSteps      jobSteps // jobchanges.go
 
 	mu     sync.Mutex
 	env    envs.Environment
@@ -378,6 +379,7 @@ func (ss *Session) Close(ctx context.Context) error {
 	env := ss.env
 	ss.mu.Unlock()
 	ss.stopAwake()
+	ss.closeJobSteps() // their last checkpoints need the journal
 	ss.closeJournal()
 	ss.svc.mu.Lock()
 	delete(ss.svc.sessions, ss.ID)

@@ -156,10 +156,14 @@ func (o *OwnedJobs) startHeld(ctx context.Context, req procregistry.StartRequest
 	defer o.startMu.Unlock()
 	req.Owner = o.Owner()
 	locked := false
+	var step *jobStep
 	connect := func(ctx context.Context) (Jobs, error) {
 		if err := o.checkCap(ctx); err != nil {
 			return nil, err
 		}
+		// The checkpoint before the job (jobchanges.go), taken before
+		// the event lock: deliveries need not wait for a walk.
+		step = o.ss.beginJobChanges(ctx, "job: "+jobLine(req))
 		o.eventMu.Lock()
 		locked = true
 		return startToEnd{o.jobs}, nil
@@ -173,6 +177,9 @@ func (o *OwnedJobs) startHeld(ctx context.Context, req procregistry.StartRequest
 			o.holds[info.ID] = holdPending
 		}
 		o.eventMu.Unlock()
+	}
+	if step != nil {
+		o.ss.trackJob(ctx, o.jobs, step, info, err)
 	}
 	if err != nil {
 		return info, err

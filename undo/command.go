@@ -67,7 +67,11 @@ func (j *Journal) Begin(ctx context.Context, label string) (*Command, error) {
 }
 
 // Label is the label the command was begun with.
-func (c *Command) Label() string { return c.ref.Label }
+func (c *Command) Label() string {
+	c.j.mu.Lock()
+	defer c.j.mu.Unlock()
+	return c.ref.Label
+}
 
 // End takes a checkpoint, closes the command and returns what changed
 // while it was open: the union of its steps. Calling End again returns
@@ -129,4 +133,22 @@ func (j *Journal) recordOf(c *Command) (*Record, error) {
 	slices.Sort(names)
 	rec.Concurrent = slices.Compact(names)
 	return rec, nil
+}
+
+// Relabel renames the open command. A background job learns its id only
+// once it has started, after the Begin that must come before its first
+// byte runs; its steps from now on carry the new label. A step already
+// made while the command was open keeps the label it was made with.
+func (c *Command) Relabel(ctx context.Context, label string) error {
+	j := c.j
+	return j.locked(ctx, func(tx *txn) error {
+		c.ref.Label = label
+		for i := range j.m.Cmds {
+			if j.m.Cmds[i].Ref.ID == c.ref.ID {
+				j.m.Cmds[i].Ref.Label = label
+				tx.dirty = true
+			}
+		}
+		return nil
+	})
 }

@@ -334,3 +334,53 @@ func TestUndo_TenThousandFilesAndTheBound(t *testing.T) {
 		t.Errorf("a 4 MB file under a 3 MB bound: exit %d, out %s, stderr %s; want huge in not_kept", code, out, stderr)
 	}
 }
+
+// TestUndo_ServeBackgroundJob: `runbox serve` as shipped, with the
+// official SDK's client over stdio and HTTP: a background job's writes,
+// deletions and renames are its own step; the process tool's wait
+// result carries them, and the undo tool, naming the job, puts the
+// workspace back byte for byte.
+func TestUndo_ServeBackgroundJob(t *testing.T) {
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			ws := newUndoWorkspace(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := serveCommand(t, serveAttack{ws: ws}, "--yolo")
+			cmd.Env = append(cmd.Env, "HOME="+t.TempDir()) // a home directory is never a recorded workspace
+			cs, stderr := connectServe(ctx, t, transport, cmd)
+			before := treeState(t, ws)
+			started := callTool(ctx, t, cs, "terminal", map[string]any{
+				"command":    "echo job > notes.txt; rm -rf tree; mv src/util.go src/helpers.go; chmod 600 run.sh",
+				"background": true, "workdir": ws,
+			})
+			var job struct {
+				ID string `json:"session_id"`
+			}
+			decode(t, started, &job)
+			if started.IsError || job.ID == "" {
+				t.Fatalf("background start: %s\n%s", structured(started), stderr())
+			}
+			waited := callTool(ctx, t, cs, "process", map[string]any{"action": "wait", "session_id": job.ID, "timeout": 60})
+			var out struct {
+				Done    bool `json:"done"`
+				Changes *struct {
+					Step    int64            `json:"step"`
+					Changes []map[string]any `json:"changes"`
+				} `json:"changes"`
+			}
+			decode(t, waited, &out)
+			if !out.Done || out.Changes == nil || out.Changes.Step == 0 || len(out.Changes.Changes) == 0 {
+				t.Fatalf("wait: no changes in the result: %s", structured(waited))
+			}
+			if maps.Equal(before, treeState(t, ws)) {
+				t.Fatal("the job changed nothing: the test proves nothing")
+			}
+			undone := callTool(ctx, t, cs, "undo", map[string]any{})
+			if undone.IsError || !strings.Contains(structured(undone), job.ID) {
+				t.Fatalf("undo: %s; want the job named", structured(undone))
+			}
+			sameTree(t, "after undoing the job", before, treeState(t, ws))
+		})
+	}
+}
