@@ -264,7 +264,6 @@ func (s *session) send(ctx context.Context, ev procregistry.Event) error {
 	// deprecated as of protocol 2026-07-28 (SEP-2577), which runbox does
 	// not negotiate (sessionProtocolVersions); in the versions it speaks,
 	// logging is part of the specification (docs/mcp-protocol.md).
-	//lint:ignore SA1019 the compatibility path for clients that do not subscribe; deprecated only in a protocol version runbox refuses
 	n := Notice{Message: eventMessage(ev), Event: ev}
 	if jobs := s.existingJobs(); jobs != nil {
 		n.Changes, _ = jobs.CompletionChanges(ctx, ev)
@@ -272,6 +271,7 @@ func (s *session) send(ctx context.Context, ev procregistry.Event) error {
 			n.Message += "\n" + t
 		}
 	}
+	//lint:ignore SA1019 the compatibility path for clients that do not subscribe; deprecated only in a protocol version runbox refuses
 	return s.mcp.Log(ctx, &mcp.LoggingMessageParams{
 		Level:  eventLevel(ev),
 		Logger: notifyLogger,
