@@ -65,5 +65,19 @@
 // docker exec attach, an ssh channel, a pipe). It does not build child
 // environments itself: the served environment does, through spawn, so a
 // command's secrets travel inside the protocol and never in a container's
-// or process's configuration. It keeps no state between streams.
+// or process's configuration. It keeps no state between streams but one:
+// change journals.
+//
+// # Change journals
+//
+// [Client.Journal] is an [envs.Journaler]: the calls journal.begin,
+// journal.end, journal.steps and journal.undo make the agent keep a
+// package undo journal of a workspace inside its own environment, under
+// ServerOptions.StateDir (undo/ there, one journal per workspace), so a
+// checkpoint walks the sandbox's disk and only the record crosses the
+// stream. A journal outlives the stream that opened it: the agent that
+// follows a lost one finds it on disk. Undo's refusals cross the wire as
+// themselves (errors.Is undo.ErrConflict, undo.ErrNothing, …). A journal
+// call is bounded by its own, longer timeout: the first checkpoint copies
+// the whole workspace.
 package agent

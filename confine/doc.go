@@ -28,9 +28,11 @@
 //     point, because hooks and config make git run programs later, for
 //     the user, outside any sandbox; a mount point can be neither
 //     removed nor renamed, so .git cannot be replaced either. Without
-//     root (no CAP_SYS_ADMIN, and user namespaces are not required) this
-//     layer is degraded: metadata of the user's own files outside stays
-//     changeable and those git files writable while the command runs.
+//     root (no CAP_SYS_ADMIN, and user namespaces are not required) the
+//     seccomp filter sends metadata calls to the listener instead, which
+//     decides them on the path it resolved and makes them itself with
+//     the program's identity (metadata_linux.go); those git files stay
+//     writable while the command runs.
 //     (What a command leaves for git anywhere in the workspace is made
 //     inert when it ends, for every user: internal/gitguard.)
 //  2. Capabilities: the bounding set is emptied, the ambient, inheritable,

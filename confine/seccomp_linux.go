@@ -45,6 +45,12 @@ import (
 //     mode, connect(2) and listen(2) go to it (SECCOMP_RET_USER_NOTIF,
 //     see notify_linux.go): it decides every connect, unix sockets
 //     included, and makes the allowed ones itself.
+//  9. with meta (a listener, and no read-only mount layer), chmod,
+//     chown, utimes, setxattr, removexattr and their f/l/at forms go
+//     to the listener too (a chmod after its set-ID check), which
+//     decides them on the object it resolved and makes them itself
+//     (metadata_linux.go); setxattrat and removexattrat, whose
+//     arguments are in a struct in memory, fail with ENOSYS.
 //
 // Other refusals return EPERM, which programs report as "Operation not
 // permitted".
