@@ -65,7 +65,7 @@ const (
 	secretText = "SECRET-KEY-CANARY"
 )
 
-func newFixture(t *testing.T, u user) *fixture {
+func newFixture(t testing.TB, u user) *fixture {
 	t.Helper()
 	base, err := os.MkdirTemp("", "confine-test-*")
 	if err != nil {
@@ -113,7 +113,7 @@ func newFixture(t *testing.T, u user) *fixture {
 	return f
 }
 
-func copyExe(t *testing.T, dst string) {
+func copyExe(t testing.TB, dst string) {
 	t.Helper()
 	src, err := os.Executable()
 	if err != nil {
@@ -139,7 +139,7 @@ func copyExe(t *testing.T, dst string) {
 	}
 }
 
-func chownTree(t *testing.T, root string, uid, gid int) {
+func chownTree(t testing.TB, root string, uid, gid int) {
 	t.Helper()
 	err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
@@ -174,12 +174,12 @@ func (f *fixture) policy(profile string) confine.Policy {
 
 // run runs script with bash under p, as the fixture's user, in the
 // workspace, and returns its combined output and exit code.
-func (f *fixture) run(t *testing.T, p confine.Policy, script string, env ...string) (string, int) {
+func (f *fixture) run(t testing.TB, p confine.Policy, script string, env ...string) (string, int) {
 	t.Helper()
 	return f.runArgv(t, p, "/bin/bash", []string{"bash", "-c", script}, env...)
 }
 
-func (f *fixture) runArgv(t *testing.T, p confine.Policy, path string, args []string, env ...string) (string, int) {
+func (f *fixture) runArgv(t testing.TB, p confine.Policy, path string, args []string, env ...string) (string, int) {
 	t.Helper()
 	// The bound only catches a hang.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -259,7 +259,7 @@ func startHandedOver(p confine.Policy, cmd *exec.Cmd, report func(confine.Violat
 }
 
 // startPrepared starts cmd from a thread confined by p.
-func startPrepared(t *testing.T, p confine.Policy, cmd *exec.Cmd, report func(confine.Violation)) error {
+func startPrepared(t testing.TB, p confine.Policy, cmd *exec.Cmd, report func(confine.Violation)) error {
 	t.Helper()
 	pp, err := confine.Prepare(p)
 	if err != nil {
