@@ -15,6 +15,7 @@ import (
 func TestUndo_ServeDocker(t *testing.T) {
 	const image = "runbox-test-debian:bookworm"
 	needDocker(t, image)
+	needAgent(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
