@@ -105,7 +105,11 @@ func BenchmarkPrepared(b *testing.B) {
 // listener, which makes it), unconfined and under the workspace profile.
 // Each iteration runs a Python that makes 1000 chmods of a file in the
 // workspace and one that makes none; metric chmod-ns is the difference
-// per call, so the start of Python and of the sandbox are left out.
+// per call, so the start of Python and of the sandbox are left out. The
+// sandbox is made, and its listener served, by a process of the same user
+// (as `runbox run` by that user): "root-listener" is the listener in a
+// root process, which takes the user's identity on a thread of its own
+// for each call.
 func BenchmarkMetadata(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root to run the command as nobody")
@@ -116,10 +120,18 @@ func BenchmarkMetadata(b *testing.B) {
 for i in range(` + strconv.Itoa(n) + `):
     os.chmod("README", 0o600 if i % 2 else 0o644)'`
 	}
-	for _, profile := range []string{confine.ProfileOff, confine.ProfileWorkspace} {
-		b.Run(profile, func(b *testing.B) {
+	for _, c := range []struct {
+		name, profile string
+		thread        bool
+	}{
+		{"off", confine.ProfileOff, true},
+		{"workspace", confine.ProfileWorkspace, true},
+		{"root-listener", confine.ProfileWorkspace, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			f := newFixture(b, users[1])
-			p := f.policy(profile)
+			f.thread = c.thread
+			p := f.policy(c.profile)
 			var calling time.Duration
 			for b.Loop() {
 				for _, n := range []int{0, calls} {
