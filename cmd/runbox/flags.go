@@ -45,6 +45,7 @@ const (
 	forCode                  // runbox code: one Python cell
 	forJobs                  // every job command: where the job daemon is
 	forStart                 // runbox start: what the started job gets
+	forUndo                  // runbox undo: where the journal is kept
 )
 
 // placeHelp is the help of each place flag for one use; a flag whose help
@@ -100,6 +101,12 @@ func placeHelpFor(use placeUse) placeHelp {
 			backend: `where the job daemon is: "local" (default), "docker" (the task's container), "kubernetes" (the task's pod) or "ssh" (a remote host)`,
 			image:   "container image, with --backend docker (default from config)",
 			task:    "the task whose container or pod holds the jobs, with --backend docker or kubernetes (default docker.task, kubernetes.task)",
+		}
+	case forUndo:
+		return placeHelp{
+			backend: "the backend whose workspace to put back (default from config: local; this machine's backends keep the journal here)",
+			image:   "container image, with --backend docker (default from config)",
+			task:    "the task whose environment keeps the journal (--backend docker, kubernetes, modal, vercel, daytona, singularity): the one runbox run --task T --changes recorded in",
 		}
 	case forStart:
 		return placeHelp{

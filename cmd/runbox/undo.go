@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runbox/runbox/service"
 	"github.com/runbox/runbox/undo"
 )
 
@@ -21,6 +23,7 @@ type undoOptions struct {
 	force bool
 	json  bool
 	dir   string
+	place placeFlags // --backend, --image, --task: a journal kept in a backend
 }
 
 // newUndoCommand is `runbox undo`: put the workspace back as it was
@@ -40,11 +43,16 @@ files; it refuses, naming the paths, when an edit made outside any command
 since then would be lost (--force reverts that edit too), and when content it
 needs was too big to keep. --list shows the journal's steps.
 
-The workspace is the current directory (or --cwd). See docs/undo.md.`,
+The workspace is the current directory (or --cwd). With --backend, the journal
+is the one runbox's agent keeps inside that backend's environment (a task's
+container, pod or sandbox: --task), for the workspace --cwd names there (by
+default the directory commands start in). See docs/undo.md.`,
 		Example: `  runbox run --changes -- sed -i s/foo/bar/ *.go
   runbox undo
   runbox undo --list
-  runbox undo --to 12`,
+  runbox undo --to 12
+  runbox run --backend docker --task fix --changes -- make generate
+  runbox undo --backend docker --task fix`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("to") && opts.last {
@@ -60,15 +68,23 @@ The workspace is the current directory (or --cwd). See docs/undo.md.`,
 	f.BoolVar(&opts.force, "force", false, "also revert edits made outside any command to the same paths")
 	f.BoolVar(&opts.json, "json", false, "print the result as JSON")
 	f.StringVar(&opts.dir, "cwd", ".", "the workspace")
+	opts.place.register(f, forUndo)
 	return cmd
 }
 
+// undoJournal is what runbox undo asks: a journal on this machine, or a
+// backend session's.
+type undoJournal interface {
+	Steps(ctx context.Context) ([]undo.Step, error)
+	Undo(ctx context.Context, o undo.UndoOptions) (*undo.Undone, error)
+}
+
 func runUndo(ctx context.Context, a *app, opts *undoOptions) error {
-	j, err := a.svc.HostJournal(opts.dir)
+	j, done, err := openUndoJournal(ctx, a, opts)
 	if err != nil {
 		return err
 	}
-	defer j.Close()
+	defer done()
 	if opts.list {
 		steps, err := j.Steps(ctx)
 		if err != nil {
@@ -76,11 +92,70 @@ func runUndo(ctx context.Context, a *app, opts *undoOptions) error {
 		}
 		return printSteps(a.stdout, steps, opts.json)
 	}
-	done, err := j.Undo(ctx, undo.UndoOptions{To: opts.to, Force: opts.force})
+	undone, err := j.Undo(ctx, undo.UndoOptions{To: opts.to, Force: opts.force})
 	if err != nil {
 		return undoError(err)
 	}
-	if opts.json {
+	return printUndone(a, undone, opts.json)
+}
+
+// openUndoJournal opens the journal runbox undo acts on: this machine's
+// for the workspace, or, for a backend that runs commands elsewhere, the
+// one its agent keeps there, reached through a session of that backend
+// (the task's environment).
+func openUndoJournal(ctx context.Context, a *app, opts *undoOptions) (undoJournal, func(), error) {
+	backend := cmp.Or(opts.place.backend, a.cfg.Backend)
+	p, err := a.svc.Providers().Lookup(backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.OnThisMachine {
+		if opts.place.task != "" || opts.place.image != "" {
+			return nil, nil, usageError{errorf("undo: --task and --image name a backend's environment; backend %s keeps its journal on this machine", backend)}
+		}
+		j, err := a.svc.HostJournal(opts.dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return j, func() { j.Close() }, nil
+	}
+	if p.TaskEnvs && opts.place.task == "" {
+		return nil, nil, usageError{errorf("undo --backend %s: name the task (--task T) whose environment keeps the journal; a run without --task gets a new environment, with nothing to undo", backend)}
+	}
+	if err := a.checkTaskFlags(&opts.place, backend); err != nil {
+		return nil, nil, err
+	}
+	spec, err := opts.place.spec(a.svc.Limits())
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.dir != "." {
+		spec.Dir = opts.dir // else the directory commands start in there
+	}
+	if opts.place.task != "" {
+		spec.Settings = map[string]string{service.SettingTask: opts.place.task}
+	}
+	ss, err := a.svc.NewSession(service.SessionOptions{ID: "cli", Backend: backend, Spec: spec})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sessionJournal{ss}, func() { ss.Close(context.WithoutCancel(ctx)) }, nil
+}
+
+// sessionJournal is a backend session's journal.
+type sessionJournal struct{ ss *service.Session }
+
+func (s sessionJournal) Steps(ctx context.Context) ([]undo.Step, error) {
+	return s.ss.ChangeSteps(ctx)
+}
+
+func (s sessionJournal) Undo(ctx context.Context, o undo.UndoOptions) (*undo.Undone, error) {
+	return s.ss.Undo(ctx, o)
+}
+
+// printUndone says what an undo did.
+func printUndone(a *app, done *undo.Undone, asJSON bool) error {
+	if asJSON {
 		return json.NewEncoder(a.stdout).Encode(done)
 	}
 	fmt.Fprintf(a.stdout, "undid step(s) %s: %s\n", joinInts(done.Steps), strings.Join(done.Commands, "; "))

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +68,52 @@ func TestUndo_ServeDocker(t *testing.T) {
 				t.Errorf("undo to a step that does not exist: want an error, got %s", structured(res))
 			}
 		})
+	}
+}
+
+// TestUndo_CLIDockerTask: `runbox run --backend docker --task T --changes`
+// records in the task's container, and `runbox undo --backend docker
+// --task T` (another runbox, later) puts the container's workspace back;
+// --list shows the command's step. Without --task it says what to give.
+func TestUndo_CLIDockerTask(t *testing.T) {
+	const image = "runbox-test-debian:bookworm"
+	needDocker(t, image)
+	task := "undo-test-" + strings.ToLower(rand.Text()[:8])
+	t.Cleanup(func() {
+		exec.Command("sh", "-c", "docker rm -f $(docker ps -aq --filter label=io.runbox.task="+task+")").Run()
+	})
+	where := []string{"--backend", "docker", "--image", image, "--task", task, "--cwd", "/srv/ws"}
+	run := func(command string, changes bool) string {
+		t.Helper()
+		args := append([]string{"--yolo", "run"}, where...)
+		if changes {
+			args = append(args, "--changes")
+		}
+		out, stderr, code := cli(t, "", nil, append(args, "--", command)...)
+		if code != 0 {
+			t.Fatalf("run %q: exit %d: %s", command, code, stderr)
+		}
+		return out
+	}
+	const listing = `find . -printf '%y %m %p %l\n' | LC_ALL=C sort; find . -type f -exec sha256sum {} + | LC_ALL=C sort`
+	run(`mkdir -p /srv/ws && cd /srv/ws && mkdir -p tree/a && echo one > tree/a/one && printf 'notes\n' > notes.txt && ln -s notes.txt link`, false)
+	before := run(listing, false)
+	run(`rm -rf tree && echo overwritten > notes.txt && chmod 600 notes.txt && ln -sf tree link`, true)
+	if run(listing, false) == before {
+		t.Fatal("the command changed nothing the listing shows: the test proves nothing")
+	}
+	list, stderr, code := cli(t, "", nil, append([]string{"undo", "--list"}, where...)...)
+	if code != 0 || !strings.Contains(list, "rm -rf tree") {
+		t.Fatalf("undo --list: exit %d, want the command's step: %s%s", code, list, stderr)
+	}
+	if out, stderr, code := cli(t, "", nil, append([]string{"undo"}, where...)...); code != 0 {
+		t.Fatalf("undo: exit %d: %s%s", code, out, stderr)
+	}
+	if after := run(listing, false); after != before {
+		t.Errorf("after runbox undo the container's workspace is\n%s\nwant\n%s", after, before)
+	}
+	_, stderr, code = cli(t, "", nil, "undo", "--backend", "docker", "--image", image)
+	if code != 2 || !strings.Contains(stderr, "--task") {
+		t.Errorf("undo --backend docker without --task: exit %d, %s; want a usage error naming --task", code, stderr)
 	}
 }
