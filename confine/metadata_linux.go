@@ -391,16 +391,7 @@ func openFrom(pid, dirfd int, path string, nofollow, empty bool) (int, unix.Errn
 		return -1, badBase
 	}
 	defer unix.Close(dir)
-	for {
-		fd, err := unix.Openat2(dir, path, &how)
-		if err == unix.EAGAIN || err == unix.EINTR {
-			continue // a rename elsewhere raced the lookup
-		}
-		if err != nil {
-			return -1, errnoOf(err, unix.EPERM)
-		}
-		return fd, 0
-	}
+	return openat2(dir, path, &how, unix.EPERM)
 }
 
 // apply makes call c on fd: an O_PATH descriptor (opath), reached through

@@ -151,13 +151,19 @@ func openAs(pid int, path string) (int, unix.Errno) {
 		return -1, unix.EACCES
 	}
 	defer unix.Close(dir)
+	return openat2(dir, path, &how, unix.EACCES)
+}
+
+// openat2 opens path from dir as how says, again when a rename elsewhere
+// raced the lookup; an error that is no errno is fallback.
+func openat2(dir int, path string, how *unix.OpenHow, fallback unix.Errno) (int, unix.Errno) {
 	for {
-		fd, err := unix.Openat2(dir, path, &how)
+		fd, err := unix.Openat2(dir, path, how)
 		if err == unix.EAGAIN || err == unix.EINTR {
-			continue // a rename elsewhere raced the lookup
+			continue
 		}
 		if err != nil {
-			return -1, errnoOf(err, unix.EACCES)
+			return -1, errnoOf(err, fallback)
 		}
 		return fd, 0
 	}

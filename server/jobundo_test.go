@@ -2,10 +2,7 @@ package server_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
+	"github.com/runbox/runbox/internal/testtree"
 	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
@@ -56,41 +54,6 @@ func newUndoServer(t *testing.T) (*server.Server, string) {
 	return srv, ws
 }
 
-// wsState is the workspace, path by path, read without runbox's code.
-func wsState(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == root {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		desc := fi.Mode().String()
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			desc += " -> " + target
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			desc += " " + hex.EncodeToString(sum[:])
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[rel] = desc
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // startBackground starts command as a background job and returns its id.
 func startBackground(t *testing.T, cs *mcp.ClientSession, command string) string {
 	t.Helper()
@@ -118,7 +81,7 @@ func TestUndo_BackgroundJob(t *testing.T) {
 	srv, ws := newUndoServer(t)
 	n := &notices{}
 	cs := connect(t, srv, &mcp.ClientOptions{LoggingMessageHandler: n.handle})
-	before := wsState(t, ws)
+	before := testtree.State(t, ws)
 	id := startBackground(t, cs, "printf new > a.txt; rm b.txt; mv c.txt renamed.txt; echo x > sub/new.txt; chmod 600 sub/d.txt")
 	out, txt := mustOK(t, cs, "process", map[string]any{"action": "wait", "session_id": id, "timeout": 60})
 	ch := changesOf(t, "wait", out)
@@ -137,7 +100,7 @@ func TestUndo_BackgroundJob(t *testing.T) {
 	if !strings.Contains(undone, id) {
 		t.Errorf("undo said %q; want the job named", undone)
 	}
-	if got := wsState(t, ws); !maps.Equal(got, before) {
+	if got := testtree.State(t, ws); !maps.Equal(got, before) {
 		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
 	}
 }
@@ -147,7 +110,7 @@ func TestUndo_BackgroundJob(t *testing.T) {
 func TestUndo_BackgroundJobOverlap(t *testing.T) {
 	srv, ws := newUndoServer(t)
 	cs := connect(t, srv, nil)
-	before := wsState(t, ws)
+	before := testtree.State(t, ws)
 	id := startBackground(t, cs, "printf j1 > j.txt; while [ ! -e go ]; do sleep 0.02; done; printf j2 >> j.txt; rm go a.txt")
 	fg, _ := mustOK(t, cs, "terminal", map[string]any{"command": "printf f > f.txt; rm b.txt; touch go"})
 	if c := fmt.Sprint(changesOf(t, "foreground", fg)["concurrent"]); !strings.Contains(c, id) {
@@ -159,7 +122,7 @@ func TestUndo_BackgroundJobOverlap(t *testing.T) {
 	if !strings.Contains(undone, id) || !strings.Contains(undone, "touch go") {
 		t.Errorf("undo said %q; want both the job and the foreground command named", undone)
 	}
-	if got := wsState(t, ws); !maps.Equal(got, before) {
+	if got := testtree.State(t, ws); !maps.Equal(got, before) {
 		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
 	}
 }
@@ -169,7 +132,7 @@ func TestUndo_BackgroundJobOverlap(t *testing.T) {
 func TestUndo_BackgroundJobKilled(t *testing.T) {
 	srv, ws := newUndoServer(t)
 	cs := connect(t, srv, nil)
-	before := wsState(t, ws)
+	before := testtree.State(t, ws)
 	id := startBackground(t, cs, "printf k > k.txt; rm a.txt; mkdir -p made/deep; touch started; exec sleep 600")
 	testwait.Until(t, "the job's first writes", func() bool {
 		_, err := os.Stat(filepath.Join(ws, "started"))
@@ -178,7 +141,7 @@ func TestUndo_BackgroundJobKilled(t *testing.T) {
 	out, _ := mustOK(t, cs, "process", map[string]any{"action": "kill", "session_id": id})
 	step := changesOf(t, "kill", out)["step"]
 	mustOK(t, cs, "undo", map[string]any{"to": step})
-	if got := wsState(t, ws); !maps.Equal(got, before) {
+	if got := testtree.State(t, ws); !maps.Equal(got, before) {
 		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
 	}
 }
@@ -189,11 +152,11 @@ func TestUndo_BackgroundJobKilled(t *testing.T) {
 func TestUndo_YieldedCommand(t *testing.T) {
 	srv, ws := newUndoServer(t)
 	cs := connect(t, srv, nil)
-	before := wsState(t, ws)
+	before := testtree.State(t, ws)
 	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "printf y > y.txt; rm b.txt", "yield": 30})
 	changesOf(t, "yielded command", out)
 	mustOK(t, cs, "undo", map[string]any{})
-	if got := wsState(t, ws); !maps.Equal(got, before) {
+	if got := testtree.State(t, ws); !maps.Equal(got, before) {
 		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
 	}
 }

@@ -3,8 +3,6 @@ package service_test
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/testtree"
 	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/procregistry"
 	"github.com/runbox/runbox/service"
@@ -77,49 +76,8 @@ func (js *jobSession) wait(t *testing.T, id string) *undo.Record {
 	return rec
 }
 
-// fileState is one path of a tree as a test compares it.
-type fileState struct {
-	mode fs.FileMode
-	data string // content, or a link's target
-}
-
-// tree reads every path under dir.
-func tree(t *testing.T, dir string) map[string]fileState {
-	t.Helper()
-	out := map[string]fileState{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		st := fileState{mode: fi.Mode()}
-		switch {
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			st.data = string(b)
-		case fi.Mode()&fs.ModeSymlink != 0:
-			if st.data, err = os.Readlink(p); err != nil {
-				return err
-			}
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = st
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // seed fills dir with a few files, a directory and a link.
-func seed(t *testing.T, dir string) map[string]fileState {
+func seed(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	files := map[string]string{"a.txt": "one\n", "b.txt": "two\n", "c.txt": "three\n", "sub/d.txt": "four\n", "orig.txt": "keep me\n"}
 	for name, data := range files {
@@ -134,15 +92,12 @@ func seed(t *testing.T, dir string) map[string]fileState {
 	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	return tree(t, dir)
+	return testtree.State(t, dir)
 }
 
-func sameTree(t *testing.T, dir string, want map[string]fileState) {
+func sameTree(t *testing.T, dir string, want map[string]string) {
 	t.Helper()
-	got := tree(t, dir)
-	if !maps.Equal(got, want) {
-		t.Errorf("workspace after undo:\n got %v\nwant %v", got, want)
-	}
+	testtree.Same(t, "after undo", want, testtree.State(t, dir))
 }
 
 // TestSession_JobChangesUndo: a background job's writes, deletions and

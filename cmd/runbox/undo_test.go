@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -17,67 +14,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/internal/testtree"
 )
-
-// treeState is what a workspace holds, path by path: type, permission
-// bits, and the content's hash or the link's target. It is taken without
-// runbox's code, so that it can judge runbox's undo.
-func treeState(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if rel == ".git/objects" {
-			return filepath.SkipDir // not recorded, by design (docs/undo.md)
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		desc := fmt.Sprintf("%v", fi.Mode())
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			desc += " -> " + target
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			desc += " " + hex.EncodeToString(sum[:8])
-		}
-		out[rel] = desc
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// sameTree fails the test, naming the paths, when two states differ.
-func sameTree(t *testing.T, what string, want, got map[string]string) {
-	t.Helper()
-	var diff []string
-	for _, p := range slices.Sorted(maps.Keys(want)) {
-		if got[p] != want[p] {
-			diff = append(diff, fmt.Sprintf("%s: want %q, got %q", p, want[p], got[p]))
-		}
-	}
-	for p := range got {
-		if _, ok := want[p]; !ok {
-			diff = append(diff, fmt.Sprintf("%s: not there before, still there: %q", p, got[p]))
-		}
-	}
-	if len(diff) > 0 {
-		slices.Sort(diff)
-		t.Fatalf("%s: the workspace is not as it was:\n%s", what, strings.Join(diff[:min(len(diff), 20)], "\n"))
-	}
-}
 
 // newUndoWorkspace is a project: files, a tree, a script, a link, and a
 // git repository with edits not committed.
@@ -144,7 +83,7 @@ func TestUndo_ServeEveryDestructiveCommand(t *testing.T) {
 			cmd.Env = append(cmd.Env, "HOME="+t.TempDir()) // a home directory is never a recorded workspace
 			cs, _ := connectServe(ctx, t, transport, cmd)
 			for _, command := range destructiveCommands {
-				before := treeState(t, ws)
+				before := testtree.State(t, ws)
 				res := callTool(ctx, t, cs, "terminal", map[string]any{"command": command})
 				var out struct {
 					ExitCode int `json:"exit_code"`
@@ -159,14 +98,14 @@ func TestUndo_ServeEveryDestructiveCommand(t *testing.T) {
 				if out.Changes == nil || out.Changes.Step == 0 || len(out.Changes.Changes) == 0 {
 					t.Fatalf("%s: no changes in the result: %s", command, structured(res))
 				}
-				if maps.Equal(before, treeState(t, ws)) {
+				if maps.Equal(before, testtree.State(t, ws)) {
 					t.Fatalf("%s changed nothing: the test proves nothing", command)
 				}
 				undone := callTool(ctx, t, cs, "undo", map[string]any{})
 				if undone.IsError {
 					t.Fatalf("undo after %s: %s", command, structured(undone))
 				}
-				sameTree(t, "after undoing "+command, before, treeState(t, ws))
+				testtree.Same(t, "after undoing "+command, before, testtree.State(t, ws))
 			}
 			if res, _ := cs.CallTool(ctx, &mcp.CallToolParams{Name: "undo", Arguments: map[string]any{}}); !res.IsError {
 				t.Errorf("undo with every command undone already: want an error, got %s", structured(res))
@@ -204,7 +143,7 @@ func TestUndo_RunChangesThenUndo(t *testing.T) {
 	ws := newUndoWorkspace(t)
 	t.Chdir(ws)
 	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
-	before := treeState(t, ws)
+	before := testtree.State(t, ws)
 	out, stderr, code := cli(t, "", env, "run", "--changes", "--json", "--", "sed -i s/main/MAIN/ src/*.go && rm -r tree")
 	var res struct {
 		Changes struct {
@@ -226,7 +165,7 @@ func TestUndo_RunChangesThenUndo(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "undid step") {
 		t.Fatalf("undo: exit %d, out %s, stderr %s", code, out, stderr)
 	}
-	sameTree(t, "after runbox undo", before, treeState(t, ws))
+	testtree.Same(t, "after runbox undo", before, testtree.State(t, ws))
 	if _, stderr, code = cli(t, "", env, "undo"); code == 0 {
 		t.Errorf("a second undo: exit 0, want a refusal (nothing left): %s", stderr)
 	}
@@ -248,7 +187,7 @@ func TestUndo_KeepsTheUsersEdits(t *testing.T) {
 	ws := newUndoWorkspace(t)
 	t.Chdir(ws)
 	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
-	before := treeState(t, ws)
+	before := testtree.State(t, ws)
 	if _, stderr, code := cli(t, "", env, "run", "--changes", "--", "echo agent > notes.txt"); code != 0 {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
@@ -256,12 +195,12 @@ func TestUndo_KeepsTheUsersEdits(t *testing.T) {
 	if _, stderr, code := cli(t, "", env, "undo"); code != 0 {
 		t.Fatalf("undo with an edit elsewhere: %d %s", code, stderr)
 	}
-	after := treeState(t, ws)
+	after := testtree.State(t, ws)
 	if after["mine.txt"] == "" {
 		t.Fatalf("undo removed mine.txt, the user's edit to another path")
 	}
 	delete(after, "mine.txt")
-	sameTree(t, "after undo", before, after)
+	testtree.Same(t, "after undo", before, after)
 	os.Remove(filepath.Join(ws, "mine.txt"))
 
 	if _, stderr, code := cli(t, "", env, "run", "--changes", "--", "echo agent > notes.txt"); code != 0 {
@@ -278,7 +217,7 @@ func TestUndo_KeepsTheUsersEdits(t *testing.T) {
 	if _, stderr, code = cli(t, "", env, "undo", "--force"); code != 0 {
 		t.Fatalf("undo --force: %d %s", code, stderr)
 	}
-	sameTree(t, "after undo --force", before, treeState(t, ws))
+	testtree.Same(t, "after undo --force", before, testtree.State(t, ws))
 }
 
 // TestUndo_TenThousandFilesAndTheBound: a command that creates 10,000
@@ -288,7 +227,7 @@ func TestUndo_TenThousandFilesAndTheBound(t *testing.T) {
 	ws := newUndoWorkspace(t)
 	t.Chdir(ws)
 	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
-	before := treeState(t, ws)
+	before := testtree.State(t, ws)
 	_, stderr, code := cli(t, "", env, "run", "--changes", "--", "mkdir many && cd many && seq 1 10000 | xargs touch")
 	if code != 0 || !strings.Contains(stderr, "changed 10001 path(s)") {
 		t.Fatalf("run: exit %d, stderr %s; want 10,001 changes said (the directory and its files)", code, stderr)
@@ -296,7 +235,7 @@ func TestUndo_TenThousandFilesAndTheBound(t *testing.T) {
 	if _, stderr, code = cli(t, "", env, "undo"); code != 0 {
 		t.Fatalf("undo: %d %s", code, stderr)
 	}
-	sameTree(t, "after undoing 10,000 files", before, treeState(t, ws))
+	testtree.Same(t, "after undoing 10,000 files", before, testtree.State(t, ws))
 
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	os.WriteFile(cfg, []byte("workspace:\n  undo_max: 3M\n"), 0o600)
@@ -349,7 +288,7 @@ func TestUndo_ServeBackgroundJob(t *testing.T) {
 			cmd := serveCommand(t, serveAttack{ws: ws}, "--yolo")
 			cmd.Env = append(cmd.Env, "HOME="+t.TempDir()) // a home directory is never a recorded workspace
 			cs, stderr := connectServe(ctx, t, transport, cmd)
-			before := treeState(t, ws)
+			before := testtree.State(t, ws)
 			started := callTool(ctx, t, cs, "terminal", map[string]any{
 				"command":    "echo job > notes.txt; rm -rf tree; mv src/util.go src/helpers.go; chmod 600 run.sh",
 				"background": true, "workdir": ws,
@@ -373,14 +312,14 @@ func TestUndo_ServeBackgroundJob(t *testing.T) {
 			if !out.Done || out.Changes == nil || out.Changes.Step == 0 || len(out.Changes.Changes) == 0 {
 				t.Fatalf("wait: no changes in the result: %s", structured(waited))
 			}
-			if maps.Equal(before, treeState(t, ws)) {
+			if maps.Equal(before, testtree.State(t, ws)) {
 				t.Fatal("the job changed nothing: the test proves nothing")
 			}
 			undone := callTool(ctx, t, cs, "undo", map[string]any{})
 			if undone.IsError || !strings.Contains(structured(undone), job.ID) {
 				t.Fatalf("undo: %s; want the job named", structured(undone))
 			}
-			sameTree(t, "after undoing the job", before, treeState(t, ws))
+			testtree.Same(t, "after undoing the job", before, testtree.State(t, ws))
 		})
 	}
 }
