@@ -105,29 +105,75 @@ func (id ident) assume() error {
 	return nil
 }
 
+// callers is the file-system identity of the programs of one listener,
+// read from the first of them that makes a metadata call. It is the same
+// for all of them: they descend from one confined command under
+// no_new_privs and without capabilities, so none can take another
+// identity (no set-ID program grants one; setuid, setgroups and setfsuid
+// only move between the ids it already has, which runbox starts equal).
+// Reading /proc/PID/status for every call cost more than the call.
+type callers struct {
+	read bool
+	id   ident
+	err  error
+	mine bool        // id is this thread's, with no capability
+	work chan func() // to the thread that took id; nil until one is needed
+}
+
 // asCaller runs op as process pid would: here when this thread already
 // has its identity and no capability (runbox run by the program's own
-// user), else on a thread of its own that takes the program's identity
-// and ends with op (its credentials with it). It fails with EPERM when
-// the identity cannot be read or taken.
-func asCaller(pid int, op func() unix.Errno) unix.Errno {
-	id, err := identOf(pid)
-	if err != nil {
+// user), else on a thread of its own that took the program's identity
+// for good (runbox as root). It fails with EPERM when the identity cannot
+// be read or taken. Calls are made one at a time (the listener's
+// goroutine), so cs needs no lock.
+func (cs *callers) asCaller(pid int, op func() unix.Errno) unix.Errno {
+	if !cs.read {
+		cs.id, cs.err = identOf(pid)
+		cs.mine = cs.err == nil && cs.id.mine()
+		cs.read = true
+	}
+	if cs.err == nil && !cs.mine && cs.work == nil {
+		cs.err = cs.start()
+	}
+	if cs.err != nil {
 		return unix.EPERM
 	}
-	if id.mine() {
+	if cs.mine {
 		return op()
 	}
 	res := make(chan unix.Errno, 1)
-	go func() {
+	cs.work <- func() { res <- op() }
+	return <-res
+}
+
+// start starts the thread that takes the programs' identity and makes
+// their calls until close.
+func (cs *callers) start() error {
+	work, ready := make(chan func()), make(chan error, 1)
+	go func(id ident) {
 		// Never unlocked: the runtime ends the thread with this
 		// goroutine, so no other goroutine runs with its identity.
 		runtime.LockOSThread()
-		if id.assume() != nil {
-			res <- unix.EPERM
+		if err := id.assume(); err != nil {
+			ready <- err
 			return
 		}
-		res <- op()
-	}()
-	return <-res
+		ready <- nil
+		for op := range work {
+			op()
+		}
+	}(cs.id)
+	if err := <-ready; err != nil {
+		return err
+	}
+	cs.work = work
+	return nil
+}
+
+// close ends the thread start started, if any.
+func (cs *callers) close() {
+	if cs.work != nil {
+		close(cs.work)
+		cs.work = nil
+	}
 }

@@ -329,7 +329,7 @@ func (n *notifier) metadata(req *seccompNotif, s metaShape) {
 		n.refusedMeta(c.op, real, "set-user-ID and set-group-ID bits")
 		errno = unix.EPERM
 	default:
-		errno = asCaller(int(req.Pid), func() unix.Errno { return c.apply(fd, opath) })
+		errno = n.callers.asCaller(int(req.Pid), func() unix.Errno { return c.apply(fd, opath) })
 	}
 	n.answer(req.ID, false, errno)
 }
