@@ -221,6 +221,10 @@ func (n *notifier) handle(req *seccompNotif) {
 		n.answer(req.ID, true, 0)
 	case unix.SYS_CONNECT:
 		n.connect(req)
+	case unix.SYS_PTRACE:
+		n.ptrace(req)
+	case unix.SYS_OPEN_BY_HANDLE_AT:
+		n.openByHandle(req)
 	default:
 		if s, ok := shapeOf(uint32(req.Nr)); ok {
 			n.metadata(req, s)

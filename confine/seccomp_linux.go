@@ -44,7 +44,9 @@ import (
 //  8. when the caller serves a listener (notify), under every network
 //     mode, connect(2) and listen(2) go to it (SECCOMP_RET_USER_NOTIF,
 //     see notify_linux.go): it decides every connect, unix sockets
-//     included, and makes the allowed ones itself.
+//     included, and makes the allowed ones itself; open_by_handle_at,
+//     and ptrace's PTRACE_ATTACH and PTRACE_SEIZE, go to it too
+//     (procaccess_linux.go);
 //  9. with meta (a listener, and no read-only mount layer), chmod,
 //     chown, utimes, setxattr, removexattr and their f/l/at forms go
 //     to the listener too (a chmod after its set-ID check), which
@@ -111,6 +113,8 @@ func filter(network string, notify, meta bool) []insn {
 		p = append(p,
 			jeq(uint32(unix.SYS_CONNECT), "notify", ""),
 			jeq(uint32(unix.SYS_LISTEN), "notify", ""),
+			jeq(uint32(unix.SYS_OPEN_BY_HANDLE_AT), "notify", ""),
+			jeq(uint32(unix.SYS_PTRACE), "ptrace", ""),
 		)
 	}
 	if meta {
@@ -126,6 +130,7 @@ func filter(network string, notify, meta bool) []insn {
 		// only their own jumps reach them.
 		p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"))
 		p = append(p, setIDChecks(meta)...)
+		p = append(p, ptraceChecks(notify)...)
 		p = append(p, ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
 		if notify {
 			p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
@@ -162,6 +167,7 @@ func filter(network string, notify, meta bool) []insn {
 	}
 	p = append(p, ret(unix.SECCOMP_RET_ALLOW, "allow"))
 	p = append(p, setIDChecks(meta)...) // reached by their own jumps only
+	p = append(p, ptraceChecks(notify)...)
 	if network == NetworkAllowlist {
 		p = append(p, fastOpenChecks()...)
 		p = append(p, ret(errno(unix.EOPNOTSUPP), "eopnotsupp"))
@@ -175,6 +181,22 @@ func filter(network string, notify, meta bool) []insn {
 		p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
 	}
 	return p
+}
+
+// ptraceChecks is the block ptrace jumps to ("ptrace") when the caller
+// serves a listener: PTRACE_ATTACH and PTRACE_SEIZE go to it
+// (procaccess_linux.go), every other request is allowed. The request is
+// read as its low 32 bits; the listener reads it whole.
+func ptraceChecks(notify bool) []insn {
+	if !notify {
+		return nil
+	}
+	return []insn{
+		{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offArg0, label: "ptrace"},
+		jeq(unix.PTRACE_ATTACH, "notify", ""),
+		jeq(unix.PTRACE_SEIZE, "notify", ""),
+		ret(unix.SECCOMP_RET_ALLOW, "ptrace-ok"),
+	}
 }
 
 // maskChecks are blocks that other jumps reach, labelled prefix and the
