@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,9 +99,7 @@ func TestUndo_BackgroundJob(t *testing.T) {
 	if !strings.Contains(undone, id) {
 		t.Errorf("undo said %q; want the job named", undone)
 	}
-	if got := testtree.State(t, ws); !maps.Equal(got, before) {
-		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
-	}
+	testtree.Same(t, "after undo", before, testtree.State(t, ws))
 }
 
 // TestUndo_BackgroundJobOverlap: a terminal command that runs while the
@@ -122,9 +119,7 @@ func TestUndo_BackgroundJobOverlap(t *testing.T) {
 	if !strings.Contains(undone, id) || !strings.Contains(undone, "touch go") {
 		t.Errorf("undo said %q; want both the job and the foreground command named", undone)
 	}
-	if got := testtree.State(t, ws); !maps.Equal(got, before) {
-		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
-	}
+	testtree.Same(t, "after undo", before, testtree.State(t, ws))
 }
 
 // TestUndo_BackgroundJobKilled: a job killed midway; the kill result
@@ -141,9 +136,7 @@ func TestUndo_BackgroundJobKilled(t *testing.T) {
 	out, _ := mustOK(t, cs, "process", map[string]any{"action": "kill", "session_id": id})
 	step := changesOf(t, "kill", out)["step"]
 	mustOK(t, cs, "undo", map[string]any{"to": step})
-	if got := testtree.State(t, ws); !maps.Equal(got, before) {
-		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
-	}
+	testtree.Same(t, "after undo", before, testtree.State(t, ws))
 }
 
 // TestUndo_YieldedCommand: a command run with yield runs as a job; when
@@ -156,7 +149,5 @@ func TestUndo_YieldedCommand(t *testing.T) {
 	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "printf y > y.txt; rm b.txt", "yield": 30})
 	changesOf(t, "yielded command", out)
 	mustOK(t, cs, "undo", map[string]any{})
-	if got := testtree.State(t, ws); !maps.Equal(got, before) {
-		t.Errorf("workspace after undo:\n got %v\nwant %v", got, before)
-	}
+	testtree.Same(t, "after undo", before, testtree.State(t, ws))
 }
