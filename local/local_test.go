@@ -18,6 +18,7 @@ import (
 	"github.com/runbox/runbox/envs/envtest"
 	"github.com/runbox/runbox/internal/integration"
 	"github.com/runbox/runbox/internal/subreaper"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/local"
 )
 
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 	}
 	// Installed as runbox-confine on PATH, as the install command puts
 	// it, so that environments nobody gave a Confiner find it.
-	bin, err := trampolineOnPath()
+	bin, err := testproc.TrampolineOnPath()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -41,25 +42,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(bin)
 		os.Exit(code)
 	}))
-}
-
-// trampolineOnPath puts this test binary on PATH as runbox-confine (a
-// link in a new directory, which it returns).
-func trampolineOnPath() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	dir, err := os.MkdirTemp("", "runbox-confine-path-")
-	if err != nil {
-		return "", err
-	}
-	if err := os.Symlink(exe, filepath.Join(dir, confine.Trampoline)); err != nil {
-		os.RemoveAll(dir)
-		return "", err
-	}
-	os.Chmod(dir, 0o755) // the unprivileged user's commands start it too
-	return dir, os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // subreaperArgv runs this test binary as the subreaper.

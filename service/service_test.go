@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/supervisor"
+	"github.com/runbox/runbox/internal/testproc"
 	"github.com/runbox/runbox/service"
 )
 
@@ -28,7 +30,17 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == supervisorCommand {
 		os.Exit(supervisor.Main(os.Args[2:]))
 	}
-	goleak.VerifyTestMain(m)
+	// Installed as runbox-confine on PATH, as the install puts it, for
+	// the sessions that run confined as a Go program's would (Example).
+	bin, err := testproc.TrampolineOnPath()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(bin)
+		os.Exit(code)
+	}))
 }
 
 // newService is a service with cfg, its local commands unconfined by

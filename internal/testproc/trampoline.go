@@ -1,0 +1,30 @@
+package testproc
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/runbox/runbox/confine"
+)
+
+// TrampolineOnPath installs the running test binary as runbox-confine in
+// a new directory at the head of PATH, as the install puts the real one,
+// so that an environment nobody gave a Confiner finds it: the test
+// binary must then play the trampoline in its TestMain (confine.Main for
+// confine.Command). It returns the directory, for the caller to remove.
+func TrampolineOnPath() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "runbox-confine-path-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Symlink(exe, filepath.Join(dir, confine.Trampoline)); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	os.Chmod(dir, 0o755) // the unprivileged user's commands start it too
+	return dir, os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
