@@ -3,15 +3,12 @@ package local_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
@@ -33,15 +30,7 @@ func TestMain(m *testing.M) {
 	}
 	// Installed as runbox-confine on PATH, as the install command puts
 	// it, so that environments nobody gave a Confiner find it.
-	bin, err := testproc.TrampolineOnPath()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(bin)
-		os.Exit(code)
-	}))
+	testproc.TrampolineMain(m)
 }
 
 // subreaperArgv runs this test binary as the subreaper.

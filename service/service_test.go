@@ -3,15 +3,12 @@ package service_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/confine"
@@ -32,15 +29,7 @@ func TestMain(m *testing.M) {
 	}
 	// Installed as runbox-confine on PATH, as the install puts it, for
 	// the sessions that run confined as a Go program's would (Example).
-	bin, err := testproc.TrampolineOnPath()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(bin)
-		os.Exit(code)
-	}))
+	testproc.TrampolineMain(m)
 }
 
 // newService is a service with cfg, its local commands unconfined by

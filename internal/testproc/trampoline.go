@@ -1,8 +1,12 @@
 package testproc
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
 
 	"github.com/runbox/runbox/confine"
 )
@@ -27,4 +31,19 @@ func TrampolineOnPath() (string, error) {
 	}
 	os.Chmod(dir, 0o755) // the unprivileged user's commands start it too
 	return dir, os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TrampolineMain ends a TestMain whose test binary plays the trampoline:
+// it installs it on PATH (TrampolineOnPath), runs the tests under
+// goleak.VerifyTestMain, removes the directory and exits.
+func TrampolineMain(m *testing.M) {
+	dir, err := TrampolineOnPath()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }
