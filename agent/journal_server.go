@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,8 +55,7 @@ func (js *journals) journal(root string, o undo.Options) (*undo.Journal, error) 
 		// Every checkpoint would walk, and mirror, the whole system.
 		return nil, fmt.Errorf("agent: change journal: the workspace is the root directory (give the session a workspace directory): %w", envs.ErrUnsupported)
 	}
-	key := sha256.Sum256([]byte(real))
-	j, err := undo.Open(real, filepath.Join(js.dir, hex.EncodeToString(key[:8])), o)
+	j, err := undo.Open(real, undo.DirFor(js.dir, real), o)
 	if err != nil {
 		return nil, fmt.Errorf("agent: change journal: %w", err)
 	}

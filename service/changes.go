@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -96,8 +94,7 @@ func (s *Service) journalDir(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	key := sha256.Sum256([]byte(root))
-	return filepath.Join(parent, hex.EncodeToString(key[:8])), nil
+	return undo.DirFor(parent, root), nil
 }
 
 // journal returns the session's change journal, opening it (and, for a

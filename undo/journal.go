@@ -2,6 +2,8 @@ package undo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,6 +57,16 @@ type Journal struct {
 	// checkpoints (nil: to be built).
 	kids map[string][]string
 	racy map[string]bool
+}
+
+// DirFor is the directory under parent that keeps the journal of the
+// workspace root (absolute, its links resolved): one per workspace,
+// named by a hash of its path, so that every process recording the same
+// workspace (runbox on this machine, its agent in a sandbox) finds the
+// same journal.
+func DirFor(parent, root string) string {
+	key := sha256.Sum256([]byte(root))
+	return filepath.Join(parent, hex.EncodeToString(key[:8]))
 }
 
 // Open opens the journal kept in dir for the workspace root, creating it
