@@ -122,16 +122,18 @@ type JobChanges struct {
 	ChangeWarnings []string     `json:"change_warnings,omitempty"`
 }
 
-// changesOf fetches the job's change record and writes its line to b.
-func changesOf(ctx context.Context, jobs *service.OwnedJobs, in procregistry.Info, b *strings.Builder) JobChanges {
+// changesOf fetches the job's change record, and the lines that say it
+// (its warnings, then what changed), each after a newline.
+func changesOf(ctx context.Context, jobs *service.OwnedJobs, in procregistry.Info) (JobChanges, string) {
 	rec, warns := jobs.Changes(ctx, in)
+	var b strings.Builder
 	for _, w := range warns {
-		fmt.Fprintf(b, "\nwarning: %s", w)
+		fmt.Fprintf(&b, "\nwarning: %s", w)
 	}
 	if t := changesText(rec); t != "" {
-		fmt.Fprintf(b, "\n%s", t)
+		fmt.Fprintf(&b, "\n%s", t)
 	}
-	return JobChanges{Changes: rec, ChangeWarnings: warns}
+	return JobChanges{Changes: rec, ChangeWarnings: warns}, b.String()
 }
 
 func (s *Server) pollJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
@@ -155,10 +157,8 @@ func (s *Server) pollJob(ctx context.Context, jobs *service.OwnedJobs, in Proces
 		}
 	}
 	writeEvents(&b, evs)
-	text := strings.TrimRight(b.String(), "\n")
-	b.Reset()
-	jc := changesOf(ctx, jobs, p.Info, &b)
-	return result(text+b.String(), JobPoll{Poll: p, Events: evs, JobChanges: jc}), "", nil
+	jc, said := changesOf(ctx, jobs, p.Info)
+	return result(strings.TrimRight(b.String(), "\n")+said, JobPoll{Poll: p, Events: evs, JobChanges: jc}), "", nil
 }
 
 // JobLog is the structured result of log: a bounded piece of the job's
@@ -243,9 +243,9 @@ func (s *Server) waitJob(ctx context.Context, jobs *service.OwnedJobs, in Proces
 		out.Preview = p.Preview
 		text += "\n" + p.Preview
 	}
-	var b strings.Builder
-	out.JobChanges = changesOf(ctx, jobs, info, &b)
-	return result(text+b.String(), out), "", nil
+	jc, said := changesOf(ctx, jobs, info)
+	out.JobChanges = jc
+	return result(text+said, out), "", nil
 }
 
 func (s *Server) killJob(ctx context.Context, jobs *service.OwnedJobs, in ProcessArgs) (*mcp.CallToolResult, string, error) {
@@ -262,9 +262,8 @@ func (s *Server) killJob(ctx context.Context, jobs *service.OwnedJobs, in Proces
 	default:
 		text = fmt.Sprintf("job %s lost: %s (nothing signalled)", res.ID, res.Info.Error)
 	}
-	var b strings.Builder
-	jc := changesOf(ctx, jobs, res.Info, &b)
-	return result(text+b.String(), JobKill{KillResult: res, JobChanges: jc}), "", nil
+	jc, said := changesOf(ctx, jobs, res.Info)
+	return result(text+said, JobKill{KillResult: res, JobChanges: jc}), "", nil
 }
 
 // JobKill is the structured result of kill: the registry's answer and,

@@ -61,11 +61,12 @@ func (st *jobStep) end(ctx context.Context) (*undo.Record, []string) {
 	return st.res.Changes, st.res.Warnings
 }
 
-// beginJobChanges takes the checkpoint before a job whose command is
-// line, when the session records changes. It returns nil when it does
-// not, or when the journal said nothing worth saying.
-func (ss *Session) beginJobChanges(ctx context.Context, line string) *jobStep {
-	rec, warn := ss.beginChanges(ctx, envs.Command{Shell: line})
+// beginJobChanges takes the checkpoint before the job req starts, when
+// the session records changes, labelled "job: <command>" until the job
+// has its id (trackJob). It returns nil when it does not record, or when
+// the journal said nothing worth saying.
+func (ss *Session) beginJobChanges(ctx context.Context, req procregistry.StartRequest) *jobStep {
+	rec, warn := ss.beginChanges(ctx, envs.Command{Shell: "job: " + jobLine(req)})
 	if rec == nil && warn == "" {
 		return nil
 	}

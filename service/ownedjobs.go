@@ -117,7 +117,7 @@ func (o *OwnedJobs) Start(ctx context.Context, req procregistry.StartRequest) (p
 		}
 		// Admitted: the job's checkpoint comes before its first byte
 		// runs (see jobchanges.go).
-		step = o.ss.beginJobChanges(ctx, "job: "+jobLine(req))
+		step = o.ss.beginJobChanges(ctx, req)
 		return o.jobs, nil
 	}
 	in, err := o.ss.svc.StartJob(ctx, connect, o.target, req)

@@ -163,7 +163,7 @@ func (o *OwnedJobs) startHeld(ctx context.Context, req procregistry.StartRequest
 		}
 		// The checkpoint before the job (jobchanges.go), taken before
 		// the event lock: deliveries need not wait for a walk.
-		step = o.ss.beginJobChanges(ctx, "job: "+jobLine(req))
+		step = o.ss.beginJobChanges(ctx, req)
 		o.eventMu.Lock()
 		locked = true
 		return startToEnd{o.jobs}, nil
