@@ -77,11 +77,7 @@ func TestUndo_ServeEveryDestructiveCommand(t *testing.T) {
 			ws := newUndoWorkspace(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			// --yolo: the gate would ask about rm -rf and git checkout,
-			// and nobody is there to answer; undo is what is tested.
-			cmd := serveCommand(t, serveAttack{ws: ws}, "--yolo")
-			cmd.Env = append(cmd.Env, "HOME="+t.TempDir()) // a home directory is never a recorded workspace
-			cs, _ := connectServe(ctx, t, transport, cmd)
+			cs, _ := serveUndo(ctx, t, transport, ws)
 			for _, command := range destructiveCommands {
 				before := testtree.State(t, ws)
 				res := callTool(ctx, t, cs, "terminal", map[string]any{"command": command})
@@ -112,6 +108,18 @@ func TestUndo_ServeEveryDestructiveCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveUndo starts runbox serve as shipped in ws, with the gate out of
+// the way (--yolo: it would ask about rm -rf and git checkout, and nobody
+// is there to answer; undo is what is tested) and a home directory of its
+// own (a home directory is never a recorded workspace), and connects the
+// SDK's client over transport.
+func serveUndo(ctx context.Context, t *testing.T, transport, ws string) (*mcp.ClientSession, func() string) {
+	t.Helper()
+	cmd := serveCommand(t, serveAttack{ws: ws}, "--yolo")
+	cmd.Env = append(cmd.Env, "HOME="+t.TempDir())
+	return connectServe(ctx, t, transport, cmd)
 }
 
 func callTool(ctx context.Context, t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
@@ -285,9 +293,7 @@ func TestUndo_ServeBackgroundJob(t *testing.T) {
 			ws := newUndoWorkspace(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			cmd := serveCommand(t, serveAttack{ws: ws}, "--yolo")
-			cmd.Env = append(cmd.Env, "HOME="+t.TempDir()) // a home directory is never a recorded workspace
-			cs, stderr := connectServe(ctx, t, transport, cmd)
+			cs, stderr := serveUndo(ctx, t, transport, ws)
 			before := testtree.State(t, ws)
 			started := callTool(ctx, t, cs, "terminal", map[string]any{
 				"command":    "echo job > notes.txt; rm -rf tree; mv src/util.go src/helpers.go; chmod 600 run.sh",
