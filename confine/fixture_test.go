@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // A user the attacks run as: root, or nobody (started by root with
@@ -104,39 +104,17 @@ func newFixture(t testing.TB, u user) *fixture {
 		t.Fatal(err)
 	}
 	f.exe = filepath.Join(base, "bin", "trampoline")
-	copyExe(t, f.exe)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testproc.CopyFile(t, exe, f.exe)
 	if u.cred != nil {
 		for _, d := range []string{f.home, f.outside, f.tmp} {
 			chownTree(t, d, int(u.cred.Uid), int(u.cred.Gid))
 		}
 	}
 	return f
-}
-
-func copyExe(t testing.TB, dst string) {
-	t.Helper()
-	src, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func chownTree(t testing.TB, root string, uid, gid int) {

@@ -2,12 +2,13 @@ package remote
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // TestProgram_FindTakesRunningStaticBuild: a running static build of the
@@ -24,7 +25,7 @@ func TestProgram_FindTakesRunningStaticBuild(t *testing.T) {
 		t.Fatalf("find the agent: %v", err)
 	}
 	exe := filepath.Join(t.TempDir(), "renamed-build")
-	copyFile(t, built, exe)
+	testproc.CopyFile(t, built, exe)
 	noSource := filepath.Join(t.TempDir(), "no-such-tree")
 
 	if !Agent().Is(exe) {
@@ -42,24 +43,5 @@ func TestProgram_FindTakesRunningStaticBuild(t *testing.T) {
 	}
 	if self, err := os.Executable(); err == nil && Agent().Is(self) {
 		t.Errorf("Agent().Is(the test binary) = true")
-	}
-}
-
-func copyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 func sha(b []byte) string {
@@ -111,8 +113,8 @@ func TestProgram_FindSmallPrefersTheAgentBuild(t *testing.T) {
 	// A program with the agent build beside it: that one is taken.
 	dir := t.TempDir()
 	prog, side := filepath.Join(dir, "runbox"), filepath.Join(dir, "runbox-agent")
-	copyFile(t, built, side)
-	copyFile(t, self, prog)
+	testproc.CopyFile(t, built, side)
+	testproc.CopyFile(t, self, prog)
 	if got, err := Agent().findSmall(ctx, prog, runtime.GOARCH, root); err != nil || got != side {
 		t.Fatalf("findSmall with runbox-agent beside = %q, %v; want %q", got, err, side)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/integration"
+	"github.com/runbox/runbox/internal/testproc"
 )
 
 // TestRun_MetadataAsUser: `runbox run` as shipped, by a user who is not
@@ -31,7 +31,7 @@ func TestRun_MetadataAsUser(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(base) })
 	os.Chmod(base, 0o755)
 	bin := filepath.Join(base, "runbox")
-	copyExecutable(t, os.Args[0], bin)
+	testproc.CopyFile(t, os.Args[0], bin)
 	home, ws, outside := filepath.Join(base, "home"), filepath.Join(base, "ws"), filepath.Join(base, "outside")
 	victim := filepath.Join(outside, "victim")
 	for _, d := range []string{home, ws, outside} {
@@ -93,25 +93,5 @@ func TestRun_MetadataAsUser(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(ws, "mine"))
 	if err != nil || fi.Mode().Perm() != 0o600 || fi.ModTime().Year() != 2000 {
 		t.Errorf("inside the workspace chmod and touch -d did not work: %v %v", fi, err)
-	}
-}
-
-// copyExecutable copies the program at from to to, executable by anyone.
-func copyExecutable(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
