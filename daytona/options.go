@@ -127,7 +127,7 @@ type Options struct {
 	// CLIBinary is the static runbox CLI uploaded (into AgentDir, under a
 	// name that carries its digest) before the first command that runs
 	// it: the session's background jobs, whose daemon runs in the
-	// sandbox. Empty means remote.CLI().Find. Not used with NoAgent.
+	// sandbox. Empty means remote.CLI().FindSmall. Not used with NoAgent.
 	CLIBinary string
 	// NoAgent runs every command through the toolbox's session API
 	// instead of the agent: the degraded path (no PTY, no session state,

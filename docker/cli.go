@@ -41,7 +41,7 @@ func (e *Env) ensureCLI(ctx context.Context, cmd envs.Command) error {
 		}
 	} else {
 		var err error
-		if bin, err = remote.CLI().Find(ctx, arch, e.opts.SourceDir); err != nil {
+		if bin, err = remote.CLI().FindSmall(ctx, arch, e.opts.SourceDir); err != nil {
 			return fmt.Errorf("docker: runbox CLI for the container: %w", err)
 		}
 	}

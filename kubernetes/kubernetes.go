@@ -203,7 +203,7 @@ func (e *Env) ensureCLI(ctx context.Context, cmd envs.Command) error {
 		if err := remote.CheckStatic(bin, arch); err != nil {
 			return fmt.Errorf("kubernetes: runbox CLI: %w", err)
 		}
-	} else if bin, err = remote.CLI().Find(ctx, arch, e.opts.SourceDir); err != nil {
+	} else if bin, err = remote.CLI().FindSmall(ctx, arch, e.opts.SourceDir); err != nil {
 		return fmt.Errorf("kubernetes: runbox CLI for the pod: %w", err)
 	}
 	f, err := os.Open(bin)

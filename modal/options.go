@@ -66,7 +66,7 @@ type Options struct {
 	// CLIBinary is the static runbox CLI copied into the sandbox before
 	// the first command that runs it (the session's background jobs:
 	// their daemon runs in the sandbox); empty finds or builds one
-	// (remote.CLI().Find).
+	// (remote.CLI().FindSmall).
 	CLIBinary string
 	// Env is laid over every command's environment (sent with each
 	// command, never in the sandbox's definition).

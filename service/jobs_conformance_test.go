@@ -193,7 +193,7 @@ func warmCLI(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
 	defer cancel()
-	if _, err := remote.CLI().Find(ctx, runtime.GOARCH, ""); err != nil {
+	if _, err := remote.CLI().FindSmall(ctx, runtime.GOARCH, ""); err != nil {
 		t.Fatalf("building the runbox CLI for the sandboxes: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func (e *Env) ensureCLI(ctx context.Context, cmd envs.Command) error {
 		if err := remote.CheckStatic(bin, inst.Arch); err != nil {
 			return fmt.Errorf("ssh: runbox CLI: %w", err)
 		}
-	} else if bin, err = remote.CLI().Find(ctx, inst.Arch, e.sb.o.SourceDir); err != nil {
+	} else if bin, err = remote.CLI().FindSmall(ctx, inst.Arch, e.sb.o.SourceDir); err != nil {
 		return fmt.Errorf("ssh: runbox CLI for %s: %w", e.Host(), err)
 	}
 	f, err := os.Open(bin)

@@ -109,7 +109,10 @@ func (p Program) find(ctx context.Context, exe, arch, sourceDir string) (string,
 // FindSmall is Find for a host that uploads the program (over ssh, or
 // into a cloud sandbox), where every megabyte is paid for: p's own
 // dedicated build is preferred to a static runbox that would serve too.
-// In order:
+// From a source tree it runs the go tool once per build of the running
+// program, where Find runs it (a link of the whole program) on every
+// call, and what it finds matches the running program even after the
+// tree changed. In order:
 //
 //  1. Name-linux-<arch> next to the running executable, or Name there
 //     when arch is this machine's;
@@ -158,6 +161,8 @@ func (p Program) findSmall(ctx context.Context, exe, arch, sourceDir string) (st
 	}
 	out := base + "-for-" + key
 	if CheckStatic(out, arch) == nil && trusted(out) == nil {
+		now := time.Now()
+		os.Chtimes(out, now, now) // in use: pruneBuilds keeps the newest
 		return out, nil
 	}
 	latest, err := p.cachePath("", arch)
@@ -206,13 +211,34 @@ func buildKey(path string) (string, error) {
 	return sum[:16], nil
 }
 
-// pruneBuilds removes the builds named prefix* but keep: those made for
-// earlier builds of the running program. Best effort.
+// keptBuilds is how many builds made for builds of the running program
+// pruneBuilds keeps (the newest, by when they were last made or found):
+// a few runbox builds (or test binaries) side by side each keep their
+// own, instead of each rebuilding what the other just removed.
+const keptBuilds = 4
+
+// pruneBuilds removes the builds named prefix* but keep and the newest
+// others up to keptBuilds in all: those made for earlier builds of the
+// running program. Best effort.
 func pruneBuilds(prefix, keep string) {
 	old, _ := filepath.Glob(prefix + "*")
+	type build struct {
+		path string
+		used time.Time
+	}
+	var others []build
 	for _, o := range old {
-		if o != keep && !strings.HasSuffix(o, ".tmp") {
-			os.Remove(o)
+		if o == keep || strings.HasSuffix(o, ".tmp") {
+			continue
+		}
+		if fi, err := os.Stat(o); err == nil {
+			others = append(others, build{o, fi.ModTime()})
+		}
+	}
+	slices.SortFunc(others, func(a, b build) int { return b.used.Compare(a.used) })
+	for i, o := range others {
+		if i >= keptBuilds-1 {
+			os.Remove(o.path)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,5 +44,40 @@ func TestProgram_FindTakesRunningStaticBuild(t *testing.T) {
 	}
 	if self, err := os.Executable(); err == nil && Agent().Is(self) {
 		t.Errorf("Agent().Is(the test binary) = true")
+	}
+}
+
+// TestPruneBuilds_KeepsTheNewest: pruning after a build keeps that build
+// and the newest others (programs side by side each keep theirs), and
+// removes the oldest and nothing that is not a build.
+func TestPruneBuilds_KeepsTheNewest(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "runbox-linux-amd64-for-")
+	now := time.Now()
+	for i := range 6 {
+		p := prefix + string(rune('a'+i))
+		if err := os.WriteFile(p, nil, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		// a is the newest, f the oldest.
+		at := now.Add(-time.Duration(i) * time.Hour)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{prefix + "x.tmp", filepath.Join(dir, "other")} {
+		if err := os.WriteFile(p, nil, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pruneBuilds(prefix, prefix+"f")
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{"other", "runbox-linux-amd64-for-a", "runbox-linux-amd64-for-b", "runbox-linux-amd64-for-c", "runbox-linux-amd64-for-f", "runbox-linux-amd64-for-x.tmp"}
+	if !slices.Equal(left, want) {
+		t.Errorf("after pruning: %q; want %q", left, want)
 	}
 }

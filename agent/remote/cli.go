@@ -73,7 +73,7 @@ func (e *Env) deployCLI(ctx context.Context, be envs.Environment) (string, error
 		}
 	} else {
 		var err error
-		if bin, err = CLI().Find(ctx, arch, e.opts.SourceDir); err != nil {
+		if bin, err = CLI().FindSmall(ctx, arch, e.opts.SourceDir); err != nil {
 			return "", fmt.Errorf("%s: runbox CLI for the %s: %w", e.opts.Name, e.opts.Kind, err)
 		}
 	}

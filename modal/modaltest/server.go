@@ -52,8 +52,15 @@ type Config struct {
 // Request is one recorded call.
 type Request struct {
 	Method string
-	Body   string // the request message, in protobuf text form
+	Body   string // the request message, in protobuf text form (see recordedData)
 }
+
+// recordedData is how much of a stdin write's data a recorded request
+// keeps: commands and their environments travel in small writes, while
+// a binary copied into a sandbox comes in 1 MiB writes whose text form,
+// kept for every call, once cost a test more time and memory than the
+// copy itself.
+const recordedData = 64 << 10
 
 // Server is the fake. Stop ends it and every process it started.
 type Server struct {
@@ -164,6 +171,11 @@ func (s *Server) nextID(prefix string) string {
 
 func (s *Server) record(method string, req any) {
 	body := ""
+	if w, ok := req.(*pb.TaskExecStdinWriteRequest); ok && len(w.GetData()) > recordedData {
+		short := proto.CloneOf(w)
+		short.SetData(fmt.Appendf(w.GetData()[:recordedData:recordedData], "... (%d bytes in all)", len(w.GetData())))
+		req = short
+	}
 	if m, ok := req.(proto.Message); ok {
 		body = prototext.Format(m)
 	}
