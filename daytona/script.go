@@ -88,10 +88,18 @@ exit $runbox_rc
 // killScript kills every process carrying marker: SIGTERM to all of them
 // at once, a short grace, then SIGKILL to what is left, until none is
 // (zombies, whose environment can no longer be read, drop out). It prints
-// the pids that outlived it.
+// the pids that outlived it. The processes are found by one grep over
+// every environment where grep reads NUL-separated records (-z: GNU's,
+// busybox's), else by one per process: the sandbox may hold hundreds of
+// processes, and two programs started for each one once took a busy
+// machine's kill past its 30 seconds.
 func killScript(marker string) string {
 	return fmt.Sprintf(`m=%s
+if printf 'a\0' 2>/dev/null | grep -qzxF a 2>/dev/null; then
+runbox_list() { grep -lzxF -- "$m" /proc/[0-9]*/environ 2>/dev/null | sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p'; }
+else
 runbox_list() { for d in /proc/[0-9]*; do if tr '\0' '\n' 2>/dev/null <"$d/environ" | grep -qxF "$m"; then echo "${d#/proc/}"; fi; done; }
+fi
 p=$(runbox_list)
 [ -z "$p" ] && exit 0
 kill -TERM $p 2>/dev/null
