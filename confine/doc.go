@@ -99,9 +99,10 @@
 // It does not choose what to allow: [DefaultPolicy] gives the documented
 // lists and the caller adds runbox's own files to DenyRead and the session
 // TMPDIR and proxy port. It does not resolve names or filter domains
-// (package confine/egress, the proxy, does). It does not decide datagrams
-// sent to a unix socket with sendto or sendmsg (only connects); nor reads
-// of files that are outside DenyRead (the deny list is the boundary). Paths given in
+// (package confine/egress, the proxy, does). It does not decide
+// datagrams sent to a unix socket one by one: no unix datagram socket can
+// be made (see seccomp_linux.go). Nor does it decide reads of files that
+// are outside DenyRead (the deny list is the boundary). Paths given in
 // Writable that do not exist when the command starts are not writable by
 // it.
 //

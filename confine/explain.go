@@ -13,8 +13,8 @@ import (
 
 // Violation is one access the sandbox denied.
 type Violation struct {
-	// Op is read, write, exec, connect, domain, signal, ptrace or
-	// cgroup.
+	// Op is read, write, exec, connect, socket, domain, signal, ptrace
+	// or cgroup.
 	Op string `json:"op"`
 	// Target is the path, the host:port or the process.
 	Target string `json:"target"`

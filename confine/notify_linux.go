@@ -225,6 +225,8 @@ func (n *notifier) handle(req *seccompNotif) {
 		n.ptrace(req)
 	case unix.SYS_OPEN_BY_HANDLE_AT:
 		n.openByHandle(req)
+	case unix.SYS_SOCKET, unix.SYS_SOCKETPAIR:
+		n.unixDatagram(req)
 	default:
 		if s, ok := shapeOf(uint32(req.Nr)); ok {
 			n.metadata(req, s)

@@ -15,14 +15,21 @@ import (
 //  2. on amd64, the x32 system-call range fails for the same reason;
 //  3. io_uring_setup, io_uring_enter and io_uring_register fail: io_uring
 //     performs socket and file operations that seccomp never sees;
-//  4. socket(2): AF_UNIX and AF_NETLINK are allowed; AF_INET and AF_INET6
+//  4. socket(2) and socketpair(2) of an AF_UNIX datagram socket fail with
+//     EACCES, under every network mode (with a listener, which reports
+//     the refusal, after its notification): a datagram names its
+//     receiver in sendto's or sendmsg's address, the latter in memory
+//     that seccomp cannot read and the program may change after any
+//     check, so that no decision could hold; a stream or seqpacket
+//     socket reaches a daemon only by connect, which is decided (9);
+//  5. socket(2): AF_UNIX and AF_NETLINK are allowed; AF_INET and AF_INET6
 //     are refused under NetworkOff, and under NetworkAllowlist allowed only
 //     as plain TCP streams (the type masked with 0xf, because
 //     SOCK_CLOEXEC and SOCK_NONBLOCK are or'ed into it; the protocol 0 or
 //     IPPROTO_TCP, since Landlock does not see Multipath TCP, which fails
 //     with EPROTONOSUPPORT so that programs fall back to TCP); every other
 //     family (packet, raw, vsock...) fails;
-//  5. clone3 fails with ENOSYS, under every network mode. Its
+//  6. clone3 fails with ENOSYS, under every network mode. Its
 //     CLONE_INTO_CGROUP starts a child in any cgroup whose cgroup.procs the
 //     caller could write by file modes alone, and root owns them all: the
 //     child of a root command would leave the command's cgroup, and with
@@ -31,23 +38,23 @@ import (
 //     clone3's arguments, which are in memory, so the whole call goes;
 //     ENOSYS makes the C library (threads, posix_spawn) fall back to
 //     clone, which has no such flag;
-//  6. chmod, fchmod, fchmodat and fchmodat2 fail when the mode sets the
+//  7. chmod, fchmod, fchmodat and fchmodat2 fail when the mode sets the
 //     set-user-ID or set-group-ID bit: Landlock does not cover file
 //     modes, and a root command could otherwise make a root-owned
 //     program outside its workspace setuid for anyone (the mode is a
 //     register, read by the filter itself, not memory the command could
 //     change after the check);
-//  7. under NetworkAllowlist, sendto, sendmsg and sendmmsg with
+//  8. under NetworkAllowlist, sendto, sendmsg and sendmmsg with
 //     MSG_FASTOPEN fail with EOPNOTSUPP: TCP Fast Open connects without
 //     connect(2), past runbox's decisions (Landlock checks the port only);
 //     programs fall back to connect, as on a kernel without it;
-//  8. when the caller serves a listener (notify), under every network
+//  9. when the caller serves a listener (notify), under every network
 //     mode, connect(2) and listen(2) go to it (SECCOMP_RET_USER_NOTIF,
 //     see notify_linux.go): it decides every connect, unix sockets
 //     included, and makes the allowed ones itself; open_by_handle_at,
 //     and ptrace's PTRACE_ATTACH and PTRACE_SEIZE, go to it too
 //     (procaccess_linux.go);
-//  9. with meta (a listener, and no read-only mount layer), chmod,
+// 10. with meta (a listener, and no read-only mount layer), chmod,
 //     chown, utimes, setxattr, removexattr and their f/l/at forms go
 //     to the listener too (a chmod after its set-ID check), which
 //     decides them on the object it resolved and makes them itself
@@ -106,6 +113,7 @@ func filter(network string, notify, meta bool) []insn {
 		jeq(uint32(unix.SYS_IO_URING_REGISTER), "eperm", ""),
 		jeq(uint32(unix.SYS_CLONE3), "enosys", ""),
 	)
+	p = append(p, unixDatagramCheck()...)
 	for _, c := range chmodCalls {
 		p = append(p, jeq(c.nr, fmt.Sprintf("mode%d", c.arg), ""))
 	}
@@ -132,10 +140,7 @@ func filter(network string, notify, meta bool) []insn {
 		p = append(p, setIDChecks(meta)...)
 		p = append(p, ptraceChecks(notify)...)
 		p = append(p, ret(errno(unix.EPERM), "eperm"), ret(errno(unix.ENOSYS), "enosys"))
-		if notify {
-			p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
-		}
-		return p
+		return append(p, notifyReturns(notify)...)
 	}
 	if network == NetworkAllowlist {
 		p = append(p,
@@ -177,10 +182,34 @@ func filter(network string, notify, meta bool) []insn {
 		ret(errno(unix.EPROTONOSUPPORT), "noproto"),
 		ret(errno(unix.ENOSYS), "enosys"),
 	)
-	if notify {
-		p = append(p, ret(unix.SECCOMP_RET_USER_NOTIF, "notify"))
+	return append(p, notifyReturns(notify)...)
+}
+
+// unixDatagramCheck sends socket(2) and socketpair(2) of an AF_UNIX
+// datagram socket to "unixdgram" (see notifyReturns), and leaves the
+// system call number in the accumulator for every other call. The type
+// is masked with 0xf: SOCK_CLOEXEC and SOCK_NONBLOCK are or'ed into it.
+func unixDatagramCheck() []insn {
+	return []insn{
+		jeq(uint32(unix.SYS_SOCKET), "unixdgram-family", ""),
+		jeq(uint32(unix.SYS_SOCKETPAIR), "unixdgram-family", "unixdgram-no"),
+		{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offArg0, label: "unixdgram-family"},
+		jeq(unix.AF_UNIX, "", "unixdgram-no"),
+		load(offArg1),
+		and(0xf),
+		jeq(unix.SOCK_DGRAM, "unixdgram", ""),
+		{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offNr, label: "unixdgram-no"},
 	}
-	return p
+}
+
+// notifyReturns are the filter's last returns: "unixdgram" (a unix
+// datagram socket: to the listener, which reports it and answers EACCES,
+// or EACCES at once without one) and, with a listener, "notify".
+func notifyReturns(notify bool) []insn {
+	if !notify {
+		return []insn{ret(errno(unix.EACCES), "unixdgram")}
+	}
+	return []insn{ret(unix.SECCOMP_RET_USER_NOTIF, "unixdgram"), ret(unix.SECCOMP_RET_USER_NOTIF, "notify")}
 }
 
 // ptraceChecks is the block ptrace jumps to ("ptrace") when the caller

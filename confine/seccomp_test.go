@@ -18,9 +18,14 @@ import (
 var socketCases = []struct {
 	name               string
 	domain, typ, proto int
-	uring              bool
+	uring, pair        bool
 }{
 	{name: "unix", domain: unix.AF_UNIX, typ: unix.SOCK_STREAM},
+	{name: "unix-seqpacket", domain: unix.AF_UNIX, typ: unix.SOCK_SEQPACKET},
+	{name: "unix-pair", domain: unix.AF_UNIX, typ: unix.SOCK_STREAM, pair: true},
+	{name: "unixgram", domain: unix.AF_UNIX, typ: unix.SOCK_DGRAM},
+	{name: "unixgram-flags", domain: unix.AF_UNIX, typ: unix.SOCK_DGRAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK},
+	{name: "unixgram-pair", domain: unix.AF_UNIX, typ: unix.SOCK_DGRAM, pair: true},
 	{name: "tcp", domain: unix.AF_INET, typ: unix.SOCK_STREAM},
 	{name: "tcp-flags", domain: unix.AF_INET, typ: unix.SOCK_STREAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK},
 	{name: "tcp6", domain: unix.AF_INET6, typ: unix.SOCK_STREAM, proto: unix.IPPROTO_TCP},
@@ -45,6 +50,12 @@ func syscallProbe() int {
 				err = e
 			} else {
 				unix.Close(int(fd))
+			}
+		} else if c.pair {
+			var fds [2]int
+			if fds, err = unix.Socketpair(c.domain, c.typ, c.proto); err == nil {
+				unix.Close(fds[0])
+				unix.Close(fds[1])
 			}
 		} else {
 			var fd int
@@ -76,6 +87,15 @@ func TestSeccomp_Sockets(t *testing.T) {
 			confine.NetworkOpen:      {"raw": "EPERM", "packet": "EPERM", "io_uring": "EPERM"},
 			confine.NetworkAllowlist: {"udp": "EPERM", "udp-flags": "EPERM", "udp6": "EPERM", "raw": "EPERM", "packet": "EPERM", "mptcp": "EPROTONOSUPPORT", "io_uring": "EPERM"},
 			confine.NetworkOff:       {"tcp": "EPERM", "tcp-flags": "EPERM", "tcp6": "EPERM", "udp": "EPERM", "udp-flags": "EPERM", "udp6": "EPERM", "raw": "EPERM", "packet": "EPERM", "mptcp": "EPERM", "io_uring": "EPERM"},
+		}
+		// Unix datagram sockets go under every mode (their sends name
+		// any receiver); stream and seqpacket ones stay.
+		for mode, denied := range allow {
+			if mode != "profile-off" {
+				for _, c := range []string{"unixgram", "unixgram-flags", "unixgram-pair"} {
+					denied[c] = "EACCES"
+				}
+			}
 		}
 		for mode, denied := range allow {
 			t.Run(mode, func(t *testing.T) {

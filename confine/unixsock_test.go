@@ -115,6 +115,118 @@ func TestUnix_DaemonSocketsRefused(t *testing.T) {
 	})
 }
 
+// datagramDaemon is a unix datagram socket served outside every writable
+// root, as journald's and syslog's are, that any user may send to. It
+// returns the socket's path and a function that drains what arrived,
+// counting datagrams that carry the word "canary".
+func datagramDaemon(t *testing.T) (string, func() int) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "dgram-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	path := filepath.Join(dir, "log.sock")
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, 0o777)
+	drain := func() int {
+		n := 0
+		buf := make([]byte, 512)
+		for {
+			k, _, err := syscall.Recvfrom(fd, buf, 0)
+			if err != nil {
+				return n // EAGAIN: the queue is empty (the sender has exited)
+			}
+			if strings.Contains(string(buf[:k]), "canary") {
+				n++
+			}
+		}
+	}
+	return path, drain
+}
+
+// datagramSend is a command that sends a datagram to the unix socket at
+// $SOCK every way a program can: sendto and sendmsg from a socket of its
+// own, and sendto from one end of a socketpair; it prints "SENT how" for
+// each that goes.
+const datagramSend = `python3 - <<'EOF'
+import os, socket
+sock = os.environ['SOCK']
+def send(how, fn):
+    try:
+        fn()
+        print('SENT', how, flush=True)
+    except OSError as e:
+        print('refused', how, e, flush=True)
+def plain():
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'canary sendto', sock)
+def msg():
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendmsg([b'canary sendmsg'], [], 0, sock)
+def pair():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b'canary pair', sock)
+send('sendto', plain)
+send('sendmsg', msg)
+send('pair', pair)
+EOF`
+
+// TestUnix_DatagramsRefused protects the promise that a confined command
+// sends nothing to a daemon's unix datagram socket (journald, syslog, a
+// notify socket), whose sendmsg address seccomp cannot read: every
+// profile and network mode refuses the datagram socket itself, reports
+// it, and the daemon receives nothing. The control sends all three
+// unconfined.
+func TestUnix_DatagramsRefused(t *testing.T) {
+	sock, drain := datagramDaemon(t)
+	forUsers(t, func(t *testing.T, u user) {
+		f := newFixture(t, u)
+		drain()
+		if out, _ := f.run(t, f.policy(confine.ProfileOff), datagramSend, "SOCK="+sock); strings.Count(out, "SENT") != 3 || drain() != 3 {
+			t.Fatalf("control under off: the datagrams do not all arrive:\n%s", out)
+		}
+		viaBoth(t, func(t *testing.T, thread bool) {
+			for _, profile := range []string{confine.ProfileWorkspace, confine.ProfileReadOnly} {
+				for _, network := range []string{confine.NetworkAllowlist, confine.NetworkOff, confine.NetworkOpen} {
+					t.Run(profile+"/"+network, func(t *testing.T) {
+						f := newFixture(t, u)
+						f.thread = thread
+						var mu sync.Mutex
+						var got []confine.Violation
+						f.report = func(v confine.Violation) {
+							mu.Lock()
+							defer mu.Unlock()
+							got = append(got, v)
+						}
+						p := f.policy(profile)
+						p.Network = network
+						p.UnixSockets = []string{sock} // a connect to it is allowed; a datagram still is not
+						out, _ := f.run(t, p, datagramSend, "SOCK="+sock)
+						if n := drain(); n != 0 || strings.Contains(out, "SENT") || strings.Count(out, "refused") != 3 {
+							t.Errorf("%d datagrams reached the daemon from the sandbox:\n%s", n, out)
+						}
+						if f.u.cred != nil && thread {
+							return // no reports from a helper's thread
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						if !hasViolation(got, "socket", "unix datagram socket") {
+							t.Errorf("violations %+v; want the unix datagram socket", got)
+						}
+					})
+				}
+			}
+		})
+	})
+}
+
 // TestUnix_OwnAndListedSocketsReachable: what a command may use still
 // works under the sandbox: a unix server it runs in its workspace and
 // TMPDIR (pathname and abstract), and a socket outside that the policy

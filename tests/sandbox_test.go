@@ -71,6 +71,7 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 			writeOwned(t, u, cfg, cfgText, 0o600)
 			tcp := listenTCP(t)
 			udp := listenUDP(t)
+			dgram := unixDatagramDaemon(t)
 			secret := randomSecret(t, "ghp_")
 			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state"), "GITHUB_TOKEN=" + secret}
 
@@ -113,6 +114,9 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 				// A daemon that acts for its callers, on a unix socket
 				// anyone may write: only the sandbox stands between.
 				{name: "a daemon's unix socket", op: "connect", cmd: unixGreeting(unixDaemon(t)), happened: nil},
+				// journald's and syslog's kind: sendmsg names the
+				// receiver in memory that seccomp cannot read.
+				{name: "a daemon's unix datagram socket", op: "socket", cmd: datagramTo(dgram.path, "hello-dgram"), happened: dgram.got("hello-dgram")},
 				// The kernel takes an IPv6 address of 24 bytes (no
 				// scope id): another host on a port the configuration
 				// allows on loopback.
@@ -532,6 +536,74 @@ func unixDaemon(t *testing.T) string {
 	testproc.ServeUnix(t, path)
 	os.Chmod(path, 0o777)
 	return path
+}
+
+// datagramDaemon is a unix datagram socket any user may send to, outside
+// every directory a command may write, as journald's and syslog's are.
+type datagramDaemon struct {
+	path string
+	fd   int // non-blocking: got drains what is queued
+	mu   sync.Mutex
+	seen []string
+}
+
+// unixDatagramDaemon binds a datagramDaemon.
+func unixDatagramDaemon(t *testing.T) *datagramDaemon {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "runbox-dgram-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	d := &datagramDaemon{path: filepath.Join(dir, "log.sock")}
+	if d.fd, err = syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(d.fd) })
+	if err := syscall.Bind(d.fd, &syscall.SockaddrUnix{Name: d.path}); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(d.path, 0o777)
+	return d
+}
+
+// got reports whether a datagram holding word has arrived. A datagram is
+// queued before its send returns, so once the sender has exited every
+// one it sent is there to drain: nothing to wait for.
+func (d *datagramDaemon) got(word string) func(*testing.T) bool {
+	return func(*testing.T) bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		buf := make([]byte, 2048)
+		for {
+			n, _, err := syscall.Recvfrom(d.fd, buf, 0)
+			if err != nil {
+				break
+			}
+			d.seen = append(d.seen, string(buf[:n]))
+		}
+		for i, s := range d.seen {
+			if strings.Contains(s, word) {
+				d.seen = append(d.seen[:i], d.seen[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// datagramTo sends word to the unix datagram socket at path with
+// sendmsg, and prints FOUND when it went.
+func datagramTo(path, word string) string {
+	return `python3 - <<'EOF'
+import socket
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendmsg([b"` + word + `"], [], 0, "` + path + `")
+    print("FOUND")
+except OSError as e:
+    print("refused", e)
+EOF`
 }
 
 // unixGreeting prints FOUND when the unix socket at path greets it.
