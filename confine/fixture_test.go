@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -293,6 +294,26 @@ func (f *fixture) victimChanged() bool {
 	b, err := os.ReadFile(f.victim)
 	return err != nil || string(b) != victimText
 }
+
+// collect sets f's report and returns what it was told so far.
+func collect(f *fixture) func() []confine.Violation {
+	var mu sync.Mutex
+	var got []confine.Violation
+	f.report = func(v confine.Violation) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, v)
+	}
+	return func() []confine.Violation {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]confine.Violation(nil), got...)
+	}
+}
+
+// reports reports whether f's runs report violations: a helper's thread
+// started for another user has no listener of runbox's to report from.
+func (f *fixture) reports() bool { return f.u.cred == nil || !f.thread }
 
 func hasViolation(vs []confine.Violation, op, target string) bool {
 	for _, v := range vs {

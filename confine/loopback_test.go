@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/runbox/runbox/confine"
@@ -197,13 +196,7 @@ func TestNetwork_RefusedConnectsReported(t *testing.T) {
 	free.Close()
 	viaBoth(t, func(t *testing.T, thread bool) {
 		f, p := allowlistFixture(t, users[0], thread)
-		var mu sync.Mutex
-		var got []confine.Violation
-		f.report = func(v confine.Violation) {
-			mu.Lock()
-			defer mu.Unlock()
-			got = append(got, v)
-		}
+		reported := collect(f)
 		script := fmt.Sprintf(`python3 - <<'EOF'
 import errno, socket
 for host, port in (('127.0.0.2', %d), ('%s', %d), ('127.0.0.1', %d)):
@@ -218,13 +211,11 @@ EOF`, outside.Addr().(*net.TCPAddr).Port, other, p.ProxyPorts[0], freePort, free
 		if code != 0 || !strings.Contains(out, "free port: ECONNREFUSED") {
 			t.Fatalf("exit %d; want the free port refused as without a sandbox:\n%s", code, out)
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		want := []confine.Violation{
 			{Op: "connect", Target: outside.Addr().String(), Rule: "port not allowed (only the session proxy, allowed ports and the command's own servers)"},
 			{Op: "connect", Target: net.JoinHostPort(other, strconv.Itoa(p.ProxyPorts[0])), Rule: "not loopback (direct connections go to loopback only; other hosts through the session proxy)"},
 		}
-		if !slices.Equal(got, want) {
+		if got := reported(); !slices.Equal(got, want) {
 			t.Errorf("reported %+v\nwant %+v", got, want)
 		}
 	})

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -168,22 +167,6 @@ func TestMetadata_RefusedOutsideWorkspace(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-// collect sets f's report and returns what it was told so far.
-func collect(f *fixture) func() []confine.Violation {
-	var mu sync.Mutex
-	var got []confine.Violation
-	f.report = func(v confine.Violation) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, v)
-	}
-	return func() []confine.Violation {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]confine.Violation(nil), got...)
 	}
 }
 

@@ -6,10 +6,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,13 +22,7 @@ import (
 // It returns the socket's path.
 func daemonSocket(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "daemon-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	path := filepath.Join(dir, "engine.sock")
+	path := testproc.DaemonSocket(t, "engine.sock")
 	testproc.ServeUnix(t, path)
 	os.Chmod(path, 0o777)
 	return path
@@ -81,76 +73,35 @@ func TestUnix_DaemonSocketsRefused(t *testing.T) {
 		if out, _ := f.run(t, f.policy(confine.ProfileOff), unixReach, "SOCK="+sock); strings.Count(out, "REACHED") != 4 {
 			t.Fatalf("control under off: the daemon is not reached every way:\n%s", out)
 		}
-		viaBoth(t, func(t *testing.T, thread bool) {
-			for _, profile := range []string{confine.ProfileWorkspace, confine.ProfileReadOnly} {
-				for _, network := range []string{confine.NetworkAllowlist, confine.NetworkOff, confine.NetworkOpen} {
-					t.Run(profile+"/"+network, func(t *testing.T) {
-						f := newFixture(t, u)
-						f.thread = thread
-						var mu sync.Mutex
-						var got []confine.Violation
-						f.report = func(v confine.Violation) {
-							mu.Lock()
-							defer mu.Unlock()
-							got = append(got, v)
-						}
-						p := f.policy(profile)
-						p.Network = network
-						out, _ := f.run(t, p, unixReach, "SOCK="+sock)
-						if strings.Contains(out, "REACHED") || strings.Count(out, "refused") != 4 {
-							t.Errorf("the daemon's socket reached from the sandbox:\n%s", out)
-						}
-						if f.u.cred != nil && thread {
-							return // no reports from a helper's thread
-						}
-						mu.Lock()
-						defer mu.Unlock()
-						if !hasViolation(got, "connect", sock) {
-							t.Errorf("violations %+v; want a connect to %s", got, sock)
-						}
-					})
-				}
+		everyConfinement(t, u, func(t *testing.T, f *fixture, p confine.Policy) {
+			reported := collect(f)
+			out, _ := f.run(t, p, unixReach, "SOCK="+sock)
+			if strings.Contains(out, "REACHED") || strings.Count(out, "refused") != 4 {
+				t.Errorf("the daemon's socket reached from the sandbox:\n%s", out)
+			}
+			if f.reports() && !hasViolation(reported(), "connect", sock) {
+				t.Errorf("violations %+v; want a connect to %s", reported(), sock)
 			}
 		})
 	})
 }
 
-// datagramDaemon is a unix datagram socket served outside every writable
-// root, as journald's and syslog's are, that any user may send to. It
-// returns the socket's path and a function that drains what arrived,
-// counting datagrams that carry the word "canary".
-func datagramDaemon(t *testing.T) (string, func() int) {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "dgram-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	path := filepath.Join(dir, "log.sock")
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(path, 0o777)
-	drain := func() int {
-		n := 0
-		buf := make([]byte, 512)
-		for {
-			k, _, err := syscall.Recvfrom(fd, buf, 0)
-			if err != nil {
-				return n // EAGAIN: the queue is empty (the sender has exited)
-			}
-			if strings.Contains(string(buf[:k]), "canary") {
-				n++
+// everyConfinement runs check under workspace and read-only, in every
+// network mode, by both start paths, each with a fixture of its own for u.
+func everyConfinement(t *testing.T, u user, check func(t *testing.T, f *fixture, p confine.Policy)) {
+	viaBoth(t, func(t *testing.T, thread bool) {
+		for _, profile := range []string{confine.ProfileWorkspace, confine.ProfileReadOnly} {
+			for _, network := range []string{confine.NetworkAllowlist, confine.NetworkOff, confine.NetworkOpen} {
+				t.Run(profile+"/"+network, func(t *testing.T) {
+					f := newFixture(t, u)
+					f.thread = thread
+					p := f.policy(profile)
+					p.Network = network
+					check(t, f, p)
+				})
 			}
 		}
-	}
-	return path, drain
+	})
 }
 
 // datagramSend is a command that sends a datagram to the unix socket at
@@ -185,43 +136,32 @@ EOF`
 // it, and the daemon receives nothing. The control sends all three
 // unconfined.
 func TestUnix_DatagramsRefused(t *testing.T) {
-	sock, drain := datagramDaemon(t)
+	daemon := testproc.ServeDatagrams(t)
+	sock := daemon.Path
+	drain := func() int {
+		n := 0
+		for _, d := range daemon.Drain() {
+			if strings.Contains(d, "canary") {
+				n++
+			}
+		}
+		return n
+	}
 	forUsers(t, func(t *testing.T, u user) {
 		f := newFixture(t, u)
 		drain()
 		if out, _ := f.run(t, f.policy(confine.ProfileOff), datagramSend, "SOCK="+sock); strings.Count(out, "SENT") != 3 || drain() != 3 {
 			t.Fatalf("control under off: the datagrams do not all arrive:\n%s", out)
 		}
-		viaBoth(t, func(t *testing.T, thread bool) {
-			for _, profile := range []string{confine.ProfileWorkspace, confine.ProfileReadOnly} {
-				for _, network := range []string{confine.NetworkAllowlist, confine.NetworkOff, confine.NetworkOpen} {
-					t.Run(profile+"/"+network, func(t *testing.T) {
-						f := newFixture(t, u)
-						f.thread = thread
-						var mu sync.Mutex
-						var got []confine.Violation
-						f.report = func(v confine.Violation) {
-							mu.Lock()
-							defer mu.Unlock()
-							got = append(got, v)
-						}
-						p := f.policy(profile)
-						p.Network = network
-						p.UnixSockets = []string{sock} // a connect to it is allowed; a datagram still is not
-						out, _ := f.run(t, p, datagramSend, "SOCK="+sock)
-						if n := drain(); n != 0 || strings.Contains(out, "SENT") || strings.Count(out, "refused") != 3 {
-							t.Errorf("%d datagrams reached the daemon from the sandbox:\n%s", n, out)
-						}
-						if f.u.cred != nil && thread {
-							return // no reports from a helper's thread
-						}
-						mu.Lock()
-						defer mu.Unlock()
-						if !hasViolation(got, "socket", "unix datagram socket") {
-							t.Errorf("violations %+v; want the unix datagram socket", got)
-						}
-					})
-				}
+		everyConfinement(t, u, func(t *testing.T, f *fixture, p confine.Policy) {
+			reported := collect(f)
+			p.UnixSockets = []string{sock} // a connect to it is allowed; a datagram still is not
+			out, _ := f.run(t, p, datagramSend, "SOCK="+sock)
+			if n := drain(); n != 0 || strings.Contains(out, "SENT") || strings.Count(out, "refused") != 3 {
+				t.Errorf("%d datagrams reached the daemon from the sandbox:\n%s", n, out)
+			}
+			if f.reports() && !hasViolation(reported(), "socket", "unix datagram socket") {
+				t.Errorf("violations %+v; want the unix datagram socket", reported())
 			}
 		})
 	})

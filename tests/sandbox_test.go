@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,7 +72,7 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 			writeOwned(t, u, cfg, cfgText, 0o600)
 			tcp := listenTCP(t)
 			udp := listenUDP(t)
-			dgram := unixDatagramDaemon(t)
+			dgram := testproc.ServeDatagrams(t)
 			secret := randomSecret(t, "ghp_")
 			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state"), "GITHUB_TOKEN=" + secret}
 
@@ -116,7 +117,7 @@ func TestSandbox_HoldsWhatTheGateLetsThrough(t *testing.T) {
 				{name: "a daemon's unix socket", op: "connect", cmd: unixGreeting(unixDaemon(t)), happened: nil},
 				// journald's and syslog's kind: sendmsg names the
 				// receiver in memory that seccomp cannot read.
-				{name: "a daemon's unix datagram socket", op: "socket", cmd: datagramTo(dgram.path, "hello-dgram"), happened: dgram.got("hello-dgram")},
+				{name: "a daemon's unix datagram socket", op: "socket", cmd: datagramTo(dgram.Path, "hello-dgram"), happened: datagramGot(dgram, "hello-dgram")},
 				// The kernel takes an IPv6 address of 24 bytes (no
 				// scope id): another host on a port the configuration
 				// allows on loopback.
@@ -526,70 +527,16 @@ func TestSandbox_BackgroundJobsConfined(t *testing.T) {
 // connection), and returns its path.
 func unixDaemon(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "runbox-daemon-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	path := filepath.Join(dir, "daemon.sock")
+	path := testproc.DaemonSocket(t, "daemon.sock")
 	testproc.ServeUnix(t, path)
 	os.Chmod(path, 0o777)
 	return path
 }
 
-// datagramDaemon is a unix datagram socket any user may send to, outside
-// every directory a command may write, as journald's and syslog's are.
-type datagramDaemon struct {
-	path string
-	fd   int // non-blocking: got drains what is queued
-	mu   sync.Mutex
-	seen []string
-}
-
-// unixDatagramDaemon binds a datagramDaemon.
-func unixDatagramDaemon(t *testing.T) *datagramDaemon {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "runbox-dgram-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	d := &datagramDaemon{path: filepath.Join(dir, "log.sock")}
-	if d.fd, err = syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Close(d.fd) })
-	if err := syscall.Bind(d.fd, &syscall.SockaddrUnix{Name: d.path}); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(d.path, 0o777)
-	return d
-}
-
-// got reports whether a datagram holding word has arrived. A datagram is
-// queued before its send returns, so once the sender has exited every
-// one it sent is there to drain: nothing to wait for.
-func (d *datagramDaemon) got(word string) func(*testing.T) bool {
+// datagramGot reports whether a datagram holding word reached d.
+func datagramGot(d *testproc.Datagrams, word string) func(*testing.T) bool {
 	return func(*testing.T) bool {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		buf := make([]byte, 2048)
-		for {
-			n, _, err := syscall.Recvfrom(d.fd, buf, 0)
-			if err != nil {
-				break
-			}
-			d.seen = append(d.seen, string(buf[:n]))
-		}
-		for i, s := range d.seen {
-			if strings.Contains(s, word) {
-				d.seen = append(d.seen[:i], d.seen[i+1:]...)
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(d.Drain(), func(s string) bool { return strings.Contains(s, word) })
 	}
 }
 

@@ -2,6 +2,9 @@ package testproc
 
 import (
 	"net"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/runbox/runbox/internal/integration"
@@ -65,4 +68,59 @@ func NonLoopbackIPv4(t testing.TB) string {
 	}
 	integration.Skip(t, "no IPv4 address but loopback")
 	return ""
+}
+
+// DaemonSocket is a path for a daemon's socket in a fresh directory any
+// user may enter, outside every directory a test's command may write, as
+// a container engine's or journald's is; the directory goes when the
+// test ends. The caller makes the socket and opens it to everyone.
+func DaemonSocket(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "runbox-daemon-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	return filepath.Join(dir, name)
+}
+
+// Datagrams is a unix datagram socket that anyone may send to, as
+// journald's and syslog's are.
+type Datagrams struct {
+	Path string
+	fd   int // non-blocking: Drain takes what is queued
+}
+
+// ServeDatagrams binds a datagram socket at a DaemonSocket path until the
+// test ends.
+func ServeDatagrams(t testing.TB) *Datagrams {
+	t.Helper()
+	d := &Datagrams{Path: DaemonSocket(t, "log.sock")}
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: d.Path}); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(d.Path, 0o777)
+	d.fd = fd
+	return d
+}
+
+// Drain returns the datagrams that arrived since the last Drain. A
+// datagram is queued before its send returns, so once a sender has
+// exited every one it sent is here: nothing to wait for.
+func (d *Datagrams) Drain() []string {
+	var got []string
+	buf := make([]byte, 4096)
+	for {
+		n, _, err := syscall.Recvfrom(d.fd, buf, 0)
+		if err != nil {
+			return got // EAGAIN: nothing more is queued
+		}
+		got = append(got, string(buf[:n]))
+	}
 }
