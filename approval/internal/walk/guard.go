@@ -189,16 +189,26 @@ func (g *Guard) near(parts []string) bool {
 }
 
 // collect records, before a script is walked, the variables it assigns
-// and the directories it changes to.
-func (a *Analyzer) collect(f *syntax.File) {
+// and the directories it changes to. src is the script's text: one with
+// none of what collectNode looks for is not walked a second time.
+func (a *Analyzer) collect(f *syntax.File, src string) {
 	g := a.guard
-	if g == nil {
+	if g == nil || !mayCollect(src) {
 		return
 	}
 	if g.collectFn == nil {
 		g.collectFn = g.collectNode // made once: a method value is an allocation
 	}
 	syntax.Walk(f, g.collectFn)
+}
+
+// mayCollect reports whether src can hold what collectNode records: an
+// assignment with a value has its '=', a for or select loop its keyword,
+// a directory change its command's name, all as literal text (a quoted
+// keyword is no keyword, and collectNode takes only a literal cd).
+func mayCollect(src string) bool {
+	return strings.Contains(src, "=") || strings.Contains(src, "cd") || strings.Contains(src, "pushd") ||
+		strings.Contains(src, "for") || strings.Contains(src, "select")
 }
 
 // collectNode is collect's visit of one node.

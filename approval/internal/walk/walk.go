@@ -414,7 +414,7 @@ func (a *Analyzer) file(f *syntax.File, src string, depth int, via []string) {
 	outer := a.src
 	a.src = src
 	defer func() { a.src = outer }()
-	a.collect(f)
+	a.collect(f, src)
 	// The walk keeps the path to the current node, and how deeply
 	// statements nest on it: a statement inside a subshell, block,
 	// compound command, function or substitution is one level deeper; the
