@@ -2,7 +2,6 @@ package walk
 
 import (
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -131,7 +130,7 @@ func gitRuns(globals, args []string) []gitRun {
 
 // gitCommandKeys match the configuration keys whose value is a command
 // git runs (keys are matched in lower case; subsections are free).
-var gitCommandKeys = regexp.MustCompile(`^(alias\..+|core\.(pager|editor|sshcommand|askpass|fsmonitor|gitproxy|alternaterefscommand)|` +
+var gitCommandKeys = lazyRegexp(`^(alias\..+|core\.(pager|editor|sshcommand|askpass|fsmonitor|gitproxy|alternaterefscommand)|` +
 	`pager\..+|sequence\.editor|interactive\.difffilter|diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|` +
 	`(merge|diff)tool\..+\.(cmd|path)|guitool\..+\.cmd|filter\..+\.(clean|smudge|process)|gpg\.program|gpg\..+\.program|` +
 	`gpg\.ssh\.defaultkeycommand|credential\.helper|credential\..+\.helper|remote\..+\.(uploadpack|receivepack)|` +
@@ -139,7 +138,7 @@ var gitCommandKeys = regexp.MustCompile(`^(alias\..+|core\.(pager|editor|sshcomm
 	`hook\..+\.command|submodule\..+\.update|imap\.tunnel|browser\..+\.(cmd|path)|man\..+\.(cmd|path)|instaweb\.httpd|` +
 	`lfs\.customtransfer\..+\.path|lfs\.extension\..+\.(clean|smudge)|web\.browser|core\.hookspath)$`)
 
-func isGitCommandKey(key string) bool { return gitCommandKeys.MatchString(gitKey(key)) }
+func isGitCommandKey(key string) bool { return gitCommandKeys().MatchString(gitKey(key)) }
 
 // gitKey lowers a key's section and name, which git compares without
 // case.
@@ -149,7 +148,7 @@ func gitKey(key string) string { return strings.ToLower(strings.TrimSpace(key)) 
 // run, if it names one.
 func gitConfigCommand(key, value string) (string, bool) {
 	k := gitKey(key)
-	if !gitCommandKeys.MatchString(k) || strings.TrimSpace(value) == "" {
+	if !gitCommandKeys().MatchString(k) || strings.TrimSpace(value) == "" {
 		return "", false
 	}
 	switch {
@@ -219,7 +218,7 @@ func gitEnvConfig(env []string) [][2]string {
 		case strings.HasPrefix(name, "GIT_CONFIG_VALUE_"):
 			values[name[len("GIT_CONFIG_VALUE_"):]] = v
 		case name == "GIT_CONFIG_PARAMETERS":
-			for _, m := range gitParam.FindAllStringSubmatch(v, -1) {
+			for _, m := range gitParam().FindAllStringSubmatch(v, -1) {
 				out = append(out, [2]string{m[1], m[2]})
 			}
 		}
@@ -230,7 +229,7 @@ func gitEnvConfig(env []string) [][2]string {
 	return out
 }
 
-var gitParam = regexp.MustCompile(`'([^']*)'='([^']*)'`)
+var gitParam = lazyRegexp(`'([^']*)'='([^']*)'`)
 
 // gitConfigSet finds the key and value of `git config [options] key
 // value` and `git config set [options] key value`; reading, listing and

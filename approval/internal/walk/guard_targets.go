@@ -2,7 +2,6 @@ package walk
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -220,7 +219,7 @@ func subArg(w shell.Arg, prefix string) shell.Arg {
 }
 
 // modeArg matches a chmod mode operand: octal or symbolic.
-var modeArg = regexp.MustCompile(`^([0-7]{1,4}|[ugoa]*([-+=]([rwxXst]*|[ugo]))+(,[ugoa]*([-+=]([rwxXst]*|[ugo]))+)*)$`)
+var modeArg = lazyRegexp(`^([0-7]{1,4}|[ugoa]*([-+=]([rwxXst]*|[ugo]))+(,[ugoa]*([-+=]([rwxXst]*|[ugo]))+)*)$`)
 
 // guardPerms: chmod MODE FILE…, chown OWNER FILE…, chgrp GROUP FILE…,
 // chattr +i FILE…, setfacl -m ACL FILE…, chcon CONTEXT FILE…; recursion
@@ -241,7 +240,7 @@ func (a *Analyzer) guardPerms(in *stmtInfo, c *rules.Command, rest []shell.Arg) 
 	reference := shell.HasOpt(opts, "--reference") || hasOptPrefix(opts, "--reference=")
 	switch c.Name {
 	case "chmod":
-		if !reference && len(r) > 0 && modeArg.MatchString(r[0].Text) {
+		if !reference && len(r) > 0 && modeArg().MatchString(r[0].Text) {
 			r = r[1:]
 		}
 	case "chown", "chgrp":

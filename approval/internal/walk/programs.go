@@ -341,7 +341,7 @@ func resolveFind(r *resolution) bool {
 func resolveEcho(r *resolution) bool {
 	r.in.final = r.done(shell.Texts(r.rest))
 	rest, decode := r.rest, false
-	for len(rest) > 0 && echoOpt.MatchString(rest[0].Text) {
+	for len(rest) > 0 && echoOpt().MatchString(rest[0].Text) {
 		decode = decode || strings.Contains(rest[0].Text, "e")
 		rest = rest[1:]
 	}

@@ -2,7 +2,6 @@ package walk
 
 import (
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/runbox/runbox/approval/internal/rules"
@@ -178,7 +177,7 @@ func onlySubst(text string) bool {
 	return t == "" && text != ""
 }
 
-var echoOpt = regexp.MustCompile(`^-[neE]+$`)
+var echoOpt = lazyRegexp(`^-[neE]+$`)
 
 func allLiteral(args []shell.Arg) bool {
 	for _, a := range args {
@@ -287,7 +286,7 @@ func runsOthers(cmds []rules.Command, depth int) bool {
 // chmodTargets records files made executable.
 func (a *Analyzer) chmodTargets(rest []shell.Arg) {
 	_, r := shell.SplitOpts(rest, shell.OptSpec{Long: []string{"--reference"}})
-	if len(r) < 2 || !execMode.MatchString(r[0].Text) {
+	if len(r) < 2 || !execMode().MatchString(r[0].Text) {
 		return
 	}
 	for _, f := range r[1:] {
@@ -295,7 +294,7 @@ func (a *Analyzer) chmodTargets(rest []shell.Arg) {
 	}
 }
 
-var execMode = regexp.MustCompile(`^([ugoa]*[+=][rwxXst]*x|[0-7]*[1357][0-7]?[0-7]?)$|^[0-7]*[1357][0-7][0-7]$`)
+var execMode = lazyRegexp(`^([ugoa]*[+=][rwxXst]*x|[0-7]*[1357][0-7]?[0-7]?)$|^[0-7]*[1357][0-7][0-7]$`)
 
 // interp handles an interpreter: inline code and stdin are facts, a script
 // operand is a file it runs, and "-m module" resolves the module like a

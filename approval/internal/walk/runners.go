@@ -3,7 +3,6 @@ package walk
 import (
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -264,7 +263,7 @@ func resolveParallel(r *resolution) bool {
 }
 
 // parallelPlaceholder matches GNU parallel's replacement strings.
-var parallelPlaceholder = regexp.MustCompile(`\{(\d+)?(\.|/|//|/\.|#|%)?\}`)
+var parallelPlaceholder = lazyRegexp(`\{(\d+)?(\.|/|//|/\.|#|%)?\}`)
 
 // parallelFill puts one input into a command template, as parallel does:
 // in place of its replacement strings, or at the end when it has none.
@@ -274,7 +273,7 @@ func parallelFill(tmpl, repl, input string) string {
 		q = input // the caller's shell already expanded it
 	}
 	out := strings.ReplaceAll(tmpl, repl, q)
-	out = parallelPlaceholder.ReplaceAllLiteralString(out, q)
+	out = parallelPlaceholder().ReplaceAllLiteralString(out, q)
 	if out == tmpl {
 		return tmpl + " " + q
 	}
@@ -343,7 +342,7 @@ func (r *resolution) tmuxCommand(args []shell.Arg) {
 
 // tmuxKey matches the key names send-keys turns into keys other than
 // text; each ends what the shell reads as one line.
-var tmuxKey = regexp.MustCompile(`^([CMS]-.+|\^.|Enter|KPEnter|Escape|Up|Down|Left|Right|BSpace|Home|End|PageUp|PageDown|PgUp|PgDn|NPage|PPage|Tab|BTab|DC|IC|F[0-9]+)$`)
+var tmuxKey = lazyRegexp(`^([CMS]-.+|\^.|Enter|KPEnter|Escape|Up|Down|Left|Right|BSpace|Home|End|PageUp|PageDown|PgUp|PgDn|NPage|PPage|Tab|BTab|DC|IC|F[0-9]+)$`)
 
 // typedKeys is what send-keys types: its arguments one after the other,
 // Space as a space and other key names as the end of a line.
@@ -355,7 +354,7 @@ func typedKeys(keys []string, literal bool) string {
 			b.WriteString(k)
 		case k == "Space":
 			b.WriteByte(' ')
-		case tmuxKey.MatchString(k):
+		case tmuxKey().MatchString(k):
 			b.WriteByte('\n')
 		default:
 			b.WriteString(k)
@@ -555,18 +554,18 @@ func resolveLldb(r *resolution) bool {
 }
 
 // debuggerShell matches a debugger command that runs shell code.
-var debuggerShell = regexp.MustCompile(`^\s*(shell|platform shell|!)\s*(.*)$`)
+var debuggerShell = lazyRegexp(`^\s*(shell|platform shell|!)\s*(.*)$`)
 
 // debuggerHidden matches a debugger command that reaches code the gate
 // does not read: an interpreter, a call into the process, a script.
-var debuggerHidden = regexp.MustCompile(`(?i)\b(python|python-interactive|pi|guile|script|source|pipe|system|exec|execl|execve|popen|dlopen)\b|\|`)
+var debuggerHidden = lazyRegexp(`(?i)\b(python|python-interactive|pi|guile|script|source|pipe|system|exec|execl|execve|popen|dlopen)\b|\|`)
 
 func (r *resolution) debuggerCommand(cmd string) {
-	if m := debuggerShell.FindStringSubmatch(cmd); m != nil {
+	if m := debuggerShell().FindStringSubmatch(cmd); m != nil {
 		r.addCode(m[2], nil)
 		return
 	}
-	if debuggerHidden.MatchString(cmd) {
+	if debuggerHidden().MatchString(cmd) {
 		r.hidden("debugger command " + cmd)
 	}
 }
@@ -765,14 +764,14 @@ func resolveBwrap(r *resolution) bool {
 }
 
 // expectSpawn matches the commands an expect script starts.
-var expectSpawn = regexp.MustCompile(`(?:^|[;\n\[{]\s*)(?:spawn|exec|system)\s+(?:-\S+\s+)*([^;\n\]}]+)`)
+var expectSpawn = lazyRegexp(`(?:^|[;\n\[{]\s*)(?:spawn|exec|system)\s+(?:-\S+\s+)*([^;\n\]}]+)`)
 
 // resolveExpect: expect -c SCRIPT: the programs it spawns or execs are
 // judged as commands; other Tcl is not code the gate reads.
 func resolveExpect(r *resolution) bool {
 	r.done(shell.Texts(r.rest))
 	for _, v := range optVals(r.rest, "-c", false) {
-		for _, m := range expectSpawn.FindAllStringSubmatch(v.Text, -1) {
+		for _, m := range expectSpawn().FindAllStringSubmatch(v.Text, -1) {
 			r.addCode(m[1], nil)
 		}
 		if strings.Contains(v.Text, "eval") || strings.Contains(v.Text, "source") {
@@ -1054,17 +1053,17 @@ func (r *resolution) sshOptions(args []shell.Arg) {
 }
 
 // sshToken matches ssh's %-tokens (%h host, %p port …).
-var sshToken = regexp.MustCompile(`%[%a-zA-Z]`)
+var sshToken = lazyRegexp(`%[%a-zA-Z]`)
 
 // sshTokens replaces ssh's %-tokens with words.
 func sshTokens(s string) string {
-	return sshToken.ReplaceAllString(s, "x")
+	return sshToken().ReplaceAllString(s, "x")
 }
 
 // sedExec matches sed's e command ("e cmd", "1e cmd", "/re/e cmd", "e"
 // alone) and the s command's e flag.
 var (
-	sedExecCmd = regexp.MustCompile(`(?:^|[;\n}{]|[0-9$]|/)\s*e(?:\s+([^;\n}]*)|\s*(?:$|[;\n}]))`)
+	sedExecCmd = lazyRegexp(`(?:^|[;\n}{]|[0-9$]|/)\s*e(?:\s+([^;\n}]*)|\s*(?:$|[;\n}]))`)
 )
 
 // resolveSed: GNU sed's e command runs its argument (or the pattern
@@ -1085,7 +1084,7 @@ func resolveSed(r *resolution) bool {
 }
 
 func (r *resolution) sedScript(s string) {
-	for _, m := range sedExecCmd.FindAllStringSubmatch(s, -1) {
+	for _, m := range sedExecCmd().FindAllStringSubmatch(s, -1) {
 		if strings.TrimSpace(m[1]) != "" {
 			r.addCode(m[1], nil)
 		} else {
@@ -1158,11 +1157,11 @@ func splitSedS(s string, d byte) ([]string, int) {
 
 // vimBang matches an Ex command that runs shell code: ":!cmd", a range
 // filtered through a command (":%!cmd"), ":r !cmd", ":w !cmd".
-var vimBang = regexp.MustCompile(`^[:\s]*(?:sil(?:ent)?!?\s*)?(?:[%.$,0-9'<>]*|r|read|(?:w|write)\s)\s*!(.+)$`)
+var vimBang = lazyRegexp(`^[:\s]*(?:sil(?:ent)?!?\s*)?(?:[%.$,0-9'<>]*|r|read|(?:w|write)\s)\s*!(.+)$`)
 
 // vimHidden matches Ex commands that reach code the gate does not read:
 // functions that run programs, terminals, interpreters, scripts.
-var vimHidden = regexp.MustCompile(`(?i)\b(system|systemlist|jobstart|job_start|termopen|term_start|libcall)\s*\(|` +
+var vimHidden = lazyRegexp(`(?i)\b(system|systemlist|jobstart|job_start|termopen|term_start|libcall)\s*\(|` +
 	`^[:\s]*(sil(ent)?!?\s*)?(ter(m(inal)?)?|lua|luado|luafile|py[3x]?|python3?|pyfile|py3file|perl|ruby|rubyfile|tcl|mzscheme|so(urce)?|exe(cute)?)\b`)
 
 // resolveVim: -c CMD, +CMD and --cmd CMD are Ex commands; those that run
@@ -1179,11 +1178,11 @@ func resolveVim(r *resolution) bool {
 	}
 	for _, c := range cmds {
 		for part := range strings.SplitSeq(c, "|") {
-			if m := vimBang.FindStringSubmatch(part); m != nil {
+			if m := vimBang().FindStringSubmatch(part); m != nil {
 				r.addCode(strings.ReplaceAll(m[1], "%", "file"), nil)
 				break
 			}
-			if vimHidden.MatchString(part) {
+			if vimHidden().MatchString(part) {
 				r.hidden("editor command " + part)
 			}
 		}
@@ -1198,8 +1197,8 @@ func isNumber(s string) bool {
 // emacsShell matches the Lisp forms that run a shell command given as a
 // string; emacsHidden the forms that run or delete anything else.
 var (
-	emacsShell  = regexp.MustCompile(`\((?:async-)?shell-command(?:-to-string)?\s+"((?:\\.|[^"\\])*)"`)
-	emacsHidden = regexp.MustCompile(`\b(shell-command|async-shell-command|call-process|call-process-shell-command|start-process|` +
+	emacsShell  = lazyRegexp(`\((?:async-)?shell-command(?:-to-string)?\s+"((?:\\.|[^"\\])*)"`)
+	emacsHidden = lazyRegexp(`\b(shell-command|async-shell-command|call-process|call-process-shell-command|start-process|` +
 		`start-process-shell-command|make-process|process-lines|delete-directory|delete-file|rename-file|write-region|eshell-command)\b`)
 )
 
@@ -1219,10 +1218,10 @@ func resolveEmacs(r *resolution) bool {
 }
 
 func (r *resolution) emacsLisp(code string) {
-	for _, m := range emacsShell.FindAllStringSubmatch(code, -1) {
+	for _, m := range emacsShell().FindAllStringSubmatch(code, -1) {
 		r.addCode(strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(m[1]), nil)
 	}
-	if emacsHidden.MatchString(emacsShell.ReplaceAllString(code, "")) {
+	if emacsHidden().MatchString(emacsShell().ReplaceAllString(code, "")) {
 		r.hidden("Lisp code")
 	}
 }
@@ -1271,13 +1270,13 @@ func (a *Analyzer) makefile(p string) {
 var (
 	// makeAssign matches a variable assignment of a makefile; "!=" runs
 	// its value as shell code when the makefile is read.
-	makeAssign = regexp.MustCompile(`^\s*(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(::?=|:::=|\?=|\+=|!=|=)\s*(.*)$`)
+	makeAssign = lazyRegexp(`^\s*(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(::?=|:::=|\?=|\+=|!=|=)\s*(.*)$`)
 	// makeRef matches a reference to a variable: $(NAME) or ${NAME}.
-	makeRef = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_.]*)[)}]`)
+	makeRef = lazyRegexp(`\$[({]([A-Za-z_][A-Za-z0-9_.]*)[)}]`)
 	// makeAuto matches make's automatic variables ($@, $<, $(@D) …).
-	makeAuto = regexp.MustCompile(`\$([@<^?*+|%]|[({][@<^?*+|%][DF]?[)}])`)
+	makeAuto = lazyRegexp(`\$([@<^?*+|%]|[({][@<^?*+|%][DF]?[)}])`)
 	// makeShell matches the shell function, which runs its argument.
-	makeShell = regexp.MustCompile(`\$[({]shell\s+([^)}]*)[)}]`)
+	makeShell = lazyRegexp(`\$[({]shell\s+([^)}]*)[)}]`)
 )
 
 // makeDefaults are the values GNU make gives the variables recipes most
@@ -1296,7 +1295,7 @@ func makeRecipes(text string) string {
 	var code []string
 	for l := range strings.Lines(text) {
 		l = strings.TrimRight(l, "\r\n")
-		switch m := makeAssign.FindStringSubmatch(l); {
+		switch m := makeAssign().FindStringSubmatch(l); {
 		case strings.HasPrefix(l, "\t"):
 			code = append(code, strings.TrimLeft(l, "\t@-+ "))
 		case m != nil && m[2] == "!=":
@@ -1310,15 +1309,15 @@ func makeRecipes(text string) string {
 				}
 			}
 		}
-		for _, s := range makeShell.FindAllStringSubmatch(l, -1) {
+		for _, s := range makeShell().FindAllStringSubmatch(l, -1) {
 			code = append(code, s[1])
 		}
 	}
 	out := strings.ReplaceAll(strings.Join(code, "\n"), "$$", "\x00")
-	out = makeAuto.ReplaceAllLiteralString(out, "file") // a target or prerequisite
-	for range 2 {                                       // values may name other variables
-		out = makeRef.ReplaceAllStringFunc(out, func(ref string) string {
-			if v, ok := vars[makeRef.FindStringSubmatch(ref)[1]]; ok {
+	out = makeAuto().ReplaceAllLiteralString(out, "file") // a target or prerequisite
+	for range 2 {                                         // values may name other variables
+		out = makeRef().ReplaceAllStringFunc(out, func(ref string) string {
+			if v, ok := vars[makeRef().FindStringSubmatch(ref)[1]]; ok {
 				return v
 			}
 			return "${" + ref[2:len(ref)-1] + "}"
