@@ -80,7 +80,7 @@ func (l localTasks) RemoveTask(ctx context.Context, name string) ([]string, erro
 	if top == "" {
 		return nil, fmt.Errorf("local: task %s: no state directory: %w", name, envs.ErrNotFound)
 	}
-	dir := filepath.Join(top, taskName(name))
+	dir := filepath.Join(top, workspace.TaskFileName(name))
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("local: task %s: %w", name, envs.ErrNotFound)

@@ -3,8 +3,6 @@ package service
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/workspace"
@@ -47,18 +44,6 @@ type taskPlace struct {
 // recorded lives: the only backend that synced then.
 const legacySyncBackend = "docker"
 
-var plainTask = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
-// taskName is a file name for task: itself when plain, else a hash (a
-// task's name must never choose where a file is written).
-func taskName(task string) string {
-	if plainTask.MatchString(task) {
-		return task
-	}
-	s := sha256.Sum256([]byte(task))
-	return "task-" + hex.EncodeToString(s[:12])
-}
-
 // TaskPlace says where task's workspace is on backend: the spec that
 // opens its environment and the directory the workspace is pushed to
 // there, which a first push replaces. On this machine the returned
@@ -88,7 +73,7 @@ func (s *Service) TaskPlace(backend, task, stateDir, remote string, spec envs.Sp
 		}
 		// Beside runbox's state directory, not in it: the gate and the
 		// sandbox keep commands out of runbox's own files.
-		remote = filepath.Join(filepath.Dir(stateDir), "runbox-tasks", taskName(task))
+		remote = filepath.Join(filepath.Dir(stateDir), "runbox-tasks", workspace.TaskFileName(task))
 		if err := os.MkdirAll(remote, 0o700); err != nil {
 			return spec, "", fmt.Errorf("service: task %s: %w", task, err)
 		}
@@ -133,7 +118,7 @@ func (s *Service) PushTask(ctx context.Context, env envs.Environment, backend st
 }
 
 func placePath(stateDir, task string) string {
-	return filepath.Join(stateDir, "sync", taskName(task)+".where.json")
+	return filepath.Join(stateDir, "sync", workspace.TaskFileName(task)+".where.json")
 }
 
 // OpenTask opens, through the provider table, the environment task's

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -66,18 +65,39 @@ func (m *Manifest) setTree(t Tree) {
 	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Path < m.Entries[j].Path })
 }
 
-var plainTask = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
-// ManifestPath is where the task's manifest lives under stateDir: the
-// task's name when it is a plain one, else a hash of it (a task name must
-// never choose where a file is written).
-func ManifestPath(stateDir, task string) string {
-	name := task
-	if !plainTask.MatchString(task) {
-		s := sha256.Sum256([]byte(task))
-		name = "task-" + hex.EncodeToString(s[:12])
+// TaskFileName is a file name for task: the task's name when it is a
+// plain one (a letter or digit, then up to 63 letters, digits, dots,
+// underscores and dashes), else a hash of it: a task's name must never
+// choose where a file is written.
+func TaskFileName(task string) string {
+	if plainTask(task) {
+		return task
 	}
-	return filepath.Join(stateDir, "sync", name+".json")
+	s := sha256.Sum256([]byte(task))
+	return "task-" + hex.EncodeToString(s[:12])
+}
+
+// plainTask reports whether task is a name TaskFileName keeps as it is.
+func plainTask(task string) bool {
+	if task == "" || len(task) > 64 {
+		return false
+	}
+	for i := 0; i < len(task); i++ {
+		c := task[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ManifestPath is where the task's manifest lives under stateDir, named
+// by TaskFileName.
+func ManifestPath(stateDir, task string) string {
+	return filepath.Join(stateDir, "sync", TaskFileName(task)+".json")
 }
 
 // syncDir returns the checked directory that holds the manifests,
