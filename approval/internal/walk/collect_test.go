@@ -15,6 +15,7 @@ var collectSeeds = []string{
 	"for f in *.go; do gofmt -l $f; done", "select x in a b; do :; done",
 	"cd /tmp && rm -rf x", "pushd ..; make", "c\\d /x", "'cd' /x", "\"f\"or x in y; do :; done",
 	"bash -c 'd=/; cd $d'", "f() { cd /; }; f", "echo $((x=1))", "let x=1",
+	"c\\\nd /tmp", "f\\\nor x in y; do :; done", "x\\\n=1 y", "pu\\\nshd /", "c\\\r\nd /tmp", "x\\\r\n=1 y",
 }
 
 // FuzzMayCollect: the parser is the oracle. A script from which

@@ -205,10 +205,13 @@ func (a *Analyzer) collect(f *syntax.File, src string) {
 // mayCollect reports whether src can hold what collectNode records: an
 // assignment with a value has its '=', a for or select loop its keyword,
 // a directory change its command's name, all as literal text (a quoted
-// keyword is no keyword, and collectNode takes only a literal cd).
+// keyword is no keyword, and collectNode takes only a literal cd) unless
+// a line continuation splits them (c\<newline>d is cd, and the parser
+// takes a carriage return before that newline too).
 func mayCollect(src string) bool {
 	return strings.Contains(src, "=") || strings.Contains(src, "cd") || strings.Contains(src, "pushd") ||
-		strings.Contains(src, "for") || strings.Contains(src, "select")
+		strings.Contains(src, "for") || strings.Contains(src, "select") ||
+		strings.Contains(src, "\\\n") || strings.Contains(src, "\\\r")
 }
 
 // collectNode is collect's visit of one node.
