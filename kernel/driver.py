@@ -100,6 +100,11 @@ class State:
     running = False  # user code is running: an interrupt may land
     count = 0
     interrupted = False
+    # Cells interrupted before they began: the interrupt can be read while
+    # the cell still waits in the queue (a busy machine, a cell sent and
+    # interrupted at once); the cell then does not run. Ids of cells that
+    # ended before their interrupt came are dropped past a bound.
+    early = set()
 
 
 MAX_REPR = 64 * 1024
@@ -253,6 +258,10 @@ def reader(main_ident, cells):
                     if State.running and State.cell == msg.get("id"):
                         State.interrupted = True
                         signal.pthread_kill(main_ident, signal.SIGINT)
+                    elif State.cell != msg.get("id"):
+                        if len(State.early) >= 1024:
+                            State.early.clear()
+                        State.early.add(msg.get("id"))
             elif op == "result":
                 with Calls.lock:
                     slot = Calls.pending.get(msg.get("call"))
@@ -326,7 +335,11 @@ def run_one(msg, ns, out, err):
     try:
         try:
             with State.lock:
-                State.cell, State.interrupted, State.running = cid, False, True
+                early = cid in State.early
+                State.early.discard(cid)
+                State.cell, State.interrupted, State.running = cid, early, not early
+            if early:
+                raise KeyboardInterrupt("interrupted before it started: the cell did not run")
             reply["result"] = run_cell(msg["code"], ns, State.count)
         except SystemExit as e:
             reply["status"] = "exit"

@@ -205,7 +205,8 @@ func (k *Kernel) Start(ctx context.Context) error {
 //
 // When opts.Timeout expires or ctx is cancelled, the cell is interrupted
 // (KeyboardInterrupt, delivered by the driver itself, so it needs no
-// signal support from the environment) and the namespace survives. A cell
+// signal support from the environment) and the namespace survives; a
+// cell interrupted before the interpreter began it does not run. A cell
 // that does not stop within the grace period has its kernel killed, whole
 // tree, and the reply says the state is lost.
 func (k *Kernel) Execute(ctx context.Context, code string, opts ExecOptions) (*Reply, error) {

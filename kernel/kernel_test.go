@@ -165,6 +165,25 @@ func TestKernel_ExceptionKeepsTheKernel(t *testing.T) {
 	}
 }
 
+// TestKernel_InterruptBeforeTheCellStarts: an interrupt sent with its cell
+// (a timeout that is up at once; a busy machine, where the driver reads
+// both before the cell begins) stops the cell without the kernel: the
+// cell does not run, the namespace survives. Before, the interrupt was
+// dropped, the cell slept on, and the grace's end killed the kernel.
+func TestKernel_InterruptBeforeTheCellStarts(t *testing.T) {
+	k := newKernel(t, newSession(t), kernel.Options{InterruptGrace: 20 * time.Second})
+	mustOK(t, k, "keep = 1")
+	for range 10 {
+		r := run(t, k, "import time\ntime.sleep(3600)", time.Nanosecond)
+		if !r.TimedOut || !r.Interrupted || r.EName != "KeyboardInterrupt" || r.StateLost {
+			t.Fatalf("reply = %+v; want an interrupted cell with its state", r)
+		}
+	}
+	if r := mustOK(t, k, "keep"); r.Result == nil || *r.Result != "1" {
+		t.Errorf("keep = %v; want 1 (the namespace kept)", r.Result)
+	}
+}
+
 // TestKernel_TimeoutInterruptsAndKeepsState: a timeout interrupts a busy
 // loop and a sleep; the namespace survives.
 func TestKernel_TimeoutInterruptsAndKeepsState(t *testing.T) {
