@@ -138,15 +138,7 @@ EOF`
 func TestUnix_DatagramsRefused(t *testing.T) {
 	daemon := testproc.ServeDatagrams(t)
 	sock := daemon.Path
-	drain := func() int {
-		n := 0
-		for _, d := range daemon.Drain() {
-			if strings.Contains(d, "canary") {
-				n++
-			}
-		}
-		return n
-	}
+	drain := func() int { return daemon.Count("canary") }
 	forUsers(t, func(t *testing.T, u user) {
 		f := newFixture(t, u)
 		drain()

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -535,9 +534,7 @@ func unixDaemon(t *testing.T) string {
 
 // datagramGot reports whether a datagram holding word reached d.
 func datagramGot(d *testproc.Datagrams, word string) func(*testing.T) bool {
-	return func(*testing.T) bool {
-		return slices.ContainsFunc(d.Drain(), func(s string) bool { return strings.Contains(s, word) })
-	}
+	return func(*testing.T) bool { return d.Count(word) > 0 }
 }
 
 // datagramTo sends word to the unix datagram socket at path with

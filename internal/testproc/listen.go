@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -89,7 +90,7 @@ func DaemonSocket(t testing.TB, name string) string {
 // journald's and syslog's are.
 type Datagrams struct {
 	Path string
-	fd   int // non-blocking: Drain takes what is queued
+	fd   int // non-blocking: Count takes what is queued
 }
 
 // ServeDatagrams binds a datagram socket at a DaemonSocket path until the
@@ -110,17 +111,19 @@ func ServeDatagrams(t testing.TB) *Datagrams {
 	return d
 }
 
-// Drain returns the datagrams that arrived since the last Drain. A
-// datagram is queued before its send returns, so once a sender has
-// exited every one it sent is here: nothing to wait for.
-func (d *Datagrams) Drain() []string {
-	var got []string
+// Count takes the datagrams that arrived since the last Count and says
+// how many hold word. A datagram is queued before its send returns, so
+// once a sender has exited every one it sent is here: nothing to wait for.
+func (d *Datagrams) Count(word string) int {
+	n := 0
 	buf := make([]byte, 4096)
 	for {
-		n, _, err := syscall.Recvfrom(d.fd, buf, 0)
+		k, _, err := syscall.Recvfrom(d.fd, buf, 0)
 		if err != nil {
-			return got // EAGAIN: nothing more is queued
+			return n // EAGAIN: nothing more is queued
 		}
-		got = append(got, string(buf[:n]))
+		if strings.Contains(string(buf[:k]), word) {
+			n++
+		}
 	}
 }
