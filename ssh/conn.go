@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
@@ -20,6 +21,7 @@ var ErrConnectionLost = errors.New("ssh: connection lost")
 type conn struct {
 	client *gossh.Client
 	t      target
+	read   *readCounter // bytes received from the peer, read by watch
 
 	done    chan struct{} // closed when the connection has ended
 	stop    chan struct{} // closed by Close
@@ -44,6 +46,7 @@ func dial(ctx context.Context, t target, a *auth, hk *hostKeys, o Options) (*con
 	if dl, ok := ctx.Deadline(); ok {
 		nc.SetDeadline(dl)
 	}
+	rc := &readCounter{Conn: nc}
 	stopWatch := context.AfterFunc(ctx, func() { nc.Close() })
 	cfg := &gossh.ClientConfig{
 		User:              t.user,
@@ -52,7 +55,7 @@ func dial(ctx context.Context, t target, a *auth, hk *hostKeys, o Options) (*con
 		HostKeyAlgorithms: hk.algorithms(t.addr()),
 		Timeout:           o.DialTimeout,
 	}
-	c, chans, reqs, err := gossh.NewClientConn(nc, t.addr(), cfg)
+	c, chans, reqs, err := gossh.NewClientConn(rc, t.addr(), cfg)
 	if !stopWatch() {
 		if err == nil {
 			c.Close()
@@ -68,14 +71,31 @@ func dial(ctx context.Context, t target, a *auth, hk *hostKeys, o Options) (*con
 		return nil, fmt.Errorf("ssh: %s: %w", t, err)
 	}
 	nc.SetDeadline(time.Time{})
-	cn := &conn{client: gossh.NewClient(c, chans, reqs), t: t, done: make(chan struct{}), stop: make(chan struct{})}
+	cn := &conn{client: gossh.NewClient(c, chans, reqs), t: t, read: rc, done: make(chan struct{}), stop: make(chan struct{})}
 	cn.wg.Add(1)
 	go cn.watch(o.KeepaliveInterval, o.KeepaliveMax)
 	return cn, nil
 }
 
+// readCounter counts the bytes read from the peer: any of them shows the
+// peer is alive.
+type readCounter struct {
+	net.Conn
+	n atomic.Int64
+}
+
+func (r *readCounter) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	r.n.Add(int64(n))
+	return n, err
+}
+
 // watch waits for the connection to end, sending keepalives meanwhile;
-// a peer silent for max intervals has its connection closed.
+// a peer silent for max intervals has its connection closed. As with
+// OpenSSH's ServerAliveInterval, anything received from the peer counts
+// as an answer: a busy peer streaming output (or slow to answer a
+// keepalive queued behind a large upload's window adjustments) is not
+// silent.
 func (c *conn) watch(interval time.Duration, max int) {
 	defer c.wg.Done()
 	ended := make(chan error, 1)
@@ -90,6 +110,7 @@ func (c *conn) watch(interval time.Duration, max int) {
 	answered := make(chan struct{}, 1)
 	answered <- struct{}{}
 	missed := 0
+	var seen int64
 	for {
 		select {
 		case err := <-ended:
@@ -100,6 +121,10 @@ func (c *conn) watch(interval time.Duration, max int) {
 			c.end(<-ended)
 			return
 		case <-tick:
+			if n := c.read.n.Load(); n != seen {
+				seen, missed = n, 0
+				continue
+			}
 			select {
 			case <-answered:
 				missed = 0

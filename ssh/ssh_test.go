@@ -467,7 +467,7 @@ func TestEnv_SSHConfigAlias(t *testing.T) {
 func TestEnv_SilentPeerKeepalive(t *testing.T) {
 	d := sshtest.Start(t)
 	o := options(t, d)
-	o.KeepaliveInterval = 300 * time.Millisecond
+	o.KeepaliveInterval = time.Second
 	env := open(t, o)
 	marker := filepath.Join(t.TempDir(), "started")
 	errc := make(chan error, 1)
