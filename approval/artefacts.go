@@ -39,14 +39,70 @@ func inArtefact(rel string) bool {
 // resolves under dir without being dir itself. rm -rf ~, /, .. and any
 // path that is not an artefact's name still ask.
 func dropArtefactDeletes(home, dir, text string, cmds []rules.Command, fs []rules.Finding) []rules.Finding {
-	if dir == "" || !path.IsAbs(dir) || !slices.ContainsFunc(fs, func(f rules.Finding) bool { return f.Rule.ID == rules.ArtefactRule }) || makesLinks(cmds) {
+	if dir == "" || !path.IsAbs(dir) || !slices.ContainsFunc(fs, isArtefactFinding) || makesLinks(cmds) {
 		return fs
 	}
 	s := newSandboxScope(Sandbox{Profile: SandboxWorkspace, Writable: []string{dir}}, home, dir, text, cmds)
 	ctx := newContexts(cmds)
 	return slices.DeleteFunc(fs, func(f rules.Finding) bool {
-		return f.Rule.ID == rules.ArtefactRule && ctx.same(f.Cmd) && s.removesArtefacts(path.Clean(dir), f.Cmd, cmds)
+		if !isArtefactFinding(f) || !ctx.same(f.Cmd) {
+			return false
+		}
+		if find := findOf(f.Cmd, cmds); find != nil {
+			return findSelectsArtefacts(find.Args) && s.confined(f.Cmd, cmds)
+		}
+		return f.Rule.ID == rules.ArtefactRule && s.removesArtefacts(path.Clean(dir), f.Cmd, cmds)
 	})
+}
+
+func isArtefactFinding(f rules.Finding) bool {
+	return f.Rule.ID == rules.ArtefactRule || f.Rule.ID == rules.FindDeleteRule || f.Rule.ID == rules.BulkDeleteRule
+}
+
+// findOf returns the find command that removes what c removes: c itself
+// (find -delete), or the find whose -exec runs c on each file it finds
+// (find … -exec rm -rf {} +); nil for any other command.
+func findOf(c *rules.Command, cmds []rules.Command) *rules.Command {
+	if c.Name == "find" {
+		return c
+	}
+	if !slices.Contains(c.Via, "find") || !slices.Contains(c.Args, "{}") {
+		return nil
+	}
+	var found *rules.Command
+	for i := range cmds {
+		if &cmds[i] == c {
+			return found
+		}
+		if cmds[i].Name == "find" && cmds[i].Source == c.Source {
+			found = &cmds[i]
+		}
+	}
+	return nil
+}
+
+// artefactGlobs are the name patterns of files builds leave beside the
+// sources: compiled Python, objects, Java classes, Finder's litter.
+var artefactGlobs = setOf(`*.pyc *.pyo *.o *.obj *.class *.tsbuildinfo .DS_Store *.egg-info`)
+
+// findSelectsArtefacts reports whether find's expression (args) reaches
+// only build artefacts: a plain conjunction of tests (no -o, !, or
+// parentheses, which could widen it), one of them a -name or -iname of an
+// artefact (__pycache__, node_modules, *.pyc). Where it starts is the
+// sandbox scope's to judge.
+func findSelectsArtefacts(args []string) bool {
+	artefact := false
+	for i, a := range args {
+		switch a {
+		case "-o", "-or", ",", "!", "-not", "(", ")", "-L", "-follow":
+			return false
+		case "-name", "-iname":
+			if i+1 < len(args) && (artefactNames[args[i+1]] || artefactGlobs[args[i+1]]) {
+				artefact = true
+			}
+		}
+	}
+	return artefact
 }
 
 // removesArtefacts reports whether every path c removes is confined

@@ -2,19 +2,26 @@ package approval
 
 import "testing"
 
-// remoteFile holds destructive and ordinary lines of the families whose
+// remoteFiles hold destructive and ordinary lines of the families whose
 // harm reaches past the machine (publishing, remote deletion, installs
 // from arbitrary sources, secrets flowing out, daemon APIs, ownership and
 // truncation, repositories redirected and caches poisoned), written apart
-// from the rules' own examples in the format of testdata/redteam.txt.
-const remoteFile = "testdata/remote.txt"
+// from the rules' own examples in the format of testdata/redteam.txt; the
+// second set was written later, apart from the first.
+var remoteFiles = []string{"testdata/remote.txt", "testdata/remote-second.txt"}
 
 // TestRemote_DestructiveLinesAsk: every destructive line of remote.txt
 // asks or is refused, with no sandbox to fall back on, run in a project
 // directory as runbox check --jsonl runs it. A family whose
 // knowledge loses a program or a verb fails here with the line.
 func TestRemote_DestructiveLinesAsk(t *testing.T) {
-	rt, err := loadRedTeam(remoteFile)
+	for _, file := range remoteFiles {
+		t.Run(file, func(t *testing.T) { destructiveLinesAsk(t, file) })
+	}
+}
+
+func destructiveLinesAsk(t *testing.T, file string) {
+	rt, err := loadRedTeam(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +44,13 @@ func TestRemote_DestructiveLinesAsk(t *testing.T) {
 // build artefacts) is allowed; a rule that reaches too far fails here
 // with the rules that matched.
 func TestRemote_OrdinaryLinesAllowed(t *testing.T) {
-	rt, err := loadRedTeam(remoteFile)
+	for _, file := range remoteFiles {
+		t.Run(file, func(t *testing.T) { ordinaryLinesAllowed(t, file) })
+	}
+}
+
+func ordinaryLinesAllowed(t *testing.T, file string) {
+	rt, err := loadRedTeam(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -341,7 +341,6 @@ func TestRunners_Ordinary(t *testing.T) {
 		`firejail --net=none ./app`,
 		`bwrap --ro-bind / / --dev /dev --tmpfs /tmp ls`,
 		`unshare -r id`,
-		`systemd-run --user --scope make`,
 		`taskset -c 0 ./bench`,
 		`chrt -f 10 ./rt`,
 		`ionice -c3 make`,

@@ -86,8 +86,11 @@ func TestSandbox_Verdicts(t *testing.T) {
 		{"rm flags after operands", "rm src/ --recursive --force", Ask, Allow, false, ""},
 		{"git clean", "git clean -fdx", Ask, Allow, false, relaxedNote},
 		{"git clean in a subdirectory", "git -C web clean -fd", Ask, Allow, false, ""},
-		{"find delete", "find . -name '*.o' -delete", Ask, Allow, false, ""},
-		{"find exec rm", "find . -name '*.pyc' -exec rm -f {} +", Ask, Allow, false, ""},
+		{"find delete", "find . -name '*.log' -delete", Ask, Allow, false, ""},
+		{"find exec rm", "find . -name '*.txt' -exec rm -f {} +", Ask, Allow, false, ""},
+		{"find deletes build artefacts", "find . -name '*.o' -delete", Allow, Allow, false, ""}, // in every profile
+		{"find removes build artefacts", "find . -type d -name __pycache__ -prune -exec rm -rf {} +", Allow, Allow, false, ""},
+		{"find widens past artefacts", "find . -name '*.pyc' -o -name '*.py' -delete", Ask, Allow, false, ""},
 		{"overwrite project env", "echo TOKEN=x > .env", Ask, Allow, false, ""},
 		{"cd then glob in it", "cd build && rm -rf *", Ask, Allow, false, ""},
 		{"glob inside", "rm -rf build-*", Ask, Allow, false, ""},

@@ -434,7 +434,7 @@ var table = []Rule{
 		NoMatch:     []string{"rm notes.txt", "rm -f ./a.out"},
 	},
 	{
-		ID: "rm-bulk", Tier: Dangerous,
+		ID: BulkDeleteRule, Tier: Dangerous,
 		Description: "delete of files listed by find or xargs",
 		Command:     `^(rm|srm|unlink|rmdir|shred)$`,
 		Via:         `(^| )(find|xargs)( |$)`,
@@ -442,7 +442,7 @@ var table = []Rule{
 		NoMatch:     []string{"find . -name '*.tmp' -print", "xargs echo < list"},
 	},
 	{
-		ID: "find-delete", Tier: Dangerous,
+		ID: FindDeleteRule, Tier: Dangerous,
 		Description: "find -delete",
 		Command:     `^find$`,
 		Args:        []string{`(^| )-delete( |$)`},
@@ -712,7 +712,8 @@ var table = []Rule{
 			"cat a > /opt/data/.env", "cp x config.yaml", "truncate -s 0 settings.json", "mv new.toml config.toml", "curl -o config.json https://x/c.json"},
 		NoMatch: []string{"echo x >> .env", "cat .env > backup.txt", "echo x > config.yaml.bak", "echo x > .env#backup", "sed -i 's/a/b/' config.yaml",
 			"sed -i.bak -e 's/debug: true/debug: false/' deploy/config.yml", "perl -pi -e 's/a/b/' settings.json", "sed -i 's/DEBUG=1/DEBUG=0/' .env",
-			"mkdir -p build && cp config.example.yaml build/config.yaml", "env > .env.local.example", "cp config.yaml dist/config.yaml"},
+			"mkdir -p build && cp config.example.yaml build/config.yaml", "env > .env.local.example", "cp config.yaml dist/config.yaml", "cp -n .env.example .env",
+			"cp --update=none config.example.toml config.toml"},
 	},
 	{
 		ID: "edit-config-elsewhere", Tier: Dangerous,
@@ -1202,6 +1203,14 @@ func (f Finding) Reason() string {
 // ArtefactRule is the rule a removal of build artefacts alone no longer
 // asks under: the recursive delete.
 const ArtefactRule = "rm-recursive"
+
+// FindDeleteRule is the rule on find -delete, which no longer asks when
+// find reaches only build artefacts (find . -name '*.pyc' -delete).
+const FindDeleteRule = "find-delete"
+
+// BulkDeleteRule is the rule on rm run by find or xargs, which no longer
+// asks when find reaches only build artefacts.
+const BulkDeleteRule = "rm-bulk"
 
 // ProtectedPolicyRule is the id of the rule on writes to runbox's policy.
 const ProtectedPolicyRule = "protected-policy"

@@ -257,6 +257,7 @@ const (
 	factEmpties      = "@empties"       // args: the file a redirection empties (: > f, > f, cat /dev/null > f)
 	factFetchExtract = "@fetch-extract" // args: the program that unpacks a download into the tree
 	factRunsRemote   = "@runs-remote"   // args: the package runner, the URL or repository it fetches what it runs from
+	factNetShell     = "@net-shell"     // args: the shell or interpreter, the /dev/tcp or /dev/udp path its input or output is
 )
 
 // Sources of secrets that are not files, as a leak's read names them.

