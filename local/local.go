@@ -450,6 +450,7 @@ func (e *Env) Close(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	e.gitTree.Close()
 	e.closeWarm()
 	e.sandbox.threads.close()
 	closeAll(e.warmSource)

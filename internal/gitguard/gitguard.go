@@ -68,12 +68,10 @@ func Check(ctx context.Context, workspace string, o Options) (Report, error) {
 	if t := o.Tree; t != nil {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		if t.root != root {
-			t.root, t.dirs = root, nil
-		}
-		c.tree, c.next = t, make(map[string]*dirState, len(t.dirs))
+		c.trust = t.begin(root)
+		c.tree, c.next, c.w = t, make(map[string]*dirState, len(t.dirs)), t.w
 	}
-	c.walk(root)
+	c.walk(root, false)
 	if c.tree != nil && c.rep.Incomplete == "" {
 		c.tree.dirs = c.next // what is no longer there is forgotten
 	}
@@ -82,13 +80,52 @@ func Check(ctx context.Context, workspace string, o Options) (Report, error) {
 
 // Tree remembers a workspace's directories between Checks (Options.Tree),
 // so that a later Check reads again only the directories whose entries
-// changed and stats the others: in a workspace of many directories that
-// is most of the walk's cost. A session keeps one per workspace. It is
-// safe for concurrent use (Checks sharing it take turns).
+// changed. Where the kernel has inotify, the Tree watches every directory
+// it listed and a Check looks only where something happened (each of
+// fullEvery Checks, and any after missed events, stats every directory
+// again); elsewhere a Check stats every directory and lists again those
+// whose change time moved. In a workspace of many directories that is
+// most of the walk's cost. A session keeps one per workspace and closes
+// it with the session. It is safe for concurrent use (Checks sharing it
+// take turns).
 type Tree struct {
-	mu   sync.Mutex
-	root string
-	dirs map[string]*dirState
+	mu     sync.Mutex
+	root   string
+	dirs   map[string]*dirState
+	w      *watcher // nil without inotify
+	checks int
+	closed bool // Close was called: no more watches
+}
+
+// fullEvery is how often a Check with a watcher stats every directory
+// anyway: a bound on how long any gap in what inotify reports could last.
+const fullEvery = 64
+
+// begin readies t for a Check of root and says whether its watches can
+// stand in for stat calls this time.
+func (t *Tree) begin(root string) (trust bool) {
+	if t.root != root {
+		t.w.close()
+		t.root, t.dirs, t.w, t.checks = root, nil, nil, 0
+	}
+	if t.w == nil && !t.closed {
+		t.w = newWatcher()
+	}
+	t.checks++
+	if t.w == nil {
+		return false
+	}
+	caughtUp := t.w.read() // always: the queue must not fill up
+	return caughtUp && t.dirs != nil && t.checks%fullEvery != 0
+}
+
+// Close releases the Tree's watches. A Check after Close stats every
+// directory, as without inotify.
+func (t *Tree) Close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.w.close()
+	t.w, t.closed = nil, true
 }
 
 // dirState is one directory as a Check saw it.
@@ -108,6 +145,8 @@ type checker struct {
 	scan  time.Time
 	tree  *Tree                // nil: no memory between Checks
 	next  map[string]*dirState // the tree as this Check saw it
+	w     *watcher             // the tree's watches (nil: none)
+	trust bool                 // directories the watches saw no change in are not looked at
 	stamp string
 	dirs  int
 	seen  map[string]bool // git directories already checked
@@ -117,7 +156,9 @@ type checker struct {
 
 // walk visits dir and what is under it, without following links, and
 // hands each .git entry to gitEntry instead of descending into it.
-func (c *checker) walk(dir string) {
+// fresh says that dir's parent was listed anew: the name may stand for
+// another directory than the one remembered.
+func (c *checker) walk(dir string, fresh bool) {
 	if c.rep.Incomplete != "" {
 		return
 	}
@@ -129,7 +170,7 @@ func (c *checker) walk(dir string) {
 		c.rep.Incomplete = fmt.Sprintf("stopped after %d directories", c.o.MaxDirs)
 		return
 	}
-	d, ok := c.list(dir)
+	d, listed, ok := c.list(dir, fresh)
 	if !ok {
 		return // gone, or not ours to read: git cannot read it either
 	}
@@ -137,31 +178,42 @@ func (c *checker) walk(dir string) {
 		c.gitEntry(filepath.Join(dir, ".git"), g)
 	}
 	for _, sub := range d.subdirs {
-		c.walk(filepath.Join(dir, sub))
+		c.walk(filepath.Join(dir, sub), listed)
 	}
 }
 
-// list is what dir holds that the walk needs: from the tree of an
-// earlier Check when dir has not changed since (same inode, same ctime,
-// and that ctime older than the scan that saw it, so no change in the
-// same clock tick can hide), else read now.
-func (c *checker) list(dir string) (*dirState, bool) {
+// list is what dir holds that the walk needs (listed says it was read
+// now): from the tree of an earlier Check when a watch on dir saw no
+// change since, or when dir has not changed since (same inode, same
+// ctime, and that ctime older than the scan that saw it, so no change in
+// the same clock tick can hide), else read now. A watch is put on dir
+// before it is looked at, so that nothing changed after goes unseen.
+func (c *checker) list(dir string, fresh bool) (d *dirState, listed, ok bool) {
+	if c.trust && !fresh && c.w.trusted(dir) {
+		if d := c.tree.dirs[dir]; d != nil {
+			c.next[dir] = d
+			return d, false, true
+		}
+	}
+	if c.w != nil {
+		c.w.watch(dir) // without one (the user's watches used up), dir is never trusted
+	}
 	var st unix.Stat_t
 	if err := unix.Lstat(dir, &st); err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	ctime := time.Unix(st.Ctim.Unix())
 	if c.tree != nil {
 		if d := c.tree.dirs[dir]; d != nil && d.ino == st.Ino && d.ctime.Equal(ctime) && d.trusted {
 			c.next[dir] = d
-			return d, true
+			return d, false, true
 		}
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
-	d := &dirState{ino: st.Ino, ctime: ctime, trusted: ctime.Before(c.scan.Add(-ctimeSlack))}
+	d = &dirState{ino: st.Ino, ctime: ctime, trusted: ctime.Before(c.scan.Add(-ctimeSlack))}
 	for _, e := range ents {
 		switch {
 		case e.Name() == ".git":
@@ -173,7 +225,7 @@ func (c *checker) list(dir string) (*dirState, bool) {
 	if c.tree != nil {
 		c.next[dir] = d
 	}
-	return d, true
+	return d, true, true
 }
 
 // gitEntry checks a .git directory, file or link.

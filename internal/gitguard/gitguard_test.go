@@ -211,6 +211,18 @@ func writeScript(t *testing.T, f fixture) string {
 	return p
 }
 
+// watchedTree is a session's Tree that has seen ws once (nothing in it
+// counting as changed), and so watches it.
+func watchedTree(t *testing.T, ws string) *gitguard.Tree {
+	t.Helper()
+	tree := new(gitguard.Tree)
+	t.Cleanup(tree.Close)
+	if _, err := gitguard.Check(context.Background(), ws, gitguard.Options{Since: time.Now().Add(time.Hour), Tree: tree}); err != nil {
+		t.Fatalf("first Check: %v", err)
+	}
+	return tree
+}
+
 // settle waits until a change made now has a ctime after the setup's:
 // Check counts a change from a second before the command started.
 func settle() time.Time {
@@ -219,8 +231,9 @@ func settle() time.Time {
 }
 
 // TestCheck_AttacksMadeInert: each attack runs its program through the
-// user's git without Check (the control), and not after it; what Check
-// moved aside is reported and kept.
+// user's git without Check (the control), and not after it, whether
+// Check walks afresh or with a session's Tree that watched the workspace
+// from before the attack; what Check moved aside is reported and kept.
 func TestCheck_AttacksMadeInert(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -228,17 +241,22 @@ func TestCheck_AttacksMadeInert(t *testing.T) {
 	for _, a := range attacks() {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
-			for _, guarded := range []bool{false, true} {
+			for _, mode := range []string{"control", "fresh", "watched"} {
+				guarded := mode != "control"
 				f := newFixture(t)
 				if a.before != nil {
 					a.before(t, f)
+				}
+				var tree *gitguard.Tree
+				if mode == "watched" {
+					tree = watchedTree(t, f.ws)
 				}
 				since := settle()
 				a.plant(t, f)
 				var rep gitguard.Report
 				if guarded {
 					var err error
-					rep, err = gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since})
+					rep, err = gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: tree})
 					if err != nil {
 						t.Fatalf("Check: %v", err)
 					}
@@ -350,6 +368,7 @@ func TestCheck_TreeSeesChangesDeepInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tree gitguard.Tree
+	defer tree.Close()
 	since := settle()
 	if rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: &tree}); err != nil || len(rep.Findings) != 0 {
 		t.Fatalf("first Check = %+v, %v", rep, err)
@@ -367,5 +386,23 @@ func TestCheck_TreeSeesChangesDeepInside(t *testing.T) {
 	since = settle()
 	if rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: &tree}); err != nil || len(rep.Findings) != 0 {
 		t.Fatalf("third Check = %+v, %v; want nothing", rep, err)
+	}
+
+	// A watched directory replaced by another of the same name, and a
+	// watched one moved, each with a repository planted inside.
+	since = settle()
+	if err := os.RemoveAll(filepath.Join(f.ws, "src", "a")); err != nil {
+		t.Fatal(err)
+	}
+	replaced := filepath.Join(f.ws, "src", "a", "b")
+	mustGit(t, f.home, f.ws, "init", "-q", replaced)
+	mustGit(t, f.home, replaced, "config", "core.pager", f.run())
+	if err := os.Rename(filepath.Join(f.ws, "new"), filepath.Join(f.ws, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, f.home, filepath.Join(f.ws, "moved", "x"), "config", "core.sshCommand", f.run())
+	rep, err = gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: &tree})
+	if err != nil || len(rep.Findings) != 2 {
+		t.Fatalf("Check after the replacement and the move = %+v, %v; want the two planted keys", rep, err)
 	}
 }
