@@ -452,9 +452,12 @@ var remoteRules = []Rule{
 		Description: "recursive change of a whole project's owner to another user or group (its owner may no longer change it)",
 		Command:     `^(chown|chgrp)$`,
 		Args:        []string{rePermRecursive, `(^| )` + reProjectTree},
-		NotArgs:     `(^| )(\$\{?USER\}?|\$\(id -u\)|\$\(whoami\))([:.]\S*)?( |$)|(^| )--reference[ =]`,
-		Match:       []string{"chown -R nobody .", "chown -R nobody:nogroup ./", "sudo chown -R root .", "chown -R 0:0 *", "chgrp -R nogroup .", "chown -R 1001:1001 .", "chown -R node:node ."},
-		NoMatch:     []string{"chown -R $USER .", "chown -R $USER:$USER .", "chown -R nobody ./tmp", "chown -R node:node src/", "chown node file.txt"},
+		// The owner the user is, spelt as a variable or a command's output
+		// ($USER, $(id -u):$(id -g), $(whoami)), is not another.
+		NotArgs: `(^| )(\$\{?USER\}?|\$\(…\))([:.]\S*)?( |$)|(^| )--reference[ =]`,
+		Match:   []string{"chown -R nobody .", "chown -R nobody:nogroup ./", "sudo chown -R root .", "chown -R 0:0 *", "chgrp -R nogroup .", "chown -R 1001:1001 .", "chown -R node:node ."},
+		NoMatch: []string{"chown -R $USER .", "chown -R $USER:$USER .", "chown -R nobody ./tmp", "chown -R node:node src/", "chown node file.txt",
+			`chown -R "$(id -u):$(id -g)" .`, "chown -R $(whoami) ."},
 	},
 	{
 		ID: "perm-strip-recursive", Tier: Dangerous,
