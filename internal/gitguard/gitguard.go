@@ -72,8 +72,15 @@ func Check(ctx context.Context, workspace string, o Options) (Report, error) {
 		c.tree, c.next, c.w = t, make(map[string]*dirState, len(t.dirs)), t.w
 	}
 	c.walk(root, false)
-	if c.tree != nil && c.rep.Incomplete == "" {
-		c.tree.dirs = c.next // what is no longer there is forgotten
+	if c.tree != nil {
+		if c.rep.Incomplete == "" {
+			c.tree.dirs = c.next // what is no longer there is forgotten
+		} else if c.w != nil {
+			// The events read for this walk went unused where it did not
+			// reach: the remembered listings are not to be trusted on the
+			// strength of watches alone (their change times still are).
+			c.w.missed()
+		}
 	}
 	return c.rep, errors.Join(c.errs...)
 }

@@ -64,6 +64,10 @@ func (w *watcher) watch(dir string) bool {
 	return true
 }
 
+// missed makes the next read report missed events: its Check trusts
+// no watch.
+func (w *watcher) missed() { w.lost = true }
+
 // trusted says that dir has a live watch under that name and nothing
 // changed its entries since the last read.
 func (w *watcher) trusted(dir string) bool {
