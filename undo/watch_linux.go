@@ -1,10 +1,9 @@
 package undo
 
 import (
-	"errors"
 	"strconv"
-	"unsafe"
 
+	"github.com/runbox/runbox/internal/inotify"
 	"golang.org/x/sys/unix"
 )
 
@@ -76,34 +75,11 @@ func (w *watcher) watching(rel string) bool {
 // something happened since the last drain; ok is false when events may
 // have been missed.
 func (w *watcher) drain() (dirty map[string]bool, ok bool) {
-	for {
-		n, err := unix.Read(w.fd, w.buf)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n <= 0 {
-			if !errors.Is(err, unix.EAGAIN) {
-				w.lost = true
-			}
-			break
-		}
-		w.parse(w.buf[:n])
+	if !inotify.Drain(w.fd, w.buf, w.event) {
+		w.lost = true
 	}
 	dirty, w.dirty = w.dirty, map[string]bool{}
 	return dirty, !w.lost
-}
-
-func (w *watcher) parse(b []byte) {
-	for len(b) >= unix.SizeofInotifyEvent {
-		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-		end := unix.SizeofInotifyEvent + int(ev.Len)
-		if end > len(b) {
-			w.lost = true
-			return
-		}
-		w.event(ev.Wd, ev.Mask, ev.Len > 0)
-		b = b[end:]
-	}
 }
 
 // event notes one event: a named entry of a directory changed (the

@@ -1,10 +1,9 @@
 package gitguard
 
 import (
-	"errors"
 	"path/filepath"
-	"unsafe"
 
+	"github.com/runbox/runbox/internal/inotify"
 	"golang.org/x/sys/unix"
 )
 
@@ -79,35 +78,12 @@ func (w *watcher) trusted(dir string) bool {
 // queue overflowed, or reading failed).
 func (w *watcher) read() bool {
 	clear(w.stale)
-	for {
-		n, err := unix.Read(w.fd, w.buf)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n <= 0 {
-			if !errors.Is(err, unix.EAGAIN) {
-				w.lost = true
-			}
-			break
-		}
-		w.parse(w.buf[:n])
+	if !inotify.Drain(w.fd, w.buf, w.event) {
+		w.lost = true
 	}
 	ok := !w.lost
 	w.lost = false
 	return ok
-}
-
-func (w *watcher) parse(b []byte) {
-	for len(b) >= unix.SizeofInotifyEvent {
-		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-		end := unix.SizeofInotifyEvent + int(ev.Len)
-		if end > len(b) {
-			w.lost = true
-			return
-		}
-		w.event(ev.Wd, ev.Mask, ev.Len > 0)
-		b = b[end:]
-	}
 }
 
 // event notes one event: an entry of a directory changed (its listing is
