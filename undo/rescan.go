@@ -165,8 +165,11 @@ func (s *scan) drop(rel string) {
 // journal's views of it (by directory, racy entries) in step.
 func (j *Journal) setIndex(s *scan) {
 	if !s.rescanning {
-		j.index, j.kids, j.racy = s.index(), nil, nil
+		j.index, j.kids, j.racy, j.links = s.index(), nil, nil, s.links
 		return
+	}
+	if j.links = j.links || s.links; j.links {
+		defer func() { j.racy = nil }() // the hard links are found anew
 	}
 	kids, racy := j.children(), j.racyPaths()
 	for p, e := range s.next {
@@ -199,14 +202,32 @@ func (j *Journal) children() map[string][]string {
 	return j.kids
 }
 
-// racyPaths are the index's racy entries: files the next checkpoint
-// looks at again whatever the watcher saw.
+// racyPaths are the files the next checkpoint looks at again whatever
+// the watcher saw: the index's racy entries, and, once a scan has met a
+// file with more than one name, the files that are one inode under
+// several names of the workspace (hard links). A change made through one
+// name is reported to the watch of that name's directory only, so each
+// of the others is looked at again too.
 func (j *Journal) racyPaths() map[string]bool {
 	if j.racy == nil {
 		j.racy = map[string]bool{}
+		type inode struct{ dev, ino uint64 }
+		var first map[inode]string // only where some file has another name
+		if j.links {
+			first = map[inode]string{}
+		}
 		for p, e := range j.index {
 			if e.Racy {
 				j.racy[p] = true
+			}
+			if first == nil || !e.isFile() {
+				continue
+			}
+			k := inode{e.Dev, e.Ino}
+			if q, ok := first[k]; ok {
+				j.racy[p], j.racy[q] = true, true
+			} else {
+				first[k] = p
 			}
 		}
 	}

@@ -40,6 +40,9 @@ type scan struct {
 	rescanning bool
 	gone       map[string]bool
 	kids       map[string][]string // the old index by directory
+	// links says a file the scan looked at has another name (a hard
+	// link): see racyPaths.
+	links bool
 }
 
 func (j *Journal) newScan() *scan {
@@ -80,6 +83,9 @@ func (s *scan) run(ctx context.Context) error {
 
 func (s *scan) visit(dirfd int, name, rel string, st *unix.Stat_t) error {
 	e := fromStat(st)
+	if st.Nlink > 1 && e.isFile() {
+		s.links = true
+	}
 	old, had := s.old[rel]
 	if had && !old.Racy && old.sameMeta(&e) {
 		s.next[rel] = old
