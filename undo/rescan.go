@@ -45,9 +45,34 @@ func (s *scan) rescan(ctx context.Context, dirty map[string]bool) error {
 			}
 		}
 	}
+	if len(s.linked) > 0 {
+		if err := s.relistOtherNames(ctx, dirty); err != nil {
+			return err
+		}
+	}
 	for p := range s.gone {
 		if s.underBlind(p) {
 			delete(s.gone, p) // not known to be gone: kept as it was
+		}
+	}
+	return nil
+}
+
+// relistOtherNames lists again the directories holding another name of a
+// file the rescan met with more than one (a hard link made or written
+// through since the last checkpoint): a change made through one name is
+// reported to the watch of that name's directory only. done are the
+// directories listed already.
+func (s *scan) relistOtherNames(ctx context.Context, done map[string]bool) error {
+	more := map[string]bool{}
+	for p, e := range s.old {
+		if d := parentDir(p); e.isFile() && s.linked[inodeKey{e.Dev, e.Ino}] && !done[d] {
+			more[d] = true
+		}
+	}
+	for _, rel := range slices.Sorted(maps.Keys(more)) {
+		if err := s.relist(ctx, rel); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -165,10 +190,10 @@ func (s *scan) drop(rel string) {
 // journal's views of it (by directory, racy entries) in step.
 func (j *Journal) setIndex(s *scan) {
 	if !s.rescanning {
-		j.index, j.kids, j.racy, j.links = s.index(), nil, nil, s.links
+		j.index, j.kids, j.racy, j.links = s.index(), nil, nil, len(s.linked) > 0
 		return
 	}
-	if j.links = j.links || s.links; j.links {
+	if j.links = j.links || len(s.linked) > 0; j.links {
 		defer func() { j.racy = nil }() // the hard links are found anew
 	}
 	kids, racy := j.children(), j.racyPaths()
@@ -211,10 +236,9 @@ func (j *Journal) children() map[string][]string {
 func (j *Journal) racyPaths() map[string]bool {
 	if j.racy == nil {
 		j.racy = map[string]bool{}
-		type inode struct{ dev, ino uint64 }
-		var first map[inode]string // only where some file has another name
+		var first map[inodeKey]string // only where some file has another name
 		if j.links {
-			first = map[inode]string{}
+			first = map[inodeKey]string{}
 		}
 		for p, e := range j.index {
 			if e.Racy {
@@ -223,7 +247,7 @@ func (j *Journal) racyPaths() map[string]bool {
 			if first == nil || !e.isFile() {
 				continue
 			}
-			k := inode{e.Dev, e.Ino}
+			k := inodeKey{e.Dev, e.Ino}
 			if q, ok := first[k]; ok {
 				j.racy[p], j.racy[q] = true, true
 			} else {

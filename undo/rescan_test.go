@@ -23,7 +23,7 @@ func TestRescan_MatchesWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	seed := uint64(1796613388390617908)
+	seed := uint64(time.Now().UnixNano())
 	r := rand.New(rand.NewPCG(1, seed))
 	ch := &churn{t: t, r: r, root: root, outside: outside}
 	for batch := range 300 {
@@ -159,8 +159,11 @@ func TestRescan_HardLinkedElsewhere(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "d"), 0o755)
-	if err := os.WriteFile(filepath.Join(root, "d", "g"), []byte("one\n"), 0o644); err != nil {
-		t.Fatal(err)
+	os.MkdirAll(filepath.Join(root, "e"), 0o755)
+	for _, name := range []string{"d/g", "e/h"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte("one\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	j, err := Open(root, filepath.Join(t.TempDir(), "journal"), Options{})
 	if err != nil {
@@ -197,6 +200,32 @@ func TestRescan_HardLinkedElsewhere(t *testing.T) {
 	for _, p := range []string{"x", "d/g"} {
 		if e := j.index[p]; e.Size != int64(len("two, longer\n")) || e.Mtime != ts.UnixNano() {
 			t.Errorf("%s after the write through x: size %d, mtime %d; want the new ones", p, e.Size, e.Mtime)
+		}
+	}
+
+	// A second name of another file, made and written through between
+	// two checkpoints: no checkpoint knew of it before.
+	time.Sleep(3 * time.Duration(racyWindow))
+	checkpoint()
+	checkpoint()
+	if err := os.Link(filepath.Join(root, "e", "h"), filepath.Join(root, "y")); err != nil {
+		t.Fatal(err)
+	}
+	ts = time.Unix(2e9, 0)
+	if err := os.WriteFile(filepath.Join(root, "y"), []byte("three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(filepath.Join(root, "y"), ts, ts); err != nil {
+		t.Fatal(err)
+	}
+	rescans = j.rescans
+	checkpoint()
+	if j.rescans == rescans {
+		t.Fatalf("the checkpoint walked the whole tree; want the watcher to stand in")
+	}
+	for _, p := range []string{"y", "e/h"} {
+		if e := j.index[p]; e.Size != int64(len("three\n")) || e.Mtime != ts.UnixNano() {
+			t.Errorf("%s after a new name was made and written through: size %d, mtime %d; want the new ones", p, e.Size, e.Mtime)
 		}
 	}
 }

@@ -40,10 +40,13 @@ type scan struct {
 	rescanning bool
 	gone       map[string]bool
 	kids       map[string][]string // the old index by directory
-	// links says a file the scan looked at has another name (a hard
-	// link): see racyPaths.
-	links bool
+	// linked holds the inodes of the files the scan looked at that have
+	// another name (hard links): see racyPaths and relistOtherNames.
+	linked map[inodeKey]bool
 }
+
+// inodeKey names an inode: one file, whatever names it has.
+type inodeKey struct{ dev, ino uint64 }
 
 func (j *Journal) newScan() *scan {
 	return &scan{
@@ -84,7 +87,10 @@ func (s *scan) run(ctx context.Context) error {
 func (s *scan) visit(dirfd int, name, rel string, st *unix.Stat_t) error {
 	e := fromStat(st)
 	if st.Nlink > 1 && e.isFile() {
-		s.links = true
+		if s.linked == nil {
+			s.linked = map[inodeKey]bool{}
+		}
+		s.linked[inodeKey{e.Dev, e.Ino}] = true
 	}
 	old, had := s.old[rel]
 	if had && !old.Racy && old.sameMeta(&e) {
