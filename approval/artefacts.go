@@ -69,16 +69,7 @@ func findOf(c *rules.Command, cmds []rules.Command) *rules.Command {
 	if !slices.Contains(c.Via, "find") || !slices.Contains(c.Args, "{}") {
 		return nil
 	}
-	var found *rules.Command
-	for i := range cmds {
-		if &cmds[i] == c {
-			return found
-		}
-		if cmds[i].Name == "find" && cmds[i].Source == c.Source {
-			found = &cmds[i]
-		}
-	}
-	return nil
+	return findRunning(c, cmds)
 }
 
 // artefactGlobs are the name patterns of files builds leave beside the

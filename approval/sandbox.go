@@ -892,24 +892,33 @@ func isForce(a string) bool {
 }
 
 // findStarts returns the start points of the find that runs c (-exec,
-// -execdir, -ok): the find command with the same source before it.
+// -execdir, -ok).
 func (s *sandboxScope) findStarts(c *rules.Command, cmds []rules.Command) ([]target, bool) {
+	f := findRunning(c, cmds)
+	if f == nil {
+		return nil, false
+	}
+	starts, filtered, ok := findParts(f.Args)
+	out := make([]target, 0, len(starts))
+	for _, st := range starts {
+		out = append(out, target{how: "find-exec-" + c.Name, text: st, whole: !filtered})
+	}
+	return out, ok && len(out) > 0
+}
+
+// findRunning returns the find that runs c (-exec, -execdir, -ok): the
+// find command with the same source before it; nil when there is none.
+func findRunning(c *rules.Command, cmds []rules.Command) *rules.Command {
 	for i := range cmds {
 		f := &cmds[i]
 		if f == c {
 			break
 		}
-		if f.Name != "find" || f.Source != c.Source {
-			continue
+		if f.Name == "find" && f.Source == c.Source {
+			return f
 		}
-		starts, filtered, ok := findParts(f.Args)
-		out := make([]target, 0, len(starts))
-		for _, st := range starts {
-			out = append(out, target{how: "find-exec-" + c.Name, text: st, whole: !filtered})
-		}
-		return out, ok && len(out) > 0
 	}
-	return nil, false
+	return nil
 }
 
 // findParts splits find's arguments into its start points ("." when it
