@@ -57,9 +57,6 @@ type Journal struct {
 	// checkpoints (nil: to be built).
 	kids map[string][]string
 	racy map[string]bool
-	// links says some file of the workspace was seen with a second
-	// name (racyPaths); kept until a whole walk says otherwise.
-	links bool
 }
 
 // DirFor is the directory under parent that keeps the journal of the

@@ -59,10 +59,10 @@ func (s *scan) rescan(ctx context.Context, dirty map[string]bool) error {
 }
 
 // relistOtherNames lists again the directories holding another name of a
-// file the rescan met with more than one (a hard link made or written
-// through since the last checkpoint): a change made through one name is
-// reported to the watch of that name's directory only. done are the
-// directories listed already.
+// file the rescan met with more than one (a hard link, old or made since
+// the last checkpoint, written through): a change made through one name
+// is reported to the watch of that name's directory only, which the
+// rescan listed. done are the directories listed already.
 func (s *scan) relistOtherNames(ctx context.Context, done map[string]bool) error {
 	more := map[string]bool{}
 	for p, e := range s.old {
@@ -190,11 +190,8 @@ func (s *scan) drop(rel string) {
 // journal's views of it (by directory, racy entries) in step.
 func (j *Journal) setIndex(s *scan) {
 	if !s.rescanning {
-		j.index, j.kids, j.racy, j.links = s.index(), nil, nil, len(s.linked) > 0
+		j.index, j.kids, j.racy = s.index(), nil, nil
 		return
-	}
-	if j.links = j.links || len(s.linked) > 0; j.links {
-		defer func() { j.racy = nil }() // the hard links are found anew
 	}
 	kids, racy := j.children(), j.racyPaths()
 	for p, e := range s.next {
@@ -227,31 +224,14 @@ func (j *Journal) children() map[string][]string {
 	return j.kids
 }
 
-// racyPaths are the files the next checkpoint looks at again whatever
-// the watcher saw: the index's racy entries, and, once a scan has met a
-// file with more than one name, the files that are one inode under
-// several names of the workspace (hard links). A change made through one
-// name is reported to the watch of that name's directory only, so each
-// of the others is looked at again too.
+// racyPaths are the index's racy entries: files the next checkpoint
+// looks at again whatever the watcher saw.
 func (j *Journal) racyPaths() map[string]bool {
 	if j.racy == nil {
 		j.racy = map[string]bool{}
-		var first map[inodeKey]string // only where some file has another name
-		if j.links {
-			first = map[inodeKey]string{}
-		}
 		for p, e := range j.index {
 			if e.Racy {
 				j.racy[p] = true
-			}
-			if first == nil || !e.isFile() {
-				continue
-			}
-			k := inodeKey{e.Dev, e.Ino}
-			if q, ok := first[k]; ok {
-				j.racy[p], j.racy[q] = true, true
-			} else {
-				first[k] = p
 			}
 		}
 	}

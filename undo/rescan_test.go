@@ -176,6 +176,28 @@ func TestRescan_HardLinkedElsewhere(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// writeThrough writes content through name at time ts, lets a
+	// watched checkpoint run, and wants every name of the file to show
+	// the new size and time.
+	writeThrough := func(what, content string, ts time.Time, name string, names ...string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(root, name), ts, ts); err != nil {
+			t.Fatal(err)
+		}
+		rescans := j.rescans
+		checkpoint()
+		if j.rescans == rescans {
+			t.Fatalf("the checkpoint walked the whole tree; want the watcher to stand in")
+		}
+		for _, p := range append([]string{name}, names...) {
+			if e := j.index[p]; e.Size != int64(len(content)) || e.Mtime != ts.UnixNano() {
+				t.Errorf("%s after %s: size %d, mtime %d; want the new ones", p, what, e.Size, e.Mtime)
+			}
+		}
+	}
 	checkpoint()
 	if err := os.Link(filepath.Join(root, "d", "g"), filepath.Join(root, "x")); err != nil {
 		t.Fatal(err)
@@ -185,23 +207,7 @@ func TestRescan_HardLinkedElsewhere(t *testing.T) {
 	time.Sleep(3 * time.Duration(racyWindow))
 	checkpoint()
 	checkpoint()
-	rescans := j.rescans
-	ts := time.Unix(1e9, 0)
-	if err := os.WriteFile(filepath.Join(root, "x"), []byte("two, longer\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(filepath.Join(root, "x"), ts, ts); err != nil {
-		t.Fatal(err)
-	}
-	checkpoint()
-	if j.rescans == rescans {
-		t.Fatalf("the checkpoint walked the whole tree; want the watcher to stand in")
-	}
-	for _, p := range []string{"x", "d/g"} {
-		if e := j.index[p]; e.Size != int64(len("two, longer\n")) || e.Mtime != ts.UnixNano() {
-			t.Errorf("%s after the write through x: size %d, mtime %d; want the new ones", p, e.Size, e.Mtime)
-		}
-	}
+	writeThrough("the write through x", "two, longer\n", time.Unix(1e9, 0), "x", "d/g")
 
 	// A second name of another file, made and written through between
 	// two checkpoints: no checkpoint knew of it before.
@@ -211,21 +217,5 @@ func TestRescan_HardLinkedElsewhere(t *testing.T) {
 	if err := os.Link(filepath.Join(root, "e", "h"), filepath.Join(root, "y")); err != nil {
 		t.Fatal(err)
 	}
-	ts = time.Unix(2e9, 0)
-	if err := os.WriteFile(filepath.Join(root, "y"), []byte("three\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(filepath.Join(root, "y"), ts, ts); err != nil {
-		t.Fatal(err)
-	}
-	rescans = j.rescans
-	checkpoint()
-	if j.rescans == rescans {
-		t.Fatalf("the checkpoint walked the whole tree; want the watcher to stand in")
-	}
-	for _, p := range []string{"y", "e/h"} {
-		if e := j.index[p]; e.Size != int64(len("three\n")) || e.Mtime != ts.UnixNano() {
-			t.Errorf("%s after a new name was made and written through: size %d, mtime %d; want the new ones", p, e.Size, e.Mtime)
-		}
-	}
+	writeThrough("a new name was made and written through", "three\n", time.Unix(2e9, 0), "y", "e/h")
 }

@@ -41,7 +41,7 @@ type scan struct {
 	gone       map[string]bool
 	kids       map[string][]string // the old index by directory
 	// linked holds the inodes of the files the scan looked at that have
-	// another name (hard links): see racyPaths and relistOtherNames.
+	// another name (hard links): see relistOtherNames.
 	linked map[inodeKey]bool
 }
 
