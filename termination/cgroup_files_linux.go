@@ -17,6 +17,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// cgroupGone reports whether err says the cgroup is no longer there:
+// ENOENT, or ENODEV from a control file of a cgroup removed while it was
+// being read or written (its last task exited and someone rmdir'ed it).
+// Both mean an empty cgroup, never a failure to list or kill.
+func cgroupGone(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV)
+}
+
 // writeCgroupFile writes s to the control file name of cgroup dir (which
 // must exist: it never creates a file).
 func writeCgroupFile(dir, name, s string) error {

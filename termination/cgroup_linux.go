@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/runbox/runbox/envs"
 )
@@ -231,9 +229,7 @@ func (c *cgroupContainer) Empty() (bool, error) {
 func (c *cgroupContainer) Kill(ctx context.Context) error {
 	if c.v2dir != "" {
 		err := writeCgroupFile(c.v2dir, "cgroup.kill", "1")
-		// ENODEV: the cgroup was removed while the file was open (its last
-		// task exited and someone rmdir'ed it): as gone as ENOENT.
-		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENODEV) {
+		if err != nil && !cgroupGone(err) {
 			return fmt.Errorf("termination: kill %s: %w", c.v2dir, err)
 		}
 		return nil

@@ -492,3 +492,36 @@ func assertRemoved(t *testing.T, c Container) {
 		}
 	}
 }
+
+// A cgroup removed while its cgroup.procs is being read answers ENODEV,
+// not ENOENT (a job's cgroup removed by its supervisor while a session's
+// teardown listed it did so in CI). The kernel gives the error here: the
+// file is opened, the cgroup removed, then the file read. Breaks if
+// cgroupGone stops counting that answer as an empty cgroup, which made
+// teardown fail with "no such device".
+func TestCgroupGone_RemovedWhileOpen(t *testing.T) {
+	c := newTestContainer(t, cgroupMechanism(t), envs.Limits{})
+	cc := c.(*cgroupContainer)
+	dir := cc.v2dir
+	if dir == "" {
+		dir = cc.v1dirs["freezer"]
+	}
+	f, err := os.Open(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := c.Remove(t.Context()); err != nil {
+		t.Fatalf("Remove of an empty cgroup: %v", err)
+	}
+	_, err = f.Read(make([]byte, 64))
+	if err == nil || !cgroupGone(err) {
+		t.Fatalf("reading cgroup.procs of a removed cgroup = %v; want an error cgroupGone accepts", err)
+	}
+	if pids, err := c.Procs(); err != nil || len(pids) != 0 {
+		t.Fatalf("Procs() of a removed cgroup = %v, %v; want none, nil", pids, err)
+	}
+	if err := c.Kill(t.Context()); err != nil {
+		t.Fatalf("Kill of a removed cgroup: %v", err)
+	}
+}

@@ -69,7 +69,7 @@ const freezeWait = 5 * time.Second
 // cgroups below it) while it is frozen.
 func killFrozen(dir string) error {
 	if err := setFreezer(dir, "FROZEN"); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if cgroupGone(err) {
 			return nil
 		}
 		return fmt.Errorf("termination: freeze %s: %w", dir, err)
@@ -84,7 +84,7 @@ func killFrozen(dir string) error {
 			errs = append(errs, fmt.Errorf("termination: kill %d: %w", pid, err))
 		}
 	}
-	if err := setFreezer(dir, "THAWED"); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := setFreezer(dir, "THAWED"); err != nil && !cgroupGone(err) {
 		errs = append(errs, fmt.Errorf("termination: thaw %s: %w", dir, err))
 	}
 	return errors.Join(errs...)

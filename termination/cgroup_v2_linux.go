@@ -3,7 +3,6 @@
 package termination
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,12 +81,12 @@ func subtreeControllers(dir string) []string {
 }
 
 // readProcsTree reads cgroup.procs of dir and every cgroup below it. A
-// missing dir is an empty cgroup.
+// cgroup that is gone, or goes while it is read, is an empty one.
 func readProcsTree(dir string) ([]int, error) {
 	var pids []int
 	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
+			if cgroupGone(err) {
 				return nil
 			}
 			return err
@@ -97,7 +96,7 @@ func readProcsTree(dir string) ([]int, error) {
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
+			if cgroupGone(err) {
 				return nil
 			}
 			return err
