@@ -26,6 +26,11 @@ type Pattern struct {
 	// Needs lists strings of which every match contains at least one;
 	// nil when no such list is known.
 	Needs []string
+	// Lead is the class, as pairs of rune ranges, of which a match's
+	// first character is one, when that is all the expression asks
+	// (^[^@]: any name that is not a fact): the first character answers
+	// alone. Nil otherwise.
+	Lead []rune
 	// re is the compiled expression, made the first time a line gets
 	// past the tests above: many never need it (whole sets, patterns of
 	// rules no command reaches), and compiling them all would cost every
@@ -53,6 +58,10 @@ func compilePattern(expr string) (*Pattern, error) {
 			for _, n := range names {
 				p.Whole[n] = true
 			}
+			return p, nil
+		}
+		if lead, ok := leadingClass(rest); ok {
+			p.Lead = lead
 			return p, nil
 		}
 	}
@@ -98,10 +107,41 @@ func (p *Pattern) MatchString(s string) bool {
 	if p.Whole != nil {
 		return p.Whole[s]
 	}
+	if p.Lead != nil {
+		r, _ := utf8.DecodeRuneInString(s) // an invalid byte is U+FFFD, as for regexp
+		return s != "" && inClass(p.Lead, r)
+	}
 	if p.Needs != nil && !containsAny(s, p.Needs) {
 		return false
 	}
 	return p.Regexp().MatchString(s)
+}
+
+// leadingClass returns the ranges of re when re, the part of a pattern
+// after its start anchor, is one character class and nothing else.
+func leadingClass(re *syntax.Regexp) ([]rune, bool) {
+	for re.Op == syntax.OpConcat {
+		subs := slices.DeleteFunc(slices.Clone(re.Sub), func(s *syntax.Regexp) bool { return s.Op == syntax.OpEmptyMatch })
+		if len(subs) != 1 {
+			return nil, false
+		}
+		re = subs[0]
+	}
+	if re.Op != syntax.OpCharClass || len(re.Rune) == 0 {
+		return nil, false
+	}
+	return slices.Clone(re.Rune), true
+}
+
+// inClass reports whether r is in one of the ranges of class (pairs of
+// first and last rune).
+func inClass(class []rune, r rune) bool {
+	for i := 0; i+1 < len(class); i += 2 {
+		if class[i] <= r && r <= class[i+1] {
+			return true
+		}
+	}
+	return false
 }
 
 func containsAny(s string, needs []string) bool {

@@ -134,3 +134,65 @@ func TestPattern_WholeStrings(t *testing.T) {
 // BenchmarkGate_Mixed checks the sample of agent commands and every
 // rule's examples (what runbox bench's gate.check runs); ns/op is per
 // command. "protected" has runbox's own protected paths, as the gate runs
+
+// TestPattern_LeadingClass: a pattern that asks only for its first
+// character is answered by that character, like its regexp.
+func TestPattern_LeadingClass(t *testing.T) {
+	tests := []struct {
+		pattern string
+		lead    bool
+	}{
+		{`^[^@]`, true},
+		{`^[a-z]`, true},
+		{`^[^@]x`, false},
+		{`[^@]`, false},
+		{`^[^@]$`, false},
+		{`^(?i)[a-c]`, true},
+	}
+	for _, tt := range tests {
+		p, err := compilePattern(tt.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (p.Lead != nil) != tt.lead {
+			t.Errorf("leading class of %q = %q; want one: %v", tt.pattern, p.Lead, tt.lead)
+		}
+		for _, s := range []string{"", "@", "@x", "a", "B", "\xff", "\uFFFD", "é", "\n", "x@"} {
+			if got, want := p.MatchString(s), p.Regexp().MatchString(s); got != want {
+				t.Errorf("pattern %q on %q: %v, its regexp says %v", tt.pattern, s, got, want)
+			}
+		}
+	}
+}
+
+// FuzzPattern holds every pattern of the rule table to its regexp, the
+// oracle: the shortcuts a pattern takes (a set of whole strings, the
+// strings a match needs, a leading class) must never change an answer.
+func FuzzPattern(f *testing.F) {
+	var pats []*Pattern
+	for _, r := range All() {
+		exprs := append([]string{r.Command, r.NotCommand, r.NotArgs, r.Globals, r.Env, r.Via}, r.Args...)
+		for _, e := range exprs {
+			if e == "" {
+				continue
+			}
+			p, err := compilePattern(e)
+			if err != nil {
+				f.Fatalf("rule %s: %v", r.ID, err)
+			}
+			pats = append(pats, p)
+		}
+		for _, s := range append(slices.Clone(r.Match), r.NoMatch...) {
+			f.Add(s)
+		}
+	}
+	f.Add("@write")
+	f.Add("\xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range pats {
+			if got, want := p.MatchString(s), p.Regexp().MatchString(s); got != want {
+				t.Fatalf("pattern %q on %q: %v, its regexp says %v", p, s, got, want)
+			}
+		}
+	})
+}
