@@ -62,6 +62,23 @@ func BenchmarkCheckpoint_10000Files(b *testing.B) {
 	}
 }
 
+// BenchmarkCommand_EmptyWorkspace is the fixed cost of recording a
+// command: a Begin and an End where there is nothing to look at, what
+// every terminal call of a session that records changes pays at least.
+func BenchmarkCommand_EmptyWorkspace(b *testing.B) {
+	ctx := context.Background()
+	j := benchJournal(b, b.TempDir())
+	for b.Loop() {
+		c, err := j.Begin(ctx, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.End(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkFirstCheckpoint_10000Files is the first checkpoint of a
 // journal: it hashes and copies every file into the store.
 func BenchmarkFirstCheckpoint_10000Files(b *testing.B) {

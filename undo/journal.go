@@ -1,6 +1,7 @@
 package undo
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,9 +40,15 @@ type Journal struct {
 	// since it last added content: only new content makes it grow.
 	bounded bool
 	gen     uint64 // the generation of the state in memory
-	m       meta
-	index   map[string]entry
-	refs    refs
+	// held is the state file generation gen was read from or written
+	// to, kept open: while this process holds it, its inode cannot be
+	// reused, so the path still naming that inode says nobody has
+	// replaced the state (see [Journal.unchanged]).
+	held  *os.File
+	wbuf  *bufio.Writer // reused by writeFile
+	m     meta
+	index map[string]entry
+	refs  refs
 
 	// watch follows the workspace between checkpoints (see rescan.go).
 	// It may stand in for a walk only while synced: the last checkpoint
@@ -193,6 +200,7 @@ func (j *Journal) closeFiles() error {
 	if j.lock != nil {
 		errs = append(errs, j.lock.Close())
 	}
+	j.hold(nil)
 	if j.rootFS != nil {
 		errs = append(errs, j.rootFS.Close())
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // On disk, a journal's directory holds:
@@ -102,15 +104,30 @@ func (j *Journal) stepPath(seq int64) string {
 // reload brings the in-memory state up to what is on disk, reading
 // only what changed since this process last loaded or saved it.
 func (j *Journal) reload() error {
+	if j.unchanged() {
+		return nil
+	}
 	f, err := openPrivate(j.metaPath(), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		j.reset()
+		j.hold(nil)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("undo: journal state: %w", err)
 	}
-	defer f.Close()
+	err = j.read(f)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	j.hold(f)
+	return nil
+}
+
+// read reads the state from f, the state file, and adopts it unless it
+// is the generation in memory.
+func (j *Journal) read(f *os.File) error {
 	dec := gob.NewDecoder(bufio.NewReader(f))
 	var h header
 	if err := dec.Decode(&h); err != nil {
@@ -127,6 +144,32 @@ func (j *Journal) reload() error {
 		return fmt.Errorf("undo: journal state %s: %w", j.metaPath(), err)
 	}
 	return j.adopt(h.Gen, m)
+}
+
+// unchanged reports whether the state file is still the one generation
+// j.gen was read from or written to: the path names the inode j holds
+// open. The state is only ever replaced by a rename (writeFile), never
+// written in place, and an inode held open is never given to another
+// file, so the same inode is the same state: one stat instead of an
+// open and a decode, at every operation of a journal nobody else uses.
+func (j *Journal) unchanged() bool {
+	if j.held == nil || j.gen == 0 {
+		return false
+	}
+	var held, now unix.Stat_t
+	if unix.Fstat(int(j.held.Fd()), &held) != nil || unix.Stat(j.metaPath(), &now) != nil {
+		return false
+	}
+	return held.Dev == now.Dev && held.Ino == now.Ino
+}
+
+// hold keeps f, the state file of the generation in memory, open in
+// place of the one held before (nil: none).
+func (j *Journal) hold(f *os.File) {
+	if j.held != nil {
+		j.held.Close()
+	}
+	j.held = f
 }
 
 // reset forgets everything: the journal has no state on disk yet.
@@ -187,7 +230,7 @@ func (j *Journal) save(indexChanged bool) error {
 		}
 		j.m.IndexGen = gen
 	}
-	err := j.writeFile(j.metaPath(), func(w io.Writer) error {
+	f, err := j.writeFileKeep(j.metaPath(), func(w io.Writer) error {
 		enc := gob.NewEncoder(w)
 		if err := enc.Encode(header{Version: stateVersion, Gen: gen}); err != nil {
 			return err
@@ -199,6 +242,7 @@ func (j *Journal) save(indexChanged bool) error {
 		return err
 	}
 	j.gen = gen
+	j.hold(f)
 	if indexChanged && old != 0 {
 		os.Remove(j.indexPath(old))
 	}
@@ -225,26 +269,38 @@ func (j *Journal) encodeIndex(w io.Writer) error {
 // writeFile writes a file of the journal's through a temporary file, so
 // that a reader never sees it half written.
 func (j *Journal) writeFile(path string, write func(io.Writer) error) error {
+	f, err := j.writeFileKeep(path, write)
+	if err == nil {
+		err = f.Close()
+	}
+	return err
+}
+
+// writeFileKeep is writeFile, returning the file written, still open.
+func (j *Journal) writeFileKeep(path string, write func(io.Writer) error) (*os.File, error) {
 	f, err := j.store.temp()
 	if err != nil {
-		return fmt.Errorf("undo: write %s: %w", filepath.Base(path), err)
+		return nil, fmt.Errorf("undo: write %s: %w", filepath.Base(path), err)
 	}
-	w := bufio.NewWriterSize(f, 64<<10)
+	if j.wbuf == nil {
+		j.wbuf = bufio.NewWriterSize(f, 64<<10)
+	}
+	w := j.wbuf
+	w.Reset(f)
 	err = write(w)
 	if err == nil {
 		err = w.Flush()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	w.Reset(nil) // keep no file
 	if err == nil {
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
+		f.Close()
 		os.Remove(f.Name())
-		return fmt.Errorf("undo: write %s: %w", filepath.Base(path), err)
+		return nil, fmt.Errorf("undo: write %s: %w", filepath.Base(path), err)
 	}
-	return nil
+	return f, nil
 }
 
 // sweep removes what a process that died mid-operation may have left:
