@@ -98,7 +98,7 @@ func (h *Handover) Serve(pid int, report func(Violation)) {
 		listener, err := h.receive(pid, pidfd)
 		h.Close()
 		if err == nil {
-			serveListener(listener, h.policy, report)
+			serveListener(listener, h.policy, newUnixRules(h.policy), report)
 		}
 	}()
 }

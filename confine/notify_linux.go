@@ -102,12 +102,12 @@ type notifier struct {
 }
 
 // serveListener answers the notifications of listener for the programs
-// confined by p until no program uses its filter any more, then closes
+// confined by p (whose unix-socket rules are rules) until no program uses its filter any more, then closes
 // it. It owns listener. report (may be nil) is told of each connect
 // refused. The listener waits in the runtime's poller, as a socket would:
 // an idle sandbox holds no thread.
-func serveListener(listener int, p Policy, report func(Violation)) {
-	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}, report: report, network: p.network(), unix: newUnixRules(p), running: make(chan struct{}, maxConnecting)}
+func serveListener(listener int, p Policy, rules unixRules, report func(Violation)) {
+	n := &notifier{fd: listener, owned: map[uint64]bool{}, allowed: map[uint16]bool{}, report: report, network: p.network(), unix: rules, running: make(chan struct{}, maxConnecting)}
 	for _, port := range p.connectPorts() {
 		n.allowed[uint16(port)] = true
 	}

@@ -70,6 +70,10 @@ func Prepare(p Policy) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Resolved now, with the file rules: w sees a link among these
+	// paths change as it sees the rest, and a new Prepared resolves
+	// them again.
+	r.unix = newUnixRules(p)
 	w.seal()
 	return &Prepared{w: w, r: r}, nil
 }
@@ -156,7 +160,7 @@ func (pp *Prepared) onThread(start func() error, report func(Violation)) (pidfd 
 			// Served by a goroutine of an unconfined thread until
 			// the programs this thread starts (and the thread) are
 			// gone.
-			go serveListener(listener, pp.r.p, report)
+			go serveListener(listener, pp.r.p, pp.r.unix, report)
 		}
 		res <- result{err: start(), pidfd: fd}
 	}()

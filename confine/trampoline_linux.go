@@ -102,6 +102,10 @@ type ready struct {
 	// notify is the filter that sends connect and listen to a listener.
 	notify  []unix.SockFilter
 	lastCap int
+	// unix is the policy's unix-socket rules, built by Prepare once for
+	// every program it starts (the trampoline hands its listener over
+	// and never decides a connect itself).
+	unix unixRules
 }
 
 // prepare builds what enforcing p takes, recording in w (when not nil)
