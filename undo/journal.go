@@ -40,8 +40,8 @@ type Journal struct {
 	// since it last added content: only new content makes it grow.
 	bounded bool
 	gen     uint64 // the generation of the state in memory
-	// held is the state file generation gen was read from or written
-	// to, kept open: while this process holds it, its inode cannot be
+	// held is the state file of generation gen, as read or as written,
+	// kept open: while this process holds it, its inode cannot be
 	// reused, so the path still naming that inode says nobody has
 	// replaced the state (see [Journal.unchanged]).
 	held  *os.File

@@ -230,7 +230,7 @@ func (j *Journal) save(indexChanged bool) error {
 		}
 		j.m.IndexGen = gen
 	}
-	f, err := j.writeFileKeep(j.metaPath(), func(w io.Writer) error {
+	err := j.writeFile(j.metaPath(), func(w io.Writer) error {
 		enc := gob.NewEncoder(w)
 		if err := enc.Encode(header{Version: stateVersion, Gen: gen}); err != nil {
 			return err
@@ -242,7 +242,13 @@ func (j *Journal) save(indexChanged bool) error {
 		return err
 	}
 	j.gen = gen
-	j.hold(f)
+	// Held for the next operation's check (unchanged): the lock is
+	// still held, so the path names what was just written.
+	if f, err := openPrivate(j.metaPath(), os.O_RDONLY, 0); err == nil {
+		j.hold(f)
+	} else {
+		j.hold(nil)
+	}
 	if indexChanged && old != 0 {
 		os.Remove(j.indexPath(old))
 	}
@@ -269,18 +275,9 @@ func (j *Journal) encodeIndex(w io.Writer) error {
 // writeFile writes a file of the journal's through a temporary file, so
 // that a reader never sees it half written.
 func (j *Journal) writeFile(path string, write func(io.Writer) error) error {
-	f, err := j.writeFileKeep(path, write)
-	if err == nil {
-		err = f.Close()
-	}
-	return err
-}
-
-// writeFileKeep is writeFile, returning the file written, still open.
-func (j *Journal) writeFileKeep(path string, write func(io.Writer) error) (*os.File, error) {
 	f, err := j.store.temp()
 	if err != nil {
-		return nil, fmt.Errorf("undo: write %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("undo: write %s: %w", filepath.Base(path), err)
 	}
 	if j.wbuf == nil {
 		j.wbuf = bufio.NewWriterSize(f, 64<<10)
@@ -291,16 +288,18 @@ func (j *Journal) writeFileKeep(path string, write func(io.Writer) error) (*os.F
 	if err == nil {
 		err = w.Flush()
 	}
-	w.Reset(nil) // keep no file
+	w.Reset(nil) // hold no file
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err == nil {
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
-		f.Close()
 		os.Remove(f.Name())
-		return nil, fmt.Errorf("undo: write %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("undo: write %s: %w", filepath.Base(path), err)
 	}
-	return f, nil
+	return nil
 }
 
 // sweep removes what a process that died mid-operation may have left:
