@@ -31,6 +31,17 @@ type Pattern struct {
 	// (^[^@]: any name that is not a fact): the first character answers
 	// alone. Nil otherwise.
 	Lead []rune
+	// Token stands for the expression when it is (^| )X( |$) and X
+	// cannot match a space: such an expression matches a line exactly
+	// when one of the line's space-separated tokens matches ^X$ whole,
+	// which Token is. Tokens are short and first tells most of them
+	// apart at their first byte, where the expression would be tried at
+	// every position of the line. Nil otherwise.
+	Token *Pattern
+	// first holds the bytes a match can start with, for an expression
+	// anchored at the start that cannot match the empty string. Nil
+	// otherwise.
+	first *[256]bool
 	// re is the compiled expression, made the first time a line gets
 	// past the tests above: many never need it (whole sets, patterns of
 	// rules no command reaches), and compiling them all would cost every
@@ -64,9 +75,18 @@ func compilePattern(expr string) (*Pattern, error) {
 			p.Lead = lead
 			return p, nil
 		}
+		var set [256]bool
+		if nullable := firstBytes(rest, &set); !nullable {
+			p.first = &set
+		}
 	}
 	if needs, ok := required(parsed); ok {
 		p.Needs = minimalNeeds(needs)
+	}
+	if x, ok := tokenBody(parsed); ok {
+		if tp, err := compilePattern("^(?:" + x.String() + ")$"); err == nil {
+			p.Token = tp
+		}
 	}
 	return p, nil
 }
@@ -114,7 +134,82 @@ func (p *Pattern) MatchString(s string) bool {
 	if p.Needs != nil && !containsAny(s, p.Needs) {
 		return false
 	}
+	if p.Token != nil {
+		return p.Token.anyToken(s)
+	}
+	if p.first != nil && (s == "" || !p.first[s[0]]) {
+		return false
+	}
 	return p.Regexp().MatchString(s)
+}
+
+// anyToken reports whether a space-separated token of s matches p.
+func (p *Pattern) anyToken(s string) bool {
+	for {
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			return p.MatchString(s)
+		}
+		if p.MatchString(s[:i]) {
+			return true
+		}
+		s = s[i+1:]
+	}
+}
+
+// tokenBody returns X when re is (^| )X( |$) and X matches no space and
+// holds no anchor of its own (which would mean the line's start or end,
+// not the token's).
+func tokenBody(re *syntax.Regexp) (*syntax.Regexp, bool) {
+	if re.Op != syntax.OpConcat || len(re.Sub) < 3 {
+		return nil, false
+	}
+	last := len(re.Sub) - 1
+	if !spaceOr(re.Sub[0], syntax.OpBeginText) || !spaceOr(re.Sub[last], syntax.OpEndText) {
+		return nil, false
+	}
+	x := re.Sub[1]
+	if last > 2 {
+		x = &syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[1:last]}
+	}
+	return x, spaceless(x)
+}
+
+// spaceOr reports whether re is (a capture of) the alternation of one
+// space and anchor, in either order.
+func spaceOr(re *syntax.Regexp, anchor syntax.Op) bool {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpAlternate || len(re.Sub) != 2 {
+		return false
+	}
+	space := func(r *syntax.Regexp) bool {
+		return r.Op == syntax.OpLiteral && len(r.Rune) == 1 && r.Rune[0] == ' '
+	}
+	a, b := re.Sub[0], re.Sub[1]
+	return a.Op == anchor && space(b) || b.Op == anchor && space(a)
+}
+
+// spaceless reports whether no match of re can hold a space, and re has
+// no zero-width assertion.
+func spaceless(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return !slices.Contains(re.Rune, ' ')
+	case syntax.OpCharClass:
+		return !inClass(re.Rune, ' ')
+	case syntax.OpEmptyMatch:
+		return true
+	case syntax.OpCapture, syntax.OpConcat, syntax.OpAlternate, syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		for _, sub := range re.Sub {
+			if !spaceless(sub) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // any character, anchors, word boundaries
 }
 
 // leadingClass returns the ranges of re when re, the part of a pattern

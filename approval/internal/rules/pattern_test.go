@@ -196,3 +196,41 @@ func FuzzPattern(f *testing.F) {
 		}
 	})
 }
+
+// TestPattern_Tokens: (^| )X( |$), X unable to match a space, is tried
+// token by token, and answers like its regexp on lines whose spaces,
+// tabs and newlines fall anywhere.
+func TestPattern_Tokens(t *testing.T) {
+	tests := []struct {
+		pattern string
+		token   bool
+	}{
+		{`(^| )(/|~|/(etc|usr)|/home/[^/ ]+)( |$)`, true},
+		{`(?i)(^| )(-9|-kill)( |$)`, true},
+		{`(^| )(-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)( |$)`, true},
+		{`(^| )-x?( |$)`, true},   // X may match the empty token
+		{`(^| )a b( |$)`, false},  // X holds a space
+		{`(^| )a.( |$)`, false},   // . matches a space
+		{`(^| )\S+$( |$)`, false}, // an anchor inside X
+		{`(^| |,)-f( |$)`, false}, // not only a space before
+		{`(^| )-f( |,|$)`, false}, // not only a space after
+		{`x(^| )-f( |$)`, false},  // something before
+		{`(^| )(-f|--force)=\S*( |$)`, true},
+	}
+	lines := []string{"", " ", "  ", "-f", " -f", "-f ", "a -f b", "a  -f", "a\t-f", "a\n-f", "-x", "", "-", "a - b", "/etc", "x /etc/ y",
+		"/home/u", "/home/u/x", "~", "a ~ b", "-KILL", "-Kill x", "-9", "-rf /", "--recursive", "--force=", "--force=x y", "a b", "ab", "a\xffb -f"}
+	for _, tt := range tests {
+		p, err := compilePattern(tt.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (p.Token != nil) != tt.token {
+			t.Errorf("%q tried by tokens: %v; want %v", tt.pattern, p.Token != nil, tt.token)
+		}
+		for _, s := range lines {
+			if got, want := p.MatchString(s), p.Regexp().MatchString(s); got != want {
+				t.Errorf("pattern %q on %q: %v, its regexp says %v", tt.pattern, s, got, want)
+			}
+		}
+	}
+}
