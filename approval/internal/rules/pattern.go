@@ -131,14 +131,14 @@ func (p *Pattern) MatchString(s string) bool {
 		r, _ := utf8.DecodeRuneInString(s) // an invalid byte is U+FFFD, as for regexp
 		return s != "" && inClass(p.Lead, r)
 	}
+	if p.first != nil && (s == "" || !p.first[s[0]]) {
+		return false
+	}
 	if p.Needs != nil && !containsAny(s, p.Needs) {
 		return false
 	}
 	if p.Token != nil {
 		return p.Token.anyToken(s)
-	}
-	if p.first != nil && (s == "" || !p.first[s[0]]) {
-		return false
 	}
 	return p.Regexp().MatchString(s)
 }
