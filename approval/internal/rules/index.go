@@ -260,6 +260,15 @@ func language(re *syntax.Regexp) ([]piece, bool) {
 		}
 		return []piece{{s: string(re.Rune)}}, true
 	case syntax.OpCharClass:
+		// Sized first: a class such as \S holds a million runes, and
+		// the enumeration would stop only after maxIndexNames of them.
+		size := 0
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			size += int(re.Rune[i+1]-re.Rune[i]) + 1
+		}
+		if size > maxIndexNames {
+			return nil, false
+		}
 		var out []piece
 		for i := 0; i+1 < len(re.Rune); i += 2 {
 			if re.Rune[i] <= utf8.RuneError && utf8.RuneError <= re.Rune[i+1] {

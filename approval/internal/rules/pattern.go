@@ -83,10 +83,8 @@ func compilePattern(expr string) (*Pattern, error) {
 	if needs, ok := required(parsed); ok {
 		p.Needs = minimalNeeds(needs)
 	}
-	if x, ok := tokenBody(parsed); ok {
-		if tp, err := compilePattern("^(?:" + x.String() + ")$"); err == nil {
-			p.Token = tp
-		}
+	if body, ok := tokenBody(parsed); ok {
+		p.Token = tokenPattern(expr, body)
 	}
 	return p, nil
 }
@@ -160,7 +158,7 @@ func (p *Pattern) anyToken(s string) bool {
 // tokenBody returns X when re is (^| )X( |$) and X matches no space and
 // holds no anchor of its own (which would mean the line's start or end,
 // not the token's).
-func tokenBody(re *syntax.Regexp) (*syntax.Regexp, bool) {
+func tokenBody(re *syntax.Regexp) ([]*syntax.Regexp, bool) {
 	if re.Op != syntax.OpConcat || len(re.Sub) < 3 {
 		return nil, false
 	}
@@ -168,11 +166,72 @@ func tokenBody(re *syntax.Regexp) (*syntax.Regexp, bool) {
 	if !spaceOr(re.Sub[0], syntax.OpBeginText) || !spaceOr(re.Sub[last], syntax.OpEndText) {
 		return nil, false
 	}
-	x := re.Sub[1]
-	if last > 2 {
-		x = &syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[1:last]}
+	body := re.Sub[1:last]
+	for _, x := range body {
+		if !spaceless(x) {
+			return nil, false
+		}
 	}
-	return x, spaceless(x)
+	return body, true
+}
+
+// tokenPattern returns ^X$ for expr, (^| )X( |$) as written (after
+// flags such as (?i) at most), whose parse gave body as X; nil when expr
+// is not written so. The text is cut from expr, and its parse must give
+// body again: printing body instead (syntax.Regexp.String) would cost
+// milliseconds a pattern, folding the case of every rune of a class
+// such as \S, at every start of runbox.
+func tokenPattern(expr string, body []*syntax.Regexp) *Pattern {
+	const before, after = "(^| )", "( |$)"
+	i := strings.Index(expr, before)
+	if i < 0 || !strings.HasSuffix(expr, after) || !flagsOnly(expr[:i]) || i+len(before) > len(expr)-len(after) {
+		return nil
+	}
+	text := expr[:i] + "^(?:" + expr[i+len(before):len(expr)-len(after)] + ")$"
+	re, err := syntax.Parse(text, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	if re.Op != syntax.OpConcat || len(re.Sub) != len(body)+2 || re.Sub[0].Op != syntax.OpBeginText || re.Sub[len(re.Sub)-1].Op != syntax.OpEndText {
+		return nil
+	}
+	for k, x := range body {
+		if !sameShape(re.Sub[k+1], x) {
+			return nil
+		}
+	}
+	p, err := compilePattern(text)
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// flagsOnly reports whether s is empty or one group of flags, (?i).
+func flagsOnly(s string) bool {
+	if s == "" {
+		return true
+	}
+	if len(s) < 4 || !strings.HasPrefix(s, "(?") || !strings.HasSuffix(s, ")") {
+		return false
+	}
+	return strings.Trim(s[2:len(s)-1], "imsU") == ""
+}
+
+// sameShape is syntax.Regexp.Equal with the capture groups' numbers and
+// names left out: a group cut from a longer expression is numbered
+// anew.
+func sameShape(a, b *syntax.Regexp) bool {
+	if a.Op != b.Op || a.Flags != b.Flags || !slices.Equal(a.Rune, b.Rune) || a.Min != b.Min || a.Max != b.Max || len(a.Sub) != len(b.Sub) {
+		return false
+	}
+	for i := range a.Sub {
+		if !sameShape(a.Sub[i], b.Sub[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // spaceOr reports whether re is (a capture of) the alternation of one

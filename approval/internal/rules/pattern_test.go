@@ -234,3 +234,25 @@ func TestPattern_Tokens(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCompilePatterns compiles every pattern of the table, which
+// every process that judges a command does once: a shortcut that costs
+// much to derive shows here (printing a class such as \S back to text
+// did: 200 ms).
+func BenchmarkCompilePatterns(b *testing.B) {
+	var exprs []string
+	for _, r := range All() {
+		for _, e := range append([]string{r.Command, r.NotCommand, r.NotArgs, r.Globals, r.Env, r.Via}, r.Args...) {
+			if e != "" {
+				exprs = append(exprs, e)
+			}
+		}
+	}
+	for b.Loop() {
+		for _, e := range exprs {
+			if _, err := compilePattern(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
