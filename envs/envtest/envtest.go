@@ -287,7 +287,11 @@ func testTreeKill(t *testing.T, env envs.Environment) {
 	}
 	check := "for p in " + strings.Join(pids, " ") + "; do if kill -0 $p 2>/dev/null && ! grep -q '^State:.*Z' /proc/$p/status 2>/dev/null; then echo alive $p; fi; done"
 	if res := run(t, env, sh(check)); strings.Contains(res.Output, "alive") {
-		t.Fatalf("processes survived the tree kill: %q", res.Output)
+		// What the environment holds, for the failure: every process's
+		// pid, name, state, parent, group and session, then the same
+		// check a second later (a survivor, or one slow to die).
+		diag := run(t, env, sh(`for d in /proc/[0-9]*; do cut -d' ' -f1-6 "$d/stat" 2>/dev/null; done; sleep 1; echo "a second later:"; `+check))
+		t.Fatalf("processes survived the tree kill: %q (the tree's pids %q); processes:\n%s", res.Output, pids, diag.Output)
 	}
 }
 
