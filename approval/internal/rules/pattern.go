@@ -26,6 +26,10 @@ type Pattern struct {
 	// Needs lists strings of which every match contains at least one;
 	// nil when no such list is known.
 	Needs []string
+	// needsFirst: Needs is tested before the expression. A long list is
+	// not when the expression has a dfa, which reads the line once where
+	// the list reads it once a string.
+	needsFirst bool
 	// Lead is the class, as pairs of rune ranges, of which a match's
 	// first character is one, when that is all the expression asks
 	// (^[^@]: any name that is not a fact): the first character answers
@@ -48,11 +52,20 @@ type Pattern struct {
 	// process that starts a gate milliseconds.
 	re     *regexp.Regexp
 	reOnce sync.Once
+	// dfa runs the expression where a line gets past the tests above,
+	// made then; nil if the expression has none (see [dfa]).
+	dfa     *dfa
+	dfaOnce sync.Once
 }
 
 // maxNeeds bounds the strings tested before an expression: a longer list
 // costs about what the expression costs.
 const maxNeeds = 48
+
+// maxNeedsBeforeDFA is the longest list of needed strings tested before
+// an expression's dfa: measured over the gate's corpus (go test -bench
+// Gate ./approval), longer lists cost more than the dfa they spare.
+const maxNeedsBeforeDFA = 8
 
 // compilePattern parses expr as [regexp.Compile] does, reporting the same
 // errors, and derives what its matches must contain.
@@ -82,6 +95,7 @@ func compilePattern(expr string) (*Pattern, error) {
 	}
 	if needs, ok := required(parsed); ok {
 		p.Needs = minimalNeeds(needs)
+		p.needsFirst = len(p.Needs) <= maxNeedsBeforeDFA || !dfaFollows(parsed)
 	}
 	if body, ok := tokenBody(parsed); ok {
 		p.Token = tokenPattern(expr, body)
@@ -132,11 +146,23 @@ func (p *Pattern) MatchString(s string) bool {
 	if p.first != nil && (s == "" || !p.first[s[0]]) {
 		return false
 	}
-	if p.Needs != nil && !containsAny(s, p.Needs) {
+	if p.needsFirst && !containsAny(s, p.Needs) {
 		return false
 	}
 	if p.Token != nil {
 		return p.Token.anyToken(s)
+	}
+	return p.matchExpr(s)
+}
+
+// matchExpr runs the expression over s: its dfa where that can tell,
+// the regular expression otherwise.
+func (p *Pattern) matchExpr(s string) bool {
+	p.dfaOnce.Do(func() { p.dfa = newDFA(p.expr) })
+	if p.dfa != nil {
+		if m, ok := p.dfa.matchString(s); ok {
+			return m
+		}
 	}
 	return p.Regexp().MatchString(s)
 }
