@@ -162,6 +162,7 @@ func TestPattern_SameAsRegexp(t *testing.T) {
 		}
 	}
 	for p, kinds := range uses {
+		p.Derive()
 		var own []string
 		for _, k := range kinds {
 			own = append(own, lines[k]...)

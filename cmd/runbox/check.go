@@ -2,14 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"mvdan.cc/sh/v3/syntax"
@@ -238,59 +241,122 @@ const maxJSONLLine = 4 << 20
 // is not a JSON string stops the run with an error naming it, after the
 // lines before it were answered.
 func checkJSONL(ctx context.Context, gate *approval.Gate, req approval.Request, in io.Reader, out io.Writer) error {
-	return answerJSONL(in, out, func(command string) any {
-		req.Command = command
-		v := gate.Check(ctx, req)
-		return checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons, Sandbox: req.Sandbox.Profile}
+	return answerJSONL(in, out, func() func(string) any {
+		req := req // each worker's own
+		return func(command string) any {
+			req.Command = command
+			v := gate.Check(ctx, req)
+			return checkLine{Command: command, Decision: v.Decision, Hardline: v.Hardline, Reasons: v.Reasons, Sandbox: req.Sandbox.Profile}
+		}
 	})
 }
 
-// answerJSONL reads one JSON string per line from in and writes
-// answer's value for each as one line of JSON to out (see checkJSONL).
-func answerJSONL(in io.Reader, out io.Writer, answer func(command string) any) error {
-	bw := bufio.NewWriter(out)
-	sc := bufio.NewScanner(flushingReader{in, bw})
+// answerJSONL reads one JSON string per line from in and writes, in the
+// same order, one line of JSON for each to out: the value an answer
+// function gives it (see checkJSONL). newAnswer makes one function for
+// each worker: the lines one read of in brought are answered by as many
+// workers as there are CPUs, each taking its share in order.
+func answerJSONL(in io.Reader, out io.Writer, newAnswer func() func(command string) any) error {
+	b := &jsonlBatch{w: bufio.NewWriter(out), newAnswer: newAnswer}
+	sc := bufio.NewScanner(flushingReader{in, b})
 	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
 	n := 0
 	for sc.Scan() {
 		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
 			continue
 		}
 		var command string
-		if err := json.Unmarshal([]byte(line), &command); err != nil {
-			bw.Flush()
+		if err := json.Unmarshal(line, &command); err != nil {
+			b.flush()
 			return usageError{errorf("check: stdin line %d: want a JSON string: %v", n, err)}
 		}
-		if err := enc.Encode(answer(command)); err != nil {
-			return errorf("check: %v", err)
-		}
+		b.pending = append(b.pending, command)
 	}
 	if err := sc.Err(); err != nil {
-		bw.Flush()
+		b.flush()
 		return errorf("check: reading stdin: %v", err)
 	}
-	if err := bw.Flush(); err != nil {
+	if err := b.flush(); err != nil {
 		return errorf("check: %v", err)
 	}
 	return nil
 }
 
-// flushingReader flushes w before each read of r. A scanner reads only
-// when the lines it holds are all answered, so every answer is written
-// before check --jsonl waits for more input: a caller may write one line
-// and wait for its answer before writing the next, while a batch already
-// written is answered in large writes rather than one per line.
+// minParallelLines is the fewest lines answered by more than one worker:
+// below it, starting them costs more than they save.
+const minParallelLines = 64
+
+// jsonlBatch holds the lines read and not yet answered, and answers
+// them all before check --jsonl reads again (flushingReader).
+type jsonlBatch struct {
+	w         *bufio.Writer
+	newAnswer func() func(string) any
+	answers   []func(string) any // one per worker, made when first needed
+	outs      []bytes.Buffer     // each worker's answers, in order
+	pending   []string
+}
+
+// flush answers the pending lines, writes the answers in order and
+// flushes them.
+func (b *jsonlBatch) flush() error {
+	if len(b.pending) > 0 {
+		workers := 1
+		if len(b.pending) >= minParallelLines {
+			workers = runtime.GOMAXPROCS(0)
+		}
+		for len(b.answers) < workers {
+			b.answers = append(b.answers, b.newAnswer())
+			b.outs = append(b.outs, bytes.Buffer{})
+		}
+		share := (len(b.pending) + workers - 1) / workers
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for i := range workers {
+			lines := b.pending[min(i*share, len(b.pending)):min((i+1)*share, len(b.pending))]
+			wg.Go(func() { errs[i] = answerLines(&b.outs[i], b.answers[i], lines) })
+		}
+		wg.Wait()
+		b.pending = b.pending[:0]
+		for i := range workers {
+			if errs[i] != nil {
+				return errs[i]
+			}
+			if _, err := b.outs[i].WriteTo(b.w); err != nil {
+				return err
+			}
+		}
+	}
+	return b.w.Flush()
+}
+
+// answerLines appends to out one line of JSON for each command: answer's
+// value.
+func answerLines(out *bytes.Buffer, answer func(string) any, commands []string) error {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	for _, c := range commands {
+		if err := enc.Encode(answer(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushingReader answers and writes every line read so far before each
+// read of r. A scanner reads only when it has handed out every line it
+// holds, so every answer is written before check --jsonl waits for more
+// input: a caller may write one line and wait for its answer before
+// writing the next, while a batch already written is answered in large
+// writes rather than one per line.
 type flushingReader struct {
 	r io.Reader
-	w *bufio.Writer
+	b *jsonlBatch
 }
 
 func (f flushingReader) Read(p []byte) (int, error) {
-	if err := f.w.Flush(); err != nil {
+	if err := f.b.flush(); err != nil {
 		return 0, err
 	}
 	return f.r.Read(p)
@@ -306,9 +372,11 @@ type parsedLine struct {
 // alone, reading and writing the same way: runbox bench measures the
 // gate end to end against it.
 func parseJSONL(in io.Reader, out io.Writer) error {
-	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
-	return answerJSONL(in, out, func(command string) any {
-		_, err := parser.Parse(strings.NewReader(command), "")
-		return parsedLine{Command: command, Parsed: err == nil}
+	return answerJSONL(in, out, func() func(string) any {
+		parser := syntax.NewParser(syntax.Variant(syntax.LangBash)) // each worker's own
+		return func(command string) any {
+			_, err := parser.Parse(strings.NewReader(command), "")
+			return parsedLine{Command: command, Parsed: err == nil}
+		}
 	})
 }

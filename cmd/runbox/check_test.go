@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runbox/runbox/approval"
 )
 
 // TestCheck_JSONLGolden protects the --jsonl contract (DESIGN.md): one
@@ -76,6 +78,40 @@ func TestCheck_JSONLBadLine(t *testing.T) {
 	out, errOut, code := cli(t, "\"ls\"\nls -la\n", nil, "check", "--jsonl")
 	if code != exitUsage || !strings.Contains(errOut, "line 2") || strings.Count(out, "\n") != 1 {
 		t.Errorf("check --jsonl on a bad line = %q, %q, exit %d; want one answer, a line-2 error and exit %d", out, errOut, code, exitUsage)
+	}
+}
+
+// TestCheck_JSONLBatchInOrder: lines that arrive together are answered
+// by several workers, and the answers come out in the input's order,
+// each as it comes when the same lines are sent one at a time; a bad
+// line after a large batch still ends the run with that batch
+// answered.
+func TestCheck_JSONLBatchInOrder(t *testing.T) {
+	commands := append(approval.SampleCommands(), approval.RuleExamples()...)
+	var in strings.Builder
+	for _, c := range commands {
+		b, _ := json.Marshal(c)
+		in.Write(b)
+		in.WriteByte('\n')
+	}
+	out, errOut, code := cli(t, in.String(), nil, "check", "--jsonl")
+	if code != 0 {
+		t.Fatalf("check --jsonl exit %d, stderr %q", code, errOut)
+	}
+	got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(got) != len(commands) {
+		t.Fatalf("%d answers to %d lines", len(got), len(commands))
+	}
+	for i := 0; i < len(commands); i += 37 { // a sample, one run each
+		b, _ := json.Marshal(commands[i])
+		one, _, _ := cli(t, string(b)+"\n", nil, "check", "--jsonl")
+		if strings.TrimSuffix(one, "\n") != got[i] {
+			t.Errorf("line %d: in a batch %s; alone %s", i+1, got[i], one)
+		}
+	}
+	out, errOut, code = cli(t, in.String()+"not json\n", nil, "check", "--jsonl")
+	if code != exitUsage || strings.Count(out, "\n") != len(commands) || !strings.Contains(errOut, fmt.Sprintf("line %d", len(commands)+1)) {
+		t.Errorf("a bad line after %d good ones: %d answers, stderr %q, exit %d", len(commands), strings.Count(out, "\n"), errOut, code)
 	}
 }
 

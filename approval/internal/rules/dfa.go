@@ -33,8 +33,14 @@ type dfa struct {
 	states []*dfaState
 	known  map[string]uint16 // a state's instructions, encoded: its index
 	max    int               // states kept before they are dropped
-	// Scratch space of a closure, kept between builds.
-	seen  []bool
+	// again is what a match starting after the first byte begins with
+	// (the closure of the program's start away from the text's start),
+	// added to every state a byte leads to: the search is unanchored.
+	again *dfaState
+	// Scratch space of a closure, kept between builds: an instruction
+	// is in the closure being built when seen holds gen for it.
+	seen  []uint32
+	gen   uint32
 	stack []uint32
 	key   []byte
 }
@@ -62,16 +68,21 @@ func newDFA(expr string) *dfa {
 	if err != nil {
 		return nil
 	}
-	prog, err := syntax.Compile(re.Simplify())
+	return dfaOf(re.Simplify())
+}
+
+// dfaOf is newDFA for an expression already parsed and simplified.
+func dfaOf(re *syntax.Regexp) *dfa {
+	if !dfaFollows(re) {
+		return nil
+	}
+	prog, err := syntax.Compile(re)
 	if err != nil {
 		return nil
 	}
-	for _, in := range prog.Inst {
-		if in.Op == syntax.InstEmptyWidth && syntax.EmptyOp(in.Arg)&^(syntax.EmptyBeginText|syntax.EmptyEndText) != 0 {
-			return nil
-		}
-	}
-	d := &dfa{prog: prog, known: make(map[string]uint16), max: maxDFAStates, seen: make([]bool, len(prog.Inst))}
+	d := &dfa{prog: prog, known: make(map[string]uint16), max: maxDFAStates, seen: make([]uint32, len(prog.Inst))}
+	d.stack = append(d.stack[:0], uint32(prog.Start))
+	d.again = d.closure(false, false)
 	d.reset()
 	return d
 }
@@ -144,10 +155,14 @@ func (d *dfa) step(st *dfaState, c byte) (uint16, bool) {
 			d.stack = append(d.stack, in.Out)
 		}
 	}
-	// Last, so the threads already running are followed first; the
-	// order does not change the set.
-	d.stack = append(d.stack, uint32(d.prog.Start))
-	i, ok := d.intern(d.closure(false, false))
+	next := d.closure(false, false)
+	for _, pc := range d.again.pcs {
+		if d.seen[pc] != d.gen {
+			next.pcs = append(next.pcs, pc)
+		}
+	}
+	next.match = next.match || d.again.match
+	i, ok := d.intern(next)
 	return uint16(i + 1), ok
 }
 
@@ -188,17 +203,21 @@ func takes(in *syntax.Inst, c byte) bool {
 // consumes nothing, at a position where begin says whether the text
 // starts and end whether it ends. The state it returns (not yet
 // interned) holds the instructions that wait on a byte and, before the
-// end, the $ that wait on it, sorted; match says a match was reached.
+// end, the $ that wait on it; match says a match was reached.
 func (d *dfa) closure(begin, end bool) *dfaState {
-	clear(d.seen)
+	d.gen++
+	if d.gen == 0 { // wrapped: no mark may look current
+		clear(d.seen)
+		d.gen = 1
+	}
 	st := &dfaState{}
 	for len(d.stack) > 0 {
 		pc := d.stack[len(d.stack)-1]
 		d.stack = d.stack[:len(d.stack)-1]
-		if d.seen[pc] {
+		if d.seen[pc] == d.gen {
 			continue
 		}
-		d.seen[pc] = true
+		d.seen[pc] = d.gen
 		in := &d.prog.Inst[pc]
 		switch in.Op {
 		case syntax.InstAlt, syntax.InstAltMatch:
@@ -220,13 +239,13 @@ func (d *dfa) closure(begin, end bool) *dfaState {
 			st.pcs = append(st.pcs, pc)
 		}
 	}
-	slices.Sort(st.pcs)
 	return st
 }
 
 // intern returns the index of the state with st's instructions, adding
 // st if none has them yet; ok is false when d holds its maximum already.
 func (d *dfa) intern(st *dfaState) (int, bool) {
+	slices.Sort(st.pcs)
 	d.key = d.key[:0]
 	if st.match { // a match and no match differ as states
 		d.key = append(d.key, 1)

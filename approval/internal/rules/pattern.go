@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -18,7 +19,10 @@ import (
 // expression that matches only a finite set of whole strings is that
 // set.
 type Pattern struct {
-	expr string
+	expr    string
+	derived sync.Once
+	err     error          // why expr does not parse
+	parsed  *syntax.Regexp // expr parsed and simplified, once derived
 	// Whole is every string the expression matches, when it matches
 	// only whole strings from a finite set (^(echo|printf|grep)$): the
 	// set answers alone. Nil otherwise.
@@ -70,23 +74,45 @@ const maxNeedsBeforeDFA = 8
 // compilePattern parses expr as [regexp.Compile] does, reporting the same
 // errors, and derives what its matches must contain.
 func compilePattern(expr string) (*Pattern, error) {
-	parsed, err := syntax.Parse(expr, syntax.Perl)
+	p := lazyPattern(expr)
+	p.Derive()
+	return p, p.err
+}
+
+// lazyPattern is the pattern of expr, derived the first time it is
+// used: a check reaches the patterns of a few rules, and deriving all of
+// the table's cost every start of runbox milliseconds (go test -bench
+// CompilePatterns). The table's expressions are held to parse by its
+// tests (FuzzPattern compiles each).
+func lazyPattern(expr string) *Pattern { return &Pattern{expr: expr} }
+
+// Derive works out, once, what the expression's matches must hold: the
+// fields Whole, Needs, Lead and Token are set after it. MatchString
+// calls it first.
+func (p *Pattern) Derive() *Pattern {
+	p.derived.Do(p.derive)
+	return p
+}
+
+func (p *Pattern) derive() {
+	parsed, err := syntax.Parse(p.expr, syntax.Perl)
 	if err != nil {
-		return nil, err // what regexp.Compile returns
+		p.err = err // what regexp.Compile returns
+		return
 	}
-	p := &Pattern{expr: expr}
 	parsed = parsed.Simplify()
+	p.parsed = parsed
 	if rest, ok := anchoredStart(parsed); ok {
 		if names, ok := wholeNames(rest); ok {
 			p.Whole = make(map[string]bool, len(names))
 			for _, n := range names {
 				p.Whole[n] = true
 			}
-			return p, nil
+			return
 		}
 		if lead, ok := leadingClass(rest); ok {
 			p.Lead = lead
-			return p, nil
+			return
 		}
 		var set [256]bool
 		if nullable := firstBytes(rest, &set); !nullable {
@@ -98,9 +124,8 @@ func compilePattern(expr string) (*Pattern, error) {
 		p.needsFirst = len(p.Needs) <= maxNeedsBeforeDFA || !dfaFollows(parsed)
 	}
 	if body, ok := tokenBody(parsed); ok {
-		p.Token = tokenPattern(expr, body)
+		p.Token = tokenPattern(p.expr, body)
 	}
-	return p, nil
 }
 
 // minimalNeeds drops from needs each string that holds another of them:
@@ -134,8 +159,12 @@ func (p *Pattern) Regexp() *regexp.Regexp {
 	return p.re
 }
 
-// MatchString reports whether s holds a match of the expression.
+// MatchString reports whether s holds a match of the expression. It
+// panics if the expression does not parse, as regexp.MustCompile does.
 func (p *Pattern) MatchString(s string) bool {
+	if p.Derive().err != nil {
+		panic(fmt.Sprintf("rules: pattern %q: %v", p.expr, p.err))
+	}
 	if p.Whole != nil {
 		return p.Whole[s]
 	}
@@ -158,7 +187,7 @@ func (p *Pattern) MatchString(s string) bool {
 // matchExpr runs the expression over s: its dfa where that can tell,
 // the regular expression otherwise.
 func (p *Pattern) matchExpr(s string) bool {
-	p.dfaOnce.Do(func() { p.dfa = newDFA(p.expr) })
+	p.dfaOnce.Do(func() { p.dfa = dfaOf(p.parsed) })
 	if p.dfa != nil {
 		if m, ok := p.dfa.matchString(s); ok {
 			return m

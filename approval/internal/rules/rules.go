@@ -1076,14 +1076,15 @@ func compileTable() ([]*Compiled, error) {
 			return nil, fmt.Errorf("approval: rule %s: invalid tier", r.ID)
 		}
 		cr := &Compiled{Rule: r, reason: RuleReason(r.Description, r.ID)}
-		var err error
+		// Patterns are derived when first used (lazyPattern); the index
+		// parses the Command patterns now.
 		compile := func(p string) *Pattern {
-			if p == "" || err != nil {
+			if p == "" {
 				return nil
 			}
 			re := seen[p]
 			if re == nil {
-				re, err = compilePattern(p)
+				re = lazyPattern(p)
 				seen[p] = re
 			}
 			return re
@@ -1096,13 +1097,10 @@ func compileTable() ([]*Compiled, error) {
 		cr.NotArgsRE = compile(r.NotArgs)
 		cr.GlobalsRE = compile(r.Globals)
 		cr.EnvRE = compile(r.Env)
-		cr.envNeedsSome = cr.EnvRE != nil && !regexp.MustCompile(r.Env).MatchString("")
+		cr.envNeedsSome = cr.EnvRE != nil && !cr.EnvRE.MatchString("")
 		cr.ViaRE = compile(r.Via)
 		for _, p := range r.Args {
 			cr.ArgsRE = append(cr.ArgsRE, compile(p))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("approval: rule %s: %w", r.ID, err)
 		}
 		out = append(out, cr)
 	}
