@@ -4,8 +4,9 @@
 // [Command]: a program after resolution, or a fact the walker derived,
 // named "@…" as the Fact constants say), and the machinery that makes
 // matching cheap: patterns with a test of required text in front of the
-// expression ([Pattern]) and an index from a command's name to the rules
-// that can match it ([Index]).
+// expression, derived when first used, and the expression run as an
+// automaton built as lines reach its states ([Pattern]), and an index
+// from a command's name to the rules that can match it ([Index]).
 //
 // The table is data. Whether a command is flagged is decided here;
 // what is done about it (ask, deny, let through under a sandbox, an
