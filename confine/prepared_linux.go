@@ -74,6 +74,10 @@ func Prepare(p Policy) (*Prepared, error) {
 	// paths change as it sees the rest, and a new Prepared resolves
 	// them again.
 	r.unix = newUnixRules(p)
+	if r.mounts, err = sharedMounts(p, w); err != nil {
+		r.close()
+		return nil, err
+	}
 	w.seal()
 	return &Prepared{w: w, r: r}, nil
 }
@@ -128,33 +132,14 @@ func (pp *Prepared) onThread(start func() error, report func(Violation)) (pidfd 
 		err   error
 		pidfd int
 	}
-	res := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		if unix.Gettid() == unix.Getpid() {
-			// The main thread is never ended by the runtime (it is
-			// parked for good instead): confined, it would stay in
-			// the program's domain. Holding it, locked and idle,
-			// while another goroutine does the work puts that one on
-			// another thread; the main thread is then let go as it
-			// was.
-			fd, err := pp.onThread(start, report)
-			runtime.UnlockOSThread()
-			res <- result{err: err, pidfd: fd}
-			return
-		}
-		// Never unlocked: the runtime ends a thread whose goroutine
-		// exits locked to it, instead of running other goroutines on
-		// a thread without rights.
+	r := onSpareThread(func() result {
 		fd, err := unix.PidfdOpen(unix.Gettid(), pidfdThread)
 		if err != nil {
-			res <- result{err: fmt.Errorf("%w: watching the thread (Linux 6.9 or later is needed): %w", ErrNotEnforced, err), pidfd: -1}
-			return
+			return result{err: fmt.Errorf("%w: watching the thread (Linux 6.9 or later is needed): %w", ErrNotEnforced, err), pidfd: -1}
 		}
 		listener, err := pp.r.enforce(true)
 		if err != nil {
-			res <- result{err: fmt.Errorf("%w: %w", ErrNotEnforced, err), pidfd: fd}
-			return
+			return result{err: fmt.Errorf("%w: %w", ErrNotEnforced, err), pidfd: fd}
 		}
 		if listener >= 0 {
 			// Served by a goroutine of an unconfined thread until
@@ -162,10 +147,35 @@ func (pp *Prepared) onThread(start func() error, report func(Violation)) (pidfd 
 			// gone.
 			go serveListener(listener, pp.r.p, pp.r.unix, report)
 		}
-		res <- result{err: start(), pidfd: fd}
-	}()
-	r := <-res
+		return result{err: start(), pidfd: fd}
+	})
 	return r.pidfd, r.err
+}
+
+// onSpareThread runs f on a thread of its own, which ends when f
+// returns: whatever f changes of the thread (its namespaces, its
+// rights) goes with it and reaches no other goroutine.
+func onSpareThread[T any](f func() T) T {
+	res := make(chan T, 1)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread is never ended by the runtime (it is
+			// parked for good instead): changed, it would stay so.
+			// Holding it, locked and idle, while another goroutine
+			// does the work puts that one on another thread; the
+			// main thread is then let go as it was.
+			v := onSpareThread(f)
+			runtime.UnlockOSThread()
+			res <- v
+			return
+		}
+		// Never unlocked: the runtime ends a thread whose goroutine
+		// exits locked to it, instead of running other goroutines on
+		// a changed thread.
+		res <- f()
+	}()
+	return <-res
 }
 
 // pidfdThread is PIDFD_THREAD (O_EXCL in linux/pidfd.h): a pidfd of one

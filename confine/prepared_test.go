@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/runbox/runbox/confine"
 )
 
@@ -262,5 +264,102 @@ func assertNoThreadConfined(t *testing.T) {
 		if strings.Contains(string(b), "\nSeccomp:\t2") || strings.Contains(string(b), "\nNoNewPrivs:\t1") {
 			t.Errorf("thread %s of this process is still confined:\n%s", task.Name(), b)
 		}
+	}
+}
+
+// mountNS names the mount namespace of process pid, as the kernel does.
+func mountNS(t *testing.T, pid int) string {
+	t.Helper()
+	l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestPrepared_OneMountNamespace: the programs one Prepared starts share
+// the private mount namespace it built once, not this process's, and
+// the read-only layer holds in it for each of them; a Prepared built
+// anew builds a namespace of its own.
+func TestPrepared_OneMountNamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the read-only mount layer needs root")
+	}
+	f := newFixture(t, user{name: "root"})
+	p := f.policy(confine.ProfileWorkspace)
+	pp := prepare(t, p)
+	a, _ := startOn(t, pp, f, "exec sleep 600")
+	b, _ := startOn(t, pp, f, "exec sleep 600")
+	nsA, nsB, self := mountNS(t, a.Process.Pid), mountNS(t, b.Process.Pid), mountNS(t, os.Getpid())
+	if nsA != nsB || nsA == self {
+		t.Fatalf("mount namespaces: %s and %s, this process %s; want the first two equal and not the third", nsA, nsB, self)
+	}
+	for range 2 {
+		cmd, out := startOn(t, pp, f, "chmod 600 "+f.victim+" && echo CHANGED; touch -d 2001-01-01 "+f.victim+" && echo TOUCHED; echo x > made && chmod 600 made && echo INSIDE")
+		cmd.Wait()
+		if s := out.String(); strings.Contains(s, "CHANGED") || strings.Contains(s, "TOUCHED") || !strings.Contains(s, "INSIDE") {
+			t.Fatalf("in the shared namespace: want the file outside unchanged and the workspace writable:\n%s", s)
+		}
+	}
+	// The control: from this process the victim's mode can change.
+	if err := os.Chmod(f.victim, 0o600); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	c, _ := startOn(t, prepare(t, p), f, "exec sleep 600")
+	if ns := mountNS(t, c.Process.Pid); ns == nsA || ns == self {
+		t.Errorf("a new Prepared's programs are in %s; want a namespace of their own", ns)
+	}
+}
+
+// TestPrepared_GitMadeLaterIsProtected: the shared mount namespace keeps
+// .git/config and .git/hooks read-only as they were when it was built.
+// A repository made at the workspace's root afterwards (by a command:
+// git init) makes the Prepared out of date, and one built anew protects
+// it. The control: the stale namespace, which has no binds for it, lets
+// a program write a hook.
+func TestPrepared_GitMadeLaterIsProtected(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the read-only mount layer needs root")
+	}
+	f := newFixture(t, user{name: "root"})
+	p := f.policy(confine.ProfileWorkspace)
+	p.ProtectGit = true
+	pp := prepare(t, p)
+	cmd, out := startOn(t, pp, f, "mkdir -p .git/hooks && echo '[core]' > .git/config && echo MADE")
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "MADE") {
+		t.Fatalf("making a repository in the workspace: %v\n%s", err, out)
+	}
+	if pp.Current() {
+		t.Fatal("Current = true after a .git was made at the workspace's root")
+	}
+	write := "echo 'echo evil' > .git/hooks/pre-commit && echo HOOK; echo evil >> .git/config && echo CONFIG"
+	cmd, out = startOn(t, pp, f, write)
+	cmd.Wait()
+	if !strings.Contains(out.String(), "HOOK") {
+		t.Fatalf("control: the stale namespace should let the hook be written:\n%s", out)
+	}
+	os.Remove(filepath.Join(f.ws, ".git", "hooks", "pre-commit"))
+	cmd, out = startOn(t, prepare(t, p), f, write)
+	cmd.Wait()
+	if s := out.String(); strings.Contains(s, "HOOK") || strings.Contains(s, "CONFIG") {
+		t.Fatalf("a Prepared built anew let the repository's hooks or config be written:\n%s", s)
+	}
+}
+
+// TestPrepared_MountsChangedMakesItStale: a mount made on this machine
+// after the namespace was copied is not in it; Current says so.
+func TestPrepared_MountsChangedMakesItStale(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the read-only mount layer needs root")
+	}
+	f := newFixture(t, user{name: "root"})
+	pp := prepare(t, f.policy(confine.ProfileWorkspace))
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Unmount(dir, unix.MNT_DETACH)
+	if pp.Current() {
+		t.Fatal("Current = true after a mount was made")
 	}
 }

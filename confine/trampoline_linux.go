@@ -106,6 +106,10 @@ type ready struct {
 	// every program it starts (the trampoline hands its listener over
 	// and never decides a connect itself).
 	unix unixRules
+	// mounts is the private mount namespace Prepare built for every
+	// program it starts (sharedMounts); -1 when each program's thread
+	// builds its own (the trampoline) or there is no mount layer.
+	mounts int
 }
 
 // prepare builds what enforcing p takes, recording in w (when not nil)
@@ -154,7 +158,7 @@ func prepare(p Policy, w *watch) (*ready, error) {
 	if fd < 0 {
 		return nil, fmt.Errorf("confine: Landlock refused the ruleset: choose `sandbox: off` to run unconfined")
 	}
-	return &ready{p: p, ruleset: fd, flags: flags, seccomp: prog, notify: notify, lastCap: last}, nil
+	return &ready{p: p, ruleset: fd, flags: flags, seccomp: prog, notify: notify, lastCap: last, mounts: -1}, nil
 }
 
 // enforce confines the calling thread, which must be locked to its
@@ -165,7 +169,12 @@ func prepare(p Policy, w *watch) (*ready, error) {
 // caller is to serve (serveListener) for the programs the thread starts;
 // else -1.
 func (r *ready) enforce(serve bool) (listener int, err error) {
-	if err := privateMounts(r.p); err != nil {
+	if r.mounts >= 0 {
+		err = enterMounts(r.mounts)
+	} else {
+		err = privateMounts(r.p)
+	}
+	if err != nil {
 		return -1, err
 	}
 	if err := dropCapabilities(r.lastCap); err != nil {
@@ -190,7 +199,12 @@ func (r *ready) enforce(serve bool) (listener int, err error) {
 	return loadSeccomp(r.seccomp, false)
 }
 
-func (r *ready) close() { unix.Close(r.ruleset) }
+func (r *ready) close() {
+	unix.Close(r.ruleset)
+	if r.mounts >= 0 {
+		unix.Close(r.mounts)
+	}
+}
 
 // landlockConfig is the strongest configuration the kernel's ABI gives:
 // every file right it knows, TCP connect when the network is an

@@ -55,6 +55,12 @@ type watch struct {
 	// the last full comparison found nothing changed. Both under mu.
 	notify int
 	dirty  bool
+	// mounts is /proc/self/mountinfo, open from watchMounts on (-1
+	// before): the kernel marks it when a mount or unmount changes this
+	// process's mount table, which a namespace copied from it does not
+	// follow. mountsMoved stays true once it was marked.
+	mounts      int
+	mountsMoved bool
 }
 
 // link is what resolving a path gave: with deny, by resolve (a missing
@@ -72,7 +78,36 @@ type fileID struct {
 }
 
 func newWatch() *watch {
-	return &watch{dirs: map[string][sha256.Size]byte{}, entries: map[string][]dirent{}, files: map[string]fileID{}, links: map[string]link{}, notify: -1}
+	return &watch{dirs: map[string][sha256.Size]byte{}, entries: map[string][]dirent{}, files: map[string]fileID{}, links: map[string]link{}, notify: -1, mounts: -1}
+}
+
+// watchMounts makes current false from the first change of this
+// process's mounts on.
+func (w *watch) watchMounts() error {
+	fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("confine: watching the mount table: %w", err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mounts >= 0 {
+		unix.Close(w.mounts)
+	}
+	w.mounts = fd
+	return nil
+}
+
+// mountsChanged reports whether the mount table changed since
+// watchMounts (under mu).
+func (w *watch) mountsChanged() bool {
+	if w.mounts < 0 || w.mountsMoved {
+		return w.mountsMoved
+	}
+	fds := []unix.PollFd{{Fd: int32(w.mounts), Events: unix.POLLPRI}}
+	if n, err := unix.Poll(fds, 0); err == nil && n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR) != 0 {
+		w.mountsMoved = true
+	}
+	return w.mountsMoved
 }
 
 // statID looks path up (following symbolic links, as a rule's open does).
@@ -343,6 +378,10 @@ func (w *watch) close() {
 		unix.Close(w.notify)
 		w.notify = -1
 	}
+	if w.mounts >= 0 {
+		unix.Close(w.mounts)
+		w.mounts = -1
+	}
 }
 
 // changed reports whether an event came since the last call (draining
@@ -426,6 +465,9 @@ func (w *watch) vouched(path string, l link) bool {
 func (w *watch) current() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.mountsChanged() {
+		return false
+	}
 	if w.notify >= 0 && w.changed() {
 		w.dirty = true
 	}
