@@ -112,7 +112,14 @@
 // a long-running runbox serve and a one-shot runbox undo may use it at
 // the same time. Every operation takes an exclusive flock on it, reloads
 // what another process changed (a generation number says whether it
-// has to), acts, saves with write-to-temporary-and-rename, and unlocks.
+// has to), acts, saves, and unlocks. The state is saved by overwriting
+// the spare state file (the state before the current one) and
+// exchanging it with the current one (renameat2 RENAME_EXCHANGE): the
+// current file is whole at every moment, and no file is renamed over
+// another, which ext4 pays for with a flush (about 200 µs a save against
+// 20). Without the exchange the state goes through a temporary file
+// renamed into place. Steps, objects and indexes are always written to a
+// temporary file and renamed.
 // Within a process a Journal is safe for concurrent use. Nothing in this
 // package starts a goroutine.
 //

@@ -2,6 +2,7 @@ package undo
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -46,6 +47,7 @@ type Journal struct {
 	// replaced the state (see [Journal.unchanged]).
 	held  *os.File
 	wbuf  *bufio.Writer // reused by writeFile
+	mbuf  *bytes.Buffer // reused by saveMeta
 	m     meta
 	index map[string]entry
 	refs  refs

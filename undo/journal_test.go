@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/runbox/runbox/undo"
@@ -246,4 +247,105 @@ func TestCheckpoint_UnreadableDirectoryIsNotDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireSame(t, before, snapshot(t, root), true)
+}
+
+// TestJournal_SeesSavesByAnotherAfterExchanges: a save overwrites the
+// spare state file and exchanges it with meta, so after saves by another
+// process meta can name again the very file this process holds, with
+// another state in it. The process must still see that state. The test
+// runs commands in the other journal until meta names the held file
+// again (the case an inode comparison alone gets wrong), then asks the
+// first for the steps.
+func TestJournal_SeesSavesByAnotherAfterExchanges(t *testing.T) {
+	ctx := context.Background()
+	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	one := openAt(t, root, state, undo.Options{})
+	two := openAt(t, root, state, undo.Options{})
+	command(t, one, "first", func() { run(t, root, "echo 1 > first.txt") })
+	held := inode(t, filepath.Join(state, "meta"))
+	labels := []string{"first"}
+	for i := 0; ; i++ {
+		if i == 6 {
+			t.Fatal("meta never named the first journal's file again")
+		}
+		label := fmt.Sprint("other-", i)
+		command(t, two, label, func() { run(t, root, "echo x > "+label+".txt") })
+		labels = append(labels, label)
+		if inode(t, filepath.Join(state, "meta")) == held {
+			break
+		}
+	}
+	steps, err := one.Steps(ctx)
+	must(t, err)
+	var got []string
+	for _, s := range steps {
+		got = append(got, s.Commands...)
+	}
+	if !slices.Equal(got, labels) {
+		t.Fatalf("steps seen by the first journal: %q; want %q", got, labels)
+	}
+}
+
+// TestJournal_ReadsStateOfEarlierVersions: a state file as earlier
+// versions wrote it (gob from its first byte, replaced by rename, no
+// spare) is read, and the next save writes the current form.
+func TestJournal_ReadsStateOfEarlierVersions(t *testing.T) {
+	ctx := context.Background()
+	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	j := openAt(t, root, state, undo.Options{})
+	command(t, j, "old", func() { run(t, root, "echo o > old.txt") })
+	must(t, j.Close())
+	meta := filepath.Join(state, "meta")
+	b, err := os.ReadFile(meta)
+	must(t, err)
+	const prefix = 16 // the magic and the generation
+	if len(b) < prefix || string(b[:6]) != "RBUNDO" {
+		t.Fatalf("meta starts %q; want the magic", b[:min(len(b), prefix)])
+	}
+	must(t, os.WriteFile(meta+".old", b[prefix:], 0o600))
+	must(t, os.Rename(meta+".old", meta))
+	must(t, os.Remove(meta+".next"))
+
+	again := openAt(t, root, state, undo.Options{})
+	steps, err := again.Steps(ctx)
+	must(t, err)
+	if len(steps) != 1 || !slices.Equal(steps[0].Commands, []string{"old"}) {
+		t.Fatalf("steps from the earlier form = %+v; want old's", steps)
+	}
+	command(t, again, "new", func() { run(t, root, "echo n > new.txt") })
+	if b, _ := os.ReadFile(meta); string(b[:6]) != "RBUNDO" {
+		t.Errorf("meta after a save starts %q; want the current form", b[:min(len(b), prefix)])
+	}
+	steps, err = openAt(t, root, state, undo.Options{}).Steps(ctx)
+	if err != nil || len(steps) != 2 {
+		t.Fatalf("steps after the save = %+v, %v; want two", steps, err)
+	}
+}
+
+// TestJournal_DamagedSpareStateIgnored: meta.next holds the state before
+// meta's, or a save cut short by a crash: whatever it holds, the journal
+// reads meta, and the next save overwrites the spare.
+func TestJournal_DamagedSpareStateIgnored(t *testing.T) {
+	ctx := context.Background()
+	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	j := openAt(t, root, state, undo.Options{})
+	command(t, j, "one", func() { run(t, root, "echo 1 > one.txt") })
+	must(t, j.Close())
+	must(t, os.WriteFile(filepath.Join(state, "meta.next"), []byte("RBUNDO\x00\x01 torn write"), 0o600))
+	again := openAt(t, root, state, undo.Options{})
+	command(t, again, "two", func() { run(t, root, "echo 2 > two.txt") })
+	steps, err := openAt(t, root, state, undo.Options{}).Steps(ctx)
+	if err != nil || len(steps) != 2 {
+		t.Fatalf("steps = %+v, %v; want one and two", steps, err)
+	}
+}
+
+// inode is the inode number path names.
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
 }

@@ -43,3 +43,8 @@ func procStart(pid int) uint64 {
 	}
 	return n
 }
+
+// exchange swaps the files a and b name, atomically (both must exist).
+func exchange(a, b string) error {
+	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+}
