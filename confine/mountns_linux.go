@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -72,9 +74,41 @@ func sharedMounts(p Policy, w *watch) (int, error) {
 	if !mountLayer() {
 		return -1, nil
 	}
-	if p.ProtectGit && p.Profile == ProfileWorkspace {
+	var err error
+	for range sharedMountsTries {
+		var fd int
+		if fd, err = buildShared(p, w); err == nil {
+			return fd, nil
+		}
+		if !errors.Is(err, errRepositoryMoved) {
+			return -1, err
+		}
+	}
+	return -1, err
+}
+
+// sharedMountsTries bounds the builds a repository changing under them
+// can spoil, one after the other.
+const sharedMountsTries = 3
+
+// errRepositoryMoved: the repository's files changed while the
+// namespace was built, so what it keeps read-only may not be what was
+// recorded.
+var errRepositoryMoved = errors.New("confine: the repository at the workspace's root changed while its protection was made")
+
+// buildShared records the paths privateMounts depends on, builds the
+// namespace, and checks in it that the repository's files it pinned are
+// the ones recorded.
+func buildShared(p Policy, w *watch) (int, error) {
+	git := p.ProtectGit && p.Profile == ProfileWorkspace
+	var repo repoFiles
+	if git {
 		// Made before the paths are recorded, as protectGit would.
 		if _, _, err := gitHooks(p.Workspace); err != nil {
+			return -1, err
+		}
+		var err error
+		if repo, err = recordRepo(p.Workspace, w); err != nil {
 			return -1, err
 		}
 	}
@@ -83,36 +117,147 @@ func sharedMounts(p Policy, w *watch) (int, error) {
 			return -1, err
 		}
 	}
-	if err := w.watchMounts(); err != nil {
-		return -1, err
-	}
 	type result struct {
-		fd  int
-		err error
+		ns, table int
+		err       error
 	}
 	r := onSpareThread(func() result {
 		if err := privateMounts(p); err != nil {
-			return result{-1, err}
+			return result{-1, -1, err}
 		}
-		fd, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		// Opened before the check: a mount taken away after it is a
+		// change of this table.
+		table, err := unix.Open("/proc/thread-self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return result{-1, fmt.Errorf("confine: opening the private mount namespace: %w", err)}
+			return result{-1, -1, fmt.Errorf("confine: watching the private mount table: %w", err)}
 		}
-		return result{fd, nil}
+		if git {
+			if err := repo.pinned(); err != nil {
+				unix.Close(table)
+				return result{-1, -1, err}
+			}
+		}
+		ns, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Close(table)
+			return result{-1, -1, fmt.Errorf("confine: opening the private mount namespace: %w", err)}
+		}
+		return result{ns, table, nil}
 	})
-	return r.fd, r.err
+	if r.err != nil {
+		return -1, r.err
+	}
+	if err := w.watchMounts(r.table); err != nil {
+		unix.Close(r.ns)
+		return -1, err
+	}
+	return r.ns, nil
 }
 
-// mountPaths are the paths privateMounts looks at: each it may bind,
-// and the repository's control files it protects.
+// repoFiles are the repository's control files at the workspace's root
+// as recorded before a namespace was built: each path's own entry (a
+// link not followed, as protectGit looks), zero when missing.
+type repoFiles struct {
+	git, hooks, config string
+	gitID, hooksID     fileID
+	configID           fileID
+}
+
+// recordRepo records in w, and returns, the entries of .git, its hooks
+// directory and its config.
+func recordRepo(workspace string, w *watch) (repoFiles, error) {
+	r := repoFiles{git: filepath.Join(workspace, ".git")}
+	r.hooks, r.config = filepath.Join(r.git, "hooks"), filepath.Join(r.git, "config")
+	var err error
+	if r.gitID, err = w.lstat(r.git); err != nil {
+		return r, err
+	}
+	if r.hooksID, err = w.lstat(r.hooks); err != nil {
+		return r, err
+	}
+	r.configID, err = w.lstat(r.config)
+	return r, err
+}
+
+// pinned checks, on a thread in the namespace just built, that
+// protectGit pinned the .git recorded and made read-only the hooks and
+// config recorded: a repository moved away and back while the namespace
+// was built would otherwise leave it unprotected while the files look
+// as recorded. Nothing is expected of a .git that was no directory.
+func (r repoFiles) pinned() error {
+	if r.gitID.mode != fs.FileMode(unix.S_IFDIR) {
+		return nil
+	}
+	mounts, err := mountPoints()
+	if err != nil {
+		return err
+	}
+	// The mount table names mount points by their resolved paths.
+	real, err := filepath.EvalSymlinks(filepath.Dir(r.git))
+	if err != nil {
+		return errRepositoryMoved
+	}
+	want := []struct {
+		path     string
+		id       fileID
+		readOnly bool
+	}{{r.git, r.gitID, false}, {r.hooks, r.hooksID, true}, {r.config, r.configID, true}}
+	for _, x := range want {
+		if x.id == (fileID{}) {
+			continue
+		}
+		ro, ok := mounts[filepath.Join(real, strings.TrimPrefix(x.path, filepath.Dir(r.git)))]
+		if got, err := lstatID(x.path); err != nil || got != x.id || !ok || x.readOnly && !ro {
+			return errRepositoryMoved
+		}
+	}
+	return nil
+}
+
+// mountPoints lists the calling thread's mount points, each with
+// whether it is read-only.
+func mountPoints() (map[string]bool, error) {
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("confine: reading the mount table: %w", err)
+	}
+	out := map[string]bool{}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		// id parent major:minor root mount-point options ...
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			continue
+		}
+		out[unescapeMount(f[4])] = slices.Contains(strings.Split(f[5], ","), "ro")
+	}
+	return out, nil
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mountPaths are the paths readOnlyOutside may bind (the repository's
+// files are recordRepo's).
 func mountPaths(p Policy) []string {
 	var paths []string
 	if p.Profile == ProfileWorkspace {
 		paths = append(paths, p.Workspace)
-		if p.ProtectGit {
-			git := filepath.Join(p.Workspace, ".git")
-			paths = append(paths, git, filepath.Join(git, "hooks"), filepath.Join(git, "config"))
-		}
 	}
 	paths = append(paths, p.Writable...)
 	roots := slices.Clone(paths)

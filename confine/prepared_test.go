@@ -363,3 +363,109 @@ func TestPrepared_MountsChangedMakesItStale(t *testing.T) {
 		t.Fatal("Current = true after a mount was made")
 	}
 }
+
+// gitRepo makes a repository's control files in dir: hooks and config.
+func gitRepo(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config"), []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hookWrite tries to write a hook and the config of the repository at
+// the workspace's root.
+const hookWrite = "echo 'echo evil' >> .git/hooks/pre-commit && echo HOOK; echo evil >> .git/config && echo CONFIG"
+
+// TestPrepared_GitLinkReplacedByRepository: a .git that is a symbolic
+// link is not pinned (protectGit looks at the entry itself); replacing
+// it with the directory it pointed to must make the Prepared out of
+// date, though the path resolves to the same directory before and
+// after. The control: the stale namespace lets a hook be written.
+func TestPrepared_GitLinkReplacedByRepository(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the read-only mount layer needs root")
+	}
+	f := newFixture(t, user{name: "root"})
+	p := f.policy(confine.ProfileWorkspace)
+	p.ProtectGit = true
+	real := filepath.Join(f.ws, "real-git")
+	gitRepo(t, real)
+	if err := os.Symlink("real-git", filepath.Join(f.ws, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	pp := prepare(t, p)
+	if !pp.Current() {
+		t.Fatal("Current = false before anything changed")
+	}
+	if err := os.Remove(filepath.Join(f.ws, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(real, filepath.Join(f.ws, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if pp.Current() {
+		t.Fatal("Current = true after the .git link was replaced by the repository")
+	}
+	cmd, out := startOn(t, pp, f, hookWrite)
+	cmd.Wait()
+	if !strings.Contains(out.String(), "HOOK") {
+		t.Fatalf("control: the stale namespace should let the hook be written:\n%s", out)
+	}
+	cmd, out = startOn(t, prepare(t, p), f, hookWrite)
+	cmd.Wait()
+	if s := out.String(); strings.Contains(s, "HOOK") || strings.Contains(s, "CONFIG") {
+		t.Fatalf("a Prepared built anew let the repository's hooks or config be written:\n%s", s)
+	}
+}
+
+// TestPrepared_RepositoryMovedWhileBuilt: a command that moves .git away
+// and back while a Prepared builds its namespace must not leave one that
+// is current and does not protect the repository. Each Prepared made
+// while another goroutine moves .git away and back, if Current once the
+// moves stop, must refuse a hook.
+func TestPrepared_RepositoryMovedWhileBuilt(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the read-only mount layer needs root")
+	}
+	f := newFixture(t, user{name: "root"})
+	p := f.policy(confine.ProfileWorkspace)
+	p.ProtectGit = true
+	git := filepath.Join(f.ws, ".git")
+	gitRepo(t, git)
+	checked := 0
+	for range 60 {
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				os.Rename(git, git+"x")
+				os.Rename(git+"x", git)
+			}
+		}()
+		pp, err := confine.Prepare(p)
+		close(stop)
+		<-done
+		if err != nil {
+			continue // the builds kept being spoilt: no Prepared, shells start through the trampoline
+		}
+		if pp.Current() {
+			checked++
+			cmd, out := startOn(t, pp, f, hookWrite)
+			cmd.Wait()
+			if s := out.String(); strings.Contains(s, "HOOK") || strings.Contains(s, "CONFIG") {
+				pp.Close()
+				t.Fatalf("a current Prepared built while .git moved lets the repository be written:\n%s", s)
+			}
+		}
+		pp.Close()
+	}
+	t.Logf("%d of 60 Prepared current after the moves", checked)
+}

@@ -45,6 +45,7 @@ type watch struct {
 	dirs    map[string][sha256.Size]byte
 	entries map[string][]dirent // what each listed directory held
 	files   map[string]fileID
+	lfiles  map[string]fileID // looked up without following a last link
 	links   map[string]link
 	// resolving are the links current resolves again: those the
 	// listings do not already vouch for (see seal).
@@ -55,11 +56,13 @@ type watch struct {
 	// the last full comparison found nothing changed. Both under mu.
 	notify int
 	dirty  bool
-	// mounts is /proc/self/mountinfo, open from watchMounts on (-1
-	// before): the kernel marks it when a mount or unmount changes this
-	// process's mount table, which a namespace copied from it does not
-	// follow. mountsMoved stays true once it was marked.
-	mounts      int
+	// mounts are mount tables open from watchMounts on: this process's
+	// (/proc/self/mountinfo), which a namespace copied from it does not
+	// follow, and the copy's own, which changes when a file it mounts
+	// over is renamed or removed outside it (the kernel then takes the
+	// mount away). The kernel marks such a file when its table changes;
+	// mountsMoved stays true once one was marked.
+	mounts      []int
 	mountsMoved bool
 }
 
@@ -78,34 +81,43 @@ type fileID struct {
 }
 
 func newWatch() *watch {
-	return &watch{dirs: map[string][sha256.Size]byte{}, entries: map[string][]dirent{}, files: map[string]fileID{}, links: map[string]link{}, notify: -1, mounts: -1}
+	return &watch{dirs: map[string][sha256.Size]byte{}, entries: map[string][]dirent{}, files: map[string]fileID{}, lfiles: map[string]fileID{}, links: map[string]link{}, notify: -1}
 }
 
 // watchMounts makes current false from the first change of this
-// process's mounts on.
-func (w *watch) watchMounts() error {
+// process's mount table on, or of the table tables gives (open mount
+// tables, which w then owns).
+func (w *watch) watchMounts(tables ...int) error {
 	fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
+		for _, t := range tables {
+			unix.Close(t)
+		}
 		return fmt.Errorf("confine: watching the mount table: %w", err)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.mounts >= 0 {
-		unix.Close(w.mounts)
-	}
-	w.mounts = fd
+	w.mounts = append(w.mounts, fd)
+	w.mounts = append(w.mounts, tables...)
 	return nil
 }
 
-// mountsChanged reports whether the mount table changed since
-// watchMounts (under mu).
+// mountsChanged reports whether a mount table watched changed (under
+// mu).
 func (w *watch) mountsChanged() bool {
-	if w.mounts < 0 || w.mountsMoved {
+	if len(w.mounts) == 0 || w.mountsMoved {
 		return w.mountsMoved
 	}
-	fds := []unix.PollFd{{Fd: int32(w.mounts), Events: unix.POLLPRI}}
-	if n, err := unix.Poll(fds, 0); err == nil && n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR) != 0 {
-		w.mountsMoved = true
+	fds := make([]unix.PollFd, len(w.mounts))
+	for i, fd := range w.mounts {
+		fds[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLPRI}
+	}
+	if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
+		for _, f := range fds {
+			if f.Revents&(unix.POLLPRI|unix.POLLERR) != 0 {
+				w.mountsMoved = true
+			}
+		}
 	}
 	return w.mountsMoved
 }
@@ -120,6 +132,30 @@ func statID(path string) (fileID, error) {
 		return fileID{}, fmt.Errorf("confine: %s: %w", path, err)
 	}
 	return fileID{dev: st.Dev, ino: st.Ino, mode: fs.FileMode(st.Mode & unix.S_IFMT)}, nil
+}
+
+// lstatID is statID without following a link at the end of path.
+func lstatID(path string) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return fileID{}, nil
+		}
+		return fileID{}, fmt.Errorf("confine: %s: %w", path, err)
+	}
+	return fileID{dev: st.Dev, ino: st.Ino, mode: fs.FileMode(st.Mode & unix.S_IFMT)}, nil
+}
+
+// lstat records what path's own entry is (a link not followed), and
+// returns it.
+func (w *watch) lstat(path string) (fileID, error) {
+	id, err := lstatID(path)
+	if err == nil {
+		w.mu.Lock()
+		w.lfiles[path] = id
+		w.mu.Unlock()
+	}
+	return id, err
 }
 
 // stat is os.Stat, recorded.
@@ -344,6 +380,9 @@ func (w *watch) startNotify() {
 			}
 		}
 	}
+	for p := range w.lfiles {
+		ancestors(p)
+	}
 	for p := range w.files {
 		ancestors(p)
 		if real, err := filepath.EvalSymlinks(p); err == nil {
@@ -378,10 +417,10 @@ func (w *watch) close() {
 		unix.Close(w.notify)
 		w.notify = -1
 	}
-	if w.mounts >= 0 {
-		unix.Close(w.mounts)
-		w.mounts = -1
+	for _, fd := range w.mounts {
+		unix.Close(fd)
 	}
+	w.mounts = nil
 }
 
 // changed reports whether an event came since the last call (draining
@@ -501,6 +540,11 @@ func (w *watch) compare() bool {
 	}
 	for path, want := range w.files {
 		if got, err := statID(path); err != nil || got != want {
+			return false
+		}
+	}
+	for path, want := range w.lfiles {
+		if got, err := lstatID(path); err != nil || got != want {
 			return false
 		}
 	}
