@@ -47,7 +47,7 @@ func BenchmarkTrue(b *testing.B) {
 		defer pp.Close()
 		for b.Loop() {
 			cmd := exec.Command("/bin/true")
-			gone, err := pp.Start(cmd.Start, nil)
+			gone, _, err := pp.Start(cmd.Start, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

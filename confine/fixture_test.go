@@ -245,7 +245,7 @@ func startPrepared(t testing.TB, p confine.Policy, cmd *exec.Cmd, report func(co
 		t.Fatalf("Prepare: %v", err)
 	}
 	defer pp.Close()
-	gone, err := pp.Start(cmd.Start, report)
+	gone, _, err := pp.Start(cmd.Start, report)
 	if gerr := gone(); err == nil {
 		err = gerr
 	}
@@ -271,7 +271,7 @@ func threadHelper(args []string) int {
 		if pp, err = confine.Prepare(p); err == nil {
 			defer pp.Close()
 			var gone func() error
-			gone, err = pp.Start(cmd.Start, nil)
+			gone, _, err = pp.Start(cmd.Start, nil)
 			if gerr := gone(); err == nil {
 				err = gerr
 			}

@@ -7,10 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runbox/runbox/internal/mountinfo"
 )
 
 // privateMounts gives the thread a private mount namespace (inherited by
@@ -65,11 +66,10 @@ func privateMounts(p Policy) error {
 // tearing it down at its exit (about 0.3 ms a confined command, most of
 // it the unmounts on the command's way out). It returns -1 without the
 // mount layer. The paths the namespace was built from are recorded in w
-// first, as the host sees them, so that a change made after (a .git
-// made at the workspace's root, a writable or denied path appearing)
-// makes the prepared sandbox out of date: a new one builds the
-// namespace anew. Changes of the host's mounts do too (see
-// watch.mounts).
+// first, as the host sees them, and its own mount table watched, so
+// that a change made after (a .git made at the workspace's root, a
+// writable or denied path appearing, a pin taken away) makes w out of
+// date: sharedNS then builds the namespace anew.
 func sharedMounts(p Policy, w *watch) (int, error) {
 	if !mountLayer() {
 		return -1, nil
@@ -147,10 +147,7 @@ func buildShared(p Policy, w *watch) (int, error) {
 	if r.err != nil {
 		return -1, r.err
 	}
-	if err := w.watchMounts(r.table); err != nil {
-		unix.Close(r.ns)
-		return -1, err
-	}
+	w.watchMounts(r.table)
 	return r.ns, nil
 }
 
@@ -228,28 +225,9 @@ func mountPoints() (map[string]bool, error) {
 		if len(f) < 6 {
 			continue
 		}
-		out[unescapeMount(f[4])] = slices.Contains(strings.Split(f[5], ","), "ro")
+		out[mountinfo.Unescape(f[4])] = slices.Contains(strings.Split(f[5], ","), "ro")
 	}
 	return out, nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // mountPaths are the paths readOnlyOutside may bind (the repository's

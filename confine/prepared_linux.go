@@ -40,6 +40,7 @@ type Prepared struct {
 
 	mu     sync.RWMutex // held for reading by each Start, for writing by Close
 	r      *ready
+	ns     *sharedNS // nil without the read-only mount layer
 	closed bool
 }
 
@@ -74,12 +75,13 @@ func Prepare(p Policy) (*Prepared, error) {
 	// paths change as it sees the rest, and a new Prepared resolves
 	// them again.
 	r.unix = newUnixRules(p)
-	if r.mounts, err = sharedMounts(p, w); err != nil {
+	ns, err := newSharedNS(p)
+	if err != nil {
 		r.close()
 		return nil, err
 	}
 	w.seal()
-	return &Prepared{w: w, r: r}, nil
+	return &Prepared{w: w, r: r, ns: ns}, nil
 }
 
 // Current reports whether the files the ruleset was built from are as
@@ -110,24 +112,42 @@ func (pp *Prepared) Current() bool {
 // time to end, so gone rarely waits. gone is never nil, and is to be
 // called whatever the error; calls after the first return at once.
 //
+// intact (never nil) reports, at any time later, whether what the
+// program's mount namespace protects is as it was built: false once the
+// repository's files at the workspace's root, a path it binds, or its
+// pins changed (a repository made by a command, say). A
+// caller that started a program ahead of its work (a pre-started shell)
+// asks before it hands the program that work, and starts another when
+// it is false: a command in a sandbox made before a repository appeared
+// could otherwise write the repository's hooks.
+//
 // report, when not nil, is told of each connect the sandbox refuses
 // the program (or anything it starts) as runbox decides it (see
 // "Connects" in the package documentation), as it happens,
 // from another goroutine.
-func (pp *Prepared) Start(start func() error, report func(Violation)) (gone func() error, err error) {
+func (pp *Prepared) Start(start func() error, report func(Violation)) (gone func() error, intact func() bool, err error) {
 	pp.mu.RLock()
 	defer pp.mu.RUnlock()
+	never := func() bool { return false }
 	if pp.closed {
-		return func() error { return nil }, fmt.Errorf("%w: prepared sandbox closed", ErrNotEnforced)
+		return func() error { return nil }, never, fmt.Errorf("%w: prepared sandbox closed", ErrNotEnforced)
 	}
-	pidfd, err := pp.onThread(start, report)
-	return sync.OnceValue(func() error { return threadGone(pidfd) }), err
+	pidfd := -1
+	mounts, err := pp.ns.use(func(mounts int) error {
+		pidfd, err = pp.onThread(start, report, mounts)
+		return err
+	})
+	gone = sync.OnceValue(func() error { return threadGone(pidfd) })
+	if mounts == nil {
+		return gone, never, err
+	}
+	return gone, mounts, err
 }
 
 // onThread runs enforce and start on a thread of their own, which ends
 // with them, and returns a pidfd of that thread (-1 when there was none
 // to wait for).
-func (pp *Prepared) onThread(start func() error, report func(Violation)) (pidfd int, err error) {
+func (pp *Prepared) onThread(start func() error, report func(Violation), mounts int) (pidfd int, err error) {
 	type result struct {
 		err   error
 		pidfd int
@@ -137,7 +157,7 @@ func (pp *Prepared) onThread(start func() error, report func(Violation)) (pidfd 
 		if err != nil {
 			return result{err: fmt.Errorf("%w: watching the thread (Linux 6.9 or later is needed): %w", ErrNotEnforced, err), pidfd: -1}
 		}
-		listener, err := pp.r.enforce(true)
+		listener, err := pp.r.enforce(true, mounts)
 		if err != nil {
 			return result{err: fmt.Errorf("%w: %w", ErrNotEnforced, err), pidfd: fd}
 		}
@@ -208,6 +228,7 @@ func (pp *Prepared) Close() error {
 	if !pp.closed {
 		pp.closed = true
 		pp.r.close()
+		pp.ns.close()
 		pp.w.close()
 	}
 	return nil

@@ -25,17 +25,9 @@ import (
 // waits for the program.
 func startOn(t *testing.T, pp *confine.Prepared, f *fixture, script string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command("/bin/bash", "-c", script)
-	cmd.Dir = f.ws
-	cmd.Env = []string{"HOME=" + f.home, "TMPDIR=" + f.tmp, "PATH=" + os.Getenv("PATH"), "LC_ALL=C"}
-	out := new(bytes.Buffer)
-	cmd.Stdout, cmd.Stderr = out, out
-	gone, err := pp.Start(cmd.Start, nil)
+	cmd, out, err := tryStart(pp, f, script)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
-	}
-	if err := gone(); err != nil {
-		t.Fatalf("gone: %v", err)
 	}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -239,7 +231,7 @@ func TestPrepared_StartAfterClose(t *testing.T) {
 	}
 	pp.Close()
 	called := false
-	_, err = pp.Start(func() error { called = true; return nil }, nil)
+	_, _, err = pp.Start(func() error { called = true; return nil }, nil)
 	if !errors.Is(err, confine.ErrNotEnforced) || called {
 		t.Fatalf("Start after Close = %v (called %v); want ErrNotEnforced, not called", err, called)
 	}
@@ -314,41 +306,42 @@ func TestPrepared_OneMountNamespace(t *testing.T) {
 // TestPrepared_GitMadeLaterIsProtected: the shared mount namespace keeps
 // .git/config and .git/hooks read-only as they were when it was built.
 // A repository made at the workspace's root afterwards (by a command:
-// git init) makes the Prepared out of date, and one built anew protects
-// it. The control: the stale namespace, which has no binds for it, lets
-// a program write a hook.
+// git init) makes the next Start build the namespace anew, and that
+// protects it. The control: without the protection a program writes
+// the hook.
 func TestPrepared_GitMadeLaterIsProtected(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the read-only mount layer needs root")
-	}
-	f := newFixture(t, user{name: "root"})
-	p := f.policy(confine.ProfileWorkspace)
-	p.ProtectGit = true
+	f, p := repoFixture(t)
 	pp := prepare(t, p)
 	cmd, out := startOn(t, pp, f, "mkdir -p .git/hooks && echo '[core]' > .git/config && echo MADE")
 	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "MADE") {
 		t.Fatalf("making a repository in the workspace: %v\n%s", err, out)
 	}
-	if pp.Current() {
-		t.Fatal("Current = true after a .git was made at the workspace's root")
-	}
-	write := "echo 'echo evil' > .git/hooks/pre-commit && echo HOOK; echo evil >> .git/config && echo CONFIG"
-	cmd, out = startOn(t, pp, f, write)
-	cmd.Wait()
-	if !strings.Contains(out.String(), "HOOK") {
-		t.Fatalf("control: the stale namespace should let the hook be written:\n%s", out)
-	}
-	os.Remove(filepath.Join(f.ws, ".git", "hooks", "pre-commit"))
-	cmd, out = startOn(t, prepare(t, p), f, write)
-	cmd.Wait()
-	if s := out.String(); strings.Contains(s, "HOOK") || strings.Contains(s, "CONFIG") {
-		t.Fatalf("a Prepared built anew let the repository's hooks or config be written:\n%s", s)
-	}
+	refusesHooks(t, pp, p, f)
 }
 
-// TestPrepared_MountsChangedMakesItStale: a mount made on this machine
-// after the namespace was copied is not in it; Current says so.
-func TestPrepared_MountsChangedMakesItStale(t *testing.T) {
+// refusesHooks checks that a program pp starts can write neither a hook
+// nor the config of the repository at the workspace's root, and, as the
+// control, that one started without the repository's protection can.
+func refusesHooks(t *testing.T, pp *confine.Prepared, p confine.Policy, f *fixture) {
+	t.Helper()
+	cmd, out := startOn(t, pp, f, hookWrite)
+	cmd.Wait()
+	if s := out.String(); strings.Contains(s, "HOOK") || strings.Contains(s, "CONFIG") {
+		t.Fatalf("a program could write the repository's hooks or config:\n%s", s)
+	}
+	p.ProtectGit = false
+	cmd, out = startOn(t, prepare(t, p), f, hookWrite)
+	cmd.Wait()
+	if !strings.Contains(out.String(), "HOOK") {
+		t.Fatalf("control: without the protection the hook should be written:\n%s", out)
+	}
+	os.Remove(filepath.Join(f.ws, ".git", "hooks", "pre-commit"))
+}
+
+// TestPrepared_SeesMountsMadeAfter: a mount made on this machine after the
+// namespace was built is in the namespace of the next program started,
+// as it would be in a namespace of its own; the rules stay current.
+func TestPrepared_SeesMountsMadeAfter(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the read-only mount layer needs root")
 	}
@@ -359,9 +352,25 @@ func TestPrepared_MountsChangedMakesItStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Unmount(dir, unix.MNT_DETACH)
-	if pp.Current() {
-		t.Fatal("Current = true after a mount was made")
+	cmd, out := startOn(t, pp, f, "grep -c ' "+dir+" ' /proc/self/mountinfo")
+	cmd.Wait()
+	if strings.TrimSpace(out.String()) != "1" {
+		t.Fatalf("the mount made after Prepare in a program's mount table: %q; want it once", out)
 	}
+}
+
+// repoFixture is a root fixture and its workspace policy with the
+// repository's protection on; the test is skipped unless run as root
+// (the read-only mount layer needs it).
+func repoFixture(t *testing.T) (*fixture, confine.Policy) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the read-only mount layer needs root")
+	}
+	f := newFixture(t, user{name: "root"})
+	p := f.policy(confine.ProfileWorkspace)
+	p.ProtectGit = true
+	return f, p
 }
 
 // gitRepo makes a repository's control files in dir: hooks and config.
@@ -381,62 +390,40 @@ const hookWrite = "echo 'echo evil' >> .git/hooks/pre-commit && echo HOOK; echo 
 
 // TestPrepared_GitLinkReplacedByRepository: a .git that is a symbolic
 // link is not pinned (protectGit looks at the entry itself); replacing
-// it with the directory it pointed to must make the Prepared out of
-// date, though the path resolves to the same directory before and
-// after. The control: the stale namespace lets a hook be written.
+// it with the directory it pointed to must make the next Start build the
+// namespace anew, though the path resolves to the same directory before
+// and after.
 func TestPrepared_GitLinkReplacedByRepository(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the read-only mount layer needs root")
-	}
-	f := newFixture(t, user{name: "root"})
-	p := f.policy(confine.ProfileWorkspace)
-	p.ProtectGit = true
+	f, p := repoFixture(t)
 	real := filepath.Join(f.ws, "real-git")
 	gitRepo(t, real)
 	if err := os.Symlink("real-git", filepath.Join(f.ws, ".git")); err != nil {
 		t.Fatal(err)
 	}
 	pp := prepare(t, p)
-	if !pp.Current() {
-		t.Fatal("Current = false before anything changed")
-	}
+	cmd, _ := startOn(t, pp, f, "true")
+	cmd.Wait()
 	if err := os.Remove(filepath.Join(f.ws, ".git")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(real, filepath.Join(f.ws, ".git")); err != nil {
 		t.Fatal(err)
 	}
-	if pp.Current() {
-		t.Fatal("Current = true after the .git link was replaced by the repository")
-	}
-	cmd, out := startOn(t, pp, f, hookWrite)
-	cmd.Wait()
-	if !strings.Contains(out.String(), "HOOK") {
-		t.Fatalf("control: the stale namespace should let the hook be written:\n%s", out)
-	}
-	cmd, out = startOn(t, prepare(t, p), f, hookWrite)
-	cmd.Wait()
-	if s := out.String(); strings.Contains(s, "HOOK") || strings.Contains(s, "CONFIG") {
-		t.Fatalf("a Prepared built anew let the repository's hooks or config be written:\n%s", s)
-	}
+	refusesHooks(t, pp, p, f)
 }
 
 // TestPrepared_RepositoryMovedWhileBuilt: a command that moves .git away
-// and back while a Prepared builds its namespace must not leave one that
-// is current and does not protect the repository. Each Prepared made
-// while another goroutine moves .git away and back, if Current once the
-// moves stop, must refuse a hook.
+// and back while the namespace is built must not leave one that does not
+// protect the repository. Each round, another goroutine moves .git away
+// and back while a Prepared is made and a program started (each may
+// build the namespace); once the moves stop, a program must be refused
+// the hook.
 func TestPrepared_RepositoryMovedWhileBuilt(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the read-only mount layer needs root")
-	}
-	f := newFixture(t, user{name: "root"})
-	p := f.policy(confine.ProfileWorkspace)
-	p.ProtectGit = true
+	f, p := repoFixture(t)
 	git := filepath.Join(f.ws, ".git")
 	gitRepo(t, git)
-	checked := 0
-	for range 60 {
+	started := 0
+	for range 40 {
 		stop, done := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(done)
@@ -451,21 +438,44 @@ func TestPrepared_RepositoryMovedWhileBuilt(t *testing.T) {
 			}
 		}()
 		pp, err := confine.Prepare(p)
+		if err == nil {
+			if cmd, _, err := tryStart(pp, f, "true"); err == nil {
+				cmd.Wait()
+			}
+		}
 		close(stop)
 		<-done
 		if err != nil {
-			continue // the builds kept being spoilt: no Prepared, shells start through the trampoline
+			continue // the builds kept being spoilt: shells start through the trampoline
 		}
-		if pp.Current() {
-			checked++
-			cmd, out := startOn(t, pp, f, hookWrite)
+		cmd, out, err := tryStart(pp, f, hookWrite)
+		if err == nil {
+			started++
 			cmd.Wait()
 			if s := out.String(); strings.Contains(s, "HOOK") || strings.Contains(s, "CONFIG") {
 				pp.Close()
-				t.Fatalf("a current Prepared built while .git moved lets the repository be written:\n%s", s)
+				t.Fatalf("a program started after .git moved while the namespace was built wrote the repository:\n%s", s)
 			}
 		}
 		pp.Close()
 	}
-	t.Logf("%d of 60 Prepared current after the moves", checked)
+	if started == 0 {
+		t.Fatal("no program started in 40 rounds")
+	}
+	t.Logf("%d of 40 rounds started the program", started)
+}
+
+// tryStart is startOn that returns Start's error (or the confined
+// thread's) instead of failing the test.
+func tryStart(pp *confine.Prepared, f *fixture, script string) (*exec.Cmd, *bytes.Buffer, error) {
+	cmd := exec.Command("/bin/bash", "-c", script)
+	cmd.Dir = f.ws
+	cmd.Env = []string{"HOME=" + f.home, "TMPDIR=" + f.tmp, "PATH=" + os.Getenv("PATH"), "LC_ALL=C"}
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	gone, _, err := pp.Start(cmd.Start, nil)
+	if gerr := gone(); err == nil {
+		err = gerr
+	}
+	return cmd, out, err
 }

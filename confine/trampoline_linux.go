@@ -84,7 +84,7 @@ func apply(p Policy, server *os.File) error {
 		return err
 	}
 	defer r.close()
-	listener, err := r.enforce(server != nil)
+	listener, err := r.enforce(server != nil, -1)
 	if err != nil || listener < 0 {
 		return err
 	}
@@ -106,10 +106,6 @@ type ready struct {
 	// every program it starts (the trampoline hands its listener over
 	// and never decides a connect itself).
 	unix unixRules
-	// mounts is the private mount namespace Prepare built for every
-	// program it starts (sharedMounts); -1 when each program's thread
-	// builds its own (the trampoline) or there is no mount layer.
-	mounts int
 }
 
 // prepare builds what enforcing p takes, recording in w (when not nil)
@@ -158,19 +154,20 @@ func prepare(p Policy, w *watch) (*ready, error) {
 	if fd < 0 {
 		return nil, fmt.Errorf("confine: Landlock refused the ruleset: choose `sandbox: off` to run unconfined")
 	}
-	return &ready{p: p, ruleset: fd, flags: flags, seccomp: prog, notify: notify, lastCap: last, mounts: -1}, nil
+	return &ready{p: p, ruleset: fd, flags: flags, seccomp: prog, notify: notify, lastCap: last}, nil
 }
 
 // enforce confines the calling thread, which must be locked to its
 // goroutine and never unlocked: first what needs privileges (the mount
 // namespace), then the capabilities go, then no_new_privs, Landlock and
 // seccomp. Every layer is a property of the thread, inherited by what it
-// starts or executes. With serve it returns the seccomp listener the
-// caller is to serve (serveListener) for the programs the thread starts;
-// else -1.
-func (r *ready) enforce(serve bool) (listener int, err error) {
-	if r.mounts >= 0 {
-		err = enterMounts(r.mounts)
+// starts or executes. The thread joins the mount namespace mounts (from
+// sharedMounts), or, with -1, builds one of its own. With serve it
+// returns the seccomp listener the caller is to serve (serveListener)
+// for the programs the thread starts; else -1.
+func (r *ready) enforce(serve bool, mounts int) (listener int, err error) {
+	if mounts >= 0 {
+		err = enterMounts(mounts)
 	} else {
 		err = privateMounts(r.p)
 	}
@@ -199,12 +196,7 @@ func (r *ready) enforce(serve bool) (listener int, err error) {
 	return loadSeccomp(r.seccomp, false)
 }
 
-func (r *ready) close() {
-	unix.Close(r.ruleset)
-	if r.mounts >= 0 {
-		unix.Close(r.mounts)
-	}
-}
+func (r *ready) close() { unix.Close(r.ruleset) }
 
 // landlockConfig is the strongest configuration the kernel's ABI gives:
 // every file right it knows, TCP connect when the network is an

@@ -56,12 +56,10 @@ type watch struct {
 	// the last full comparison found nothing changed. Both under mu.
 	notify int
 	dirty  bool
-	// mounts are mount tables open from watchMounts on: this process's
-	// (/proc/self/mountinfo), which a namespace copied from it does not
-	// follow, and the copy's own, which changes when a file it mounts
-	// over is renamed or removed outside it (the kernel then takes the
-	// mount away). The kernel marks such a file when its table changes;
-	// mountsMoved stays true once one was marked.
+	// mounts are mount tables open from watchMounts on: a private
+	// namespace's own, which changes when a file it mounts over is
+	// replaced or removed outside it (the kernel then takes the mount
+	// away). mountsMoved stays true once one changed.
 	mounts      []int
 	mountsMoved bool
 }
@@ -84,60 +82,56 @@ func newWatch() *watch {
 	return &watch{dirs: map[string][sha256.Size]byte{}, entries: map[string][]dirent{}, files: map[string]fileID{}, lfiles: map[string]fileID{}, links: map[string]link{}, notify: -1}
 }
 
-// watchMounts makes current false from the first change of this
-// process's mount table on, or of the table tables gives (open mount
-// tables, which w then owns).
-func (w *watch) watchMounts(tables ...int) error {
-	fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		for _, t := range tables {
-			unix.Close(t)
-		}
-		return fmt.Errorf("confine: watching the mount table: %w", err)
-	}
+// watchMounts makes current false from the first change of one of
+// tables (open mount tables, which w then owns).
+func (w *watch) watchMounts(tables ...int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.mounts = append(w.mounts, fd)
 	w.mounts = append(w.mounts, tables...)
-	return nil
 }
 
 // mountsChanged reports whether a mount table watched changed (under
 // mu).
 func (w *watch) mountsChanged() bool {
-	if len(w.mounts) == 0 || w.mountsMoved {
-		return w.mountsMoved
-	}
-	fds := make([]unix.PollFd, len(w.mounts))
-	for i, fd := range w.mounts {
-		fds[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLPRI}
-	}
-	if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
-		for _, f := range fds {
-			if f.Revents&(unix.POLLPRI|unix.POLLERR) != 0 {
-				w.mountsMoved = true
-			}
-		}
+	if !w.mountsMoved && tablesChanged(w.mounts) {
+		w.mountsMoved = true
 	}
 	return w.mountsMoved
 }
 
-// statID looks path up (following symbolic links, as a rule's open does).
-func statID(path string) (fileID, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return fileID{}, nil
-		}
-		return fileID{}, fmt.Errorf("confine: %s: %w", path, err)
+// tablesChanged reports whether the kernel marked one of the open mount
+// tables fds changed since it was opened or last asked (it marks one
+// when a mount or unmount changes the table).
+func tablesChanged(fds []int) bool {
+	if len(fds) == 0 {
+		return false
 	}
-	return fileID{dev: st.Dev, ino: st.Ino, mode: fs.FileMode(st.Mode & unix.S_IFMT)}, nil
+	polls := make([]unix.PollFd, len(fds))
+	for i, fd := range fds {
+		polls[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLPRI}
+	}
+	changed := false
+	if n, err := unix.Poll(polls, 0); err == nil && n > 0 {
+		for _, p := range polls {
+			if p.Revents&(unix.POLLPRI|unix.POLLERR) != 0 {
+				changed = true
+			}
+		}
+	}
+	return changed
 }
 
+// statID looks path up (following symbolic links, as a rule's open does).
+func statID(path string) (fileID, error) { return idOf(path, unix.Stat) }
+
 // lstatID is statID without following a link at the end of path.
-func lstatID(path string) (fileID, error) {
+func lstatID(path string) (fileID, error) { return idOf(path, unix.Lstat) }
+
+// idOf is the file stat finds at path; the zero fileID when nothing is
+// there.
+func idOf(path string, stat func(string, *unix.Stat_t) error) (fileID, error) {
 	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
+	if err := stat(path, &st); err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			return fileID{}, nil
 		}

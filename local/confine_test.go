@@ -559,3 +559,41 @@ func TestConfine_GitLeftoversMadeInert(t *testing.T) {
 		t.Errorf("evil/config still holds the fsmonitor: %q", b)
 	}
 }
+
+// TestConfine_RepositoryMadeByACommandIsProtectedAtOnce: a command makes
+// a repository at the workspace's root (git init). The next command's
+// pre-started shell was started before the repository existed, in a
+// sandbox that does not keep its hooks and config read-only: it is not
+// used, and the command starts in a sandbox made now. So no later
+// command, the very next one included, writes the repository's hooks or
+// config while it runs. The control: with the protection off the same
+// commands write them.
+func TestConfine_RepositoryMadeByACommandIsProtectedAtOnce(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the read-only mount layer needs root")
+	}
+	write := "echo 'echo evil' >> .git/hooks/pre-commit && echo HOOK; echo evil >> .git/config && echo CONFIG"
+	for _, protect := range []bool{true, false} {
+		f := newSandboxFixture(t)
+		p := confine.DefaultPolicy(confine.ProfileWorkspace, f.ws, f.home)
+		p.ProtectGit = protect
+		env := open(t, local.Options{Dir: f.ws, Confine: &p, Confiner: confinerArgv(t), KeepLeftovers: true})
+		ctx := context.Background()
+		if res, err := env.Run(ctx, envs.Command{Shell: "mkdir -p .git/hooks && printf '[core]\\n' > .git/config"}); err != nil || res.Code != 0 {
+			t.Fatalf("making the repository: %v %+v", err, res)
+		}
+		for i := range 3 {
+			res, err := env.Run(ctx, envs.Command{Shell: write})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wrote := strings.Contains(res.Output, "HOOK") || strings.Contains(res.Output, "CONFIG")
+			if protect && wrote {
+				t.Fatalf("command %d after the repository was made wrote its hooks or config:\n%s", i+1, res.Output)
+			}
+			if !protect && !wrote {
+				t.Fatalf("control: without the protection command %d should write the hook:\n%s", i+1, res.Output)
+			}
+		}
+	}
+}

@@ -41,8 +41,9 @@ func (t *threadStarts) usable() bool { return t != nil && !t.off.Load() }
 // shells start through the trampoline. report is told of the connects
 // the sandbox refuses the shell. gone (never nil) waits for the
 // confined thread to end: the shell is handed nothing before (see
-// confine.Prepared.Start).
-func (t *threadStarts) start(log *slog.Logger, start func() error, report func(confine.Violation)) (gone func() error, err error) {
+// confine.Prepared.Start). intact (never nil) says later whether the
+// shell's sandbox still holds what a shell started then would get.
+func (t *threadStarts) start(log *slog.Logger, start func() error, report func(confine.Violation)) (gone func() error, intact func() bool, err error) {
 	t.mu.RLock()
 	seen := t.pp
 	if seen != nil && seen.Current() {
@@ -53,7 +54,7 @@ func (t *threadStarts) start(log *slog.Logger, start func() error, report func(c
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.off.Load() {
-		return noWait, fmt.Errorf("local: %w: closed", confine.ErrNotEnforced)
+		return noWait, notIntact, fmt.Errorf("local: %w: closed", confine.ErrNotEnforced)
 	}
 	if t.pp == seen {
 		// Nobody prepared it anew meanwhile: this start does.
@@ -64,7 +65,7 @@ func (t *threadStarts) start(log *slog.Logger, start func() error, report func(c
 		pp, err := confine.Prepare(t.policy)
 		if err != nil {
 			t.disable(log, err)
-			return noWait, fmt.Errorf("local: %w: %w", confine.ErrNotEnforced, err)
+			return noWait, notIntact, fmt.Errorf("local: %w: %w", confine.ErrNotEnforced, err)
 		}
 		t.pp = pp
 		log.Debug("local: sandbox prepared", "anew", seen != nil)
@@ -72,15 +73,17 @@ func (t *threadStarts) start(log *slog.Logger, start func() error, report func(c
 	return t.run(log, t.pp, start, report)
 }
 
-func (t *threadStarts) run(log *slog.Logger, pp *confine.Prepared, start func() error, report func(confine.Violation)) (func() error, error) {
-	gone, err := pp.Start(start, report)
+func (t *threadStarts) run(log *slog.Logger, pp *confine.Prepared, start func() error, report func(confine.Violation)) (func() error, func() bool, error) {
+	gone, intact, err := pp.Start(start, report)
 	if errors.Is(err, confine.ErrNotEnforced) {
 		t.disable(log, err)
 	}
-	return gone, err
+	return gone, intact, err
 }
 
 func noWait() error { return nil }
+
+func notIntact() bool { return false }
 
 func (t *threadStarts) disable(log *slog.Logger, err error) {
 	if !t.off.Swap(true) {

@@ -90,6 +90,10 @@ type warmShell struct {
 	report    *os.File    // read end of the subreaper's report, when under it
 	warnings  []string    // containment that fell short when it started
 	denials   *denials    // connects its sandbox refused (nil unconfined)
+	// intact says whether the sandbox of a shell started from a
+	// confined thread still holds what a shell started now would get
+	// (nil: started otherwise).
+	intact func() bool
 }
 
 // warmFits reports whether c can run on a warm shell: a bash command run
@@ -354,7 +358,7 @@ func (ws *warmStart) start() error {
 		// The thread that started a shell confined, in its sandbox
 		// until it ends, ends while the shell starts: it is waited for
 		// once the shell is ready, before the shell is handed to anyone.
-		ws.gone, err = ws.e.sandbox.threads.start(ws.e.log, start, ws.w.denials.add)
+		ws.gone, ws.w.intact, err = ws.e.sandbox.threads.start(ws.e.log, start, ws.w.denials.add)
 		pl.always(func() { ws.gone() })
 	} else {
 		err = start()
@@ -513,6 +517,13 @@ func (w *warmShell) dispose(e *Env) {
 func (e *Env) runWarm(ctx context.Context, p *process, c envs.Command, w *warmShell, out *envs.Capture, dir string) (bool, error) {
 	if w.exited() {
 		e.warmDied(w)
+		return false, nil
+	}
+	if w.intact != nil && !w.intact() {
+		// Its sandbox was made before something it protects changed
+		// (a repository appeared at the workspace's root, say): the
+		// command starts cold, in a sandbox made now.
+		e.background(func() { w.dispose(e) })
 		return false, nil
 	}
 	p.cmd, p.proc, p.cont, p.report, p.onWarm = w.cmd, w.proc, w.cont, w.report, true

@@ -7,10 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runbox/runbox/internal/mountinfo"
 )
 
 // mount is one cgroup or cgroup2 line of /proc/self/mountinfo.
@@ -39,7 +40,7 @@ func cgroupMounts() ([]mount, error) {
 		if fstype != "cgroup" && fstype != "cgroup2" {
 			continue
 		}
-		m := mount{point: unescapeMount(f[4]), root: unescapeMount(f[3]), v2: fstype == "cgroup2"}
+		m := mount{point: mountinfo.Unescape(f[4]), root: mountinfo.Unescape(f[3]), v2: fstype == "cgroup2"}
 		m.ro = slices.Contains(strings.Split(f[5], ","), "ro")
 		if !m.v2 {
 			for _, o := range strings.Split(f[sep+3], ",") {
@@ -51,25 +52,6 @@ func cgroupMounts() ([]mount, error) {
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // ownCgroups reads /proc/self/cgroup: controller → path, with "" for v2.

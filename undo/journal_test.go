@@ -291,10 +291,7 @@ func TestJournal_SeesSavesByAnotherAfterExchanges(t *testing.T) {
 // spare) is read, and the next save writes the current form.
 func TestJournal_ReadsStateOfEarlierVersions(t *testing.T) {
 	ctx := context.Background()
-	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
-	j := openAt(t, root, state, undo.Options{})
-	command(t, j, "old", func() { run(t, root, "echo o > old.txt") })
-	must(t, j.Close())
+	root, state := journalWithStep(t, "old")
 	meta := filepath.Join(state, "meta")
 	b, err := os.ReadFile(meta)
 	must(t, err)
@@ -327,10 +324,7 @@ func TestJournal_ReadsStateOfEarlierVersions(t *testing.T) {
 // reads meta, and the next save overwrites the spare.
 func TestJournal_DamagedSpareStateIgnored(t *testing.T) {
 	ctx := context.Background()
-	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
-	j := openAt(t, root, state, undo.Options{})
-	command(t, j, "one", func() { run(t, root, "echo 1 > one.txt") })
-	must(t, j.Close())
+	root, state := journalWithStep(t, "one")
 	must(t, os.WriteFile(filepath.Join(state, "meta.next"), []byte("RBUNDO\x00\x01 torn write"), 0o600))
 	again := openAt(t, root, state, undo.Options{})
 	command(t, again, "two", func() { run(t, root, "echo 2 > two.txt") })
@@ -338,6 +332,18 @@ func TestJournal_DamagedSpareStateIgnored(t *testing.T) {
 	if err != nil || len(steps) != 2 {
 		t.Fatalf("steps = %+v, %v; want one and two", steps, err)
 	}
+}
+
+// journalWithStep makes a journal with one command's step, labelled
+// label, and closes it: it returns the workspace and the state
+// directory.
+func journalWithStep(t *testing.T, label string) (root, state string) {
+	t.Helper()
+	root, state = t.TempDir(), filepath.Join(t.TempDir(), "state")
+	j := openAt(t, root, state, undo.Options{})
+	command(t, j, label, func() { run(t, root, "echo x > "+label+".txt") })
+	must(t, j.Close())
+	return root, state
 }
 
 // inode is the inode number path names.
