@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -257,6 +258,7 @@ func checkJSONL(ctx context.Context, gate *approval.Gate, req approval.Request, 
 // each worker: the lines one read of in brought are answered by as many
 // workers as there are CPUs, each taking its share in order.
 func answerJSONL(in io.Reader, out io.Writer, newAnswer func() func(command string) any) error {
+	lessGC()
 	b := &jsonlBatch{w: bufio.NewWriter(out), newAnswer: newAnswer}
 	sc := bufio.NewScanner(flushingReader{in, b})
 	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
@@ -282,6 +284,21 @@ func answerJSONL(in io.Reader, out io.Writer, newAnswer func() func(command stri
 		return errorf("check: %v", err)
 	}
 	return nil
+}
+
+// jsonlGCPercent is the garbage collector's target for a run of check
+// --jsonl. What a batch keeps (the patterns and automata the gate builds as
+// it first meets them) is small, and most of what it allocates is garbage
+// at once, so collecting at the default target costs a run about a sixth
+// of its time (measured over the bench corpus) for little memory.
+const jsonlGCPercent = 400
+
+// lessGC raises the garbage collector's target for a batch, unless GOGC
+// in the environment says what the user wants.
+func lessGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(jsonlGCPercent)
+	}
 }
 
 // minParallelLines is the fewest lines answered by more than one worker:
