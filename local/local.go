@@ -140,7 +140,10 @@ type Env struct {
 	running    map[*process]struct{}
 	stateRefs  map[string]int  // running commands restoring each state file
 	stateNames map[string]bool // variables exported in the adopted state
-	spills     []string        // spill files Close removes (RemoveSpillsOnClose)
+	// stateDefines: the adopted state may define functions or aliases
+	// (see defines), so no command keeps it unsaved.
+	stateDefines bool
+	spills       []string // spill files Close removes (RemoveSpillsOnClose)
 
 	// The warm shells (see warm.go): warm wait for the next commands
 	// that fit them; warmStarting are being started; warmWant is how

@@ -18,6 +18,7 @@ import (
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/internal/subreaper"
+	"github.com/runbox/runbox/local/internal/shellstate"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
 )
@@ -91,7 +92,7 @@ var _ envs.Process = (*process)(nil)
 // A non-nil Result means the command ended before it started (bad cwd,
 // command not found) and that Result is its outcome.
 func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture) (*process, *envs.Result, error) {
-	files, cwd, err := e.newSessionFiles()
+	files, cwd, err := e.newSessionFiles(c.Shell != "" && shellstate.Unchanging(c.Shell))
 	if err != nil {
 		return nil, nil, err
 	}

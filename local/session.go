@@ -43,10 +43,15 @@ builtin cd -- "$__rb_dir" 2>/dev/null || { builtin printf 'runbox: cannot enter 
 	// A shell that exits before its command arrived (a warm shell closed
 	// unwritten) has no state file: it must not write ".names" into its
 	// working directory.
+	//
+	// A command that cannot change the state (see sessionFiles.keep) gets
+	// no state file: only its working directory is written.
 	bashSave = `__rb_save() {
-	[ -n "$__rb_out" ] || return 0
-	{ builtin export -p; builtin declare -f; builtin alias -p; } >"$__rb_out" 2>/dev/null
-	builtin compgen -e >"$__rb_out.names" 2>/dev/null
+	[ -n "$__rb_cwdf" ] || return 0
+	if [ -n "$__rb_out" ]; then
+		{ builtin export -p; builtin declare -f; builtin alias -p; } >"$__rb_out" 2>/dev/null
+		builtin compgen -e >"$__rb_out.names" 2>/dev/null
+	fi
 	builtin printf '%s' "$PWD" >"$__rb_cwdf" 2>/dev/null
 }
 trap __rb_save EXIT
@@ -64,9 +69,11 @@ if [ -n "$__rb_in" ]; then . "$__rb_in" 2>/dev/null; fi
 unset __rb_in __rb_unset
 cd -- "$__rb_dir" 2>/dev/null || { printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; }
 __rb_save() {
-	[ -n "$__rb_out" ] || return 0
-	export -p >"$__rb_out" 2>/dev/null
-	export -p | sed -n 's/^export \([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' >"$__rb_out.names" 2>/dev/null
+	[ -n "$__rb_cwdf" ] || return 0
+	if [ -n "$__rb_out" ]; then
+		export -p >"$__rb_out" 2>/dev/null
+		export -p | sed -n 's/^export \([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' >"$__rb_out.names" 2>/dev/null
+	fi
 	printf '%s' "$PWD" >"$__rb_cwdf" 2>/dev/null
 }
 trap __rb_save EXIT
@@ -79,6 +86,19 @@ type sessionFiles struct {
 	// names are the variables exported when the restored state was saved;
 	// anything else the child environment has was unset by a command.
 	names map[string]bool
+	// keep is set for a command that cannot change the state (see
+	// package shellstate): its shell saves only its working directory,
+	// and the session's state stays the one it restored.
+	keep bool
+}
+
+// saveTo is the state file the shell writes: none for a command that
+// keeps the state.
+func (f sessionFiles) saveTo() string {
+	if f.keep {
+		return ""
+	}
+	return f.out
 }
 
 // unsetList names the child's variables that the session has unset
@@ -108,7 +128,10 @@ func validName(s string) bool {
 	return s != ""
 }
 
-func (e *Env) newSessionFiles() (sessionFiles, string, error) {
+// newSessionFiles makes the session files of a command; unchanging is
+// whether its text cannot change the state in a session that defines no
+// function or alias.
+func (e *Env) newSessionFiles(unchanging bool) (sessionFiles, string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -119,7 +142,9 @@ func (e *Env) newSessionFiles() (sessionFiles, string, error) {
 	if e.state != "" {
 		e.stateRefs[e.state]++
 	}
-	return sessionFiles{in: e.state, out: base + ".state", cwd: base + ".cwd", names: e.stateNames}, e.cwd, nil
+	f := sessionFiles{in: e.state, out: base + ".state", cwd: base + ".cwd", names: e.stateNames}
+	f.keep = unchanging && !e.stateDefines
+	return f, e.cwd, nil
 }
 
 // release drops a command's hold on the state it restored, removing that
@@ -142,13 +167,13 @@ func (e *Env) releaseState(f sessionFiles) {
 // shellCommand builds the shell invocation for a user's command.
 func (e *Env) shellCommand(user string, f sessionFiles, dir, gate string, env []string) *exec.Cmd {
 	if !e.bash {
-		return exec.Command(e.shell, "-c", shPrologue+user+"\n", "sh", f.in, f.out, f.cwd, dir, gate, f.unsetList(env))
+		return exec.Command(e.shell, "-c", shPrologue+user+"\n", "sh", f.in, f.saveTo(), f.cwd, dir, gate, f.unsetList(env))
 	}
 	xc := exec.Command(e.shell, "-c", user)
 	xc.Args[0] = "bash" // $0 and the prefix of bash's own messages, as in a plain bash -c
 	xc.Env = append(env[:len(env):len(env)],
 		"BASH_ENV="+e.prologue,
-		"__RB_IN="+f.in, "__RB_OUT="+f.out, "__RB_CWDF="+f.cwd, "__RB_DIR="+dir,
+		"__RB_IN="+f.in, "__RB_OUT="+f.saveTo(), "__RB_CWDF="+f.cwd, "__RB_DIR="+dir,
 		"__RB_GATE="+gate, "__RB_UNSET="+f.unsetList(env))
 	return xc
 }
@@ -158,6 +183,17 @@ func (e *Env) shellCommand(user string, f sessionFiles, dir, gate string, env []
 func (e *Env) adopt(f sessionFiles, overrideDir bool) string {
 	cwd, err := os.ReadFile(f.cwd)
 	os.Remove(f.cwd)
+	if f.keep {
+		if err != nil {
+			return ""
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if !e.closed && !overrideDir {
+			e.cwd = string(cwd)
+		}
+		return string(cwd)
+	}
 	if _, serr := os.Stat(f.out); err != nil || serr != nil {
 		removeState(f.out)
 		return ""
@@ -174,7 +210,7 @@ func (e *Env) adopt(f sessionFiles, overrideDir bool) string {
 		}
 	}
 	old := e.state
-	e.state, e.stateNames = f.out, names
+	e.state, e.stateNames, e.stateDefines = f.out, names, defines(f.out)
 	if !overrideDir {
 		e.cwd = string(cwd)
 	}
@@ -195,4 +231,52 @@ func discard(f sessionFiles) (cwd string) {
 func removeState(path string) {
 	os.Remove(path)
 	os.Remove(path + ".names")
+}
+
+// defines reports whether the state file at path may define a function or
+// an alias, or exports a variable that bash changes by itself: then a
+// command's name may not be what its text says, or the state changes with
+// no command changing it, and every command saves it. It errs towards
+// true: any line that is not a declaration counts, a line of a multi-line
+// value too, but for the saving function itself.
+func defines(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return true
+	}
+	inSave := false
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(b), "\n"), "\n") {
+		switch {
+		case line == "__rb_save () ":
+			inSave = true
+			continue
+		case inSave:
+			inSave = line != "}"
+			continue
+		}
+		// bash writes "declare -x NAME=...", sh "export NAME=...".
+		decl, ok := strings.CutPrefix(line, "declare -")
+		if ok {
+			_, decl, _ = strings.Cut(decl, " ")
+		} else if decl, ok = strings.CutPrefix(line, "export "); !ok {
+			return true
+		}
+		name, _, _ := strings.Cut(decl, "=")
+		if selfChanging(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// selfChanging reports whether bash changes the variable name without an
+// assignment (a clock, a counter) when exported. "_", exported in every
+// state, is the last argument of the command before, which restoring it
+// cannot bring back anyway: the prologue's own commands set it again.
+func selfChanging(name string) bool {
+	switch name {
+	case "SECONDS", "RANDOM", "SRANDOM", "LINENO", "EPOCHSECONDS", "EPOCHREALTIME", "HISTCMD", "BASHPID":
+		return true
+	}
+	return strings.HasPrefix(name, "BASH_")
 }

@@ -450,7 +450,7 @@ func (w *warmShell) deliver(f sessionFiles, dir, text string) error {
 		}
 	}
 	for _, kv := range [][2]string{
-		{"__rb_in", in}, {"__rb_state", state}, {"__rb_out", f.out}, {"__rb_cwdf", f.cwd}, {"__rb_dir", dir},
+		{"__rb_in", in}, {"__rb_state", state}, {"__rb_out", f.saveTo()}, {"__rb_cwdf", f.cwd}, {"__rb_dir", dir},
 		{"__rb_unset", f.unsetList(w.env)}, {"__rb_cmd", text},
 	} {
 		b.WriteString(kv[0] + "=" + shellQuote(kv[1]) + "\n")
