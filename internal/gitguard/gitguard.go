@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,10 +72,16 @@ func Check(ctx context.Context, workspace string, o Options) (Report, error) {
 		c.trust = t.begin(root)
 		c.tree, c.next, c.w = t, make(map[string]*dirState, len(t.dirs)), t.w
 	}
+	if c.trust && c.tree.settled && c.w.quiet {
+		c.known()
+		return c.rep, errors.Join(c.errs...)
+	}
 	c.walk(root, false)
 	if c.tree != nil {
+		c.tree.settled = false
 		if c.rep.Incomplete == "" {
 			c.tree.dirs = c.next // what is no longer there is forgotten
+			c.tree.settled = c.w != nil && !c.unwatched
 		} else if c.w != nil {
 			// The events read for this walk went unused where it did not
 			// reach: the remembered listings are not to be trusted on the
@@ -102,6 +109,11 @@ type Tree struct {
 	w      *watcher // nil without inotify
 	checks int
 	closed bool // Close was called: no more watches
+	// settled: the last walk was whole and every directory it knows is
+	// watched, so that a Check after which inotify reports nothing at
+	// all has the same tree to walk, and looks only at its git entries
+	// (known), not at each directory.
+	settled bool
 }
 
 // fullEvery is how often a Check with a watcher stats every directory
@@ -159,6 +171,26 @@ type checker struct {
 	seen  map[string]bool // git directories already checked
 	rep   Report
 	errs  []error
+	// unwatched: a directory this walk listed got no watch.
+	unwatched bool
+}
+
+// known checks the git entries of the tree the last walk saw, in the
+// order of their directories' names: nothing was made, removed or moved
+// in any directory since, so there is no other.
+func (c *checker) known() {
+	var dirs []string
+	for dir, d := range c.tree.dirs {
+		if len(d.gits) > 0 {
+			dirs = append(dirs, dir)
+		}
+	}
+	slices.Sort(dirs)
+	for _, dir := range dirs {
+		for _, g := range c.tree.dirs[dir].gits {
+			c.gitEntry(filepath.Join(dir, ".git"), g)
+		}
+	}
 }
 
 // walk visits dir and what is under it, without following links, and
@@ -202,8 +234,8 @@ func (c *checker) list(dir string, fresh bool) (d *dirState, listed, ok bool) {
 			return d, false, true
 		}
 	}
-	if c.w != nil {
-		c.w.watch(dir) // without one (the user's watches used up), dir is never trusted
+	if c.w != nil && !c.w.watch(dir) {
+		c.unwatched = true // the user's watches are used up: dir is never trusted
 	}
 	var st unix.Stat_t
 	if err := unix.Lstat(dir, &st); err != nil {

@@ -406,3 +406,40 @@ func TestCheck_TreeSeesChangesDeepInside(t *testing.T) {
 		t.Fatalf("Check after the replacement and the move = %+v, %v; want the two planted keys", rep, err)
 	}
 }
+
+// TestCheck_QuietTreeStillReadsRepositories: when nothing was made,
+// removed or moved in any directory since the last Check, a Check with
+// the session's Tree looks only at the repositories it knows; what a
+// command wrote inside them in place (a key in a nested repository's
+// configuration, a hook of the top one) is still found and made inert.
+func TestCheck_QuietTreeStillReadsRepositories(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t)
+	nested := filepath.Join(f.ws, "src", "vendor", "lib")
+	mustGit(t, f.home, f.ws, "init", "-q", nested)
+	var tree gitguard.Tree
+	defer tree.Close()
+	for range 2 { // the first walks and watches, the second finds it settled
+		if rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: settle(), Tree: &tree}); err != nil || len(rep.Findings) != 0 {
+			t.Fatalf("settling Check = %+v, %v", rep, err)
+		}
+	}
+	since := settle()
+	cfg := filepath.Join(nested, ".git", "config")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, cfg, string(b)+"[core]\n\tfsmonitor = "+f.run()+"\n", 0o644)
+	write(t, filepath.Join(f.ws, ".git", "hooks", "pre-commit"), "#!/bin/sh\n"+f.run()+"\n", 0o755)
+	rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: &tree})
+	if err != nil || len(rep.Findings) != 2 {
+		t.Fatalf("Check after writes inside the repositories = %+v, %v; want the key and the hook", rep, err)
+	}
+	mustGit(t, f.home, nested, "status")
+	if f.ran() {
+		t.Fatal("the planted program ran after Check")
+	}
+}

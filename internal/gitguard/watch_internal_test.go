@@ -691,3 +691,40 @@ func FuzzWatchedTree(f *testing.F) {
 		}
 	})
 }
+
+// TestTree_SettledAfterQuietChecks: after a whole walk with every
+// directory watched the tree is settled, a Check that inotify reported
+// nothing for finds the watcher quiet (so it looks only at
+// repositories), and a directory made since is walked to by the next.
+func TestTree_SettledAfterQuietChecks(t *testing.T) {
+	ws := t.TempDir()
+	for _, d := range []string{"a/b", "c/.git/hooks"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tree Tree
+	defer tree.Close()
+	since := time.Now().Add(time.Hour)
+	check := func() {
+		t.Helper()
+		if _, err := Check(context.Background(), ws, Options{Since: since, Tree: &tree}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check()
+	if !tree.settled {
+		t.Fatal("a whole walk with every directory watched did not settle the tree")
+	}
+	check()
+	if !tree.w.quiet {
+		t.Fatal("inotify reported events with nothing changed")
+	}
+	if err := os.Mkdir(filepath.Join(ws, "a", "new"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	check()
+	if tree.w.quiet || tree.dirs[filepath.Join(ws, "a", "new")] == nil {
+		t.Fatal("the Check after a directory was made did not walk to it")
+	}
+}

@@ -24,6 +24,7 @@ type watcher struct {
 	watched map[string]int32 // the reverse, for the directories the walk knows by that name
 	stale   map[string]bool  // directories whose entries changed since the last read
 	lost    bool             // events were missed: the next Check trusts no watch
+	quiet   bool             // the last read found no event at all
 	buf     []byte
 }
 
@@ -78,10 +79,12 @@ func (w *watcher) trusted(dir string) bool {
 // queue overflowed, or reading failed).
 func (w *watcher) read() bool {
 	clear(w.stale)
+	w.quiet = true
 	if !inotify.Drain(w.fd, w.buf, w.event) {
 		w.lost = true
 	}
 	ok := !w.lost
+	w.quiet = w.quiet && ok
 	w.lost = false
 	return ok
 }
@@ -90,6 +93,7 @@ func (w *watcher) read() bool {
 // stale), or the directory itself went (its parent's listing is stale,
 // and the directory is no longer watched under that name).
 func (w *watcher) event(wd int32, mask uint32, named bool) {
+	w.quiet = false
 	if mask&unix.IN_Q_OVERFLOW != 0 {
 		w.lost = true
 		return

@@ -3,7 +3,7 @@
 package gitguard
 
 // watcher is Linux's inotify; elsewhere Checks stat every directory.
-type watcher struct{}
+type watcher struct{ quiet bool }
 
 func newWatcher() *watcher               { return nil }
 func (w *watcher) close()                {}
