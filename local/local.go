@@ -17,6 +17,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/gitguard"
+	"github.com/runbox/runbox/internal/inherit"
 	"github.com/runbox/runbox/internal/launch"
 	"github.com/runbox/runbox/spawn"
 	"github.com/runbox/runbox/termination"
@@ -200,8 +201,15 @@ var _ envs.Environment = (*Env)(nil)
 var _ envs.FileTransfer = (*Env)(nil)
 
 // New returns a local environment. It fails if the shell or the initial
-// directory cannot be found.
+// directory cannot be found, or the descriptors this process inherited
+// cannot be kept from its commands: New marks every descriptor above
+// standard error close-on-exec (see package inherit), since one left
+// open by whoever started the process would reach every command, a
+// confined one too, wherever it leads.
 func New(opts Options) (*Env, error) {
+	if err := inherit.CloseOnExec(); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
 	o := opts
 	if o.Grace == 0 {
 		o.Grace = termination.DefaultGrace

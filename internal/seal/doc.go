@@ -24,7 +24,10 @@
 //  4. makes the process non-dumpable (PR_SET_DUMPABLE 0), so processes of
 //     the same user that are not root can read neither its environ nor its
 //     memory, and cannot ptrace it. Children are dumpable again after
-//     their execve, as usual.
+//     their execve, as usual;
+//  5. marks every descriptor it inherited above standard error
+//     close-on-exec ([inherit.CloseOnExec]): whatever the caller left open
+//     (a log file, a socket) reaches no command.
 //
 // Step 3 is what protects against a root child: root can read the environ
 // of a non-dumpable process, so the values must be gone from it. Root

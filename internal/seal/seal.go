@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbox/runbox/internal/inherit"
 	"github.com/runbox/runbox/spawn"
 )
 
@@ -61,6 +62,9 @@ func Process(pol spawn.Policy) *Launch {
 	}
 	if err := nonDumpable(); err != nil {
 		l.warnings = append(l.warnings, "seal: cannot make the process non-dumpable: "+err.Error())
+	}
+	if err := inherit.CloseOnExec(); err != nil {
+		l.warnings = append(l.warnings, "seal: cannot keep inherited descriptors from commands: "+err.Error())
 	}
 	return l
 }
