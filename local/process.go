@@ -81,6 +81,7 @@ type process struct {
 
 	// Set by the waiter before done is closed.
 	cwdAfter string
+	dir      string // the directory it was started in
 	duration time.Duration
 	warnings []string
 }
@@ -108,7 +109,7 @@ func (e *Env) start(ctx context.Context, c envs.Command, out, errc *envs.Capture
 	if res != nil {
 		return nil, res, nil
 	}
-	p.dirSet = c.Dir != ""
+	p.dirSet, p.dir = c.Dir != "", dir
 	if warn != "" {
 		p.warnings = append(p.warnings, warn)
 	}
@@ -683,9 +684,17 @@ func (p *process) exitStatus(err error, ended bool, rep *subreaper.Report) envs.
 // finish adopts or discards the session state and releases the container.
 func (p *process) finish(ended bool) {
 	e := p.env
-	if p.isShell && !ended {
+	switch {
+	case p.isShell && p.files.keep:
+		// It could not leave the directory it was started in, which
+		// resolveDir made the session's unless it was its own; unless
+		// it could not enter it.
+		if ended || p.status.Code != envs.ExitCannotEnter {
+			p.cwdAfter = p.dir
+		}
+	case p.isShell && !ended:
 		p.cwdAfter = e.adopt(p.files, p.dirSet)
-	} else if p.isShell {
+	case p.isShell:
 		p.cwdAfter = discard(p.files)
 	}
 	if p.cwdAfter == "" {

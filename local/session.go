@@ -23,18 +23,21 @@ import (
 const bashPrologue = `__rb_in=$__RB_IN __rb_out=$__RB_OUT __rb_cwdf=$__RB_CWDF __rb_dir=$__RB_DIR __rb_unset=$__RB_UNSET __rb_gate=$__RB_GATE
 builtin unset BASH_ENV __RB_IN __RB_OUT __RB_CWDF __RB_DIR __RB_UNSET __RB_GATE
 if [ "$__rb_gate" = gate ]; then IFS= builtin read -r __rb_gate <&3 || exit 125; exec 3<&-; fi
-` + bashUnset + bashRestoreFile + bashEnter
+{
+` + bashUnset + bashRestoreFile + `} 2>/dev/null
+` + bashEnter
 
 // The parts of the prologue that a cold shell and a warm one (see
 // warm.go) share, run once they have their inputs in __rb_* variables:
 // bashUnset drops what the session has unset, bashRestoreFile sources the
-// saved state, and bashEnter enters the directory and arms the saving of
+// saved state (both run with stderr on /dev/null: their caller's one
+// redirection), and bashEnter enters the directory and arms the saving of
 // the next state (bashSave, which a warm shell arms before it waits).
 const (
 	bashUnset = `shopt -s expand_aliases
-if [ -n "$__rb_unset" ]; then builtin unset $__rb_unset 2>/dev/null; fi
+if [ -n "$__rb_unset" ]; then builtin unset $__rb_unset; fi
 `
-	bashRestoreFile = `if [ -n "$__rb_in" ]; then builtin . "$__rb_in" 2>/dev/null; fi
+	bashRestoreFile = `if [ -n "$__rb_in" ]; then builtin . "$__rb_in"; fi
 `
 	bashEnter = `builtin unset __rb_in __rb_unset __rb_gate __rb_state
 builtin cd -- "$__rb_dir" 2>/dev/null || { builtin printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; }
@@ -44,8 +47,8 @@ builtin cd -- "$__rb_dir" 2>/dev/null || { builtin printf 'runbox: cannot enter 
 	// unwritten) has no state file: it must not write ".names" into its
 	// working directory.
 	//
-	// A command that cannot change the state (see sessionFiles.keep) gets
-	// no state file: only its working directory is written.
+	// A command that cannot change the state (see sessionFiles.keep)
+	// saves nothing: the names of both files are empty.
 	bashSave = `__rb_save() {
 	[ -n "$__rb_cwdf" ] || return 0
 	if [ -n "$__rb_out" ]; then
@@ -99,6 +102,16 @@ func (f sessionFiles) saveTo() string {
 		return ""
 	}
 	return f.out
+}
+
+// cwdTo is the file the shell writes its last directory to: none for a
+// command that keeps the state, which cannot leave the directory it
+// started in.
+func (f sessionFiles) cwdTo() string {
+	if f.keep {
+		return ""
+	}
+	return f.cwd
 }
 
 // unsetList names the child's variables that the session has unset
@@ -167,13 +180,13 @@ func (e *Env) releaseState(f sessionFiles) {
 // shellCommand builds the shell invocation for a user's command.
 func (e *Env) shellCommand(user string, f sessionFiles, dir, gate string, env []string) *exec.Cmd {
 	if !e.bash {
-		return exec.Command(e.shell, "-c", shPrologue+user+"\n", "sh", f.in, f.saveTo(), f.cwd, dir, gate, f.unsetList(env))
+		return exec.Command(e.shell, "-c", shPrologue+user+"\n", "sh", f.in, f.saveTo(), f.cwdTo(), dir, gate, f.unsetList(env))
 	}
 	xc := exec.Command(e.shell, "-c", user)
 	xc.Args[0] = "bash" // $0 and the prefix of bash's own messages, as in a plain bash -c
 	xc.Env = append(env[:len(env):len(env)],
 		"BASH_ENV="+e.prologue,
-		"__RB_IN="+f.in, "__RB_OUT="+f.saveTo(), "__RB_CWDF="+f.cwd, "__RB_DIR="+dir,
+		"__RB_IN="+f.in, "__RB_OUT="+f.saveTo(), "__RB_CWDF="+f.cwdTo(), "__RB_DIR="+dir,
 		"__RB_GATE="+gate, "__RB_UNSET="+f.unsetList(env))
 	return xc
 }
@@ -183,17 +196,6 @@ func (e *Env) shellCommand(user string, f sessionFiles, dir, gate string, env []
 func (e *Env) adopt(f sessionFiles, overrideDir bool) string {
 	cwd, err := os.ReadFile(f.cwd)
 	os.Remove(f.cwd)
-	if f.keep {
-		if err != nil {
-			return ""
-		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if !e.closed && !overrideDir {
-			e.cwd = string(cwd)
-		}
-		return string(cwd)
-	}
 	if _, serr := os.Stat(f.out); err != nil || serr != nil {
 		removeState(f.out)
 		return ""

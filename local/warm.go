@@ -32,17 +32,21 @@ import (
 // saves the state is armed before the wait, so that setting it up is not
 // on the command's time; the two ways out before the command (no command,
 // a directory it cannot enter) disarm it, as a cold shell has not armed
-// it yet there.
+// it yet there. Its builtins' errors go to /dev/null through one
+// redirection, made before the wait: each one of its own would open
+// /dev/null on the command's time.
 const warmPrologue = `builtin unset BASH_ENV; builtin exec 5<&-
 ` + warmTouch + `
 ` + bashSave + `builtin printf . >&4; builtin exec 4>&-
-builtin . /dev/fd/3 2>/dev/null
+{ builtin . /dev/fd/3
 builtin exec 3<&-
 if [ -z "${__rb_dir+set}" ]; then builtin trap - EXIT; builtin exit 125; fi
-builtin cd -P -- "$__rb_dir" 2>/dev/null
-` + bashUnset + bashRestoreFile + `if [ -n "$__rb_state" ]; then builtin eval "$__rb_state" 2>/dev/null; fi
-builtin unset __rb_in __rb_unset __rb_gate __rb_state
-builtin cd -- "$__rb_dir" 2>/dev/null || { builtin trap - EXIT; builtin printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; }
+builtin cd -P -- "$__rb_dir"
+` + bashUnset + bashRestoreFile + `if [ -n "$__rb_state" ]; then builtin eval "$__rb_state"; fi
+builtin unset __rb_in __rb_unset __rb_gate __rb_state __rb_lost
+builtin cd -- "$__rb_dir" || __rb_lost=1
+} 2>/dev/null
+if [ -n "${__rb_lost-}" ]; then builtin trap - EXIT; builtin printf 'runbox: cannot enter directory %s\n' "$__rb_dir" >&2; exit 126; fi
 `
 
 // warmTouch runs, while the shell waits, the builtins that restoring and
@@ -450,7 +454,7 @@ func (w *warmShell) deliver(f sessionFiles, dir, text string) error {
 		}
 	}
 	for _, kv := range [][2]string{
-		{"__rb_in", in}, {"__rb_state", state}, {"__rb_out", f.saveTo()}, {"__rb_cwdf", f.cwd}, {"__rb_dir", dir},
+		{"__rb_in", in}, {"__rb_state", state}, {"__rb_out", f.saveTo()}, {"__rb_cwdf", f.cwdTo()}, {"__rb_dir", dir},
 		{"__rb_unset", f.unsetList(w.env)}, {"__rb_cmd", text},
 	} {
 		b.WriteString(kv[0] + "=" + shellQuote(kv[1]) + "\n")
