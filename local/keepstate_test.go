@@ -54,6 +54,14 @@ func TestSession_UnchangingCommandKeepsState(t *testing.T) {
 					t.Fatalf("%q saved the state (%s, was %s)", c, got, saved)
 				}
 			}
+			// Where it ran is its result's directory; one of its own
+			// does not move the session.
+			for _, c := range []envs.Command{{Shell: "true"}, {Shell: "true", Dir: "/tmp"}} {
+				res, err := e.Run(t.Context(), c)
+				if want := map[bool]string{true: "/tmp", false: dir}[c.Dir != ""]; err != nil || res.Cwd != want {
+					t.Fatalf("Run(%+v): cwd %q (%v), want %q", c, res.Cwd, err, want)
+				}
+			}
 			if got, want := runIn("echo $A; pwd"), "1\n"+dir+"\n"; got != want {
 				t.Fatalf("after unchanging commands: %q, want %q", got, want)
 			}
