@@ -92,11 +92,20 @@ func writable(dir string) bool { return unix.Access(dir, unix.W_OK) == nil }
 
 // killSupported reports whether the v2 hierarchy at unified offers
 // cgroup.kill (Linux 5.14+). The root cgroup has no cgroup.kill, so it
-// looks at dir, at the root's children and, failing those, at the kernel
-// release.
+// looks at dir, at the kernel release and, for an older release (which a
+// distribution may have given the file), at the root's children: a host
+// may hold thousands of them, and this runs on every capability probe.
 func killSupported(unified, dir string) bool {
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err == nil {
 		return true
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		var major, minor int
+		fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
+		if major > 5 || major == 5 && minor >= 14 {
+			return true
+		}
 	}
 	ents, _ := os.ReadDir(unified)
 	for _, e := range ents {
@@ -106,13 +115,7 @@ func killSupported(unified, dir string) bool {
 			}
 		}
 	}
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return false
-	}
-	var major, minor int
-	fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
-	return major > 5 || major == 5 && minor >= 14
+	return false
 }
 
 // probeCgroups fills d.Unified, d.V1, d.Limits and d.Why for the three
