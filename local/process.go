@@ -634,6 +634,10 @@ func (p *process) wait() {
 // wait for): the command owns what it started, and work meant to outlive
 // it belongs in a background job. It returns how many there were.
 func (p *process) clearLeftovers() int {
+	if empty, err := p.cont.Empty(); err == nil && empty {
+		p.contEmpty = true // the cheap answer, most commands' (see termination's Empty)
+		return 0
+	}
 	procs, err := p.cont.Procs()
 	if err != nil || len(procs) == 0 {
 		// Nothing can enter a container that holds no process: it is

@@ -39,6 +39,21 @@ func writeCgroupFile(dir, name, s string) error {
 	return err
 }
 
+// cgroupPopulated reads the populated line of v2 cgroup dir's
+// cgroup.events: whether a process is in dir or below it.
+func cgroupPopulated(dir string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	if err != nil {
+		return false, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "populated "); ok {
+			return strings.TrimSpace(v) != "0", nil
+		}
+	}
+	return false, fmt.Errorf("termination: %s/cgroup.events has no populated line", dir)
+}
+
 // makeCgroup creates cgroup dir, whose parent must exist. A dir that
 // exists already is refused: it is another container's (an id in use
 // twice), and sharing it would let one command's teardown kill the

@@ -217,7 +217,21 @@ func (c *cgroupContainer) Procs() ([]int, error) {
 	return slices.Compact(pids), nil
 }
 
+// Empty reports whether no process is left in the container. With a v2
+// cgroup it reads the one line of cgroup.events that says so for the
+// whole subtree, instead of listing every cgroup: a command's end asks
+// this every time. A task that has exited there may still be in a v1
+// list a moment longer; it is no process of the command's any more, and
+// it only delays the v1 cgroup's removal, which is retried.
 func (c *cgroupContainer) Empty() (bool, error) {
+	if c.v2dir != "" {
+		switch populated, err := cgroupPopulated(c.v2dir); {
+		case err == nil:
+			return !populated, nil
+		case cgroupGone(err):
+			return true, nil
+		}
+	}
 	pids, err := c.Procs()
 	return len(pids) == 0, err
 }
