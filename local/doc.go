@@ -21,6 +21,17 @@
 // concurrently each start from the last adopted state; the one that finishes
 // last wins.
 //
+// A command whose text cannot change the state saves none, and the
+// session keeps the state it had: one that runs programs and the builtins
+// that change nothing (true, echo, test, pwd, exit…), with no assignment,
+// no assigning expansion (${v:=x}, $((v=1)), an index or a slice), no
+// cd, export, source, eval, function or alias of its own, and whatever
+// it likes in subshells and substitutions (package shellstate reads the
+// text; bash is its oracle in the tests). Most of what an agent runs is
+// such a command (a build, a test, git, grep), and saving is most of what
+// the shell does after it. While the session defines a function or an
+// alias, every command saves, since a name in the text may then be one.
+//
 // Argv commands ([envs.Command.Args]) run without a shell and without
 // session state, in the session's directory.
 //

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -85,5 +87,50 @@ func TestSandbox_InheritedDescriptorReachesNoCommand(t *testing.T) {
 				t.Errorf("commands wrote through the inherited descriptor:\n%s", got)
 			}
 		})
+	}
+}
+
+// TestSandbox_CallersTerminalTakesNoInput protects the promise that a
+// command cannot type into the terminal runbox was started from (TIOCSTI,
+// which this kernel may allow: dev.tty.legacy_tiocsti), for the user's
+// shell to run outside the sandbox once runbox exits: with runbox's
+// standard streams on a terminal, a command that opens that terminal by
+// name and pushes a line into its input leaves nothing there. The
+// control: the same command with the sandbox off does.
+func TestSandbox_CallersTerminalTakesNoInput(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	inject := func(t *testing.T, sandbox string) string {
+		master, tty, err := pty.Open()
+		if err != nil {
+			t.Skipf("no pty: %v", err)
+		}
+		defer master.Close()
+		defer tty.Close()
+		go io.Copy(io.Discard, master) // what runbox writes to the terminal
+		attack := `python3 -c 'import fcntl,termios,os
+fd=os.open("` + tty.Name() + `", os.O_RDWR|os.O_NOCTTY)
+for c in b"touch /tmp/typed\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, runboxBin, "--yolo", "--sandbox", sandbox, "run", "--", attack)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		cmd.Run()
+		// What the terminal holds for the next reader: the user's shell.
+		fd := int(tty.Fd()) // blocking: once, before the flag is set
+		if err := syscall.SetNonblock(fd, true); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		n, _ := syscall.Read(fd, buf)
+		return string(buf[:max(n, 0)])
+	}
+	if got := inject(t, "off"); !strings.Contains(got, "touch /tmp/typed") {
+		t.Fatalf("the control typed %q into the terminal: the attack is not real here", got)
+	}
+	if got := inject(t, "workspace"); got != "" {
+		t.Errorf("a confined command typed %q into the caller's terminal", got)
 	}
 }
