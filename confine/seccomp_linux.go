@@ -112,6 +112,14 @@ func filter(network string, notify, meta bool) []insn {
 		jeq(uint32(unix.SYS_IO_URING_ENTER), "eperm", ""),
 		jeq(uint32(unix.SYS_IO_URING_REGISTER), "eperm", ""),
 		jeq(uint32(unix.SYS_CLONE3), "enosys", ""),
+		// The kernel's keyrings are not files: a key runbox's user
+		// holds (a cached password, a Kerberos ticket, a token a tool
+		// put there) is readable by any process of that user, and
+		// request_key can make the kernel run a helper, unconfined, as
+		// root.
+		jeq(uint32(unix.SYS_KEYCTL), "eperm", ""),
+		jeq(uint32(unix.SYS_ADD_KEY), "eperm", ""),
+		jeq(uint32(unix.SYS_REQUEST_KEY), "eperm", ""),
 	)
 	p = append(p, unixDatagramCheck()...)
 	for _, c := range chmodCalls {

@@ -19,6 +19,7 @@ var socketCases = []struct {
 	name               string
 	domain, typ, proto int
 	uring, pair        bool
+	keyring            uintptr // a keyring call's number
 }{
 	{name: "unix", domain: unix.AF_UNIX, typ: unix.SOCK_STREAM},
 	{name: "unix-seqpacket", domain: unix.AF_UNIX, typ: unix.SOCK_SEQPACKET},
@@ -36,6 +37,8 @@ var socketCases = []struct {
 	{name: "packet", domain: unix.AF_PACKET, typ: unix.SOCK_RAW},
 	{name: "mptcp", domain: unix.AF_INET, typ: unix.SOCK_STREAM, proto: unix.IPPROTO_MPTCP},
 	{name: "io_uring", uring: true},
+	{name: "keyctl", keyring: unix.SYS_KEYCTL},
+	{name: "add_key", keyring: unix.SYS_ADD_KEY},
 }
 
 // syscallProbe runs in the confined helper: it prints name=ok or
@@ -43,7 +46,14 @@ var socketCases = []struct {
 func syscallProbe() int {
 	for _, c := range socketCases {
 		var err error
-		if c.uring {
+		if c.keyring == unix.SYS_KEYCTL {
+			// The user's keyring's id: what reading a key starts with.
+			if _, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_GET_KEYRING_ID, uintptr(unix.KEY_SPEC_USER_KEYRING&0xffffffff), 0); e != 0 {
+				err = e
+			}
+		} else if c.keyring == unix.SYS_ADD_KEY {
+			_, err = unix.AddKey("user", "runbox-seccomp-probe", []byte("x"), unix.KEY_SPEC_PROCESS_KEYRING)
+		} else if c.uring {
 			var params [120]byte
 			fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
 			if e != 0 {
@@ -87,6 +97,12 @@ func TestSeccomp_Sockets(t *testing.T) {
 			confine.NetworkOpen:      {"raw": "EPERM", "packet": "EPERM", "io_uring": "EPERM"},
 			confine.NetworkAllowlist: {"udp": "EPERM", "udp-flags": "EPERM", "udp6": "EPERM", "raw": "EPERM", "packet": "EPERM", "mptcp": "EPROTONOSUPPORT", "io_uring": "EPERM"},
 			confine.NetworkOff:       {"tcp": "EPERM", "tcp-flags": "EPERM", "tcp6": "EPERM", "udp": "EPERM", "udp-flags": "EPERM", "udp6": "EPERM", "raw": "EPERM", "packet": "EPERM", "mptcp": "EPERM", "io_uring": "EPERM"},
+		}
+		// No keyring under any mode; unconfined (the control) both work.
+		for mode, denied := range allow {
+			if mode != "profile-off" {
+				denied["keyctl"], denied["add_key"] = "EPERM", "EPERM"
+			}
 		}
 		// Unix datagram sockets go under every mode (their sends name
 		// any receiver); stream and seqpacket ones stay.
