@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
@@ -150,12 +151,20 @@ func (e *Env) noteSandbox(res *envs.Result, decided []envs.Violation) {
 // user's git to run later (see internal/gitguard), once nothing of the
 // command runs any more: each finding is a decided violation and a
 // warning saying where the original was kept.
+// gitCheckTimeout bounds the git check after a command (a walk of a large
+// workspace takes well under a second).
+const gitCheckTimeout = time.Minute
+
 func (p *process) guardGit() {
 	pol := p.env.sandbox.policy
 	if pol == nil || pol.Profile != confine.ProfileWorkspace || p.env.opts.KeepLeftovers {
 		return
 	}
-	rep, err := gitguard.Check(context.Background(), pol.Workspace, gitguard.Options{Since: p.started, Tree: &p.env.gitTree})
+	// Bounded: a background job may still swap a file for a fifo under
+	// the check, and the git it runs would wait on it.
+	ctx, cancel := context.WithTimeout(context.Background(), gitCheckTimeout)
+	defer cancel()
+	rep, err := gitguard.Check(ctx, pol.Workspace, gitguard.Options{Since: p.started, Tree: &p.env.gitTree})
 	for _, v := range rep.Violations() {
 		p.denials.set.Add(v)
 	}

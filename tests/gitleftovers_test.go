@@ -138,3 +138,39 @@ func doorRun(t *testing.T, u user, env []string, door, profile, ws string) strin
 	t.Fatalf("job %s not in ps --json: %s", id, ps)
 	return ""
 }
+
+// TestSandbox_FifoLeftForGitHangsNothing: a confined command that leaves
+// fifos where git reads (a nested repository's config, a .git entry, a
+// gitdir file's target) cannot hang its own end, which reads those places
+// to make them inert: runbox run returns, and says what it moved aside;
+// the next command runs. As root and as an unprivileged user.
+func TestSandbox_FifoLeftForGitHangsNothing(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			home, _, _ := sandboxDirs(t, u)
+			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
+			ws := mkdirOwned(t, u, filepath.Join(filepath.Dir(home), "ws-fifo"))
+			gitRepo(t, u, home, ws)
+			plant := `git init -q sub && rm sub/.git/config && mkfifo sub/.git/config
+mkdir plain && mkfifo plain/.git
+mkfifo target && mkdir pointed && echo "gitdir: ../target" > pointed/.git
+echo planted`
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := u.command(ctx, env, "--yolo", "run", "--cwd", ws, "--", plant)
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("runbox run did not return: %s", out)
+			}
+			if !strings.Contains(string(out), "planted") || !strings.Contains(string(out), "not a regular file") {
+				t.Errorf("run: %v %q; want the plant to run and the fifo config moved aside", err, out)
+			}
+			if out, errOut, code := u.run(t, env, "--yolo", "run", "--cwd", ws, "--", "echo next"); code != 0 || out != "next\n" {
+				t.Errorf("the next command: exit %d %q %s", code, out, errOut)
+			}
+		})
+	}
+}

@@ -17,10 +17,18 @@ func (c *checker) config(p string) string {
 	if _, err := os.Lstat(p); err != nil {
 		return ""
 	}
+	if !regular(p) {
+		// A fifo git would wait on, or a device: git reads no
+		// configuration from it anyway, and nothing may wait on it.
+		if c.changed(p) {
+			c.quarantine(p, "git-config "+errNotRegular.Error())
+		}
+		return ""
+	}
 	if !c.changed(p) {
 		// Asking git costs a process; most configurations name no hooks
 		// path, which a look at the text tells (names are case-blind).
-		b, err := os.ReadFile(p)
+		b, err := readRegular(p)
 		if err != nil || !bytes.Contains(bytes.ToLower(b), []byte("hookspath")) {
 			return ""
 		}
@@ -122,7 +130,7 @@ func (c *checker) get(p, key string) string {
 // copyAside copies p beside itself, under the quarantine mark, and
 // returns the copy's name.
 func (c *checker) copyAside(p string) (string, error) {
-	b, err := os.ReadFile(p)
+	b, err := readRegular(p)
 	if err != nil {
 		return "", fmt.Errorf("gitguard: reading %s: %w", p, err)
 	}

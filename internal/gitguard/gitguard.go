@@ -304,7 +304,7 @@ func pointee(p string) (string, bool) {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		t = p // EvalSymlinks below follows it
 	} else {
-		b, err := os.ReadFile(p)
+		b, err := readRegular(p)
 		if err != nil {
 			return "", false
 		}

@@ -2,12 +2,15 @@ package gitguard_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/internal/gitguard"
 )
@@ -441,5 +444,65 @@ func TestCheck_QuietTreeStillReadsRepositories(t *testing.T) {
 	mustGit(t, f.home, nested, "status")
 	if f.ran() {
 		t.Fatal("the planted program ran after Check")
+	}
+}
+
+// TestCheck_FifosNeverWaitedOn: a command that leaves a fifo where git
+// reads a file (a nested repository's config, a .git entry, a gitdir
+// file's target) cannot make the check wait for a writer: Check returns,
+// with a session's Tree and without, and the fifos where git would have
+// read configuration or a pointer are moved aside.
+func TestCheck_FifosNeverWaitedOn(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, withTree := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tree=%v", withTree), func(t *testing.T) {
+			f := newFixture(t)
+			var tree *gitguard.Tree
+			if withTree {
+				tree = &gitguard.Tree{}
+				defer tree.Close()
+				if _, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: time.Now().Add(time.Hour), Tree: tree}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			nested := filepath.Join(f.ws, "sub")
+			mustGit(t, f.home, f.ws, "init", "-q", nested)
+			since := settle()
+			fifo := func(p string) {
+				os.Remove(p)
+				if err := unix.Mkfifo(p, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fifo(filepath.Join(nested, ".git", "config"))
+			os.MkdirAll(filepath.Join(f.ws, "plain"), 0o755)
+			fifo(filepath.Join(f.ws, "plain", ".git"))
+			fifo(filepath.Join(f.ws, "target"))
+			os.MkdirAll(filepath.Join(f.ws, "pointed"), 0o755)
+			write(t, filepath.Join(f.ws, "pointed", ".git"), "gitdir: ../target\n", 0o644)
+
+			done := make(chan gitguard.Report, 1)
+			go func() {
+				rep, _ := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: tree})
+				done <- rep
+			}()
+			select {
+			case rep := <-done:
+				var rules []string
+				for _, fd := range rep.Findings {
+					rules = append(rules, filepath.Base(filepath.Dir(fd.Path))+"/"+filepath.Base(fd.Path)+" "+fd.Rule)
+				}
+				got := strings.Join(rules, "; ")
+				for _, want := range []string{".git/config git-config not a regular file", "plain/.git git-redirect"} {
+					if !strings.Contains(got, want) {
+						t.Errorf("findings %q; want %q among them", got, want)
+					}
+				}
+			case <-time.After(2 * time.Minute):
+				t.Fatal("Check waited on a fifo")
+			}
+		})
 	}
 }
