@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -330,7 +329,7 @@ func writeTar(w io.Writer, root string, entries []*Entry, marker []byte) (int64,
 // copyChecked copies the file of e to w, failing if it changed since the
 // scan.
 func copyChecked(w io.Writer, p string, e *Entry) (int64, error) {
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if err != nil {
 		return 0, err
 	}

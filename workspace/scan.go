@@ -127,7 +127,12 @@ func (s *scanner) readIgnore(rel string) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(p)
+	f, err := openRegular(p)
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return err
 	}
@@ -136,7 +141,7 @@ func (s *scanner) readIgnore(rel string) error {
 }
 
 func hashFile(p string) (string, error) {
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if err != nil {
 		return "", err
 	}
