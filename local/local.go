@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -511,12 +512,21 @@ func (e *Env) PutFile(ctx context.Context, path string, r io.Reader, perm os.Fil
 	return nil
 }
 
-// GetFile opens path for reading.
+// GetFile opens path for reading. A fifo or a socket is refused, not
+// waited on: a command can leave one where a file was, and opening a fifo
+// waits for a writer that may never come.
 func (e *Env) GetFile(ctx context.Context, path string) (io.ReadCloser, error) {
-	f, err := os.Open(e.abs(path))
+	f, err := os.OpenFile(e.abs(path), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			err = fmt.Errorf("%w: %w", envs.ErrNotFound, err)
+		}
+		return nil, fmt.Errorf("local: get %s: %w", path, err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0 {
+		f.Close()
+		if err == nil {
+			err = errors.New("a fifo or a socket, not a file")
 		}
 		return nil, fmt.Errorf("local: get %s: %w", path, err)
 	}
