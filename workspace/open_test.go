@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"github.com/runbox/runbox/internal/regular"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -11,7 +12,7 @@ import (
 
 // TestOpenRegular_NeverWaitsOnFifo: a file the scan saw, replaced by a
 // fifo (or a link) before it is hashed or sent, fails at once with
-// errNotRegular (or the link's refusal) instead of waiting for a writer;
+// regular.ErrNotRegular (or the link's refusal) instead of waiting for a writer;
 // a regular file still reads.
 func TestOpenRegular_NeverWaitsOnFifo(t *testing.T) {
 	dir := t.TempDir()
@@ -26,11 +27,11 @@ func TestOpenRegular_NeverWaitsOnFifo(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, err := hashFile(fifo); !errors.Is(err, errNotRegular) {
-			t.Errorf("hashFile(fifo) = %v; want errNotRegular", err)
+		if _, err := hashFile(fifo); !errors.Is(err, regular.ErrNotRegular) {
+			t.Errorf("hashFile(fifo) = %v; want regular.ErrNotRegular", err)
 		}
-		if _, err := copyChecked(new(discard), fifo, &Entry{Path: "swapped", Size: 1}); !errors.Is(err, errNotRegular) {
-			t.Errorf("copyChecked(fifo) = %v; want errNotRegular", err)
+		if _, err := copyChecked(new(discard), fifo, &Entry{Path: "swapped", Size: 1}); !errors.Is(err, regular.ErrNotRegular) {
+			t.Errorf("copyChecked(fifo) = %v; want regular.ErrNotRegular", err)
 		}
 		if _, err := hashFile(link); err == nil {
 			t.Error("hashFile followed a link put in a file's place")

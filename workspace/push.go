@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/regular"
 )
 
 // PushReport says what a push did.
@@ -329,7 +330,7 @@ func writeTar(w io.Writer, root string, entries []*Entry, marker []byte) (int64,
 // copyChecked copies the file of e to w, failing if it changed since the
 // scan.
 func copyChecked(w io.Writer, p string, e *Entry) (int64, error) {
-	f, err := openRegular(p)
+	f, err := regular.Open(p, false)
 	if err != nil {
 		return 0, err
 	}

@@ -11,6 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/runbox/runbox/internal/regular"
 )
 
 // Tree is a scanned tree: its entries by path.
@@ -127,7 +129,7 @@ func (s *scanner) readIgnore(rel string) error {
 	if err != nil {
 		return err
 	}
-	f, err := openRegular(p)
+	f, err := regular.Open(p, false)
 	if err != nil {
 		return err
 	}
@@ -141,7 +143,7 @@ func (s *scanner) readIgnore(rel string) error {
 }
 
 func hashFile(p string) (string, error) {
-	f, err := openRegular(p)
+	f, err := regular.Open(p, false)
 	if err != nil {
 		return "", err
 	}

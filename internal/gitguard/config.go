@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/runbox/runbox/internal/regular"
 )
 
 // config checks the configuration file p: when it changed, every key not
@@ -17,11 +19,11 @@ func (c *checker) config(p string) string {
 	if _, err := os.Lstat(p); err != nil {
 		return ""
 	}
-	if !regular(p) {
+	if !isRegular(p) {
 		// A fifo git would wait on, or a device: git reads no
 		// configuration from it anyway, and nothing may wait on it.
 		if c.changed(p) {
-			c.quarantine(p, "git-config "+errNotRegular.Error())
+			c.quarantine(p, "git-config "+regular.ErrNotRegular.Error())
 		}
 		return ""
 	}

@@ -1,20 +1,12 @@
 package gitguard
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"github.com/runbox/runbox/internal/regular"
 )
-
-// errNotRegular: what a command left where git reads a file is not a
-// regular file (a fifo, a device, a socket). Opening a fifo for reading
-// waits for a writer that may never come, and git would wait with it: a
-// command could hang its own end, and the session's later commands, that
-// way.
-var errNotRegular = errors.New("not a regular file")
 
 // maxRead bounds what is read of one file: git's configuration and
 // pointer files are small, and a bigger one is not worth holding.
@@ -22,9 +14,11 @@ const maxRead = 4 << 20
 
 // readRegular reads the regular file p (a link to one is followed): it
 // never waits on a fifo, and refuses anything that is not a regular file
-// with errNotRegular.
+// with regular.ErrNotRegular. What a command left where git reads a file
+// may be a fifo, which git would wait on too: a command could hang its own
+// end, and the session's later commands, that way.
 func readRegular(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	f, err := regular.Open(p, true)
 	if err != nil {
 		return nil, err
 	}
@@ -33,18 +27,15 @@ func readRegular(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w", p, errNotRegular)
-	}
 	if fi.Size() > maxRead {
 		return nil, fmt.Errorf("%s: over %d bytes", p, maxRead)
 	}
 	return io.ReadAll(io.LimitReader(f, maxRead))
 }
 
-// regular says that p is a regular file, or a link that leads to one:
+// isRegular says that p is a regular file, or a link that leads to one:
 // what git may be handed to read.
-func regular(p string) bool {
+func isRegular(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
 }
