@@ -174,3 +174,41 @@ echo planted`
 		})
 	}
 }
+
+// TestSandbox_LinkedGitConfigLeaksNothing: a confined command that links a
+// nested repository's config to a credentials file on the deny list (and
+// another one's .git to a directory outside) gets nothing from runbox's
+// check after it: no copy of the file in the workspace for its next
+// command to read, and the file unchanged. The control: the file is
+// readable with the sandbox off, and not to the confined command itself.
+// As root and as an unprivileged user.
+func TestSandbox_LinkedGitConfigLeaksNothing(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			home, _, _ := sandboxDirs(t, u)
+			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
+			secret := "[client]\n\tpassword = FAKE-SECRET-123\n[core]\n\tpager = x\n"
+			writeOwned(t, u, filepath.Join(home, ".my.cnf"), secret, 0o600)
+			ws := mkdirOwned(t, u, filepath.Join(filepath.Dir(home), "ws-linked"))
+			gitRepo(t, u, home, ws)
+			if out, _, _ := u.run(t, env, "--yolo", "--sandbox", "off", "run", "--cwd", ws, "--", "cat ~/.my.cnf"); !strings.Contains(out, "FAKE-SECRET-123") {
+				t.Fatalf("control: the file is not readable unconfined: %q", out)
+			}
+			plant := `cat ~/.my.cnf; git init -q s1 && ln -sf ~/.my.cnf s1/.git/config && echo planted`
+			out, errOut, _ := u.run(t, env, "--yolo", "run", "--cwd", ws, "--", plant)
+			if strings.Contains(out, "FAKE-SECRET-123") || !strings.Contains(out, "planted") {
+				t.Fatalf("plant: %q %q", out, errOut)
+			}
+			out, _, _ = u.run(t, env, "--yolo", "run", "--cwd", ws, "--", "cat s1/.git/config* 2>/dev/null; grep -rl FAKE-SECRET . 2>/dev/null; true")
+			if strings.Contains(out, "FAKE-SECRET-123") {
+				t.Errorf("the next confined command read the secret from the workspace: %q", out)
+			}
+			if b, _ := os.ReadFile(filepath.Join(home, ".my.cnf")); string(b) != secret {
+				t.Errorf("~/.my.cnf was rewritten: %q", b)
+			}
+		})
+	}
+}

@@ -3,6 +3,8 @@ package gitguard
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,14 +14,26 @@ import (
 )
 
 // config checks the configuration file p: when it changed, every key not
-// allowed is removed (the original copied aside first). It returns the
+// allowed is removed (the original kept aside first). It returns the
 // core.hooksPath the file keeps, "" when none: a hooks path set before the
 // command is the user's, and its hooks are checked.
+//
+// The file is read once, inside the workspace and through no link that
+// leads out of it (see checker.read), and git is handed a private copy of
+// those bytes, never p: a command can make p (or a directory above it) a
+// link to a credentials file, which git would read and git's writer
+// would rewrite, and keep swapping it while the check runs. The cleaned
+// file replaces p by a rename inside the workspace, which replaces
+// whatever is there and writes through no link.
 func (c *checker) config(p string) string {
-	if _, err := os.Lstat(p); err != nil {
+	fi, err := os.Lstat(p)
+	if err != nil {
 		return ""
 	}
-	if !isRegular(p) {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return c.linkedConfig(p)
+	case !fi.Mode().IsRegular():
 		// A fifo git would wait on, or a device: git reads no
 		// configuration from it anyway, and nothing may wait on it.
 		if c.changed(p) {
@@ -27,45 +41,115 @@ func (c *checker) config(p string) string {
 		}
 		return ""
 	}
-	if !c.changed(p) {
-		// Asking git costs a process; most configurations name no hooks
-		// path, which a look at the text tells (names are case-blind).
-		b, err := readRegular(p)
-		if err != nil || !bytes.Contains(bytes.ToLower(b), []byte("hookspath")) {
-			return ""
+	data, err := c.read(p)
+	if err != nil {
+		if c.changed(p) {
+			c.quarantine(p, "git-config unreadable")
 		}
-		return c.get(p, "core.hookspath")
+		return ""
 	}
-	keys, err := c.keys(p)
+	if !c.changed(p) {
+		return c.hooksPath(data, filepath.Dir(p))
+	}
+	return c.clean(p, fi.Mode().Perm(), data)
+}
+
+// linkedConfig checks a configuration that is a link. One the command
+// made goes aside whole, unread: git would read, and its writer rewrite,
+// wherever it leads. One that was there before is the user's: where it
+// leads inside the workspace is checked as a configuration of its own;
+// outside, the command could not change it, and only its hooks path is
+// read.
+func (c *checker) linkedConfig(p string) string {
+	if c.changed(p) {
+		c.quarantine(p, "git-config link")
+		return ""
+	}
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	if c.inside(target) {
+		return c.config(target)
+	}
+	f, err := regular.Open(target, false)
+	if err != nil {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxRead))
+	f.Close()
+	if err != nil {
+		return ""
+	}
+	return c.hooksPath(data, filepath.Dir(p))
+}
+
+// hooksPath is the core.hooksPath the configuration data sets ("" when
+// none). Asking git costs a process; most configurations name no hooks
+// path, which a look at the text tells (names are case-blind).
+func (c *checker) hooksPath(data []byte, dir string) string {
+	if !bytes.Contains(bytes.ToLower(data), []byte("hookspath")) {
+		return ""
+	}
+	work, err := c.scratch(data)
+	if err != nil {
+		return ""
+	}
+	defer os.Remove(work)
+	return c.get(work, "core.hookspath")
+}
+
+// clean removes from the changed configuration p (data, as read) every
+// key not allowed, keeping the original aside.
+func (c *checker) clean(p string, perm fs.FileMode, data []byte) string {
+	work, err := c.scratch(data)
+	if err != nil {
+		c.errs = append(c.errs, err)
+		c.quarantine(p, "git-config unreadable")
+		return ""
+	}
+	defer os.Remove(work)
+	dir := filepath.Dir(p)
+	keys, err := c.keys(work)
 	if err != nil {
 		// Unreadable to git: it stops before running anything, but
 		// another git may read it differently; nothing of it is kept.
 		c.quarantine(p, "git-config unreadable")
 		return ""
 	}
-	var bad []string
-	for _, k := range keys {
-		if !allowedKey(k) && !c.worktreeInside(p, k) {
-			bad = append(bad, k)
-		}
-	}
+	bad := c.notAllowed(work, dir, keys)
 	if len(bad) == 0 {
 		return ""
 	}
-	kept, err := c.copyAside(p)
-	if err != nil {
-		c.errs = append(c.errs, err)
+	kept := p + quarantineMark + c.stamp
+	if err := c.writeInside(kept, 0o600, data); err != nil {
+		c.errs = append(c.errs, fmt.Errorf("gitguard: keeping %s: %w", p, err))
 		c.quarantine(p, "git-config "+bad[0])
 		return ""
 	}
 	for _, k := range bad {
-		if err := c.git("config", "--file", p, "--unset-all", k); err != nil {
+		if err := c.git("config", "--file", work, "--unset-all", k); err != nil {
 			c.errs = append(c.errs, fmt.Errorf("gitguard: removing %s from %s: %w", k, p, err))
 		}
 	}
-	if left, err := c.keys(p); err != nil || !c.allAllowed(p, left) {
+	cleaned, err := os.ReadFile(work)
+	if left, kerr := c.keys(work); err != nil || kerr != nil || len(c.notAllowed(work, dir, left)) > 0 {
 		// git could not take a key out: the whole file goes.
-		os.Remove(kept)
+		c.removeInside(kept)
+		c.quarantine(p, "git-config "+bad[0])
+		return ""
+	}
+	next := p + ".runbox-cleaned-" + c.stamp
+	if err := c.writeInside(next, perm, cleaned); err != nil {
+		c.errs = append(c.errs, fmt.Errorf("gitguard: cleaning %s: %w", p, err))
+		c.removeInside(kept)
+		c.quarantine(p, "git-config "+bad[0])
+		return ""
+	}
+	if err := c.renameInside(next, p); err != nil {
+		c.errs = append(c.errs, fmt.Errorf("gitguard: cleaning %s: %w", p, err))
+		c.removeInside(next)
+		c.removeInside(kept)
 		c.quarantine(p, "git-config "+bad[0])
 		return ""
 	}
@@ -75,29 +159,32 @@ func (c *checker) config(p string) string {
 	return ""
 }
 
-func (c *checker) allAllowed(p string, keys []string) bool {
+// notAllowed are the keys of the configuration work (a copy of one in
+// dir) that are not allowed.
+func (c *checker) notAllowed(work, dir string, keys []string) []string {
+	var bad []string
 	for _, k := range keys {
-		if !allowedKey(k) && !c.worktreeInside(p, k) {
-			return false
+		if !allowedKey(k) && !c.worktreeInside(work, dir, k) {
+			bad = append(bad, k)
 		}
 	}
-	return true
+	return bad
 }
 
 // worktreeInside says that key is core.worktree naming a directory
 // inside the workspace, as git submodule writes in a submodule's git
-// directory (relative to it): the working tree it names is the
+// directory (relative to it, dir): the working tree it names is the
 // workspace's own. One leading elsewhere is removed.
-func (c *checker) worktreeInside(p, key string) bool {
+func (c *checker) worktreeInside(work, dir, key string) bool {
 	if strings.ToLower(key) != "core.worktree" {
 		return false
 	}
-	wt := c.get(p, "core.worktree")
+	wt := c.get(work, "core.worktree")
 	if wt == "" {
 		return false
 	}
 	if !filepath.IsAbs(wt) {
-		wt = filepath.Join(filepath.Dir(p), wt)
+		wt = filepath.Join(dir, wt)
 	}
 	real, err := filepath.EvalSymlinks(wt)
 	return err == nil && c.inside(real)
@@ -127,20 +214,6 @@ func (c *checker) get(p, key string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
-}
-
-// copyAside copies p beside itself, under the quarantine mark, and
-// returns the copy's name.
-func (c *checker) copyAside(p string) (string, error) {
-	b, err := readRegular(p)
-	if err != nil {
-		return "", fmt.Errorf("gitguard: reading %s: %w", p, err)
-	}
-	kept := p + quarantineMark + c.stamp
-	if err := os.WriteFile(kept, b, 0o600); err != nil {
-		return "", fmt.Errorf("gitguard: keeping %s: %w", p, err)
-	}
-	return kept, nil
 }
 
 // git runs git with args.

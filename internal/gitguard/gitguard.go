@@ -65,7 +65,12 @@ func Check(ctx context.Context, workspace string, o Options) (Report, error) {
 		return Report{}, fmt.Errorf("gitguard: %w", err)
 	}
 	now := time.Now()
-	c := &checker{ctx: ctx, root: root, o: o, scan: now, stamp: now.UTC().Format("20060102T150405.000000000"), seen: map[string]bool{}}
+	fsys, err := os.OpenRoot(root)
+	if err != nil {
+		return Report{}, fmt.Errorf("gitguard: %w", err)
+	}
+	defer fsys.Close()
+	c := &checker{ctx: ctx, root: root, fs: fsys, o: o, scan: now, stamp: now.UTC().Format("20060102T150405.000000000"), seen: map[string]bool{}}
 	if t := o.Tree; t != nil {
 		t.mu.Lock()
 		defer t.mu.Unlock()
@@ -160,6 +165,7 @@ type dirState struct {
 type checker struct {
 	ctx   context.Context
 	root  string
+	fs    *os.Root // the workspace: what the check writes goes through it, through no link out
 	o     Options
 	scan  time.Time
 	tree  *Tree                // nil: no memory between Checks
@@ -452,7 +458,7 @@ func isQuarantined(name string) bool { return strings.Contains(name, quarantineM
 // quarantine renames p aside and records it.
 func (c *checker) quarantine(p, rule string) {
 	kept := p + quarantineMark + c.stamp
-	if err := os.Rename(p, kept); err != nil {
+	if err := c.renameInside(p, kept); err != nil {
 		c.errs = append(c.errs, fmt.Errorf("gitguard: moving %s aside (%s): %w", p, rule, err))
 		return
 	}

@@ -506,3 +506,63 @@ func TestCheck_FifosNeverWaitedOn(t *testing.T) {
 		})
 	}
 }
+
+// TestCheck_LinkedConfigNeverReadOrWritten: a command that makes a nested
+// repository's config a link to a file outside the workspace (a
+// credentials file in configuration syntax) gets the link moved aside,
+// unread: no copy of the file lands in the workspace and the file is not
+// rewritten. A config whose directory is a link out of the workspace is
+// not followed either. The control: git itself, run on the link as the
+// check used to, reads the secret.
+func TestCheck_LinkedConfigNeverReadOrWritten(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t)
+	secretText := "[client]\n\tpassword = FAKE-SECRET-123\n[core]\n\tpager = x\n"
+	secret := filepath.Join(f.outside, "my.cnf")
+	write(t, secret, secretText, 0o600)
+	dirOut := filepath.Join(f.outside, "gitdir")
+	write(t, filepath.Join(dirOut, "config"), secretText, 0o600)
+	nested := filepath.Join(f.ws, "s1")
+	mustGit(t, f.home, f.ws, "init", "-q", nested)
+	mustGit(t, f.home, f.ws, "init", "-q", filepath.Join(f.ws, "s2"))
+	since := settle()
+	cfg := filepath.Join(nested, ".git", "config")
+	os.Remove(cfg)
+	if err := os.Symlink(secret, cfg); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(f.ws, "s2", ".git"))
+	if err := os.Symlink(dirOut, filepath.Join(f.ws, "s2", ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustGit(t, f.home, "/", "config", "--file", cfg, "client.password"); !strings.Contains(out, "FAKE-SECRET-123") {
+		t.Fatalf("control: git did not read through the link: %q", out)
+	}
+
+	rep, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since})
+	if err != nil {
+		t.Logf("Check: %v", err)
+	}
+	found := false
+	for _, fd := range rep.Findings {
+		found = found || fd.Path == cfg && fd.Rule == "git-config link"
+	}
+	if !found {
+		t.Errorf("findings %+v; want the linked config moved aside", rep.Findings)
+	}
+	filepath.Walk(f.ws, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), "FAKE-SECRET-123") {
+				t.Errorf("the secret was copied into the workspace: %s", p)
+			}
+		}
+		return nil
+	})
+	for _, p := range []string{secret, filepath.Join(dirOut, "config")} {
+		if b, _ := os.ReadFile(p); string(b) != secretText {
+			t.Errorf("%s outside the workspace was rewritten: %q", p, b)
+		}
+	}
+}

@@ -3,7 +3,11 @@ package gitguard
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/runbox/runbox/internal/regular"
 )
@@ -38,4 +42,97 @@ func readRegular(p string) ([]byte, error) {
 func isRegular(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// rel is p relative to the workspace, for the calls through c.fs.
+func (c *checker) rel(p string) (string, error) {
+	r, err := filepath.Rel(c.root, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("gitguard: %s is not in the workspace", p)
+	}
+	return r, nil
+}
+
+// read reads the regular file p of the workspace without waiting on a fifo
+// and through no link that leads out of the workspace (a directory above
+// p swapped for one included).
+func (c *checker) read(p string) ([]byte, error) {
+	r, err := c.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := c.fs.OpenFile(r, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", p, regular.ErrNotRegular)
+	}
+	if fi.Size() > maxRead {
+		return nil, fmt.Errorf("%s: over %d bytes", p, maxRead)
+	}
+	return io.ReadAll(io.LimitReader(f, maxRead))
+}
+
+// writeInside makes the new file p of the workspace holding data.
+func (c *checker) writeInside(p string, perm fs.FileMode, data []byte) error {
+	r, err := c.rel(p)
+	if err != nil {
+		return err
+	}
+	f, err := c.fs.OpenFile(r, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		c.fs.Remove(r)
+	}
+	return err
+}
+
+// renameInside renames the workspace's from to to, both inside it.
+func (c *checker) renameInside(from, to string) error {
+	rf, err := c.rel(from)
+	if err != nil {
+		return err
+	}
+	rt, err := c.rel(to)
+	if err != nil {
+		return err
+	}
+	return c.fs.Rename(rf, rt)
+}
+
+// removeInside removes the workspace's file p.
+func (c *checker) removeInside(p string) {
+	if r, err := c.rel(p); err == nil {
+		c.fs.Remove(r)
+	}
+}
+
+// scratch writes data to a private file outside the workspace, for git to
+// read and edit instead of the workspace's file.
+func (c *checker) scratch(data []byte) (string, error) {
+	f, err := os.CreateTemp("", "runbox-gitguard-*")
+	if err != nil {
+		return "", fmt.Errorf("gitguard: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("gitguard: %w", err)
+	}
+	return f.Name(), nil
 }
