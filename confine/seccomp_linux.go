@@ -122,6 +122,7 @@ func filter(network string, notify, meta bool) []insn {
 		jeq(uint32(unix.SYS_REQUEST_KEY), "eperm", ""),
 	)
 	p = append(p, unixDatagramCheck()...)
+	p = append(p, fileFlagsCheck()...)
 	for _, c := range chmodCalls {
 		p = append(p, jeq(c.nr, fmt.Sprintf("mode%d", c.arg), ""))
 	}
@@ -207,6 +208,32 @@ func unixDatagramCheck() []insn {
 		and(0xf),
 		jeq(unix.SOCK_DGRAM, "unixdgram", ""),
 		{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offNr, label: "unixdgram-no"},
+	}
+}
+
+// The ioctls that set a file's attributes (chattr's flags, and the
+// extended ones of FS_IOC_FSSETXATTR): FS_IOC_SETFLAGS's 64-bit number is
+// unix's; the 32-bit one is what 32-bit programs and some tools pass.
+const (
+	fsIOC32SetFlags  = 0x40046602
+	fsIOCFSSetXattr  = 0x401c5820
+	fsIOCSetFlags    = unix.FS_IOC_SETFLAGS
+	fsFlagsCheckNext = "fsflags-no"
+)
+
+// fileFlagsCheck sends the ioctls that set a file's attributes to
+// "eperm": they change the metadata of any file the program can open,
+// inside the writable roots or not (chattr +d takes a file out of dump's
+// backups, +S makes every write to it synchronous), and no file rule
+// covers an ioctl on a file that is not a device.
+func fileFlagsCheck() []insn {
+	return []insn{
+		jeq(uint32(unix.SYS_IOCTL), "", fsFlagsCheckNext),
+		load(offArg1),
+		jeq(fsIOCSetFlags, "eperm", ""),
+		jeq(fsIOC32SetFlags, "eperm", ""),
+		jeq(fsIOCFSSetXattr, "eperm", ""),
+		{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: offNr, label: fsFlagsCheckNext},
 	}
 }
 

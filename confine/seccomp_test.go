@@ -5,6 +5,7 @@ package confine_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -20,6 +21,7 @@ var socketCases = []struct {
 	domain, typ, proto int
 	uring, pair        bool
 	keyring            uintptr // a keyring call's number
+	fsflags            bool    // chattr's ioctl on a file of the working directory
 }{
 	{name: "unix", domain: unix.AF_UNIX, typ: unix.SOCK_STREAM},
 	{name: "unix-seqpacket", domain: unix.AF_UNIX, typ: unix.SOCK_SEQPACKET},
@@ -39,6 +41,7 @@ var socketCases = []struct {
 	{name: "io_uring", uring: true},
 	{name: "keyctl", keyring: unix.SYS_KEYCTL},
 	{name: "add_key", keyring: unix.SYS_ADD_KEY},
+	{name: "fsflags", fsflags: true},
 }
 
 // syscallProbe runs in the confined helper: it prints name=ok or
@@ -46,7 +49,11 @@ var socketCases = []struct {
 func syscallProbe() int {
 	for _, c := range socketCases {
 		var err error
-		if c.keyring == unix.SYS_KEYCTL {
+		if c.fsflags {
+			// Its own flags set again: a change of nothing, which the
+			// file system allows (or says it has no flags: ENOTTY).
+			err = setOwnFlags()
+		} else if c.keyring == unix.SYS_KEYCTL {
 			// The user's keyring's id: what reading a key starts with.
 			if _, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_GET_KEYRING_ID, uintptr(unix.KEY_SPEC_USER_KEYRING&0xffffffff), 0); e != 0 {
 				err = e
@@ -83,6 +90,22 @@ func syscallProbe() int {
 	return 0
 }
 
+// setOwnFlags sets the flags of a new file in the working directory to
+// what they are.
+func setOwnFlags() error {
+	f, err := os.CreateTemp(".", "fsflags-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS)
+	if err != nil {
+		return err
+	}
+	return unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, int(flags))
+}
+
 // TestSeccomp_Sockets: as root (who could open every kind of socket
 // unconfined, which the control run shows), the filter leaves only what
 // the network mode allows; flags or'ed into the type change nothing.
@@ -98,10 +121,11 @@ func TestSeccomp_Sockets(t *testing.T) {
 			confine.NetworkAllowlist: {"udp": "EPERM", "udp-flags": "EPERM", "udp6": "EPERM", "raw": "EPERM", "packet": "EPERM", "mptcp": "EPROTONOSUPPORT", "io_uring": "EPERM"},
 			confine.NetworkOff:       {"tcp": "EPERM", "tcp-flags": "EPERM", "tcp6": "EPERM", "udp": "EPERM", "udp-flags": "EPERM", "udp6": "EPERM", "raw": "EPERM", "packet": "EPERM", "mptcp": "EPERM", "io_uring": "EPERM"},
 		}
-		// No keyring under any mode; unconfined (the control) both work.
+		// No keyring and no file attributes under any mode; unconfined
+		// (the control) they work.
 		for mode, denied := range allow {
 			if mode != "profile-off" {
-				denied["keyctl"], denied["add_key"] = "EPERM", "EPERM"
+				denied["keyctl"], denied["add_key"], denied["fsflags"] = "EPERM", "EPERM", "EPERM"
 			}
 		}
 		// Unix datagram sockets go under every mode (their sends name

@@ -91,3 +91,41 @@ func TestSandbox_KernelKeyringClosed(t *testing.T) {
 		})
 	}
 }
+
+// TestSandbox_FileAttributesOutsideUnchanged protects the promise that a
+// confined command changes no metadata outside its writable roots: chattr
+// (an ioctl, which neither the file rules nor the mount layer's read-only
+// view of other mounts stop for an unprivileged user) on a file of the
+// user's outside the workspace is refused, and the file keeps its
+// attributes. The control: with the sandbox off it sets them. As root and
+// as an unprivileged user.
+func TestSandbox_FileAttributesOutsideUnchanged(t *testing.T) {
+	chattr, err1 := exec.LookPath("chattr")
+	lsattr, err2 := exec.LookPath("lsattr")
+	if err1 != nil || err2 != nil {
+		t.Skip("no chattr or lsattr")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			home, ws, outside := sandboxDirs(t, u)
+			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
+			attrs := func(p string) string {
+				out, err := exec.Command(lsattr, "-d", p).CombinedOutput()
+				if err != nil {
+					t.Skipf("lsattr %s: %v %s (no attributes on this file system)", p, err, out)
+				}
+				return strings.Fields(string(out))[0]
+			}
+			for _, sandbox := range []string{"off", "workspace"} {
+				target := filepath.Join(outside, "attr-"+sandbox)
+				writeOwned(t, u, target, "x\n", 0o644)
+				before := attrs(target)
+				u.run(t, env, "--yolo", "--sandbox", sandbox, "run", "--cwd", ws, "--", chattr+" +d "+target)
+				after := attrs(target)
+				if changed := after != before; changed != (sandbox == "off") {
+					t.Errorf("%s: attributes %s -> %s; want a change only with the sandbox off", sandbox, before, after)
+				}
+			}
+		})
+	}
+}
