@@ -150,10 +150,7 @@ func TestSandbox_FifoLeftForGitHangsNothing(t *testing.T) {
 	}
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
-			home, _, _ := sandboxDirs(t, u)
-			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
-			ws := mkdirOwned(t, u, filepath.Join(filepath.Dir(home), "ws-fifo"))
-			gitRepo(t, u, home, ws)
+			_, env, ws := gitWorkspace(t, u, "ws-fifo")
 			plant := `git init -q sub && rm sub/.git/config && mkfifo sub/.git/config
 mkdir plain && mkfifo plain/.git
 mkfifo target && mkdir pointed && echo "gitdir: ../target" > pointed/.git
@@ -176,9 +173,8 @@ echo planted`
 }
 
 // TestSandbox_LinkedGitConfigLeaksNothing: a confined command that links a
-// nested repository's config to a credentials file on the deny list (and
-// another one's .git to a directory outside) gets nothing from runbox's
-// check after it: no copy of the file in the workspace for its next
+// nested repository's config to a credentials file on the deny list gets
+// nothing from runbox's check after it: no copy of the file in the workspace for its next
 // command to read, and the file unchanged. The control: the file is
 // readable with the sandbox off, and not to the confined command itself.
 // As root and as an unprivileged user.
@@ -188,12 +184,9 @@ func TestSandbox_LinkedGitConfigLeaksNothing(t *testing.T) {
 	}
 	for _, u := range users(t) {
 		t.Run(u.name, func(t *testing.T) {
-			home, _, _ := sandboxDirs(t, u)
-			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
+			home, env, ws := gitWorkspace(t, u, "ws-linked")
 			secret := "[client]\n\tpassword = FAKE-SECRET-123\n[core]\n\tpager = x\n"
 			writeOwned(t, u, filepath.Join(home, ".my.cnf"), secret, 0o600)
-			ws := mkdirOwned(t, u, filepath.Join(filepath.Dir(home), "ws-linked"))
-			gitRepo(t, u, home, ws)
 			if out, _, _ := u.run(t, env, "--yolo", "--sandbox", "off", "run", "--cwd", ws, "--", "cat ~/.my.cnf"); !strings.Contains(out, "FAKE-SECRET-123") {
 				t.Fatalf("control: the file is not readable unconfined: %q", out)
 			}
@@ -211,4 +204,15 @@ func TestSandbox_LinkedGitConfigLeaksNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gitWorkspace is u's home, the environment runbox runs with, and a new
+// repository with one commit named name beside the home.
+func gitWorkspace(t *testing.T, u user, name string) (home string, env []string, ws string) {
+	t.Helper()
+	home, _, _ = sandboxDirs(t, u)
+	env = []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
+	ws = mkdirOwned(t, u, filepath.Join(filepath.Dir(home), name))
+	gitRepo(t, u, home, ws)
+	return home, env, ws
 }

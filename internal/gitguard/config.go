@@ -3,7 +3,6 @@ package gitguard
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -72,12 +71,7 @@ func (c *checker) linkedConfig(p string) string {
 	if c.inside(target) {
 		return c.config(target)
 	}
-	f, err := regular.Open(target, false)
-	if err != nil {
-		return ""
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxRead))
-	f.Close()
+	data, err := readRegular(target, false)
 	if err != nil {
 		return ""
 	}

@@ -310,7 +310,7 @@ func pointee(p string) (string, bool) {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		t = p // EvalSymlinks below follows it
 	} else {
-		b, err := readRegular(p)
+		b, err := readRegular(p, true)
 		if err != nil {
 			return "", false
 		}

@@ -16,32 +16,34 @@ import (
 // pointer files are small, and a bigger one is not worth holding.
 const maxRead = 4 << 20
 
-// readRegular reads the regular file p (a link to one is followed): it
-// never waits on a fifo, and refuses anything that is not a regular file
-// with regular.ErrNotRegular. What a command left where git reads a file
-// may be a fifo, which git would wait on too: a command could hang its own
-// end, and the session's later commands, that way.
-func readRegular(p string) ([]byte, error) {
-	f, err := regular.Open(p, true)
+// readRegular reads the regular file p (with follow, a link to one is
+// followed): it never waits on a fifo, and refuses anything that is not a
+// regular file with regular.ErrNotRegular. What a command left where git
+// reads a file may be a fifo, which git would wait on too: a command could
+// hang its own end, and the session's later commands, that way.
+func readRegular(p string, follow bool) ([]byte, error) {
+	f, err := regular.Open(p, follow)
 	if err != nil {
 		return nil, err
 	}
+	return readOpen(f, p)
+}
+
+// readOpen reads the open file f (named p) whole and closes it, if it is
+// a regular file of at most maxRead bytes.
+func readOpen(f *os.File, p string) ([]byte, error) {
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", p, regular.ErrNotRegular)
+	}
 	if fi.Size() > maxRead {
 		return nil, fmt.Errorf("%s: over %d bytes", p, maxRead)
 	}
 	return io.ReadAll(io.LimitReader(f, maxRead))
-}
-
-// isRegular says that p is a regular file, or a link that leads to one:
-// what git may be handed to read.
-func isRegular(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // rel is p relative to the workspace, for the calls through c.fs.
@@ -65,18 +67,7 @@ func (c *checker) read(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w", p, regular.ErrNotRegular)
-	}
-	if fi.Size() > maxRead {
-		return nil, fmt.Errorf("%s: over %d bytes", p, maxRead)
-	}
-	return io.ReadAll(io.LimitReader(f, maxRead))
+	return readOpen(f, p)
 }
 
 // writeInside makes the new file p of the workspace holding data.
