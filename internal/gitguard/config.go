@@ -48,7 +48,7 @@ func (c *checker) config(p string) string {
 		return ""
 	}
 	if !c.changed(p) {
-		return c.hooksPath(data, filepath.Dir(p))
+		return c.hooksPath(data)
 	}
 	return c.clean(p, fi.Mode().Perm(), data)
 }
@@ -75,13 +75,13 @@ func (c *checker) linkedConfig(p string) string {
 	if err != nil {
 		return ""
 	}
-	return c.hooksPath(data, filepath.Dir(p))
+	return c.hooksPath(data)
 }
 
 // hooksPath is the core.hooksPath the configuration data sets ("" when
 // none). Asking git costs a process; most configurations name no hooks
 // path, which a look at the text tells (names are case-blind).
-func (c *checker) hooksPath(data []byte, dir string) string {
+func (c *checker) hooksPath(data []byte) string {
 	if !bytes.Contains(bytes.ToLower(data), []byte("hookspath")) {
 		return ""
 	}
