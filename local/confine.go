@@ -2,7 +2,9 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 	"github.com/runbox/runbox/confine"
 	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/gitguard"
+	"github.com/runbox/runbox/statedir"
 )
 
 // sandbox is an environment's confinement: the policy every command starts
@@ -49,8 +52,14 @@ func newSandbox(o *Options, dir, stateDir string) (sandbox, error) {
 	// Every session's TMPDIR lies in one private directory of the user,
 	// which is denied: a command reads and writes its own TMPDIR only,
 	// never another session's.
+	// In a /tmp shared with other users, the name may be taken first:
+	// a link or a directory of theirs would put the sessions' TMPDIRs in
+	// their hands. Only one of this user's own, closed to others, is used.
 	parent := filepath.Join(os.TempDir(), fmt.Sprintf("runbox-tmp-%d", os.Getuid()))
-	if err := os.MkdirAll(parent, 0o700); err != nil {
+	if err := os.Mkdir(parent, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return sandbox{}, fmt.Errorf("local: sandbox TMPDIR: %w", err)
+	}
+	if err := statedir.CheckClosedDir(parent); err != nil {
 		return sandbox{}, fmt.Errorf("local: sandbox TMPDIR: %w", err)
 	}
 	tmp, err := os.MkdirTemp(parent, "session-*")
