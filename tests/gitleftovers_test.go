@@ -216,3 +216,40 @@ func gitWorkspace(t *testing.T, u user, name string) (home string, env []string,
 	gitRepo(t, u, home, ws)
 	return home, env, ws
 }
+
+// TestSandbox_ClosedDirectoryHidesNoRepository: a confined command that
+// plants a repository with a core.fsmonitor inside a directory it then
+// closes to its owner (chmod 111: not listable, still enterable) gets it
+// made inert all the same, and the directory its mode back; the user's
+// git, run after they open the directory again, runs nothing. The
+// control: the same plant with the sandbox off runs. As an unprivileged
+// user (root lists the directory anyway) and as root.
+func TestSandbox_ClosedDirectoryHidesNoRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			for _, sandbox := range []string{"off", "workspace"} {
+				home, env, ws := gitWorkspace(t, u, "ws-closed-"+sandbox)
+				marker := filepath.Join(home, "RAN-closed-"+sandbox)
+				plant := `mkdir -p d/sub && cd d/sub && git init -q && git config core.fsmonitor "touch ` + marker + `; false" && cd - >/dev/null && chmod 111 d && echo planted`
+				out, errOut, _ := u.run(t, env, "--yolo", "--sandbox", sandbox, "run", "--cwd", ws, "--", plant)
+				if !strings.Contains(out, "planted") {
+					t.Fatalf("%s: plant: %q %q", sandbox, out, errOut)
+				}
+				if fi, err := os.Stat(filepath.Join(ws, "d")); err != nil || fi.Mode().Perm() != 0o111 {
+					t.Errorf("%s: d's mode after the check: %v %v; want 0111 back", sandbox, fi.Mode(), err)
+				}
+				if err := os.Chmod(filepath.Join(ws, "d"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				hostGit(t, u, home, filepath.Join(ws, "d", "sub"), "status")
+				_, err := os.Stat(marker)
+				if ran := err == nil; ran != (sandbox == "off") {
+					t.Errorf("%s: the planted fsmonitor ran: %v; want %v (%q)", sandbox, ran, sandbox == "off", errOut)
+				}
+			}
+		})
+	}
+}

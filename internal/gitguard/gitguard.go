@@ -76,6 +76,11 @@ func Check(ctx context.Context, workspace string, o Options) (Report, error) {
 		defer t.mu.Unlock()
 		c.trust = t.begin(root)
 		c.tree, c.next, c.w = t, make(map[string]*dirState, len(t.dirs)), t.w
+		if !t.pending.IsZero() && t.pending.Before(c.o.Since) {
+			// A Check before this one stopped short: what changed
+			// since it began, where it did not reach, is looked at now.
+			c.o.Since = t.pending
+		}
 	}
 	if c.trust && c.tree.settled && c.w.quiet {
 		c.known()
@@ -87,7 +92,11 @@ func Check(ctx context.Context, workspace string, o Options) (Report, error) {
 		if c.rep.Incomplete == "" {
 			c.tree.dirs = c.next // what is no longer there is forgotten
 			c.tree.settled = c.w != nil && !c.unwatched
-		} else if c.w != nil {
+			c.tree.pending = time.Time{}
+		} else if c.tree.pending.IsZero() {
+			c.tree.pending = c.o.Since
+		}
+		if c.rep.Incomplete != "" && c.w != nil {
 			// The events read for this walk went unused where it did not
 			// reach: the remembered listings are not to be trusted on the
 			// strength of watches alone (their change times still are).
@@ -119,6 +128,12 @@ type Tree struct {
 	// all has the same tree to walk, and looks only at its git entries
 	// (known), not at each directory.
 	settled bool
+	// pending is the Since of the first of the Checks that stopped
+	// short since the last whole one (zero: none did). A command could
+	// otherwise plant its leftovers past the bound and remove what made
+	// the walk long with its next command: what it planted would be
+	// older than every later Check's Since.
+	pending time.Time
 }
 
 // fullEvery is how often a Check with a watcher stats every directory
@@ -179,6 +194,8 @@ type checker struct {
 	errs  []error
 	// unwatched: a directory this walk listed got no watch.
 	unwatched bool
+	// closed are the directories readClosed opened, with their modes.
+	closed map[string]fs.FileMode
 }
 
 // known checks the git entries of the tree the last walk saw, in the
@@ -219,6 +236,7 @@ func (c *checker) walk(dir string, fresh bool) {
 	if !ok {
 		return // gone, or not ours to read: git cannot read it either
 	}
+	defer c.opened(dir)()
 	for _, g := range d.gits {
 		c.gitEntry(filepath.Join(dir, ".git"), g)
 	}
@@ -255,6 +273,9 @@ func (c *checker) list(dir string, fresh bool) (d *dirState, listed, ok bool) {
 		}
 	}
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrPermission) {
+		ents, err = c.readClosed(dir, st)
+	}
 	if err != nil {
 		return nil, false, false
 	}
@@ -271,6 +292,40 @@ func (c *checker) list(dir string, fresh bool) (d *dirState, listed, ok bool) {
 		c.next[dir] = d
 	}
 	return d, true, true
+}
+
+// readClosed lists dir, a directory of this user's that its mode closes
+// to its owner (chmod 111, chmod 0): git cannot read in it now, but the
+// user's own chmod later opens it, with whatever the command left there.
+// Its owner may open it, and the check does, until the walk below it is
+// done (see opened), then gives it its mode back.
+func (c *checker) readClosed(dir string, st unix.Stat_t) ([]os.DirEntry, error) {
+	if int(st.Uid) != os.Geteuid() {
+		return nil, fs.ErrPermission
+	}
+	mode := fs.FileMode(st.Mode & 0o7777)
+	if err := os.Chmod(dir, mode|0o700); err != nil {
+		return nil, err
+	}
+	if c.closed == nil {
+		c.closed = map[string]fs.FileMode{}
+	}
+	c.closed[dir] = mode
+	return os.ReadDir(dir)
+}
+
+// opened returns what gives dir its mode back if readClosed opened it.
+func (c *checker) opened(dir string) func() {
+	mode, ok := c.closed[dir]
+	if !ok {
+		return func() {}
+	}
+	return func() {
+		delete(c.closed, dir)
+		if err := os.Chmod(dir, mode); err != nil {
+			c.errs = append(c.errs, fmt.Errorf("gitguard: giving %s its mode back: %w", dir, err))
+		}
+	}
 }
 
 // gitEntry checks a .git directory, file or link.

@@ -566,3 +566,41 @@ func TestCheck_LinkedConfigNeverReadOrWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck_CutShortLooksBackLater: a Check that stops at its bound
+// leaves what it did not reach to the next Checks of the session's Tree,
+// which look at what changed since the first cut-short one began: a key
+// planted past the bound is found once the command's next command removed
+// what made the walk long, though it is older than that command.
+func TestCheck_CutShortLooksBackLater(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t)
+	var tree gitguard.Tree
+	defer tree.Close()
+	if _, err := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: time.Now().Add(time.Hour), Tree: &tree, MaxDirs: 20}); err != nil {
+		t.Fatal(err)
+	}
+	since := settle()
+	for i := range 30 {
+		os.MkdirAll(filepath.Join(f.ws, "a", fmt.Sprintf("d%02d", i)), 0o755)
+	}
+	late := filepath.Join(f.ws, "z", "sub")
+	mustGit(t, f.home, f.ws, "init", "-q", late)
+	mustGit(t, f.home, late, "config", "core.fsmonitor", f.run())
+	rep, _ := gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: &tree, MaxDirs: 20})
+	if rep.Incomplete == "" || len(rep.Findings) != 0 {
+		t.Fatalf("first Check = %+v; want it cut short before the key", rep)
+	}
+	since = settle()
+	os.RemoveAll(filepath.Join(f.ws, "a"))
+	rep, _ = gitguard.Check(context.Background(), f.ws, gitguard.Options{Since: since, Tree: &tree, MaxDirs: 20})
+	if rep.Incomplete != "" || len(rep.Findings) != 1 {
+		t.Fatalf("Check after the long part went = %+v; want the planted key found", rep)
+	}
+	mustGit(t, f.home, late, "status")
+	if f.ran() {
+		t.Fatal("the planted program ran")
+	}
+}
