@@ -192,3 +192,33 @@ func TestProcess_NoJobsYet(t *testing.T) {
 		t.Errorf("poll of an unknown job: %s", text(res))
 	}
 }
+
+// TestProcess_SplitLineJudgedWhole: a refused line sent to a job in
+// pieces (write the start, submit the rest) is refused at the piece that
+// completes it, since the job's reader joins them; a line of harmless
+// pieces goes through.
+func TestProcess_SplitLineJudgedWhole(t *testing.T) {
+	srv, _ := newServer(t, nil)
+	cs := connect(t, srv, nil)
+	out, _ := mustOK(t, cs, "terminal", map[string]any{"command": "cat", "background": true})
+	id := out["session_id"].(string)
+
+	res := call(t, cs, "process", map[string]any{"action": "submit", "session_id": id, "data": "git push --force origin main"})
+	if !res.IsError {
+		t.Fatalf("the whole line in one piece: %s; want refused (the control)", text(res))
+	}
+	mustOK(t, cs, "process", map[string]any{"action": "write", "session_id": id, "data": "git push --for"})
+	res = call(t, cs, "process", map[string]any{"action": "submit", "session_id": id, "data": "ce origin main"})
+	if !res.IsError {
+		t.Errorf("completing a refused line in a second piece: %s; want refused", text(res))
+	}
+	mustOK(t, cs, "process", map[string]any{"action": "submit", "session_id": id, "data": " origin"})
+	mustOK(t, cs, "process", map[string]any{"action": "write", "session_id": id, "data": "echo he"})
+	mustOK(t, cs, "process", map[string]any{"action": "submit", "session_id": id, "data": "llo"})
+	mustOK(t, cs, "process", map[string]any{"action": "close", "session_id": id})
+	mustOK(t, cs, "process", map[string]any{"action": "wait", "session_id": id, "timeout": 30})
+	log, _ := mustOK(t, cs, "process", map[string]any{"action": "log", "session_id": id})
+	if got := log["output"]; got != "git push --for origin\necho hello\n" {
+		t.Errorf("the job read %q; want the refused piece kept out", got)
+	}
+}

@@ -2,7 +2,10 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/runbox/runbox/approval"
@@ -68,15 +71,68 @@ func (s *Service) StartJob(ctx context.Context, connect Connect, t JobTarget, re
 
 // WriteJob judges text as a command (a job's shell or REPL runs what it
 // reads), then writes it to the job's stdin: with a newline added when
-// submit is true.
+// submit is true. A job's reader joins what it is sent into lines, so
+// text is judged with the unfinished line the job's earlier writes left
+// before it: a refused line sent in pieces is refused at the piece that
+// completes it.
 func (s *Service) WriteJob(ctx context.Context, jobs Jobs, t JobTarget, id, text string, submit bool) error {
-	if err := s.Authorize(ctx, Authorization{Command: text, Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: "job:" + id, Asker: t.Asker}); err != nil {
+	key := t.Backend + "\x00" + id
+	sent := text
+	if submit {
+		sent += "\n"
+	}
+	line, err := s.tails.join(key, sent)
+	if err != nil {
+		return err
+	}
+	if err := s.Authorize(ctx, Authorization{Command: strings.TrimSuffix(line, "\n"), Backend: t.Backend, HostAccess: t.HostAccess, SessionKey: "job:" + id, Asker: t.Asker}); err != nil {
 		return err
 	}
 	if submit {
-		return jobs.Submit(ctx, id, text)
+		err = jobs.Submit(ctx, id, text)
+	} else {
+		err = jobs.Write(ctx, id, []byte(text))
 	}
-	return jobs.Write(ctx, id, []byte(text))
+	if err == nil {
+		s.tails.keep(key, line)
+	}
+	return err
+}
+
+// maxInputTail bounds the unfinished line a job's input may end with.
+const maxInputTail = 64 << 10
+
+// inputTails are the unfinished lines jobs' inputs end with.
+type inputTails struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// join is what the job's reader will have once sent arrives: its
+// unfinished line, then sent.
+func (t *inputTails) join(key, sent string) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	line := t.m[key] + sent
+	if tail := line[strings.LastIndexByte(line, '\n')+1:]; len(tail) > maxInputTail {
+		return "", fmt.Errorf("service: a line of a job's input over %d bytes is not sent unfinished", maxInputTail)
+	}
+	return line, nil
+}
+
+// keep remembers the unfinished line that line, sent, leaves.
+func (t *inputTails) keep(key, line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tail := line[strings.LastIndexByte(line, '\n')+1:]
+	if tail == "" {
+		delete(t.m, key)
+		return
+	}
+	if t.m == nil {
+		t.m = map[string]string{}
+	}
+	t.m[key] = tail
 }
 
 // jobLine is the shell line a job's command is judged and labelled as.

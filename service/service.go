@@ -81,6 +81,10 @@ type Service struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[string]*Session
+
+	// tails holds, per job, the unfinished line its input ends with (see
+	// WriteJob).
+	tails inputTails
 }
 
 // New makes a Service: the provider table and the gate, from opts.
