@@ -27,7 +27,9 @@ type watcher struct {
 	// could not be added, the root itself moved): the next checkpoint
 	// must walk everything.
 	lost bool
-	buf  []byte
+	// budget bounds the watches it holds (inotify.Budget).
+	budget int
+	buf    []byte
 }
 
 // newWatcher starts an inotify instance, or returns nil where there is
@@ -38,7 +40,7 @@ func newWatcher() *watcher {
 	if err != nil {
 		return nil
 	}
-	return &watcher{fd: fd, dirs: map[int32]string{}, wds: map[string]int32{}, dirty: map[string]bool{}, buf: make([]byte, 64<<10)}
+	return &watcher{fd: fd, dirs: map[int32]string{}, wds: map[string]int32{}, dirty: map[string]bool{}, buf: make([]byte, 64<<10), budget: inotify.Budget()}
 }
 
 func (w *watcher) close() {
@@ -53,6 +55,10 @@ func (w *watcher) close() {
 // directory already watched (moved within the workspace) keeps its
 // watch under its new name.
 func (w *watcher) add(fd int, rel string) {
+	if len(w.dirs) >= w.budget {
+		w.lost = true // over its share of the user's watches (see inotify.Budget)
+		return
+	}
 	n, err := unix.InotifyAddWatch(w.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
 	if err != nil {
 		w.lost = true // no watch (ENOSPC: the user's limit): events would be missing

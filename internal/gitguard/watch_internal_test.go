@@ -728,3 +728,43 @@ func TestTree_SettledAfterQuietChecks(t *testing.T) {
 		t.Fatal("the Check after a directory was made did not walk to it")
 	}
 }
+
+// TestTree_WatchBudget: past its budget of watches a Tree watches no more
+// directories, is never settled, and still finds what changed in the
+// directories it does not watch.
+func TestTree_WatchBudget(t *testing.T) {
+	ws := t.TempDir()
+	for _, d := range []string{"a/b", "c/d", "e"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tree Tree
+	defer tree.Close()
+	tree.mu.Lock()
+	tree.root, tree.w = ws, newWatcher()
+	tree.w.budget = 2
+	tree.mu.Unlock()
+	check := func(since time.Time) Report {
+		t.Helper()
+		rep, err := Check(context.Background(), ws, Options{Since: since, Tree: &tree})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	check(time.Now().Add(time.Hour))
+	check(time.Now().Add(time.Hour))
+	if n := len(tree.w.byWD); n > 2 {
+		t.Fatalf("%d watches; want at most the budget, 2", n)
+	}
+	if tree.settled {
+		t.Fatal("a tree past its budget counted as settled")
+	}
+	since := time.Now().Add(-time.Minute)
+	os.MkdirAll(filepath.Join(ws, "e", "f", ".git", "hooks"), 0o755)
+	os.WriteFile(filepath.Join(ws, "e", "f", ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n"), 0o755)
+	if rep := check(since); len(rep.Findings) != 1 {
+		t.Fatalf("findings %+v; want the hook planted where no watch was", rep.Findings)
+	}
+}

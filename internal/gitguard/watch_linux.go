@@ -25,6 +25,7 @@ type watcher struct {
 	stale   map[string]bool  // directories whose entries changed since the last read
 	lost    bool             // events were missed: the next Check trusts no watch
 	quiet   bool             // the last read found no event at all
+	budget  int              // the most watches it holds (inotify.Budget)
 	buf     []byte
 }
 
@@ -35,7 +36,7 @@ func newWatcher() *watcher {
 	if err != nil {
 		return nil
 	}
-	return &watcher{fd: fd, byWD: map[int32]string{}, watched: map[string]int32{}, stale: map[string]bool{}, buf: make([]byte, 32<<10)}
+	return &watcher{fd: fd, byWD: map[int32]string{}, watched: map[string]int32{}, stale: map[string]bool{}, buf: make([]byte, 32<<10), budget: inotify.Budget()}
 }
 
 func (w *watcher) close() {
@@ -48,6 +49,9 @@ func (w *watcher) close() {
 // after the listing goes unseen; false when it could not (the user's
 // watches are used up: ENOSPC), and dir stays untrusted.
 func (w *watcher) watch(dir string) bool {
+	if _, ok := w.watched[dir]; !ok && len(w.byWD) >= w.budget {
+		return false // over its share of the user's watches (see inotify.Budget)
+	}
 	n, err := unix.InotifyAddWatch(w.fd, dir, dirEvents)
 	if err != nil {
 		if w.watched[dir] != 0 {
