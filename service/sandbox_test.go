@@ -154,21 +154,18 @@ func TestSession_OwnLoopbackServer(t *testing.T) {
 	home := t.TempDir()
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "page.txt"), []byte("own-page\n"), 0o644)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	s := sandboxedService(t, config.Default(), home)
 	ss, err := s.NewSession(service.SessionOptions{Backend: "local", Spec: envs.Spec{Dir: ws}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ss.Close(context.Background())
-	script := fmt.Sprintf(`python3 -m http.server %d -b 127.0.0.1 >/dev/null 2>&1 &
-for i in $(seq 600); do curl -s --noproxy '*' --max-time 10 http://127.0.0.1:%d/page.txt && break; sleep 0.1; done
-kill $!`, port, port)
+	// The server takes a port of the kernel's choosing and says which: a
+	// port the test picked and freed could be the session proxy's by now.
+	script := `python3 -u -m http.server 0 -b 127.0.0.1 >srv.log 2>&1 &
+for i in $(seq 600); do port=$(sed -n 's/.* port \([0-9]*\).*/\1/p' srv.log); [ -n "$port" ] && break; sleep 0.1; done
+for i in $(seq 600); do curl -s --noproxy '*' --max-time 10 "http://127.0.0.1:$port/page.txt" && break; sleep 0.1; done
+kill $!`
 	for i := range 2 {
 		res, err := ss.Run(t.Context(), envs.Command{Shell: script})
 		if err != nil {
