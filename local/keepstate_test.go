@@ -2,11 +2,6 @@ package local
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -78,76 +73,6 @@ func TestSession_UnchangingCommandKeepsState(t *testing.T) {
 			runIn("ll")
 			if got, want := runIn("echo $B$C"), "23\n"; got != want {
 				t.Fatalf("a function and an alias of the session exported %q, want %q", got, want)
-			}
-		})
-	}
-}
-
-// TestEnv_GetFileRefusesFifo: a fifo a command left where a file was is
-// refused at once, not waited on; a file still reads.
-func TestEnv_GetFileRefusesFifo(t *testing.T) {
-	dir := t.TempDir()
-	e, err := New(Options{Confine: confine.Off(), Dir: dir, NoPrestart: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(context.Background()) })
-	if res, err := e.Run(t.Context(), envs.Command{Shell: "mkfifo pipe && echo x > file"}); err != nil || res.Code != 0 {
-		t.Fatalf("setup: %v %+v", err, res)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := e.GetFile(t.Context(), "pipe")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "fifo") {
-			t.Errorf("GetFile(fifo) = %v; want a refusal naming it", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("GetFile waited on a fifo")
-	}
-	rc, err := e.GetFile(t.Context(), "file")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(rc)
-	rc.Close()
-	if string(b) != "x\n" {
-		t.Errorf("GetFile(file) read %q", b)
-	}
-}
-
-// TestSandbox_TmpParentTakenRefused: where another user took the name of
-// the sessions' TMPDIR parent first (a link to a directory of theirs, or
-// a directory open to others), a confined environment refuses to open
-// rather than putting its TMPDIR in their hands.
-func TestSandbox_TmpParentTakenRefused(t *testing.T) {
-	for name, plant := range map[string]func(parent, theirs string) error{
-		"link": func(parent, theirs string) error { return os.Symlink(theirs, parent) },
-		"open": func(parent, theirs string) error {
-			if err := os.Mkdir(parent, 0o777); err != nil {
-				return err
-			}
-			return os.Chmod(parent, 0o777)
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			tmp := t.TempDir()
-			t.Setenv("TMPDIR", tmp)
-			theirs := filepath.Join(tmp, "theirs")
-			os.Mkdir(theirs, 0o777)
-			if err := plant(filepath.Join(tmp, fmt.Sprintf("runbox-tmp-%d", os.Getuid())), theirs); err != nil {
-				t.Fatal(err)
-			}
-			e, err := New(Options{Dir: t.TempDir(), NoPrestart: true})
-			if err == nil {
-				e.Close(context.Background())
-				t.Fatal("New opened a confined environment with its TMPDIR parent in another's hands")
-			}
-			if ents, _ := os.ReadDir(theirs); len(ents) != 0 {
-				t.Errorf("a session directory was made in theirs: %v", ents)
 			}
 		})
 	}

@@ -114,7 +114,7 @@ func (t *inputTails) join(key, sent string) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	line := t.m[key] + sent
-	if tail := line[strings.LastIndexByte(line, '\n')+1:]; len(tail) > maxInputTail {
+	if len(lastLine(line)) > maxInputTail {
 		return "", fmt.Errorf("service: a line of a job's input over %d bytes is not sent unfinished", maxInputTail)
 	}
 	return line, nil
@@ -124,7 +124,7 @@ func (t *inputTails) join(key, sent string) (string, error) {
 func (t *inputTails) keep(key, line string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	tail := line[strings.LastIndexByte(line, '\n')+1:]
+	tail := lastLine(line)
 	if tail == "" {
 		delete(t.m, key)
 		return
@@ -134,6 +134,9 @@ func (t *inputTails) keep(key, line string) {
 	}
 	t.m[key] = tail
 }
+
+// lastLine is what follows the last newline of text: its unfinished line.
+func lastLine(text string) string { return text[strings.LastIndexByte(text, '\n')+1:] }
 
 // jobLine is the shell line a job's command is judged and labelled as.
 func jobLine(req procregistry.StartRequest) string {

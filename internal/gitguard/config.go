@@ -29,25 +29,26 @@ func (c *checker) config(p string) string {
 	if err != nil {
 		return ""
 	}
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
+	if fi.Mode()&fs.ModeSymlink != 0 {
 		return c.linkedConfig(p)
-	case !fi.Mode().IsRegular():
+	}
+	changed := c.changed(p)
+	if !fi.Mode().IsRegular() {
 		// A fifo git would wait on, or a device: git reads no
 		// configuration from it anyway, and nothing may wait on it.
-		if c.changed(p) {
+		if changed {
 			c.quarantine(p, "git-config "+regular.ErrNotRegular.Error())
 		}
 		return ""
 	}
 	data, err := c.read(p)
-	if err != nil {
-		if c.changed(p) {
+	switch {
+	case err != nil:
+		if changed {
 			c.quarantine(p, "git-config unreadable")
 		}
 		return ""
-	}
-	if !c.changed(p) {
+	case !changed:
 		return c.hooksPath(data)
 	}
 	return c.clean(p, fi.Mode().Perm(), data)
@@ -116,10 +117,20 @@ func (c *checker) clean(p string, perm fs.FileMode, data []byte) string {
 		return ""
 	}
 	kept := p + quarantineMark + c.stamp
-	if err := c.writeInside(kept, 0o600, data); err != nil {
-		c.errs = append(c.errs, fmt.Errorf("gitguard: keeping %s: %w", p, err))
+	// aside gives up on cleaning: the whole file goes aside, and the copy
+	// kept so far (made is what was made) with it.
+	aside := func(err error, made ...string) string {
+		if err != nil {
+			c.errs = append(c.errs, err)
+		}
+		for _, m := range made {
+			c.removeInside(m)
+		}
 		c.quarantine(p, "git-config "+bad[0])
 		return ""
+	}
+	if err := c.writeInside(kept, 0o600, data); err != nil {
+		return aside(fmt.Errorf("gitguard: keeping %s: %w", p, err))
 	}
 	for _, k := range bad {
 		if err := c.git("config", "--file", work, "--unset-all", k); err != nil {
@@ -128,24 +139,14 @@ func (c *checker) clean(p string, perm fs.FileMode, data []byte) string {
 	}
 	cleaned, err := os.ReadFile(work)
 	if left, kerr := c.keys(work); err != nil || kerr != nil || len(c.notAllowed(work, dir, left)) > 0 {
-		// git could not take a key out: the whole file goes.
-		c.removeInside(kept)
-		c.quarantine(p, "git-config "+bad[0])
-		return ""
+		return aside(nil, kept) // git could not take a key out
 	}
 	next := p + ".runbox-cleaned-" + c.stamp
 	if err := c.writeInside(next, perm, cleaned); err != nil {
-		c.errs = append(c.errs, fmt.Errorf("gitguard: cleaning %s: %w", p, err))
-		c.removeInside(kept)
-		c.quarantine(p, "git-config "+bad[0])
-		return ""
+		return aside(fmt.Errorf("gitguard: cleaning %s: %w", p, err), kept)
 	}
 	if err := c.renameInside(next, p); err != nil {
-		c.errs = append(c.errs, fmt.Errorf("gitguard: cleaning %s: %w", p, err))
-		c.removeInside(next)
-		c.removeInside(kept)
-		c.quarantine(p, "git-config "+bad[0])
-		return ""
+		return aside(fmt.Errorf("gitguard: cleaning %s: %w", p, err), next, kept)
 	}
 	for _, k := range bad {
 		c.rep.Findings = append(c.rep.Findings, Finding{Path: p, Rule: "git-config " + k, Kept: kept})

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/runbox/runbox/internal/regular"
 )
@@ -26,24 +25,18 @@ func readRegular(p string, follow bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readOpen(f, p)
+	return readAll(f, p)
 }
 
-// readOpen reads the open file f (named p) whole and closes it, if it is
-// a regular file of at most maxRead bytes.
-func readOpen(f *os.File, p string) ([]byte, error) {
+// readAll reads the open file f (named p) whole, at most maxRead bytes,
+// and closes it.
+func readAll(f *os.File, p string) ([]byte, error) {
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
+	b, err := io.ReadAll(io.LimitReader(f, maxRead+1))
+	if err == nil && len(b) > maxRead {
+		err = fmt.Errorf("%s: over %d bytes", p, maxRead)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w", p, regular.ErrNotRegular)
-	}
-	if fi.Size() > maxRead {
-		return nil, fmt.Errorf("%s: over %d bytes", p, maxRead)
-	}
-	return io.ReadAll(io.LimitReader(f, maxRead))
+	return b, err
 }
 
 // rel is p relative to the workspace, for the calls through c.fs.
@@ -63,11 +56,11 @@ func (c *checker) read(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := c.fs.OpenFile(r, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := regular.OpenIn(c.fs, r)
 	if err != nil {
 		return nil, err
 	}
-	return readOpen(f, p)
+	return readAll(f, p)
 }
 
 // writeInside makes the new file p of the workspace holding data.

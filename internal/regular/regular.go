@@ -21,17 +21,30 @@ var ErrNotRegular = errors.New("not a regular file")
 // Open opens the regular file p for reading. With follow false a link in
 // p's place is refused too (the open fails with ELOOP).
 func Open(p string, follow bool) (*os.File, error) {
-	flags := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+	flags := readFlags
 	if !follow {
 		flags |= syscall.O_NOFOLLOW
 	}
-	f, err := os.OpenFile(p, flags, 0)
+	return checked(os.OpenFile(p, flags, 0))
+}
+
+// OpenIn opens the regular file name of root for reading, as Open does,
+// through no link that leads out of root.
+func OpenIn(root *os.Root, name string) (*os.File, error) {
+	return checked(root.OpenFile(name, readFlags, 0))
+}
+
+// readFlags open for reading without waiting for a fifo's writer.
+const readFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+
+// checked refuses f, just opened, unless it is a regular file.
+func checked(f *os.File, err error) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: %w", p, ErrNotRegular)
+		err = fmt.Errorf("%s: %w", f.Name(), ErrNotRegular)
 	}
 	if err != nil {
 		f.Close()
