@@ -13,7 +13,7 @@ import (
 // removing them loses no work, and agents do it all the time.
 var artefactNames = setOf(`node_modules dist build target out _build __pycache__ .venv venv .tox .nox
 	.pytest_cache .mypy_cache .ruff_cache .hypothesis .next .nuxt .svelte-kit .turbo .parcel-cache .angular
-	.cache coverage .coverage htmlcov .nyc_output .gradle .eggs .dart_tool .expo storybook-static
+	.cache coverage .coverage htmlcov .nyc_output .gradle .eggs .dart_tool .expo storybook-static tmp .tmp
 	.terraform.lock.hcl package-lock.json yarn.lock pnpm-lock.yaml`)
 
 // inArtefact reports whether rel, a path relative to the request's

@@ -31,7 +31,7 @@ var fileReaders = setOf(`cat tac head tail nl base64 base32 basenc xxd od hexdum
 // session (the clipboard, a DNS query's name); with fetchers they are a
 // leak's "send" sinks.
 var senders = setOf(`ssh scp sftp rsync rclone ftp lftp sendmail mail mailx mutt aws gsutil s3cmd azcopy
-	xclip xsel pbcopy wl-copy dig nslookup drill host`)
+	xclip xsel pbcopy wl-copy dig nslookup drill host telnet`)
 
 // flowKinds tells readers, sinks and sources of secrets apart in one
 // lookup per command: a check pays for leaks on every line, most of
@@ -54,6 +54,8 @@ var flowKinds = func() map[string]flowKind {
 	}
 	m["echo"] |= flowSecret
 	m["printf"] |= flowSecret
+	m["jq"] |= flowSecret    // jq -n env
+	m["openssl"] |= flowSend // openssl s_client: see sends
 	m[rules.FactWrite] = flowWrite
 	return m
 }()
@@ -104,6 +106,9 @@ func (a *Analyzer) leaks() {
 		if kind == 0 {
 			continue
 		}
+		if kind&flowSend != 0 && !sends(c) {
+			kind &^= flowSend
+		}
 		if kind&flowWrite != 0 && len(c.Args) == 2 {
 			// A write to /dev/tcp or /dev/udp is bash's own socket.
 			if t := c.Args[1]; strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
@@ -114,6 +119,11 @@ func (a *Analyzer) leaks() {
 		}
 		if kind&flowSend != 0 {
 			sinks = append(sinks, leakSink{"send", c.Name, i})
+			if fetchers[c.Name] && sendsSecretVariable(c.Args) {
+				// The client itself carries the secret (in its URL, a
+				// header, its body): paired with every sink, its own too.
+				secrets = append(secrets, leakSink{"", secretVariable, -1})
+			}
 		}
 		if kind&flowRead != 0 {
 			for _, x := range c.Args {
@@ -305,6 +315,12 @@ func secretSource(c *rules.Command) string {
 		if len(c.Args) == 0 && printsOnly(c.Source) || c.Name == "printenv" && len(c.Args) > 0 && secretName(c.Args[0]) {
 			return secretEnv
 		}
+	case c.Name == "jq":
+		for _, x := range c.Args {
+			if x == "env" || strings.HasPrefix(x, "$ENV") || strings.HasPrefix(x, "env|") || strings.HasPrefix(x, "env |") {
+				return secretEnv
+			}
+		}
 	case c.Name == "echo" || c.Name == "printf":
 		for _, x := range c.Args {
 			if strings.Contains(x, "$") && secretName(x) {
@@ -354,6 +370,83 @@ func secretName(s string) bool {
 	u := strings.ToUpper(s)
 	for _, w := range []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY", "CREDENTIAL", "AUTH"} {
 		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// sends reports whether c, a program of the senders or fetchers, sends:
+// openssl does only as a TLS client (s_client), the rest always.
+func sends(c *rules.Command) bool {
+	return c.Name != "openssl" || len(c.Args) > 0 && c.Args[0] == "s_client"
+}
+
+// sendsSecretVariable reports whether the arguments of a network client
+// carry a variable whose name says it holds a secret anywhere but where
+// a credential is presented to the service it is for: an authentication
+// header (-H "Authorization: Bearer $TOKEN"), a user (-u user:$PASSWORD).
+// In a URL, another header or a body, it goes to whoever the line names.
+// A key that is only ever used to sign (AWS_SECRET_ACCESS_KEY) or a
+// private key is never sent as it is, so it counts wherever it is.
+func sendsSecretVariable(args []string) bool {
+	for i, x := range args {
+		if !strings.Contains(x, "$") || !secretName(x) {
+			continue
+		}
+		if neverSent(x) {
+			return true
+		}
+		prev := ""
+		if i > 0 {
+			prev = args[i-1]
+		}
+		if !presentsCredential(prev, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// neverSent reports whether a word names a secret that no service
+// receives as it is: a signing key or a private key.
+func neverSent(s string) bool {
+	u := strings.ToUpper(s)
+	return strings.Contains(u, "SECRET_ACCESS_KEY") || strings.Contains(u, "PRIVATE_KEY") || strings.Contains(u, "SECRET_KEY")
+}
+
+// presentsCredential reports whether x, after the argument prev, is a
+// credential presented as credentials are: the value of -u/--user (or
+// --oauth2-bearer, --password …), or a header whose name says it
+// authenticates (curl -H, wget --header, httpie's Name:value).
+func presentsCredential(prev, x string) bool {
+	switch prev {
+	case "-u", "--user", "--proxy-user", "-U", "--oauth2-bearer", "--password", "--http-password", "--proxy-password", "--auth", "-a":
+		return true
+	}
+	for _, o := range []string{"--user=", "--proxy-user=", "--oauth2-bearer=", "--password=", "--http-password=", "--auth="} {
+		if strings.HasPrefix(x, o) {
+			return true
+		}
+	}
+	if strings.HasPrefix(x, "-u") && !strings.HasPrefix(x, "--") {
+		return true // -uuser:$PASSWORD
+	}
+	header := x
+	switch {
+	case prev == "-H" || prev == "--header" || prev == "--proxy-header":
+	case strings.HasPrefix(x, "--header="):
+		header = x[len("--header="):]
+	case strings.HasPrefix(x, "-H"):
+		header = x[2:]
+	}
+	name, _, ok := strings.Cut(strings.Trim(header, `'"`), ":")
+	if !ok || strings.ContainsAny(name, "/$ ") {
+		return false
+	}
+	name = strings.ToLower(name)
+	for _, w := range []string{"auth", "token", "key", "cookie", "session"} {
+		if strings.Contains(name, w) {
 			return true
 		}
 	}
@@ -423,6 +516,31 @@ func (a *Analyzer) fetchedExtract(fetched map[string]bool) {
 		for _, x := range c.Args {
 			if !strings.HasPrefix(x, "-") && fetched[path.Base(x)] {
 				a.fact(factFetchExtract, c.Via, c.Name)
+				return
+			}
+		}
+	}
+}
+
+// installers install the package files they are given: their install
+// scripts (a gem's extensions, a wheel's or a tarball's build, a
+// package's maintainer scripts) run as they install.
+var installers = setOf(`pip pip3 pipx uv gem npm pnpm yarn bun dpkg apt apt-get rpm dnf yum zypper pacman snap code codium cargo helm`)
+
+// fetchedInstall records a file downloaded earlier in the line (curl -o
+// x.whl, wget URL) that a package installer is then given.
+func (a *Analyzer) fetchedInstall(fetched map[string]bool) {
+	if len(fetched) == 0 {
+		return
+	}
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		if !installers[c.Name] {
+			continue
+		}
+		for _, x := range c.Args {
+			if !strings.HasPrefix(x, "-") && fetched[path.Base(x)] {
+				a.fact(rules.FactFetchInstall, c.Via, c.Name, x)
 				return
 			}
 		}

@@ -126,6 +126,11 @@ func resolveCommand(r *resolution) bool {
 // resolveXargs: without a command, xargs runs echo.
 func resolveXargs(r *resolution) bool {
 	opts, rest := shell.SplitOpts(r.rest, wrapperSpecs[r.name])
+	// xargs -a FILE reads its arguments from FILE: what it runs is
+	// given what FILE holds, as if FILE were its input.
+	for _, f := range optVals(r.rest, "-a", false, "--arg-file") {
+		r.a.readsIn = append(r.a.readsIn, f.Text)
+	}
 	if len(rest) == 0 {
 		r.done(opts)
 		return false

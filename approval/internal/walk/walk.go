@@ -638,6 +638,11 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 			}
 			wa := shell.WordArg(w)
 			a.stdin(in, wa.Text, depth, via, rules.FactHeredocCode)
+			if in.final != nil && fetchers[in.final.Name] && strings.Contains(wa.Text, "$") && secretName(wa.Text) {
+				// curl -d @- URL <<< "$GITHUB_TOKEN": the client sends
+				// what the variable holds.
+				a.readsIn = append(a.readsIn, secretVariable)
+			}
 			if in.final != nil && in.final.Name == "tee" {
 				for _, t := range in.final.Args {
 					if !strings.HasPrefix(t, "-") {
@@ -991,6 +996,7 @@ func (a *Analyzer) finish() {
 		}
 	}
 	a.fetchedExtract(fetched)
+	a.fetchedInstall(fetched)
 	execBase := make(map[string]bool, len(a.chmodX))
 	for _, p := range a.chmodX {
 		execBase[path.Base(p)] = true
