@@ -281,7 +281,8 @@ const (
 // starts of the argument lines that ask (git credential fill, gh auth
 // token); an empty start means every use of the program.
 var secretHelpers = map[string][]string{
-	"git":         {"credential fill", "credential-store get", "credential-cache get"},
+	"git": {"credential fill", "credential-store get", "credential-cache get", "credential-manager get", "credential-manager-core get",
+		"credential-osxkeychain get", "credential-libsecret get", "credential-wincred get"},
 	"gh":          {"auth token", "auth status -t", "auth status --show-token"},
 	"glab":        {"auth token", "config get token"},
 	"aws":         {"configure export-credentials", "configure get", "sts get-session-token", "sts assume-role", "sts get-federation-token", "ecr get-login-password", "secretsmanager get-secret-value", "ssm get-parameter"},

@@ -841,7 +841,7 @@ func remoteRun(r *resolution, opts []string, rest []shell.Arg) {
 			r.fact(factRunsRemote, r.name, o)
 			return
 		}
-		if v, ok := strings.CutPrefix(o, "--from="); ok && isRemoteSpec(v) {
+		if v, ok := cutAnyPrefix(o, "--from=", "--package="); ok && isRemoteSpec(v) {
 			r.fact(factRunsRemote, r.name, v)
 			return
 		}
@@ -1479,4 +1479,14 @@ func resolveAnsible(r *resolution) bool {
 		r.codeOf(optVals(r.rest, "-a", false, "--args"))
 	}
 	return byClass(r)
+}
+
+// cutAnyPrefix is strings.CutPrefix with the first of prefixes s has.
+func cutAnyPrefix(s string, prefixes ...string) (string, bool) {
+	for _, p := range prefixes {
+		if v, ok := strings.CutPrefix(s, p); ok {
+			return v, true
+		}
+	}
+	return s, false
 }

@@ -102,6 +102,7 @@ type Analyzer struct {
 	makefiles map[string]bool // files make reads as makefiles, canonical
 	chmodX    []string        // files made executable
 	readsIn   []string        // files given to a command's standard input (< FILE)
+	fetchedTo []string        // files a network client's output is redirected to (curl URL > FILE)
 	cwd       string          // directory of a literal cd seen before, canonical; "" unknown
 	guard     *Guard          // protected paths; nil when none
 	spare     *Guard          // the last check's guard, for [Analyzer.GuardFor]
@@ -214,6 +215,7 @@ func (a *Analyzer) RunInput(src string, g *Guard, in *Reader) []rules.Command {
 		limited:   reuseMap(a.limited),
 		cmds:      reuseSlice(a.cmds),
 		readsIn:   reuseSlice(a.readsIn),
+		fetchedTo: reuseSlice(a.fetchedTo),
 		path:      reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
 		Reads:     reuseSlice(a.Reads),
 		argArena:  a.argArena[:0],
@@ -617,6 +619,9 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 			}
 			a.write(how, target, via)
 			a.netShell(in, target, via)
+			if in.final != nil && fetchers[in.final.Name] {
+				a.fetchedTo = append(a.fetchedTo, target)
+			}
 			if how == ">" && printsNothing(st, in) {
 				a.fact(factEmpties, via, target)
 			}
@@ -661,6 +666,15 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 			if !subst {
 				a.netShell(in, shell.WordArg(r.Word).Text, via)
 				a.readsIn = append(a.readsIn, shell.WordArg(r.Word).Text)
+				if in.final != nil && in.final.Name == "tee" && shell.WordArg(r.Word).Text == "/dev/null" {
+					// tee FILE < /dev/null: FILE is emptied (a log
+					// started afresh is ordinary; a database is not).
+					for _, t := range in.final.Args {
+						if !strings.HasPrefix(t, "-") && !strings.HasSuffix(t, ".log") {
+							a.fact(factEmpties, via, t)
+						}
+					}
+				}
 				if in.final != nil && (in.role == RoleSQL || in.role == RoleStore) {
 					a.fact(factStoreHidden, via, in.final.Name, "input read from a file")
 				}
@@ -988,6 +1002,9 @@ func (a *Analyzer) finish() {
 		if c.Name == rules.FactWrite && (c.Args[0] == "curl" || c.Args[0] == "wget") {
 			fetched[path.Base(c.Args[1])] = true
 		}
+	}
+	for _, t := range a.fetchedTo {
+		fetched[path.Base(t)] = true
 	}
 	for _, p := range a.executed {
 		if fetched[path.Base(p)] {
