@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -192,12 +193,51 @@ func MakeCaches(p Policy, home string, lookPath func(string) (string, error)) ([
 
 // copyCargoConfig copies ~/.cargo/config.toml (or config) into a new
 // private CARGO_HOME, so that mirrors and build settings still apply.
+// The workspace's caches are writable to its commands, and a job of the
+// workspace may swap a link in while the copy is made: the directory is
+// opened through no link that leads out of the private caches, and the
+// file is written anew under a name of its own and renamed into place,
+// which replaces a link rather than writing where it points.
 func copyCargoConfig(home, cargo string) {
+	ws := filepath.Dir(cargo)
+	top, err := os.OpenRoot(filepath.Dir(ws))
+	if err != nil {
+		return
+	}
+	defer top.Close()
+	dir, err := top.OpenRoot(filepath.Join(filepath.Base(ws), filepath.Base(cargo)))
+	if err != nil {
+		return
+	}
+	defer dir.Close()
 	for _, name := range []string{"config.toml", "config"} {
 		b, err := os.ReadFile(filepath.Join(home, ".cargo", name))
 		if err != nil {
 			continue // none, or unreadable: cargo's defaults apply
 		}
-		os.WriteFile(filepath.Join(cargo, name), b, 0o600)
+		writeAnew(dir, name, b)
 	}
+}
+
+// writeAnew writes b to name in dir through a file it creates, and
+// renames that file over name.
+func writeAnew(dir *os.Root, name string, b []byte) error {
+	var r [6]byte
+	rand.Read(r[:])
+	tmp := "." + name + ".runbox-" + hex.EncodeToString(r[:])
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = dir.Rename(tmp, name)
+	}
+	if err != nil {
+		dir.Remove(tmp)
+	}
+	return err
 }

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/runbox/runbox/internal/regular"
 )
 
 // The prologue runs before every shell command and, from its EXIT trap,
@@ -194,9 +196,12 @@ func (e *Env) shellCommand(user string, f sessionFiles, dir, gate string, env []
 // adopt makes the state a command left the session's state. It is called
 // only for commands that ended by themselves.
 func (e *Env) adopt(f sessionFiles, overrideDir bool) string {
-	cwd, err := os.ReadFile(f.cwd)
+	// The files are in the state directory, which the command writes:
+	// each is read only as the regular file it should be, and bounded.
+	cwd, err := regular.ReadFile(f.cwd, maxCwdFile)
 	os.Remove(f.cwd)
-	if _, serr := os.Stat(f.out); err != nil || serr != nil {
+	state, serr := regular.ReadFile(f.out, maxStateFile)
+	if err != nil || serr != nil {
 		removeState(f.out)
 		return ""
 	}
@@ -206,13 +211,13 @@ func (e *Env) adopt(f sessionFiles, overrideDir bool) string {
 		return string(cwd)
 	}
 	names := map[string]bool{}
-	if b, err := os.ReadFile(f.out + ".names"); err == nil {
+	if b, err := regular.ReadFile(f.out+".names", maxStateFile); err == nil {
 		for _, n := range strings.Fields(string(b)) {
 			names[n] = true
 		}
 	}
 	old := e.state
-	e.state, e.stateNames, e.stateDefines = f.out, names, defines(f.out)
+	e.state, e.stateNames, e.stateDefines = f.out, names, defines(state)
 	if !overrideDir {
 		e.cwd = string(cwd)
 	}
@@ -224,7 +229,7 @@ func (e *Env) adopt(f sessionFiles, overrideDir bool) string {
 
 // discard drops the state a command left (it timed out or was killed).
 func discard(f sessionFiles) (cwd string) {
-	b, _ := os.ReadFile(f.cwd)
+	b, _ := regular.ReadFile(f.cwd, maxCwdFile)
 	os.Remove(f.cwd)
 	removeState(f.out)
 	return strings.TrimSpace(string(b))
@@ -235,17 +240,21 @@ func removeState(path string) {
 	os.Remove(path + ".names")
 }
 
-// defines reports whether the state file at path may define a function or
+// Bounds of the session files runbox reads back: a directory's path (the
+// kernel's own bound is 4 KiB; $PWD can grow past it only by deep cds),
+// and a state (every exported variable, function and alias).
+const (
+	maxCwdFile   = 1 << 20
+	maxStateFile = 64 << 20
+)
+
+// defines reports whether the state b may define a function or
 // an alias, or exports a variable that bash changes by itself: then a
 // command's name may not be what its text says, or the state changes with
 // no command changing it, and every command saves it. It errs towards
 // true: any line that is not a declaration counts, a line of a multi-line
 // value too, but for the saving function itself.
-func defines(path string) bool {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return true
-	}
+func defines(b []byte) bool {
 	inSave := false
 	for line := range strings.SplitSeq(strings.TrimSuffix(string(b), "\n"), "\n") {
 		switch {

@@ -2,8 +2,9 @@ package local
 
 import (
 	"bytes"
-	"os"
 	"strings"
+
+	"github.com/runbox/runbox/internal/regular"
 )
 
 // maxWarmState is the largest session state sent to a warm shell in its
@@ -83,8 +84,10 @@ func bashDoubleQuote(s string) string {
 // the file cannot be read or is too big to send, and the shell should
 // source the file itself.
 func warmState(path string, unchanged map[string]bool) (state string, ok bool) {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > maxWarmState {
+	// Read as the regular file the session adopted, no link in its
+	// place: a later command may have replaced it.
+	b, err := regular.ReadFile(path, maxWarmState)
+	if err != nil {
 		return "", false
 	}
 	var out bytes.Buffer

@@ -119,6 +119,14 @@ TZ='UTC'
 			dropped: []Drop{{"GITHUB_TOKEN", ReasonBlocked}, {"MY_SERVICE_TOKEN", ReasonBlocked}, {"openai_api_key", ReasonBlocked}},
 		},
 		{
+			name: "database passwords and bare secret names",
+			req: Request{Base: []string{"PGPASSWORD=p", "MYSQL_PWD=m", "DB_PASS=d", "SECRET_KEY=s", "PRIVATE_KEY=k", "API_KEY=a",
+				"CI_JOB_JWT=j", "DOCKER_AUTH_CONFIG={}", "SMTP_PASSWD=x", "GPG_PASSPHRASE=g", "OLDPWD=/tmp", "PWD=/", "PASSENGER_APP_ENV=dev"}},
+			want: map[string]string{"OLDPWD": "/tmp", "PWD": "/", "PASSENGER_APP_ENV": "dev"},
+			absent: []string{"PGPASSWORD", "MYSQL_PWD", "DB_PASS", "SECRET_KEY", "PRIVATE_KEY", "API_KEY", "CI_JOB_JWT", "DOCKER_AUTH_CONFIG",
+				"SMTP_PASSWD", "GPG_PASSPHRASE"},
+		},
+		{
 			name: "passthrough is exact",
 			req: Request{
 				Base:   []string{"GITHUB_TOKEN=gh", "github_token=lower", "HF_TOKEN=hf"},

@@ -76,8 +76,10 @@
 // — model providers (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), code hosts
 // (GITHUB_TOKEN, GH_TOKEN), clouds (AWS_SECRET_ACCESS_KEY, ...), package
 // registries (NPM_TOKEN, ...) — and for the name shapes that almost always
-// carry a secret: *_API_KEY, *_APIKEY, *_SECRET, *_SECRET_KEY, *_TOKEN,
-// *_PASSWORD, *_PRIVATE_KEY. They are dropped by default and handed over
+// carry a secret, bare or with a prefix: API_KEY, SECRET, TOKEN, PASSWORD,
+// *_API_KEY, *_APIKEY, *_SECRET, *_SECRET_KEY, *_TOKEN, *_PASSWORD,
+// *_PASSWD, *_PASS, *_PWD, *_PASSPHRASE, *_PRIVATE_KEY, *_JWT, and the
+// databases' own (PGPASSWORD, MYSQL_PWD). They are dropped by default and handed over
 // only by name, through Passthrough or a RUNBOX_FORCE_ key. Model-provider
 // keys are blocked rather than always stripped for that reason: running the
 // user's own script that calls a model is a normal thing to ask for.

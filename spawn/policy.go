@@ -120,14 +120,31 @@ var defaultBlock = [...]string{
 	"NPM_TOKEN",
 	"PYPI_TOKEN",
 	"TWINE_PASSWORD",
-	// Name shapes that almost always carry a secret.
+	// Databases' own password variables, which their clients read.
+	"PGPASSWORD",
+	"MYSQL_PWD",
+	"DOCKER_AUTH_CONFIG",
+	// Name shapes that almost always carry a secret, bare or with a
+	// prefix.
+	"API_KEY",
+	"APIKEY",
+	"SECRET",
+	"SECRET_KEY",
+	"TOKEN",
+	"PASSWORD",
+	"PRIVATE_KEY",
 	"*_API_KEY",
 	"*_APIKEY",
 	"*_SECRET",
 	"*_SECRET_KEY",
 	"*_TOKEN",
 	"*_PASSWORD",
+	"*_PASSWD",
+	"*_PASS",
+	"*_PWD",
+	"*_PASSPHRASE",
 	"*_PRIVATE_KEY",
+	"*_JWT",
 }
 
 // AlwaysStrip returns a fresh copy of the built-in always-strip patterns,

@@ -225,8 +225,8 @@ func TestRun_EnvValueNotInCmdline(t *testing.T) {
 		args      []string
 		env       []string
 	}{
-		{"separate", "SECRET_KEY", []string{"--env", "SECRET_KEY=" + secret}, nil},
-		{"joined", "SECRET_KEY", []string{"--env=SECRET_KEY=" + secret}, nil},
+		{"separate", "APP_SETTING", []string{"--env", "APP_SETTING=" + secret}, nil},
+		{"joined", "APP_SETTING", []string{"--env=APP_SETTING=" + secret}, nil},
 		{"from the environment, blocked name", "MY_API_TOKEN", []string{"--env", "MY_API_TOKEN"}, []string{"MY_API_TOKEN=" + secret}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

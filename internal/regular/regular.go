@@ -11,12 +11,37 @@ package regular
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 )
 
 // ErrNotRegular: the path is a fifo, a device, a socket or a directory.
 var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge: the file holds more than the reader takes.
+var ErrTooLarge = errors.New("file too large")
+
+// ReadFile reads the regular file p, which must not be a link, whole, up
+// to max bytes: a file a command could replace (runbox's own session
+// files, in a directory the command writes) by a link to a secret, by
+// /dev/zero or by a fifo gives an error, never the secret, an endless
+// read or a wait.
+func ReadFile(p string, max int64) ([]byte, error) {
+	f, err := Open(p, false)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: %w (over %d bytes)", p, ErrTooLarge, max)
+	}
+	return b, nil
+}
 
 // Open opens the regular file p for reading. With follow false a link in
 // p's place is refused too (the open fails with ELOOP).

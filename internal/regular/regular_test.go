@@ -56,3 +56,39 @@ func TestOpen(t *testing.T) {
 		t.Fatal("waited on a fifo")
 	}
 }
+
+// TestReadFile: a regular file is read whole up to the bound; one over
+// it is refused with ErrTooLarge, a link with an error (never what it
+// points to), and a device or a fifo with ErrNotRegular, at once.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	secret := filepath.Join(dir, "secret")
+	link := filepath.Join(dir, "link")
+	fifo := filepath.Join(dir, "fifo")
+	os.WriteFile(plain, []byte("0123456789"), 0o600)
+	os.WriteFile(secret, []byte("canary"), 0o600)
+	os.Symlink(secret, link)
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		max  int64
+		want string
+		err  error
+	}{
+		{plain, 10, "0123456789", nil},
+		{plain, 9, "", regular.ErrTooLarge},
+		{"/dev/zero", 1 << 20, "", regular.ErrNotRegular},
+		{fifo, 1 << 20, "", regular.ErrNotRegular},
+	} {
+		b, err := regular.ReadFile(tc.path, tc.max)
+		if string(b) != tc.want || (tc.err == nil) != (err == nil) || tc.err != nil && !errors.Is(err, tc.err) {
+			t.Errorf("ReadFile(%s, %d) = %q, %v; want %q, %v", tc.path, tc.max, b, err, tc.want, tc.err)
+		}
+	}
+	if b, err := regular.ReadFile(link, 1<<20); err == nil || string(b) == "canary" {
+		t.Errorf("ReadFile(link) = %q, %v; want an error", b, err)
+	}
+}
