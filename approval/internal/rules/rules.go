@@ -430,8 +430,10 @@ var table = []Rule{
 		Description: "delete of an absolute or home path",
 		Command:     `^(rm|srm|unlink)$`,
 		Args:        []string{`(^| )(/|~)`},
-		Match:       []string{"rm /etc/hosts", "rm -f ~/.bashrc", "unlink /usr/bin/python"},
-		NoMatch:     []string{"rm notes.txt", "rm -f ./a.out"},
+		// A file of one's own scratch space, one by one, is no one's work.
+		NotArgs: `^(-f |--force )?(/tmp|/var/tmp)/[^ /*?]+( (/tmp|/var/tmp)/[^ /*?]+)*$`,
+		Match:   []string{"rm /etc/hosts", "rm -f ~/.bashrc", "unlink /usr/bin/python", "rm -f /tmp/x /etc/passwd", "rm /tmp/*"},
+		NoMatch: []string{"rm notes.txt", "rm -f ./a.out", "rm -f /tmp/test.log", "rm /tmp/a.txt /tmp/b.txt"},
 	},
 	{
 		ID: BulkDeleteRule, Tier: Dangerous,
@@ -869,7 +871,7 @@ var table = []Rule{
 		ID: "container-lifecycle", Tier: Dangerous,
 		Description: "stop, kill, restart or remove containers",
 		Command:     `^docker$`,
-		Args:        []string{`^(stop|kill|restart|rm|pause|container (stop|kill|restart|rm|prune|pause)|system prune|volume (rm|prune)|compose (down|stop|kill|restart|rm|pause))( |$)`},
+		Args:        []string{`^(stop|kill|restart|rm|pause|container (stop|kill|restart|rm|prune|pause)|system (prune|reset)|volume (rm|prune)|compose (down|stop|kill|restart|rm|pause))( |$)`},
 		Match: []string{"docker stop app", "docker-compose stop app", "podman kill x", "docker compose --project-name demo  down", "docker --log-level debug stop app",
 			"docker --opt v --flag=x compose down", "docker --a 1 --b=2 -c3 --d 4 rm -f x", "docker compose --foo bar -x y down -v", "docker --tls --tlsverify=false kill x",
 			"ssh host <<EOF\ndocker restart app\nEOF", `echo "$(docker kill app)"`},

@@ -282,7 +282,7 @@ const (
 // token); an empty start means every use of the program.
 var secretHelpers = map[string][]string{
 	"git": {"credential fill", "credential-store get", "credential-cache get", "credential-manager get", "credential-manager-core get",
-		"credential-osxkeychain get", "credential-libsecret get", "credential-wincred get"},
+		"credential-osxkeychain get", "credential-libsecret get", "credential-wincred get", "config --get-regexp"},
 	"gh":          {"auth token", "auth status -t", "auth status --show-token"},
 	"glab":        {"auth token", "config get token"},
 	"aws":         {"configure export-credentials", "configure get", "sts get-session-token", "sts assume-role", "sts get-federation-token", "ecr get-login-password", "secretsmanager get-secret-value", "ssm get-parameter"},
@@ -369,7 +369,8 @@ func printsOnly(source string) bool {
 // one) says it holds a secret: a token, a password, a key.
 func secretName(s string) bool {
 	u := strings.ToUpper(s)
-	for _, w := range []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY", "CREDENTIAL", "AUTH"} {
+	for _, w := range []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY", "CREDENTIAL", "AUTH",
+		"DATABASE_URL", "DSN", "CONNECTION_STRING", "PGPASSWORD", "MYSQL_PWD"} {
 		if strings.Contains(u, w) {
 			return true
 		}
