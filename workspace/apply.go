@@ -175,7 +175,7 @@ func (c *Comparison) check(root *os.Root, ch *Change, theirs bool) error {
 	case !theirs && ch.Ours == nil:
 		return &PathError{Path: ch.Path, Err: fmt.Errorf("%w (created locally since the comparison)", ErrConflict)}
 	case !theirs && ch.Ours.Type == TypeFile:
-		b, err := root.ReadFile(ch.Path)
+		b, err := readIn(root, ch.Path)
 		if err != nil {
 			return fmt.Errorf("workspace: %s: %w", ch.Path, err)
 		}

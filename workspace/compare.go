@@ -132,7 +132,7 @@ func Compare(ctx context.Context, env envs.Environment, stateDir, task string) (
 		}
 		ch.Protected = protect.matchPath(p, false)
 		if o != nil && o.Type == TypeFile {
-			if ch.ours, err = root.ReadFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if ch.ours, err = readIn(root, p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, fmt.Errorf("workspace: read %s: %w", p, err)
 			}
 		}

@@ -292,7 +292,7 @@ func linkError(name, target, why string) error {
 // .git/config is read, as plain lines (no includes): what git runs from
 // there at the next commit must not come from the sandbox.
 func hooksPath(root *os.Root, dir string) string {
-	b, err := root.ReadFile(".git/config")
+	b, err := readIn(root, ".git/config")
 	if err != nil {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -288,6 +289,11 @@ func sandboxHashes(ctx context.Context, env envs.Environment, dir string, paths 
 // file. A file whose content no longer matches its scanned hash fails the
 // stream: what the manifest records must be what was sent.
 func writeTar(w io.Writer, root string, entries []*Entry, marker []byte) (int64, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
 	tw := tar.NewWriter(w)
 	var sent int64
 	for _, e := range entries {
@@ -309,7 +315,7 @@ func writeTar(w io.Writer, root string, entries []*Entry, marker []byte) (int64,
 		if e.Type != TypeFile {
 			continue
 		}
-		n, err := copyChecked(tw, filepath.Join(root, filepath.FromSlash(e.Path)), e)
+		n, err := copyChecked(tw, r, e)
 		sent += n
 		if err != nil {
 			return sent, err
@@ -327,10 +333,11 @@ func writeTar(w io.Writer, root string, entries []*Entry, marker []byte) (int64,
 	return sent, tw.Close()
 }
 
-// copyChecked copies the file of e to w, failing if it changed since the
-// scan.
-func copyChecked(w io.Writer, p string, e *Entry) (int64, error) {
-	f, err := regular.Open(p, false)
+// copyChecked copies the file of e in root to w, failing if it changed
+// since the scan. It is read through no link that leads out of root: a
+// directory swapped for a link to ~/.ssh after the scan sends nothing.
+func copyChecked(w io.Writer, root *os.Root, e *Entry) (int64, error) {
+	f, err := regular.OpenIn(root, filepath.FromSlash(e.Path))
 	if err != nil {
 		return 0, err
 	}

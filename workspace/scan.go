@@ -21,6 +21,7 @@ type Tree map[string]*Entry
 // scanner walks the local directory.
 type scanner struct {
 	root     string
+	fs       *os.Root // root, opened: files are read through no link that leads out of it
 	ignore   *matcher // excluded and .gitignore'd paths, grown as the walk goes
 	git      bool     // read .gitignore files
 	maxBytes int64
@@ -43,9 +44,18 @@ func newFilter(o *Options) *matcher {
 
 // scan walks s.root and returns its entries.
 func (s *scanner) scan() (Tree, error) {
+	// A command (or a job) may swap a link in for a directory while the
+	// walk runs: every file is read through the tree opened once, so a
+	// link that leads out of it (to ~/.ssh) reads nothing.
+	r, err := os.OpenRoot(s.root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: scan %s: %w", s.root, err)
+	}
+	defer r.Close()
+	s.fs = r
 	t := Tree{}
 	var total int64
-	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -100,7 +110,7 @@ func (s *scanner) scan() (Tree, error) {
 			}
 			if old := s.prev[rel]; old != nil && old.Type == TypeFile && old.Size == e.Size && old.MTime == e.MTime && old.Hash != "" && e.MTime < s.prevScan {
 				e.Hash = old.Hash
-			} else if e.Hash, err = hashFile(p); err != nil {
+			} else if e.Hash, err = hashIn(s.fs, rel); err != nil {
 				return err
 			}
 		default:
@@ -129,7 +139,7 @@ func (s *scanner) readIgnore(rel string) error {
 	if err != nil {
 		return err
 	}
-	f, err := regular.Open(p, false)
+	f, err := regular.OpenIn(s.fs, filepath.Join(filepath.FromSlash(rel), ".gitignore"))
 	if err != nil {
 		return err
 	}
@@ -142,8 +152,22 @@ func (s *scanner) readIgnore(rel string) error {
 	return nil
 }
 
-func hashFile(p string) (string, error) {
-	f, err := regular.Open(p, false)
+// readIn reads the regular file name of root whole, through no link that
+// leads out of root and without waiting on a fifo a command left in its
+// place (root.ReadFile would wait for the fifo's writer for good).
+func readIn(root *os.Root, name string) ([]byte, error) {
+	f, err := regular.OpenIn(root, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// hashIn hashes the regular file rel of root, read through no link that
+// leads out of root.
+func hashIn(root *os.Root, rel string) (string, error) {
+	f, err := regular.OpenIn(root, filepath.FromSlash(rel))
 	if err != nil {
 		return "", err
 	}

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/runbox/runbox/approval"
 	"github.com/runbox/runbox/envs"
+	"github.com/runbox/runbox/internal/regular"
 	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/service"
 )
@@ -63,7 +63,14 @@ func (o *codeOptions) code(stdin io.Reader) (string, error) {
 	case o.file != "" && len(o.args) > 0:
 		return "", usageError{errorf("code: give the code or -f FILE, not both")}
 	case o.file != "":
-		b, err := os.ReadFile(o.file)
+		// A regular file only: a fifo a command left under that name
+		// would hold runbox for good.
+		f, err := regular.Open(o.file, true)
+		if err != nil {
+			return "", errorf("code: %v", err)
+		}
+		defer f.Close()
+		b, err := io.ReadAll(f)
 		if err != nil {
 			return "", errorf("code: %v", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -194,8 +195,9 @@ type checker struct {
 	errs  []error
 	// unwatched: a directory this walk listed got no watch.
 	unwatched bool
-	// closed are the directories readClosed opened, with their modes.
-	closed map[string]fs.FileMode
+	// closed are the directories readClosed opened, each held by a
+	// descriptor, with its mode.
+	closed map[string]closedDir
 }
 
 // known checks the git entries of the tree the last walk saw, in the
@@ -294,37 +296,73 @@ func (c *checker) list(dir string, fresh bool) (d *dirState, listed, ok bool) {
 	return d, true, true
 }
 
+// closedDir is a directory readClosed opened: the directory itself,
+// held as a path descriptor, and the mode it gets back.
+type closedDir struct {
+	fd   int
+	mode fs.FileMode
+}
+
 // readClosed lists dir, a directory of this user's that its mode closes
 // to its owner (chmod 111, chmod 0): git cannot read in it now, but the
 // user's own chmod later opens it, with whatever the command left there.
 // Its owner may open it, and the check does, until the walk below it is
-// done (see opened), then gives it its mode back.
+// done (see opened), then gives it its mode back. Both changes go to the
+// directory the check looked at, held by a descriptor (no link followed,
+// the same inode as st), never to its path: a job may swap a link in for
+// the directory while the walk runs, and a chmod by path would then land
+// on whatever the link names (a key outside the workspace made readable).
 func (c *checker) readClosed(dir string, st unix.Stat_t) ([]os.DirEntry, error) {
 	if int(st.Uid) != os.Geteuid() {
 		return nil, fs.ErrPermission
 	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	var now unix.Stat_t
+	if err := unix.Fstat(fd, &now); err != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		unix.Close(fd)
+		return nil, fmt.Errorf("gitguard: %s changed under the check: %w", dir, fs.ErrPermission)
+	}
 	mode := fs.FileMode(st.Mode & 0o7777)
-	if err := os.Chmod(dir, mode|0o700); err != nil {
+	if err := chmodHeld(fd, mode|0o700); err != nil {
+		unix.Close(fd)
 		return nil, err
 	}
 	if c.closed == nil {
-		c.closed = map[string]fs.FileMode{}
+		c.closed = map[string]closedDir{}
 	}
-	c.closed[dir] = mode
-	return os.ReadDir(dir)
+	c.closed[dir] = closedDir{fd: fd, mode: mode}
+	lfd, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(lfd), dir)
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
+}
+
+// chmodHeld changes the mode of the file fd holds (a path descriptor),
+// through its /proc/self/fd link, which names that inode and no other.
+func chmodHeld(fd int, mode fs.FileMode) error {
+	return os.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode)
 }
 
 // opened returns what gives dir its mode back if readClosed opened it.
 func (c *checker) opened(dir string) func() {
-	mode, ok := c.closed[dir]
+	held, ok := c.closed[dir]
 	if !ok {
 		return func() {}
 	}
 	return func() {
 		delete(c.closed, dir)
-		if err := os.Chmod(dir, mode); err != nil {
+		if err := chmodHeld(held.fd, held.mode); err != nil {
 			c.errs = append(c.errs, fmt.Errorf("gitguard: giving %s its mode back: %w", dir, err))
 		}
+		unix.Close(held.fd)
 	}
 }
 
