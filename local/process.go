@@ -706,8 +706,14 @@ func (p *process) finish(ended bool) {
 	}
 	e.releaseState(p.files)
 	os.Remove(p.files.script())
-	if p.killErr != nil {
-		p.warnings = append(p.warnings, "teardown: "+p.killErr.Error())
+	// killErr is the teardown's to write: read only once it is done (a
+	// Kill may still be tearing down while the command's end is handled).
+	select {
+	case <-p.killDone:
+		if p.killErr != nil {
+			p.warnings = append(p.warnings, "teardown: "+p.killErr.Error())
+		}
+	default:
 	}
 	if p.cont != nil && p.contGone {
 		e.untrack(p)
