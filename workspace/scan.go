@@ -139,12 +139,7 @@ func (s *scanner) readIgnore(rel string) error {
 	if err != nil {
 		return err
 	}
-	f, err := regular.OpenIn(s.fs, filepath.Join(filepath.FromSlash(rel), ".gitignore"))
-	if err != nil {
-		return err
-	}
-	data, err := io.ReadAll(f)
-	f.Close()
+	data, err := readIn(s.fs, filepath.Join(filepath.FromSlash(rel), ".gitignore"))
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package gitguard
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,18 +24,7 @@ func readRegular(p string, follow bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readAll(f, p)
-}
-
-// readAll reads the open file f (named p) whole, at most maxRead bytes,
-// and closes it.
-func readAll(f *os.File, p string) ([]byte, error) {
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxRead+1))
-	if err == nil && len(b) > maxRead {
-		err = fmt.Errorf("%s: over %d bytes", p, maxRead)
-	}
-	return b, err
+	return regular.ReadAll(f, maxRead)
 }
 
 // rel is p relative to the workspace, for the calls through c.fs.
@@ -60,7 +48,7 @@ func (c *checker) read(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readAll(f, p)
+	return regular.ReadAll(f, maxRead)
 }
 
 // writeInside makes the new file p of the workspace holding data.

@@ -32,13 +32,19 @@ func ReadFile(p string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ReadAll(f, max)
+}
+
+// ReadAll reads the open file f whole, up to max bytes, and closes it:
+// more than max is ErrTooLarge.
+func ReadAll(f *os.File, max int64) ([]byte, error) {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: %w (over %d bytes)", p, ErrTooLarge, max)
+		return nil, fmt.Errorf("%s: %w (over %d bytes)", f.Name(), ErrTooLarge, max)
 	}
 	return b, nil
 }

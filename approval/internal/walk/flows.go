@@ -265,7 +265,7 @@ func alwaysHolds(cond []*syntax.Stmt, until bool) bool {
 // empties it.
 const (
 	factEmpties      = "@empties"       // args: the file a redirection empties (: > f, > f, cat /dev/null > f)
-	factFetchExtract = "@fetch-extract" // args: the program that unpacks a download into the tree
+	factFetchExtract = "@fetch-extract" // args: the program that unpacks a download into the tree, the download
 	factRunsRemote   = "@runs-remote"   // args: the package runner, the URL or repository it fetches what it runs from
 	factNetShell     = "@net-shell"     // args: the shell or interpreter, the /dev/tcp or /dev/udp path its input or output is
 )
@@ -504,20 +504,22 @@ func extractsArchive(c *rules.Command) bool {
 	return false
 }
 
-// fetchedExtract records an archive downloaded earlier in the line (curl
-// -o x.zip, wget URL) that a later command unpacks.
-func (a *Analyzer) fetchedExtract(fetched map[string]bool) {
+// fetchedUse records, as the fact named, the first command uses picks
+// that is given a file downloaded earlier in the line (curl -o x.zip,
+// wget URL, curl URL > f): an archive unpacked into the tree
+// (extractsArchive), a package file installed (installs).
+func (a *Analyzer) fetchedUse(fetched map[string]bool, uses func(*rules.Command) bool, fact string) {
 	if len(fetched) == 0 {
 		return
 	}
 	for i := range a.cmds {
 		c := &a.cmds[i]
-		if !extractsArchive(c) {
+		if !uses(c) {
 			continue
 		}
 		for _, x := range c.Args {
 			if !strings.HasPrefix(x, "-") && fetched[path.Base(x)] {
-				a.fact(factFetchExtract, c.Via, c.Name)
+				a.fact(fact, c.Via, c.Name, x)
 				return
 			}
 		}
@@ -529,22 +531,5 @@ func (a *Analyzer) fetchedExtract(fetched map[string]bool) {
 // package's maintainer scripts) run as they install.
 var installers = setOf(`pip pip3 pipx uv gem npm pnpm yarn bun dpkg apt apt-get rpm dnf yum zypper pacman snap code codium cargo helm`)
 
-// fetchedInstall records a file downloaded earlier in the line (curl -o
-// x.whl, wget URL) that a package installer is then given.
-func (a *Analyzer) fetchedInstall(fetched map[string]bool) {
-	if len(fetched) == 0 {
-		return
-	}
-	for i := range a.cmds {
-		c := &a.cmds[i]
-		if !installers[c.Name] {
-			continue
-		}
-		for _, x := range c.Args {
-			if !strings.HasPrefix(x, "-") && fetched[path.Base(x)] {
-				a.fact(rules.FactFetchInstall, c.Via, c.Name, x)
-				return
-			}
-		}
-	}
-}
+// installs reports whether c is a package installer.
+func installs(c *rules.Command) bool { return installers[c.Name] }

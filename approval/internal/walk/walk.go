@@ -664,9 +664,10 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				a.fact(rules.FactSubstCode, via, k.String())
 			}
 			if !subst {
-				a.netShell(in, shell.WordArg(r.Word).Text, via)
-				a.readsIn = append(a.readsIn, shell.WordArg(r.Word).Text)
-				if in.final != nil && in.final.Name == "tee" && shell.WordArg(r.Word).Text == "/dev/null" {
+				from := shell.WordArg(r.Word).Text
+				a.netShell(in, from, via)
+				a.readsIn = append(a.readsIn, from)
+				if in.final != nil && in.final.Name == "tee" && from == "/dev/null" {
 					// tee FILE < /dev/null: FILE is emptied (a log
 					// started afresh is ordinary; a database is not).
 					for _, t := range in.final.Args {
@@ -1012,8 +1013,8 @@ func (a *Analyzer) finish() {
 			break
 		}
 	}
-	a.fetchedExtract(fetched)
-	a.fetchedInstall(fetched)
+	a.fetchedUse(fetched, extractsArchive, factFetchExtract)
+	a.fetchedUse(fetched, installs, rules.FactFetchInstall)
 	execBase := make(map[string]bool, len(a.chmodX))
 	for _, p := range a.chmodX {
 		execBase[path.Base(p)] = true
