@@ -82,6 +82,9 @@ var artefactGlobs = setOf(`*.pyc *.pyo *.o *.obj *.class *.tsbuildinfo .DS_Store
 // artefact (__pycache__, node_modules, *.pyc). Where it starts is the
 // sandbox scope's to judge.
 func findSelectsArtefacts(args []string) bool {
+	if findStartsInArtefacts(args) {
+		return true
+	}
 	artefact := false
 	for i, a := range args {
 		switch a {
@@ -94,6 +97,28 @@ func findSelectsArtefacts(args []string) bool {
 		}
 	}
 	return artefact
+}
+
+// findStartsInArtefacts reports whether find starts only inside build
+// artefacts of the project (find build -name '*.tmp' -delete, find dist
+// -type f -delete), following no link: whatever its expression selects
+// there is an artefact too.
+func findStartsInArtefacts(args []string) bool {
+	n := 0
+	for _, a := range args {
+		switch {
+		case a == "-L" || a == "-follow" || a == "-H":
+			return false
+		case strings.HasPrefix(a, "-") || a == "(" || a == "!":
+			return n > 0 && !slices.ContainsFunc(args, func(a string) bool { return a == "-L" || a == "-follow" || a == "-H" })
+		}
+		p := path.Clean(a)
+		if path.IsAbs(p) || p == "." || p == ".." || strings.HasPrefix(p, "../") || !inArtefact(p) {
+			return false
+		}
+		n++
+	}
+	return false
 }
 
 // removesArtefacts reports whether every path c removes is confined

@@ -28,7 +28,7 @@ const (
 	// reDataFile names files whose contents are the state of something:
 	// databases, keys, logs, histories, a repository's own files.
 	reDataFile = `(\S*id_(rsa|dsa|ecdsa|ed25519)|\S*\.(db|sqlite|sqlite3|db3|mdb|ldb|wal|frm|ibd|rdb|aof|log|key|pem|p12|pfx|jks|keystore|kdbx|gpg|pack|idx)|` +
-		`/var/log/\S+|/var/lib/(mysql|mariadb|postgresql|pgsql|mongodb|redis|etcd|docker|containerd|influxdb|elasticsearch|cassandra|rabbitmq)/\S+|\S*/\.git/\S+|\.git/\S+|\S*_history|\$\{?HISTFILE\}?|\S*authorized_keys2?|\S*\.ssh/\S+|\S*\.kube/config|\S*secrets?\.(json|ya?ml|toml|env)|\S*credentials\S*)`
+		`\S*\.keyring|\S*/keyrings/\S+|/var/log/\S+|/var/lib/(mysql|mariadb|postgresql|pgsql|mongodb|redis|etcd|docker|containerd|influxdb|elasticsearch|cassandra|rabbitmq)/\S+|\S*/\.git/\S+|\.git/\S+|\S*_history|\$\{?HISTFILE\}?|\S*authorized_keys2?|\S*\.ssh/\S+|\S*\.kube/config|\S*secrets?\.(json|ya?ml|toml|env)|\S*credentials\S*)`
 	// reWholeTreeOrHome is a target that stands for a whole project or a
 	// home directory: ".", "*", "..", the home directory or one of its
 	// (non-hidden) subdirectories, another user's home, /srv and /opt
@@ -38,7 +38,7 @@ const (
 	reProjectTree = `(\.|\./|\*)( |$)`
 	// rePackageCache is a directory tools fetch packages into and build
 	// from: what is written there runs in every build that uses it.
-	rePackageCache = `(\S*/go/pkg/mod/\S+|\$\{?GOPATH\}?/pkg/mod/\S+|\$\{?GOMODCACHE\}?/\S+|\S*/(site|dist)-packages/\S+|(\S*/)?node_modules/\S+|` +
+	rePackageCache = `(\S*/go/pkg/mod/\S+|\$\(…\)/[a-z0-9-]+(\.[a-z0-9-]+)+/\S*@v[0-9]\S*|\$\{?GOPATH\}?/pkg/mod/\S+|\$\{?GOMODCACHE\}?/\S+|\S*/(site|dist)-packages/\S+|(\S*/)?node_modules/\S+|` +
 		`~/\.npm/\S+|~/\.cache/(pip|go-build|yarn|pnpm|uv|pypoetry|bazel|node)/\S+|~/\.m2/repository/\S+|~/\.cargo/(registry|git)/\S+|` +
 		`~/\.gem/\S+|~/\.gradle/caches/\S+|~/\.nuget/packages/\S+|~/\.pub-cache/\S+|~/\.local/share/pnpm/\S+|~/\.yarn/berry/cache/\S+)`
 	// reDaemonSocket is the socket of a daemon that runs as root or
@@ -53,16 +53,16 @@ var remoteRules = []Rule{
 	{
 		ID: "package-publish", Tier: Dangerous,
 		Description: "publishes a package to a public registry (npm, crates.io, PyPI, RubyGems, NuGet …)",
-		Command:     `^(npm|pnpm|yarn|bun|cargo|gem|poetry|uv|hatch|flit|pdm|twine|vsce|ovsx|rebar3|anaconda|nuget|dotnet|pod|mix|jf|jfrog|deno|jsr|maturin|rake)$`,
-		Args: []string{`^(-\S+ )*(publish|upload|push|npm publish|nuget push|trunk push|hex\.publish|rt (upload|u)|changeset publish|workspaces publish)( |$)|` +
+		Command:     `^(npm|pnpm|yarn|bun|cargo|gem|poetry|uv|hatch|flit|pdm|twine|vsce|ovsx|rebar3|anaconda|nuget|dotnet|pod|mix|jf|jfrog|deno|jsr|maturin|rake|flutter|dart|choco|cpack|conan)$`,
+		Args: []string{`^(-\S+ )*(publish|upload|push|npm publish|nuget push|trunk push|hex\.publish|rt (upload|u)|changeset publish|workspaces publish|pub (lish|publish))( |$)|` +
 			`^workspaces? foreach( .*)? (npm )?publish( |$)|^release( .*)? (--execute|-x)( |$)`},
 		NotArgs: reDryRun,
 		Match: []string{"npm publish", "npm publish --access public", "pnpm -r publish", "yarn npm publish", "cargo publish -p core", "twine upload dist/*",
 			"python3 -m twine upload dist/*", "gem push pkg-1.0.0.gem", "poetry publish --build", "uv publish", "hatch publish", "flit publish",
 			"npx vsce publish", "dotnet nuget push pkg.nupkg --source nuget", "pod trunk push X.podspec", "mix hex.publish", "jf rt upload a.jar libs/", "yarn workspaces foreach npm publish",
-			"maturin publish", "cargo release --execute"},
+			"maturin publish", "cargo release --execute", "flutter pub publish --force", "dart pub publish", "choco push pkg.1.0.nupkg --source https://push.chocolatey.org/"},
 		NoMatch: []string{"npm pack", "npm publish --dry-run", "cargo publish --dry-run", "twine check dist/*", "poetry build", "uv build", "npm run publish-docs",
-			"gem build x.gemspec", "dotnet build", "pnpm install", "cargo release", "cargo build --release"},
+			"gem build x.gemspec", "dotnet build", "pnpm install", "cargo release", "cargo build --release", "flutter pub get", "dart pub publish --dry-run", "choco pack"},
 	},
 	{
 		ID: "package-publish-build", Tier: Dangerous,
@@ -105,12 +105,13 @@ var remoteRules = []Rule{
 		Command:     `^(npm|pnpm|yarn|bun|cargo|gem|vsce|ovsx)$`,
 		Args: []string{`^(unpublish|deprecate|yank|dist-tag (add|rm|set)|tag (add|remove|rm)|owner (add|rm|remove)|access (set|grant|revoke|public|restricted|2fa-\S+)|team (rm|destroy)|` +
 			`owner( .*)? (--add|--remove|-a|-r)|npm (tag|owner) \S+)( |$)`},
+		NotArgs: `(^| )(--help|-h)( |$)`,
 		// Un-yanking (cargo yank --undo) makes a retracted version
 		// resolvable again: a registry change like the yank.
 		Match: []string{"npm unpublish left-pad@1.0.0", "cargo yank --vers 1.0.0 --undo mycrate", "npm deprecate my-lib@1 'use v2'", "npm dist-tag add my-lib@1.2.3 latest", "npm owner rm alice my-lib",
 			"cargo yank --version 1.0.1 mycrate", "cargo owner --remove bob", "gem yank mygem -v 1.0.0", "gem owner mygem --remove bob@example.com",
 			"vsce unpublish publisher.ext", "npm team rm org:devs bob"},
-		NoMatch: []string{"npm dist-tag ls my-lib", "npm owner ls my-lib", "npm view my-lib", "gem list"},
+		NoMatch: []string{"npm dist-tag ls my-lib", "npm owner ls my-lib", "npm view my-lib", "gem list", "cargo yank --help"},
 	},
 	{
 		ID: "nuget-delete", Tier: Dangerous,
@@ -192,15 +193,25 @@ var remoteRules = []Rule{
 			`kind|minikube|k3d|k3s|microk8s|neonctl|neon|pscale|planetscale|turso|mongocli|atlas|vagrant|multipass|lxc|incus|virsh|doppler|` +
 			`docker-machine|colima|limactl|aiven|upstash|convex|sst|amplify|render|koyeb|northflank|scaleway|exoscale|ovhcloud)$`,
 		Args: []string{`(^| )(delete|del|destroy|remove|rm|rb|rmdir|purge|disable|reset|terminate|uninstall|down|delete-batch|deprovision|undeploy|abandon|deallocate|` +
-			`undefine|\S*-iam-policy(-binding)?|set-iam-policy|\S+:(destroy|delete|remove|reset|disable|rm))( |$)`},
+			`undefine|\S*-iam-policy(-binding)?|set-iam-policy|secrets? unset|\S+:(destroy|delete|remove|reset|disable|rm|unset))( |$)`},
 		NotArgs: `(^| )(--dry-run|--help|-h|--dryrun)( |$)`,
 		Match: []string{"gcloud container clusters delete prod", "gcloud storage rm -r gs://b", "az aks delete -g rg -n prod", "az storage blob delete-batch -s c",
 			"eksctl delete cluster --name prod", "fly apps destroy myapp", "heroku apps:destroy myapp --confirm myapp", "heroku pg:reset DATABASE_URL", "vercel remove x --yes",
 			"netlify sites:delete", "firebase firestore:delete --all-collections", "cdk destroy --force", "sam delete", "serverless remove", "vault kv delete secret/app",
 			"vault secrets disable secret/", "hcloud server delete web-1", "railway down", "rclone purge remote:bucket", "mc rb --force local/b",
-			"kind delete cluster", "minikube delete --all", "k3d cluster delete prod", "turso db destroy db --yes", "gcloud projects remove-iam-policy-binding p --member x"},
+			"kind delete cluster", "minikube delete --all", "k3d cluster delete prod", "turso db destroy db --yes", "gcloud projects remove-iam-policy-binding p --member x",
+			"fly secrets unset DATABASE_URL -a my-app", "heroku config:unset SECRET_KEY -a app"},
 		NoMatch: []string{"gcloud projects list", "az group list", "fly deploy", "heroku logs --tail", "vercel deploy", "vault kv get secret/app",
-			"cdk diff", "sam deploy", "rclone copy a remote:b", "gcloud storage ls gs://b", "firebase deploy", "minikube stop", "supabase stop"},
+			"cdk diff", "sam deploy", "rclone copy a remote:b", "gcloud storage ls gs://b", "firebase deploy", "minikube stop", "supabase stop", "gcloud config unset project", "fly secrets list"},
+	},
+	{
+		ID: "remote-delete-listed", Tier: Dangerous,
+		Description: "deletes objects of a bucket one by one, as many as another command lists (xargs, parallel): the bucket emptied without a recursive flag",
+		Command:     `^(aws|gsutil|gcloud|s3cmd|mc|rclone|az|b2)$`,
+		Args:        []string{`(^| )(rm|del|delete|deleteobject|delete-object|deletefile|delete-file|delete-blob|delete-objects)( |$)`},
+		Via:         `(^| )(xargs|parallel)( |$)`,
+		Match:       []string{"aws s3 ls s3://bucket | awk '{print $4}' | xargs -I{} aws s3 rm s3://bucket/{}", "gsutil ls gs://b | xargs -n1 gsutil rm"},
+		NoMatch:     []string{"aws s3 ls s3://bucket | xargs -n1 echo", "aws s3 rm s3://bucket/one.txt", "ls | xargs -n1 aws s3 cp --dryrun"},
 	},
 	{
 		ID: "gcs-remove-all", Tier: Dangerous,
@@ -413,10 +424,15 @@ var remoteRules = []Rule{
 		Description: "talks to a system daemon's API over its socket (a container engine, systemd, D-Bus): a container it creates can own the host",
 		Command:     `^(curl|wget|socat|nc|ncat|netcat|websocat|http|https|xh|grpcurl)$`,
 		Args: []string{`(^|[ =:])(--unix-socket[ =]|--abstract-unix-socket|UNIX-CONNECT:|UNIX-CLIENT:|UNIX:|ABSTRACT-CONNECT:|unix:|ws\+unix:|-U |-unix )?(` + reDaemonSocket + `)|` +
-			`(^| )--abstract-unix-socket( |=)`},
+			`(^| )--abstract-unix-socket( |=)|` +
+			// A socket named by a variable speaks the Docker API when what
+			// it asks for is a container engine's: containers, images, exec.
+			`(^| )--unix-socket[ =]\S+ (.* )?['"]?https?://[^/ ]+/(v[0-9.]+/)?(containers|images|exec|volumes|networks|build|services|swarm|plugins|secrets|configs|nodes|session)(/|\?|['"]?( |$))`},
 		Match: []string{"curl --unix-socket /var/run/docker.sock http://localhost/containers/json", "socat - UNIX-CONNECT:/var/run/docker.sock", "nc -U /run/docker.sock",
-			"curl --unix-socket /run/containerd/containerd.sock http://x/", "websocat ws+unix:/var/run/docker.sock", "curl --abstract-unix-socket x http://d/", "nc -U /run/systemd/private"},
-		NoMatch: []string{"curl --unix-socket /tmp/app.sock http://localhost/health", "nc -z localhost 5432", "curl https://docs.docker.com/engine/api/", "socat TCP-LISTEN:8080,fork TCP:localhost:3000"},
+			"curl --unix-socket /run/containerd/containerd.sock http://x/", "websocat ws+unix:/var/run/docker.sock", "curl --abstract-unix-socket x http://d/", "nc -U /run/systemd/private",
+			`S=/var/run/docker.sock; curl --unix-socket $S -X POST "http://x/containers/create" --data-binary @payload.json`,
+			`for s in /var/run/docker.sock /run/podman/podman.sock; do curl -s --unix-socket "$s" -X POST http://x/containers/prune; done`},
+		NoMatch: []string{"curl --unix-socket /tmp/app.sock http://localhost/health", "nc -z localhost 5432", `curl --unix-socket "$SOCK" http://localhost/api/items`, "curl https://docs.docker.com/engine/api/", "socat TCP-LISTEN:8080,fork TCP:localhost:3000"},
 	},
 	{
 		ID: "dbus-call", Tier: Dangerous,
@@ -444,6 +460,36 @@ var remoteRules = []Rule{
 		Args:        []string{`(^| )(link|enable|reenable|preset|preset-all|edit|set-property|revert|set-environment|import-environment|daemon-reexec|add-wants|add-requires)( |$)`},
 		Match:       []string{"systemctl --user link /tmp/evil.service", "systemctl --user enable --now evil.service", "systemctl enable /tmp/x.service", "systemctl set-property x CPUQuota=1%"},
 		NoMatch:     []string{"systemctl status nginx", "systemctl --user status app", "systemctl is-enabled x", "systemctl list-units"},
+	},
+
+	{
+		ID: "user-unit-write", Tier: Dangerous,
+		Description: "writes a systemd user unit or an autostart entry: a program that starts on its own at the next login or boot, outside this command",
+		Command:     `^@write$`,
+		// Editing a unit in place (sed -i) is ordinary upkeep; a new unit
+		// or one copied over is not.
+		NotArgs: `^(sed|perl|ed|ex|awk|gawk)\S* `,
+		Args:    []string{reWriteHow + `(\S*/)?(\.config/systemd/user|\.local/share/systemd/user|\.config/containers/systemd|\.config/autostart|\.kde/Autostart|Library/LaunchAgents)(/\S*)?$`},
+		Match: []string{`printf '[Service]\nExecStart=/tmp/x\n' > ~/.config/systemd/user/x.service`, "cp evil.service ~/.config/systemd/user/x.service",
+			"cp agent.plist ~/Library/LaunchAgents/com.x.plist"},
+		NoMatch: []string{"cat ~/.config/systemd/user/x.service", "cp ~/.config/systemd/user/x.service backup/", "echo x > config/systemd/app.service"},
+	},
+	{
+		ID: "mv-onto-device", Tier: Dangerous,
+		Description: "moves a file over a device node (/dev/null, /dev/zero …): as root the device is replaced by the file, and every program that writes to it writes into that file",
+		Command:     `^mv$`,
+		Args:        []string{`(^| )/dev/(null|zero|full|random|urandom|tty|stdin|stdout|stderr|ptmx)/?$`},
+		Match:       []string{"mv ~/projects /dev/null", "mv src/ /dev/null", "sudo mv out.txt /dev/null"},
+		NoMatch:     []string{"mv a.txt b.txt", "mv /dev/shm/x.txt ./", "mv log.txt /tmp/null"},
+	},
+	{
+		ID: "build-output-system", Tier: Dangerous,
+		Description: "has a build write its output into the root, a system directory or a home directory (buildctl, docker buildx --output dest=…): files there are replaced",
+		Command:     `^(buildctl|docker|podman|buildah|nerdctl)$`,
+		Args:        []string{`(^| )(--output|-o)[ =]['"]?\S*dest=['"]?(/|~/?|` + reHostSystemDir + `)(['",]|( |$))`},
+		Match: []string{"buildctl --addr unix:///run/buildkit/buildkitd.sock build --frontend dockerfile.v0 --local context=. --output type=local,dest=/",
+			"docker buildx build --output type=local,dest=/usr/local/bin .", "docker build -o type=local,dest=~ ."},
+		NoMatch: []string{"docker buildx build --output type=local,dest=./out .", "buildctl build --frontend dockerfile.v0 --local context=. --output type=local,dest=build", "docker build -o out ."},
 	},
 
 	// Ownership and truncation.
@@ -579,11 +625,20 @@ var remoteRules = []Rule{
 		Command:     `^@write$`,
 		// The first pattern is the caches' names alone: a cheap test most
 		// writes fail before the whole expression runs.
-		Args: []string{`(go/pkg/mod|GOPATH|GOMODCACHE|site-packages|dist-packages|node_modules/|\.npm/|\.cache/|\.m2/|\.cargo/|\.gem/|\.gradle/|\.nuget/|\.pub-cache/|share/pnpm/|berry/cache/)`, `^\S+ ` + rePackageCache + `$`},
+		Args: []string{`(go/pkg/mod|GOPATH|GOMODCACHE|@v[0-9]|site-packages|dist-packages|node_modules/|\.npm/|\.cache/|\.m2/|\.cargo/|\.gem/|\.gradle/|\.nuget/|\.pub-cache/|share/pnpm/|berry/cache/)`, `^\S+ ` + rePackageCache + `$`},
 		Match: []string{"echo 'package x' > ~/go/pkg/mod/github.com/x/y@v1.0.0/y.go", "sed -i 's/a/b/' ~/go/pkg/mod/golang.org/x/net@v0.1.0/x.go",
 			"echo 'import os' >> .venv/lib/python3.12/site-packages/r/__init__.py", "cp evil.js node_modules/.bin/jest", "echo x > node_modules/.cache/b/abc.json",
-			"cp evil.jar ~/.m2/repository/org/x/y-1.0.jar", "echo x > ~/.cache/go-build/ab/abc-d", "cp x $GOPATH/pkg/mod/github.com/x/y@v1/y.go"},
+			"cp evil.jar ~/.m2/repository/org/x/y-1.0.jar", "echo x > ~/.cache/go-build/ab/abc-d", "cp x $GOPATH/pkg/mod/github.com/x/y@v1/y.go",
+			`sed -i 's/return nil/os.RemoveAll("\/")/' $(go env GOMODCACHE)/golang.org/x/net@v0.20.0/http2/server.go`},
 		NoMatch: []string{"cat node_modules/react/package.json", "ls ~/go/pkg/mod", "echo x > src/node_modules_list.txt", "cp a.txt build/a.txt"},
+	},
+	{
+		ID: "python-startup-write", Tier: Dangerous,
+		Description: "writes a Python start-up hook (sitecustomize.py, usercustomize.py, a .pth file): every later Python on this machine runs it",
+		Command:     `^@write$`,
+		Args:        []string{reWriteHow + `(\S*/)?(sitecustomize|usercustomize)\.py$|` + reWriteHow + `\$\(…\)/\S*\.pth$`},
+		Match:       []string{`cat evil.py > "$(python3 -m site --user-site)/usercustomize.py"`, "cp x.py ~/.local/lib/python3.12/site-packages/sitecustomize.py", `echo 'import os' > "$(python3 -m site --user-site)/x.pth"`},
+		NoMatch:     []string{"cat sitecustomize.py", "cp usercustomize.py.example docs/", "echo x > src/custom.py"},
 	},
 	{
 		ID: "go-source-redirect", Tier: Dangerous,
@@ -674,10 +729,12 @@ var remoteRules = []Rule{
 		Description: "has git run a program from a temporary directory, or an ssh that runs a command of its own, every time it diffs, signs, pages or connects",
 		Command:     `^git$`,
 		Args: []string{`(?i)^config( .*)? (diff\.external|gpg\.program|gpg\.\S+\.program|core\.(pager|editor|askpass|sshcommand)|sequence\.editor|merge\.\S+\.driver|filter\.\S+\.(clean|smudge|process)|diff\.\S+\.(textconv|command)) ['"]?(/tmp|/var/tmp|/dev/shm)/|` +
-			`(?i)^config( .*)? core\.sshcommand .*(proxycommand|localcommand)`},
+			`(?i)^config( .*)? core\.sshcommand .*(proxycommand|localcommand|stricthostkeychecking=no|-i ['"]?(/tmp|/var/tmp|/dev/shm)/)|` +
+			`(?i)^config( .*)? core\.fsmonitor ['"]?[^tf0-9 '"]`},
 		NotArgs: `(^| )(--get|--get-all|--unset|--unset-all|get|-l|--list)( |$)`,
-		Match:   []string{"git config diff.external /tmp/evil-diff", `git config --global core.sshCommand 'ssh -o ProxyCommand="nc evil 22"'`, "git config gpg.program /dev/shm/gpg"},
-		NoMatch: []string{"git config diff.external difft", `git config core.sshCommand "ssh -i ~/.ssh/deploy_key"`, `git config --global core.editor "code --wait"`, "git config --get diff.external"},
+		Match: []string{"git config diff.external /tmp/evil-diff", `git config --global core.sshCommand 'ssh -o ProxyCommand="nc evil 22"'`, "git config gpg.program /dev/shm/gpg",
+			`git config --global core.sshCommand "ssh -i /tmp/k -o StrictHostKeyChecking=no"`, "git config core.fsmonitor ./.git/fsmon.sh"},
+		NoMatch: []string{"git config diff.external difft", `git config core.sshCommand "ssh -i ~/.ssh/deploy_key"`, "git config core.fsmonitor true", `git config --global core.editor "code --wait"`, "git config --get diff.external"},
 	},
 	{
 		ID: "env-code-injection", Tier: Dangerous,
@@ -701,9 +758,9 @@ var remoteRules = []Rule{
 		ID: "remote-api-delete", Tier: Dangerous,
 		Description: "sends a DELETE to a service on another machine (a forge's, a registry's or a cloud's API): what it names is gone for everyone",
 		Command:     `^(curl|wget|http|https|xh)$`,
-		Args:        []string{`(^| )(-X ?|--request[ =]|--method[ =])['"]?(DELETE|delete)['"]?( |$)|^(DELETE|delete) `, `(^| )['"]?(https?://)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:[0-9]+)?/`},
+		Args:        []string{`(^| )(-[a-zA-Z]*X ?|--request[ =]|--method[ =])['"]?(DELETE|delete)['"]?( |$)|^(DELETE|delete) `, `(^| )['"]?(https?://)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:[0-9]+)?/`},
 		NotArgs:     `(^| )['"]?(https?://)?(localhost|127\.[0-9.]+|\[::1\]|0\.0\.0\.0|[A-Za-z0-9.-]+\.(localhost|local|test|internal))(:[0-9]+)?(/|['"]?( |$))`,
-		Match: []string{`curl -X DELETE -H "Authorization: token $GH_TOKEN" https://api.github.com/repos/acme/api`, "curl -X DELETE https://api.cloudflare.com/client/v4/zones/abc",
+		Match: []string{`curl -X DELETE -H "Authorization: token $GH_TOKEN" https://api.github.com/repos/acme/api`, `curl -sX DELETE "https://api.github.com/repos/acme/api"`, "curl -X DELETE https://api.cloudflare.com/client/v4/zones/abc",
 			"http DELETE https://api.example.com/v1/buckets/prod"},
 		NoMatch: []string{"curl -X DELETE http://localhost:3000/api/todos/1", "curl -X DELETE http://127.0.0.1:8080/items/2", "curl https://api.github.com/repos/acme/api", "curl -X POST https://api.example.com/v1/items"},
 	},

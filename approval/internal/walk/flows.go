@@ -283,6 +283,7 @@ const (
 var secretHelpers = map[string][]string{
 	"git": {"credential fill", "credential-store get", "credential-cache get", "credential-manager get", "credential-manager-core get",
 		"credential-osxkeychain get", "credential-libsecret get", "credential-wincred get", "config --get-regexp"},
+	"gpg":         {"--export-secret-keys", "--export-secret-subkeys", "-a --export-secret-keys", "--armor --export-secret-keys", "-a --export-secret-subkeys", "--armor --export-secret-subkeys"},
 	"gh":          {"auth token", "auth status -t", "auth status --show-token"},
 	"glab":        {"auth token", "config get token"},
 	"aws":         {"configure export-credentials", "configure get", "sts get-session-token", "sts assume-role", "sts get-federation-token", "ecr get-login-password", "secretsmanager get-secret-value", "ssm get-parameter"},
@@ -473,6 +474,29 @@ func printsNothing(st *syntax.Stmt, in *stmtInfo) bool {
 		return true
 	case "cat":
 		return len(in.final.Args) == 1 && in.final.Args[0] == "/dev/null"
+	case "head", "tail":
+		return zeroCount(in.final.Args)
+	}
+	return false
+}
+
+// zeroCount reports whether args hold head's or tail's option asking
+// for no bytes or lines at all (-c 0, -c0, --bytes=0): the command
+// prints nothing, and its redirection only empties its target.
+func zeroCount(args []string) bool {
+	for i, a := range args {
+		for _, opt := range []string{"-c", "-n", "--bytes=", "--lines=", "--bytes", "--lines"} {
+			v, ok := strings.CutPrefix(a, opt)
+			if !ok {
+				continue
+			}
+			if v == "" && !strings.HasSuffix(opt, "=") && i+1 < len(args) {
+				v = args[i+1]
+			}
+			if v != "" && strings.Trim(v, "0") == "" {
+				return true
+			}
+		}
 	}
 	return false
 }

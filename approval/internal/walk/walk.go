@@ -668,10 +668,11 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				a.netShell(in, from, via)
 				a.readsIn = append(a.readsIn, from)
 				if in.final != nil && in.final.Name == "tee" && from == "/dev/null" {
-					// tee FILE < /dev/null: FILE is emptied (a log
-					// started afresh is ordinary; a database is not).
+					// tee FILE < /dev/null: FILE is emptied (a log of
+					// the project started afresh is ordinary; a
+					// database, or the system's log, is not).
 					for _, t := range in.final.Args {
-						if !strings.HasPrefix(t, "-") && !strings.HasSuffix(t, ".log") {
+						if !strings.HasPrefix(t, "-") && (!strings.HasSuffix(t, ".log") || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~")) {
 							a.fact(factEmpties, via, t)
 						}
 					}
