@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -178,7 +181,52 @@ func (j *Journal) open() error {
 		return fmt.Errorf("undo: root: %w", err)
 	}
 	j.dev = uint64(st.Dev)
-	return j.locked(context.Background(), func(*txn) error { return j.sweep() })
+	return j.locked(context.Background(), func(*txn) error {
+		if err := j.useKey(); err != nil {
+			return err
+		}
+		return j.sweep()
+	})
+}
+
+// useKey loads the key that names the store's objects (see [store]),
+// making it the first time: written whole and synced before any object is
+// named with it, so that a crash never leaves objects named by a key
+// that is lost. Objects of a journal made before keys existed are named
+// by their plain hash; sweep renames them.
+func (j *Journal) useKey() error {
+	path := filepath.Join(j.dir, "key")
+	f, err := openPrivate(path, os.O_RDONLY, 0)
+	if err == nil {
+		defer f.Close()
+		if _, err := io.ReadFull(f, j.store.key[:]); err != nil {
+			return fmt.Errorf("undo: key: %w", err)
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("undo: key: %w", err)
+	}
+	rand.Read(j.store.key[:])
+	tmp, err := j.store.temp()
+	if err != nil {
+		return fmt.Errorf("undo: key: %w", err)
+	}
+	_, err = tmp.Write(j.store.key[:])
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("undo: key: %w", err)
+	}
+	return nil
 }
 
 // Root is the workspace directory: absolute, with symbolic links resolved.

@@ -394,8 +394,20 @@ func (j *Journal) sweep() error {
 	if err := clearDir(j.store.tmp, func(string) bool { return false }); err != nil {
 		return err
 	}
+	names := make(map[string]bool, len(j.refs))
+	for h := range j.refs {
+		names[j.store.name(h)] = true
+	}
 	err := clearDir(j.store.objects, func(name string) bool {
-		return j.refs[parseDigest(name)] != nil
+		if names[name] {
+			return true
+		}
+		// An object named by its plain hash (a journal kept before
+		// objects had keyed names) is renamed, not lost.
+		if h := parseDigest(name); j.refs[h] != nil {
+			return os.Rename(filepath.Join(j.store.objects, name), j.store.path(h)) == nil
+		}
+		return false
 	})
 	if err != nil {
 		return err

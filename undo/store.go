@@ -1,6 +1,7 @@
 package undo
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,16 +13,31 @@ import (
 	"path/filepath"
 )
 
-// store holds content objects, each named by the SHA-256 of its bytes,
+// store holds content objects, each known by the SHA-256 of its bytes,
 // computed here from the copy itself: no name ever comes from the
 // workspace. Objects are written to a temporary file and renamed in, so
 // an object that exists is complete.
+//
+// An object's file name is not that hash but a keyed hash of it (HMAC
+// with the journal's own key, see [Journal.useKey]): the names in the
+// objects directory can be listed by a confined command (Landlock lets
+// the steps toward a denied directory be listed, and what lies below
+// them with it), and a plain hash would let it confirm a guess at a file
+// it may not read (a password in a deny-listed .env).
 type store struct {
-	objects string // dir/objects: one file per object
-	tmp     string // dir/tmp: objects and records being written
+	objects string   // dir/objects: one file per object
+	tmp     string   // dir/tmp: objects and records being written
+	key     [32]byte // names objects; read from dir/key when the journal opens
 }
 
-func (s *store) path(h digest) string { return filepath.Join(s.objects, h.String()) }
+// name is the file name of the object of hash h.
+func (s *store) name(h digest) string {
+	m := hmac.New(sha256.New, s.key[:])
+	m.Write(h[:])
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (s *store) path(h digest) string { return filepath.Join(s.objects, s.name(h)) }
 
 func (s *store) has(h digest) bool {
 	_, err := os.Lstat(s.path(h))

@@ -2,6 +2,8 @@ package undo_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -119,4 +121,69 @@ func TestCheckpoint_MirrorOverTheBoundKeepsNoNewContent(t *testing.T) {
 	if len(rec.NotKept) != 1 {
 		t.Errorf("not kept = %q; want one of b and c (60+30 fit in 100, 60+30+30 do not)", rec.NotKept)
 	}
+}
+
+// TestStore_ObjectNamesHideTheirHash: an object's file name is not the
+// SHA-256 of what it holds, so a command that can list the store but not
+// read a file cannot confirm a guess at that file's content by hashing
+// the guess. Breaks if objects are named by their plain hash again.
+func TestStore_ObjectNamesHideTheirHash(t *testing.T) {
+	root := t.TempDir()
+	secret := []byte("DB_PASSWORD=hunter2\n")
+	must(t, os.WriteFile(filepath.Join(root, "secret.env"), secret, 0o600))
+	state := filepath.Join(t.TempDir(), "state")
+	j := openAt(t, root, state, undo.Options{})
+	command(t, j, "true", func() {})
+	sum := sha256.Sum256(secret)
+	names := objectNames(t, state)
+	if len(names) == 0 {
+		t.Fatal("no object kept: the test proves nothing")
+	}
+	if slices.Contains(names, hex.EncodeToString(sum[:])) {
+		t.Errorf("objects %q name secret.env's content by its SHA-256", names)
+	}
+}
+
+// TestStore_PlainNamedObjectsAreRenamedNotLost: a journal kept before
+// objects had keyed names (objects named by their plain hash, no key)
+// still undoes after it is opened again: its objects are renamed, not
+// swept away as unknown. Breaks if opening such a journal loses its
+// history.
+func TestStore_PlainNamedObjectsAreRenamedNotLost(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	f := filepath.Join(root, "f")
+	must(t, os.WriteFile(f, []byte("before\n"), 0o644))
+	state := filepath.Join(t.TempDir(), "state")
+	j := openAt(t, root, state, undo.Options{})
+	before := snapshot(t, root)
+	command(t, j, "edit", func() { must(t, os.WriteFile(f, []byte("after\n"), 0o644)) })
+	must(t, j.Close())
+	// Back to the old layout: each object under its plain hash, no key.
+	for _, name := range objectNames(t, state) {
+		p := filepath.Join(state, "objects", name)
+		b, err := os.ReadFile(p)
+		must(t, err)
+		sum := sha256.Sum256(b)
+		must(t, os.Rename(p, filepath.Join(state, "objects", hex.EncodeToString(sum[:]))))
+	}
+	must(t, os.Remove(filepath.Join(state, "key")))
+
+	j = openAt(t, root, state, undo.Options{})
+	if _, err := j.Undo(ctx, undo.UndoOptions{}); err != nil {
+		t.Fatalf("Undo after reopening an old journal: %v", err)
+	}
+	requireSame(t, before, snapshot(t, root), false)
+}
+
+// objectNames lists the file names of a journal's objects.
+func objectNames(t *testing.T, state string) []string {
+	t.Helper()
+	des, err := os.ReadDir(filepath.Join(state, "objects"))
+	must(t, err)
+	var out []string
+	for _, de := range des {
+		out = append(out, de.Name())
+	}
+	return out
 }
