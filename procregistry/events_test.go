@@ -1,6 +1,7 @@
 package procregistry
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +159,46 @@ func TestEvents_AckSurvivesRestart(t *testing.T) {
 	evs2, _ := r2.Events(t.Context(), "agent", false)
 	if len(evs2) != 2 || evs2[0].Seq != evs[1].Seq {
 		t.Fatalf("after restart: %+v; want the 2 unacknowledged", evs2)
+	}
+}
+
+// A job that grows its own log by a terabyte of hole (ftruncate on its
+// stdout, which is the log) costs the follower nothing: the line after
+// the hole matches, and the job's completion comes, without the
+// follower reading a terabyte of zeros first (about 45 minutes here:
+// the bound catches that, not a slow machine). The control: the log is
+// that big.
+func TestWatch_HoleInTheLogIsSkipped(t *testing.T) {
+	r := newTestRegistry(t, "", nil)
+	in := start(t, r, StartRequest{Shell: `echo before; truncate -s 1T /dev/stdout && echo "ERROR after"`, Owner: "agent", Watch: []string{"ERROR"}, Notify: true})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		waitDone(t, r, in.ID)
+		waitEvent(t, r, "agent", EventCompletion)
+	}()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the job's completion did not come: the follower is reading the hole")
+	}
+	r.mu.Lock()
+	log := r.jobs[in.ID].logPath()
+	r.mu.Unlock()
+	fi, err := os.Stat(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() < 1<<40 {
+		t.Fatalf("the log is %d bytes: the job made no hole, the test proves nothing", fi.Size())
+	}
+	watched := 0
+	for _, ev := range allEvents(t, r) {
+		if ev.Type == EventWatch && ev.Job == in.ID && strings.Contains(ev.Line, "ERROR after") {
+			watched++
+		}
+	}
+	if watched != 1 {
+		t.Errorf("%d watch events for the line after the hole; want 1", watched)
 	}
 }

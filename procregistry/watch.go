@@ -1,12 +1,15 @@
 package procregistry
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // jobWatch is one job's watch patterns and rate window. It is touched
@@ -58,7 +61,16 @@ func (r *Registry) watchLoop(j *job, from int64) {
 	emit := func(line []byte) { r.matchLine(j, line) }
 	wait := r.opts.PollInterval
 	for {
+		if r.ctx.Err() != nil {
+			return
+		}
 		exited := isClosed(j.exitSeen)
+		if next := nextData(f, off); next != off {
+			// A hole ends the line it cut into: the text after it is a
+			// line of its own, not the tail of a line of zeros.
+			sp.flush(emit)
+			off = next
+		}
 		n, err := f.ReadAt(buf, off)
 		if n > 0 {
 			sp.feed(buf[:n], emit)
@@ -95,6 +107,28 @@ func (r *Registry) watchLoop(j *job, from int64) {
 			t.Stop()
 		}
 	}
+}
+
+// nextData is where the log's next written byte lies from off: past a
+// hole, which the job made by growing its output with ftruncate or a
+// seek rather than by writing (a 20 GB log of 8 blocks), and which holds
+// no text a pattern could match. Reading it would cost the follower the
+// hole's length in zeros. Where the file system cannot tell, off.
+func nextData(f *os.File, off int64) int64 {
+	// The size is taken first: SEEK_DATA also fails at the end of the
+	// file, and bytes written after the look must not be skipped.
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= off {
+		return off
+	}
+	next, err := unix.Seek(int(f.Fd()), off, unix.SEEK_DATA)
+	switch {
+	case err == nil && next > off:
+		return next
+	case errors.Is(err, unix.ENXIO): // a hole up to the size seen
+		return fi.Size()
+	}
+	return off
 }
 
 func (r *Registry) matchLine(j *job, line []byte) {
