@@ -256,13 +256,17 @@ func (r *restorer) writeFile(t target) error {
 	return err
 }
 
-// copyInto clones src into dst where the filesystem can, else copies.
+// copyInto clones src into dst where the filesystem can, else copies,
+// leaving blocks of zeros as holes (see sparseWriter).
 func copyInto(dst, src *os.File) error {
 	if cloneFile(int(dst.Fd()), int(src.Fd())) == nil {
 		return nil
 	}
-	_, err := io.Copy(dst, src)
-	return err
+	w := &sparseWriter{f: dst}
+	if _, err := io.Copy(w, src); err != nil {
+		return err
+	}
+	return w.finish()
 }
 
 func inode(fi fs.FileInfo) uint64 {

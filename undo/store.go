@@ -153,7 +153,11 @@ func fill(dst, src *os.File, limit int64, buf []byte) (digest, error) {
 		return hashFrom(io.NewSectionReader(dst, 0, limit+1), limit, buf)
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(dst, h), io.LimitReader(src, limit+1), buf)
+	w := &sparseWriter{f: dst}
+	n, err := io.CopyBuffer(io.MultiWriter(w, h), io.LimitReader(src, limit+1), buf)
+	if err == nil {
+		err = w.finish()
+	}
 	if err != nil {
 		return digest{}, fmt.Errorf("undo: copy: %w", err)
 	}

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/runbox/runbox/undo"
@@ -186,4 +188,60 @@ func objectNames(t *testing.T, state string) []string {
 		out = append(out, de.Name())
 	}
 	return out
+}
+
+// TestUndo_SparseFilesStaySparse: a file that is mostly holes (made for
+// nothing by truncate -s) costs the store, and the workspace when undo
+// puts it back, its written blocks, not its size: six such files,
+// deleted and brought back, would otherwise take six times their size in
+// disk (one object serves them all in the store, past any bound).
+// Breaks if a copy writes the zeros out.
+func TestUndo_SparseFilesStaySparse(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	const size = 64 << 20
+	var names []string
+	for i := range 6 {
+		p := filepath.Join(root, fmt.Sprintf("sp%d", i))
+		f, err := os.Create(p)
+		must(t, err)
+		must(t, f.Truncate(size))
+		_, err = f.WriteAt([]byte("tail"), size-4)
+		must(t, err)
+		must(t, f.Close())
+		names = append(names, p)
+	}
+	if blocks(t, names[0]) > 1<<20 {
+		t.Skip("this file system does not keep holes")
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	j := openAt(t, root, state, undo.Options{MaxBytes: 1 << 30})
+	before := snapshot(t, root)
+	command(t, j, "rm", func() {
+		for _, p := range names {
+			must(t, os.Remove(p))
+		}
+	})
+	if _, err := j.Undo(ctx, undo.UndoOptions{}); err != nil {
+		t.Fatalf("Undo: %v", err)
+	}
+	requireSame(t, before, snapshot(t, root), false)
+	for _, p := range names {
+		if b := blocks(t, p); b > 1<<20 {
+			t.Errorf("%s takes %d bytes of disk after undo; want its written blocks only (the file is %d bytes, all but 4 of them a hole)", filepath.Base(p), b, size)
+		}
+	}
+	for _, name := range objectNames(t, state) {
+		if b := blocks(t, filepath.Join(state, "objects", name)); b > 1<<20 {
+			t.Errorf("object %s takes %d bytes of disk; want its written blocks only", name, b)
+		}
+	}
+}
+
+// blocks is the disk a file takes, in bytes.
+func blocks(t *testing.T, p string) int64 {
+	t.Helper()
+	var st syscall.Stat_t
+	must(t, syscall.Stat(p, &st))
+	return st.Blocks * 512
 }
