@@ -258,7 +258,7 @@ func checkJSONL(ctx context.Context, gate *approval.Gate, req approval.Request, 
 // each worker: the lines one read of in brought are answered by as many
 // workers as there are CPUs, each taking its share in order.
 func answerJSONL(in io.Reader, out io.Writer, newAnswer func() func(command string) any) error {
-	lessGC()
+	lessGC(jsonlGCPercent)
 	b := &jsonlBatch{w: bufio.NewWriter(out), newAnswer: newAnswer}
 	sc := bufio.NewScanner(flushingReader{in, b})
 	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
@@ -293,11 +293,11 @@ func answerJSONL(in io.Reader, out io.Writer, newAnswer func() func(command stri
 // of its time (measured over the bench corpus) for little memory.
 const jsonlGCPercent = 400
 
-// lessGC raises the garbage collector's target for a batch, unless GOGC
+// lessGC raises the garbage collector's target to percent, unless GOGC
 // in the environment says what the user wants.
-func lessGC() {
+func lessGC(percent int) {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(jsonlGCPercent)
+		debug.SetGCPercent(percent)
 	}
 }
 
