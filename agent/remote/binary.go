@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"debug/buildinfo"
@@ -58,8 +59,9 @@ const buildTimeout = 5 * time.Minute
 //     is Name or its Go build information names one of Mains (the
 //     README's `CGO_ENABLED=0 go build -o runbox ./cmd/runbox` makes a
 //     runbox that is its own agent: nothing to rebuild);
-//  3. one built from source (sourceDir, or the runbox module found upward
-//     from the current directory) into the user's cache, with
+//  3. one built from source (sourceDir, or the tree the running program
+//     was built from, never one found from the current directory: see
+//     findModule) into the user's cache, with
 //     -trimpath -ldflags="-s -w";
 //  4. without a source tree, the last one built into the cache (an
 //     incompatible one is refused by the agent handshake, with its
@@ -72,11 +74,12 @@ func (p Program) Find(ctx context.Context, arch, sourceDir string) (string, erro
 	if err != nil {
 		exe = ""
 	}
-	return p.find(ctx, exe, arch, sourceDir)
+	return p.find(ctx, exe, arch, cmp.Or(sourceDir, findModule()))
 }
 
-// find is Find with the running executable given (exe "" when unknown).
-func (p Program) find(ctx context.Context, exe, arch, sourceDir string) (string, error) {
+// find is Find with the running executable given (exe "" when unknown)
+// and the source tree found (root "" when there is none).
+func (p Program) find(ctx context.Context, exe, arch, root string) (string, error) {
 	if exe != "" {
 		side := filepath.Join(filepath.Dir(exe), p.Name+"-linux-"+arch)
 		if CheckStatic(side, arch) == nil {
@@ -85,10 +88,6 @@ func (p Program) find(ctx context.Context, exe, arch, sourceDir string) (string,
 		if p.Is(exe) && CheckStatic(exe, arch) == nil {
 			return exe, nil
 		}
-	}
-	root := sourceDir
-	if root == "" {
-		root = findModule()
 	}
 	latest, err := p.cachePath("", arch)
 	if err != nil {
@@ -128,14 +127,14 @@ func (p Program) FindSmall(ctx context.Context, arch, sourceDir string) (string,
 	if err != nil {
 		exe = ""
 	}
-	return p.findSmall(ctx, exe, arch, sourceDir)
+	return p.findSmall(ctx, exe, arch, cmp.Or(sourceDir, findModule()))
 }
 
 // findSmall is FindSmall with the running executable given ("" when
-// unknown).
-func (p Program) findSmall(ctx context.Context, exe, arch, sourceDir string) (string, error) {
+// unknown) and the source tree found (root "" when there is none).
+func (p Program) findSmall(ctx context.Context, exe, arch, root string) (string, error) {
 	if exe == "" {
-		return p.find(ctx, exe, arch, sourceDir)
+		return p.find(ctx, exe, arch, root)
 	}
 	dir := filepath.Dir(exe)
 	if side := filepath.Join(dir, p.Name+"-linux-"+arch); CheckStatic(side, arch) == nil {
@@ -147,13 +146,9 @@ func (p Program) findSmall(ctx context.Context, exe, arch, sourceDir string) (st
 	if p.dedicated(exe) && CheckStatic(exe, arch) == nil {
 		return exe, nil
 	}
-	root := sourceDir
-	if root == "" {
-		root = findModule()
-	}
 	key, err := buildKey(exe)
 	if root == "" || err != nil {
-		return p.find(ctx, exe, arch, sourceDir)
+		return p.find(ctx, exe, arch, root)
 	}
 	base, err := p.cachePath(root, arch)
 	if err != nil {
@@ -170,7 +165,7 @@ func (p Program) findSmall(ctx context.Context, exe, arch, sourceDir string) (st
 		return "", err
 	}
 	if _, err := exec.LookPath("go"); err != nil {
-		return p.find(ctx, exe, arch, sourceDir)
+		return p.find(ctx, exe, arch, root)
 	}
 	built, err := p.buildTo(ctx, root, arch, out, latest)
 	if err == nil {
@@ -324,23 +319,25 @@ func (p Program) cachePath(root, arch string) (string, error) {
 	return filepath.Join(dir, p.Name+"-linux-"+arch), nil
 }
 
-// findModule walks up from the working directory to runbox's go.mod.
+// findModule is the source tree the running program was built from: the
+// module's root above this file as the compiler saw it, when that is an
+// absolute path that still holds runbox's go.mod (a build without
+// -trimpath, as go build and go test make); "" otherwise. Never the
+// working directory or a directory above it: a command confined to its
+// workspace may write a go.mod and a cmd/runbox-agent there, and runbox
+// would build that, unconfined, and run it as its agent on every host
+// and in every sandbox it connects to.
 func findModule() string {
-	dir, err := os.Getwd()
-	if err != nil {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
 		return ""
 	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.Contains(b, []byte("module github.com/runbox/runbox\n")) {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
+	dir := filepath.Dir(filepath.Dir(filepath.Dir(file))) // agent/remote/binary.go
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil || !bytes.Contains(b, []byte("module github.com/runbox/runbox\n")) {
+		return ""
 	}
+	return dir
 }
 
 // machines maps Go architectures to ELF machines.

@@ -102,13 +102,9 @@ func TestProgram_FindSmallPrefersTheAgentBuild(t *testing.T) {
 	if got, err := Agent().findSmall(ctx, self, runtime.GOARCH, root); err == nil {
 		t.Fatalf("findSmall after the cached build was rewritten = %q; want a refusal (no go tool to build again)", got)
 	}
-	wd, _ := os.Getwd()
-	t.Chdir(t.TempDir()) // no source tree above
-	if got, err := Agent().find(ctx, self, runtime.GOARCH, ""); err == nil || !errors.Is(err, errUntrusted) {
+	if got, err := Agent().find(ctx, self, runtime.GOARCH, ""); err == nil || !errors.Is(err, errUntrusted) { // no source tree
 		t.Fatalf("find without a source tree after the latest build was rewritten = %q, %v; want it refused", got, err)
 	}
-
-	t.Chdir(wd)
 
 	// A program with the agent build beside it: that one is taken.
 	dir := t.TempDir()
@@ -143,5 +139,30 @@ func rewriteKeepingTimes(t *testing.T, path string) {
 	f.Close()
 	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFindModule_NotFromTheWorkingDirectory: the source tree runbox
+// builds its agent from is the one it was built from, never a runbox
+// go.mod found from the working directory, which a confined command can
+// write (a go.mod naming runbox's module and a cmd/runbox-agent of its
+// own: runbox built it, unconfined, and ran it as its agent on the
+// user's ssh host). Breaks if findModule looks at the working directory
+// again.
+func TestFindModule_NotFromTheWorkingDirectory(t *testing.T) {
+	real := findModule()
+	if real == "" {
+		t.Fatal("no source tree for this test binary: built with -trimpath?")
+	}
+	planted := t.TempDir()
+	if err := os.WriteFile(filepath.Join(planted, "go.mod"), []byte("module github.com/runbox/runbox\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(planted, "cmd", "runbox-agent", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(planted, "cmd", "runbox-agent", "deep"))
+	if got := findModule(); got != real {
+		t.Errorf("findModule() from a planted tree = %q; want the tree this binary was built from, %q", got, real)
 	}
 }
