@@ -237,7 +237,7 @@ func allCases(h Host, target SSHTarget) []caseDef {
 		undoCases(h),
 		gateCases(h),
 		jobCases(h),
-		mcpCases(),
+		mcpCases(h),
 		sshCases(h, target),
 		dockerCases(h),
 		kubeCases(h),

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/statedir"
 )
 
 // mcpReferenceSDK is the version of the official TypeScript MCP SDK the
@@ -37,12 +39,15 @@ await server.connect(new StdioServerTransport());
 // workspace sandbox), against the same call to the reference server
 // above, both driven by the same Go SDK client in the same run: what an
 // agent pays per command for runbox over the server it would write.
-func mcpCases() []caseDef {
-	return []caseDef{{name: "mcp.terminal", backend: "local", baseline: "reference MCP server (TypeScript SDK, bash -c per call)", n: 100, setup: mcpTerminal}}
+func mcpCases(h Host) []caseDef {
+	return []caseDef{{name: "mcp.terminal", backend: "local", baseline: "reference MCP server (TypeScript SDK, bash -c per call)", n: 100,
+		setup: func(ctx context.Context, p params) (op, base func(context.Context) error, cleanup func(), err error) {
+			return mcpTerminal(ctx, statedir.Default(h.Service.Getenv))
+		}}}
 }
 
-func mcpTerminal(ctx context.Context, _ params) (op, base func(context.Context) error, cleanup func(), err error) {
-	ref, err := mcpReference(ctx)
+func mcpTerminal(ctx context.Context, state string) (op, base func(context.Context) error, cleanup func(), err error) {
+	ref, err := mcpReference(ctx, state)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -101,16 +106,22 @@ func mcpTrue(ctx context.Context, cs *mcp.ClientSession) error {
 }
 
 // mcpReference writes the reference server beside its SDK, installed once
-// under runbox's cache directory, and returns the script's path.
-func mcpReference(ctx context.Context) (string, error) {
+// under runbox's state directory state, and returns the script's path.
+// Not under the cache directory: runbox runs what is installed there,
+// unconfined, and commands may write the caches (sandbox.caches: shared),
+// where they cannot reach the state directory.
+func mcpReference(ctx context.Context, state string) (string, error) {
 	if _, err := exec.LookPath("node"); err != nil {
 		return "", fmt.Errorf("bench: the reference MCP server needs node: %w", err)
 	}
-	cache, err := os.UserCacheDir()
+	if state == "" {
+		return "", errors.New("bench: no state directory for the reference MCP server (set HOME or RUNBOX_STATE_DIR)")
+	}
+	parent, err := statedir.Prepare(filepath.Join(state, "bench"))
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "runbox", "bench", "mcp-reference-"+mcpReferenceSDK)
+	dir := filepath.Join(parent, "mcp-reference-"+mcpReferenceSDK)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err
