@@ -404,7 +404,11 @@ func stateChanges(text string, cmds []rules.Command) (homeSet, cwdMoved bool) {
 		texts = append(texts, c.Env...)
 		texts = append(texts, c.Args...)
 		switch c.Name {
-		case "source", ".", "popd":
+		case "source", ".":
+			if !venvActivate(c.Args) {
+				homeSet, cwdMoved = true, true
+			}
+		case "popd":
 			homeSet, cwdMoved = true, true
 		case "declare", "typeset", "local", "export", "readonly", "read", "printf", "mapfile", "readarray", "let", "unset":
 			if slices.ContainsFunc(c.Args, func(a string) bool { return strings.ContainsAny(a, "$`") }) {
@@ -417,6 +421,17 @@ func stateChanges(text string, cmds []rules.Command) (homeSet, cwdMoved bool) {
 		cwdMoved = cwdMoved || strings.Contains(t, "CDPATH") || strings.Contains(t, "autocd") || strings.Contains(t, "cdable_vars")
 	}
 	return homeSet, cwdMoved
+}
+
+// venvActivate reports whether args (of source or .) are a Python
+// virtual environment's activate script alone (. .venv/bin/activate): it
+// sets PATH and VIRTUAL_ENV and a prompt, and moves nowhere. An agent
+// sources one between recreating the environment and installing into it
+// (rm -rf .venv && python3 -m venv .venv && . .venv/bin/activate && pip
+// install -r requirements.txt), and the artefact it removes must not ask
+// for it.
+func venvActivate(args []string) bool {
+	return len(args) == 1 && !strings.ContainsAny(args[0], "$`") && path.Base(args[0]) == "activate" && path.Base(path.Dir(args[0])) == "bin"
 }
 
 // followCds adds every directory a cd or pushd in the command may lead

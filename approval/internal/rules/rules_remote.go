@@ -221,6 +221,7 @@ var remoteRules = []Rule{
 		Match:       []string{"gsutil -m rm -a gs://b/**", "gcloud storage rm --recursive gs://b/x"},
 		NoMatch:     []string{"gsutil rm gs://b/one.txt", "gsutil ls -r gs://b"},
 	},
+
 	{
 		ID: "infra-state-destroy", Tier: Dangerous,
 		Description: "destroys infrastructure or drops it from its state (terraform, tofu, terragrunt, pulumi)",
@@ -463,6 +464,23 @@ var remoteRules = []Rule{
 	},
 
 	{
+		ID: "launchd-load", Tier: Dangerous,
+		Description: "loads a launchd agent or daemon (launchctl load, bootstrap, submit): a program that starts on its own, outside this command",
+		Command:     `^launchctl$`,
+		Args:        []string{`^(-\S+ )*(load|bootstrap|submit|enable|kickstart)( |$)`},
+		Match:       []string{"launchctl load -w ~/Library/LaunchAgents/com.x.plist", "launchctl bootstrap gui/501 ~/Library/LaunchAgents/x.plist", "launchctl submit -l x -- /tmp/x"},
+		NoMatch:     []string{"launchctl list", "launchctl print gui/501"},
+	},
+	{
+		ID: "alternatives-change", Tier: Dangerous,
+		Description: "changes which program a system command name runs (update-alternatives --install, --set): every later call of that name runs it",
+		Command:     `^(update-alternatives|alternatives)$`,
+		Args:        []string{`(^| )--(install|set|config|all|remove-all|auto)( |$)`},
+		Match:       []string{"sudo update-alternatives --install /usr/bin/python python /tmp/evil 100", "update-alternatives --set editor /tmp/x"},
+		NoMatch:     []string{"update-alternatives --display python", "update-alternatives --list editor", "update-alternatives --query java"},
+	},
+
+	{
 		ID: "user-unit-write", Tier: Dangerous,
 		Description: "writes a systemd user unit or an autostart entry: a program that starts on its own at the next login or boot, outside this command",
 		Command:     `^@write$`,
@@ -547,6 +565,15 @@ var remoteRules = []Rule{
 		NotArgs:     reFindFilter,
 		Match:       []string{"find . -exec chown nobody {} +", "find ~ -exec chgrp x {} ;"},
 		NoMatch:     []string{"find . -user old -exec chown new {} +", "find . -type f -exec chmod 644 {} +", "find build -exec chown me {} +"},
+	},
+	{
+		ID: "find-exec-overwrite", Tier: Dangerous,
+		Description: "find over a system directory or a home running shell code that writes into each file it finds (sh -c 'echo > \"$1\"'): every file there is emptied or replaced",
+		Command:     `^find$`,
+		Args: []string{`^(-[HLPO]\S* )*(/|~|~/\S*|/home/\S+|/root\S*|/(etc|usr|var|boot|opt|srv|lib|lib64|bin|sbin)(/\S*)?)( |$)`,
+			`(^| )-(exec|execdir|ok|okdir) (\S*/)?(ba|da|z|k)?sh -c .*>>? ?['"]?\$(1|@|\{1\}|\*)`},
+		Match:   []string{`sudo find /etc -type f -exec sh -c 'echo > "$1"' _ {} \;`, `find ~ -name '*.conf' -exec bash -c ': > "$1"' _ {} \;`},
+		NoMatch: []string{`find . -name '*.log' -exec sh -c 'echo > "$1"' _ {} \;`, `find /etc -name '*.conf' -exec sh -c 'echo "$1"' _ {} \;`},
 	},
 	{
 		ID: "truncate-data-copy", Tier: Dangerous,
@@ -800,11 +827,11 @@ var remoteRules = []Rule{
 	},
 	{
 		ID: "git-add-secret", Tier: Dangerous,
-		Description: "forces a file the repository ignores and that holds secrets (.env, a key) into a commit: a push sends it to everyone who can read the repository",
+		Description: "adds a file that holds secrets (.env, a key, credentials) to a commit: a push sends it to everyone who can read the repository",
 		Command:     `^git$`,
-		Args:        []string{`^add( .*)? (-f|--force)( |$)`, `(^| )(\S*/)?(\.env(\.\S+)?|\S*\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)|\S*credentials\S*|\S*secrets?\.(json|ya?ml|toml|env))( |$)`},
+		Args:        []string{`^add( |$)`, `(^| )(\S*/)?(\.env(\.\S+)?|\S*\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)|\S*credentials\S*|\S*secrets?\.(json|ya?ml|toml|env)|\.netrc|\.npmrc|\.pypirc)( |$)`},
 		NotArgs:     `(^| )\S*\.(example|sample|template|dist)( |$)`,
-		Match:       []string{"git add -f .env", "git add --force config/secrets.yml", "git add -f certs/server.key"},
+		Match:       []string{"git add -f .env", "git add --force config/secrets.yml", "git add -f certs/server.key", "git add .env secrets.json && git commit -m wip && git push origin HEAD"},
 		NoMatch:     []string{"git add .env.example", "git add -f build/output.js", "git add src/"},
 	},
 	{

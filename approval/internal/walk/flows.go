@@ -142,6 +142,14 @@ func (a *Analyzer) leaks() {
 		return
 	}
 	reads = append(reads, a.readsIn...)
+	if slices.ContainsFunc(sinks, func(s leakSink) bool { return s.how == "send" && s.cmd >= 0 && uploadsNamed(&a.cmds[s.cmd]) }) {
+		// The sender uploads a file named by a variable, a loop's or a
+		// function's argument or xargs' {}: which file is known only at
+		// run time, so every path the line names may be it
+		// (F=~/.netrc; curl -T "$F" …, for f in ~/.ssh/id_*; do curl -d
+		// @"$f" …).
+		reads = append(reads, lineWords(a.line)...)
+	}
 	n := 0
 	for _, s := range sinks {
 		for _, r := range reads {
@@ -163,6 +171,52 @@ func (a *Analyzer) leaks() {
 			a.fact(factLeak, nil, s.how, s.to, r.to)
 		}
 	}
+}
+
+// uploadsNamed reports whether a network client c uploads a file whose
+// name is not in its own arguments: @$f, f=@$1, -T "$F", @{} (xargs).
+func uploadsNamed(c *rules.Command) bool {
+	indirect := func(x string) bool { return strings.Contains(x, "$") || strings.Contains(x, "{}") }
+	for i, x := range c.Args {
+		if at := strings.Index(x, "@"); at >= 0 && indirect(x[at:]) {
+			return true
+		}
+		switch {
+		case x == "-T" || x == "--upload-file" || x == "--post-file" || x == "--body-file":
+			if i+1 < len(c.Args) && indirect(c.Args[i+1]) {
+				return true
+			}
+		case strings.HasPrefix(x, "--upload-file=") || strings.HasPrefix(x, "--post-file=") || strings.HasPrefix(x, "--body-file="):
+			if indirect(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxLineWords bounds the words lineWords takes from a line.
+const maxLineWords = 64
+
+// lineWords returns the words of src that may name a file: split at
+// blanks, quotes and the shell's operators, up to maxLineWords of them,
+// a glob also with each star standing for a letter.
+func lineWords(src string) []string {
+	var out []string
+	for w := range strings.FieldsFuncSeq(src, func(r rune) bool { return strings.ContainsRune(" \t\n'\";|&()<>`", r) }) {
+		if len(out) == maxLineWords {
+			break
+		}
+		if strings.ContainsAny(w, "/.") {
+			// A glob is judged as itself and by a name it may match:
+			// ~/.ssh/id_* by ~/.ssh/id_x, which is a private key's.
+			out = append(out, w)
+			if strings.Contains(w, "*") {
+				out = append(out, strings.ReplaceAll(w, "*", "x"))
+			}
+		}
+	}
+	return out
 }
 
 // leakSink is where a line's data may go ("send" and the program, or

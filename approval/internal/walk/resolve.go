@@ -303,6 +303,11 @@ func (a *Analyzer) interp(in *stmtInfo, c rules.Command, kind string, rest []she
 	inline := func(flag string) {
 		in.cmds = append(in.cmds, c, rules.Command{Name: rules.FactInlineCode, Args: []string{c.Name, flag}, Via: c.Via, Source: c.Source})
 	}
+	shellRuns := runsFile
+	runsFile = func(f shell.Arg) {
+		shellRuns(f)
+		a.interpRuns = append(a.interpRuns, interpRun{path: f.Text, c: c})
+	}
 	c.Args = shell.Texts(rest)
 	stdin := func() {
 		in.cmds = append(in.cmds, c)

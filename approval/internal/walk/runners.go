@@ -892,6 +892,36 @@ var runnerSubOpts = shell.OptSpec{Short: "pwnCe", Long: []string{"--package", "-
 // resolveToolRunner: npm exec, pnpm dlx, uv run, poetry run, bundle exec
 // … run the command that follows; nix-shell --run and nix develop -c run
 // shell code. Other subcommands are the tool's own.
+// scriptEdits returns the code a package manager is told to keep as a
+// package.json script (npm pkg set scripts.NAME=CODE, npm set-script NAME
+// CODE), which a later npm run, or npm itself at install (prepare,
+// postinstall), runs.
+func scriptEdits(name string, args []shell.Arg) []string {
+	switch name {
+	case "npm", "pnpm", "yarn", "bun":
+	default:
+		return nil
+	}
+	var words []string
+	for _, a := range args {
+		if !strings.HasPrefix(a.Text, "-") {
+			words = append(words, a.Text)
+		}
+	}
+	var out []string
+	switch {
+	case len(words) >= 3 && words[0] == "pkg" && words[1] == "set":
+		for _, w := range words[2:] {
+			if k, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(k, "scripts.") && v != "" {
+				out = append(out, v)
+			}
+		}
+	case len(words) >= 3 && words[0] == "set-script":
+		out = append(out, words[2])
+	}
+	return out
+}
+
 func resolveToolRunner(r *resolution) bool {
 	if r.name == "nix-shell" {
 		if vs := optVals(r.rest, "", false, "--run", "--command"); len(vs) > 0 {
@@ -900,6 +930,16 @@ func resolveToolRunner(r *resolution) bool {
 			return false
 		}
 		r.done(shell.Texts(r.rest))
+		return false
+	}
+	if code := scriptEdits(r.name, r.rest); len(code) > 0 {
+		// The script is judged now, as the npm run that follows would
+		// run it: a publish or a curl | sh set as a script is not
+		// hidden by its name.
+		r.done(shell.Texts(r.rest))
+		for _, c := range code {
+			r.addCode(c, nil)
+		}
 		return false
 	}
 	subs := toolRunners[r.name]

@@ -90,31 +90,35 @@ type scriptWrite struct {
 // Analyzer walks one input, with everything nested in it, and collects
 // the commands and facts that rules then judge.
 type Analyzer struct {
-	parser    *syntax.Parser
-	src       string // source of the script being walked
-	cmds      []rules.Command
-	infos     map[*syntax.Stmt]*stmtInfo
-	budget    int
-	full      bool // budget exhausted: stop adding
-	writes    []scriptWrite
-	executed  []string        // files run as scripts or programs by path
-	cronTabs  map[string]bool // files installed as crontabs (crontab FILE), canonical
-	makefiles map[string]bool // files make reads as makefiles, canonical
-	chmodX    []string        // files made executable
-	readsIn   []string        // files given to a command's standard input (< FILE)
-	fetchedTo []string        // files a network client's output is redirected to (curl URL > FILE)
-	cwd       string          // directory of a literal cd seen before, canonical; "" unknown
-	guard     *Guard          // protected paths; nil when none
-	spare     *Guard          // the last check's guard, for [Analyzer.GuardFor]
-	freeRes   []*resolution   // resolutions to reuse (newResolution)
-	freeWalks []*fileWalk     // walks to reuse (newFileWalk)
-	slab      infoSlab        // the stmtInfos of this run, kept for the next
-	kinds     map[*syntax.Stmt]codeKind
-	parsed    int             // bytes handed to the parser so far
-	budget0   int             // parseBudget: the most bytes the parser may be handed
-	limited   map[string]bool // limit facts already reported
-	path      []step          // the nodes the walks are in, outermost first
-	reader    strings.Reader  // what the parser reads
+	parser   *syntax.Parser
+	src      string // source of the script being walked
+	line     string // the whole input, as RunInput was given it
+	cmds     []rules.Command
+	infos    map[*syntax.Stmt]*stmtInfo
+	budget   int
+	full     bool // budget exhausted: stop adding
+	writes   []scriptWrite
+	executed []string // files run as scripts or programs by path
+	// interpRuns are the files of executed that an interpreter runs
+	// (perl t.pl, python3 s.py), not a shell.
+	interpRuns []interpRun
+	cronTabs   map[string]bool // files installed as crontabs (crontab FILE), canonical
+	makefiles  map[string]bool // files make reads as makefiles, canonical
+	chmodX     []string        // files made executable
+	readsIn    []string        // files given to a command's standard input (< FILE)
+	fetchedTo  []string        // files a network client's output is redirected to (curl URL > FILE)
+	cwd        string          // directory of a literal cd seen before, canonical; "" unknown
+	guard      *Guard          // protected paths; nil when none
+	spare      *Guard          // the last check's guard, for [Analyzer.GuardFor]
+	freeRes    []*resolution   // resolutions to reuse (newResolution)
+	freeWalks  []*fileWalk     // walks to reuse (newFileWalk)
+	slab       infoSlab        // the stmtInfos of this run, kept for the next
+	kinds      map[*syntax.Stmt]codeKind
+	parsed     int             // bytes handed to the parser so far
+	budget0    int             // parseBudget: the most bytes the parser may be handed
+	limited    map[string]bool // limit facts already reported
+	path       []step          // the nodes the walks are in, outermost first
+	reader     strings.Reader  // what the parser reads
 	// outer counts the programs that run a command passed to reach the
 	// code being walked (bash -c, eval, find -exec sh -c …): resolving
 	// a command there goes on counting from it.
@@ -230,6 +234,7 @@ func (a *Analyzer) RunInput(src string, g *Guard, in *Reader) []rules.Command {
 		budget0:   max(maxParseFactor*len(src), minParseBudget),
 	}
 	a.plain.Reset()
+	a.line = src
 	if in != nil {
 		a.input(*in, src)
 	} else {
@@ -982,6 +987,7 @@ func (a *Analyzer) finish() {
 	for _, p := range a.chmodX {
 		madeExec[cleanRel(p)] = true
 	}
+	a.writtenForInterp()
 	analysed := make(map[string]bool)
 	for _, w := range a.writes {
 		t := cleanRel(w.target)
@@ -1027,6 +1033,32 @@ func (a *Analyzer) finish() {
 		}
 	}
 	a.leaks()
+}
+
+// interpRun is a file an interpreter runs, and the interpreter's record.
+type interpRun struct {
+	path string
+	c    rules.Command
+}
+
+// writtenForInterp records, for each file the command writes and then
+// has an interpreter run (cat > t.pl <<'EOF' … EOF; perl t.pl), that the
+// interpreter runs code written in the line: the gate reads shell, not
+// Perl, Ruby or Python, and such a script is inline code by another road
+// (python3 -c, perl -e), judged the same way.
+func (a *Analyzer) writtenForInterp() {
+	if len(a.interpRuns) == 0 || len(a.writes) == 0 {
+		return
+	}
+	written := make(map[string]bool, len(a.writes))
+	for _, w := range a.writes {
+		written[cleanRel(w.target)] = true
+	}
+	for _, r := range a.interpRuns {
+		if written[cleanRel(r.path)] {
+			a.add(rules.Command{Name: rules.FactInlineCode, Args: []string{r.c.Name, "a script written in the same line"}, Via: r.c.Via, Source: r.c.Source})
+		}
+	}
 }
 
 func cleanRel(p string) string {
