@@ -31,7 +31,7 @@ var fileReaders = setOf(`cat tac head tail nl base64 base32 basenc xxd od hexdum
 // session (the clipboard, a DNS query's name); with fetchers they are a
 // leak's "send" sinks.
 var senders = setOf(`ssh scp sftp rsync rclone ftp lftp sendmail mail mailx mutt aws gsutil s3cmd azcopy
-	xclip xsel pbcopy wl-copy dig nslookup drill host telnet`)
+	xclip xsel pbcopy wl-copy dig nslookup drill host telnet ping ping6 traceroute tracepath`)
 
 // flowKinds tells readers, sinks and sources of secrets apart in one
 // lookup per command: a check pays for leaks on every line, most of
@@ -516,6 +516,9 @@ func presentsCredential(prev, x string) bool {
 func printsNothing(st *syntax.Stmt, in *stmtInfo) bool {
 	if st.Cmd == nil {
 		return true
+	}
+	if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) == 1 && call.Args[0].Lit() == "exec" {
+		return true // exec > FILE: the shell's own output moved there
 	}
 	if in.printsOK {
 		return strings.TrimSpace(in.prints) == ""

@@ -673,19 +673,23 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				a.netShell(in, from, via)
 				a.readsIn = append(a.readsIn, from)
 				if in.final != nil && in.final.Name == "tee" && from == "/dev/null" {
-					// tee FILE < /dev/null: FILE is emptied (a log of
-					// the project started afresh is ordinary; a
-					// database, or the system's log, is not).
-					for _, t := range in.final.Args {
-						if !strings.HasPrefix(t, "-") && (!strings.HasSuffix(t, ".log") || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~")) {
-							a.fact(factEmpties, via, t)
-						}
-					}
+					a.teeEmpties(in, via)
 				}
 				if in.final != nil && (in.role == RoleSQL || in.role == RoleStore) {
 					a.fact(factStoreHidden, via, in.final.Name, "input read from a file")
 				}
 			}
+		}
+	}
+}
+
+// teeEmpties records the files a tee fed nothing empties (tee FILE <
+// /dev/null, : | tee FILE). A log of the project started afresh is
+// ordinary; a database, or the system's log, is not.
+func (a *Analyzer) teeEmpties(in *stmtInfo, via []string) {
+	for _, t := range in.final.Args {
+		if !strings.HasPrefix(t, "-") && (!strings.HasSuffix(t, ".log") || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~")) {
+			a.fact(factEmpties, via, t)
 		}
 	}
 }
@@ -777,6 +781,9 @@ func (a *Analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 		in := a.info(stages[i], src, via)
 		if in.final == nil {
 			continue
+		}
+		if in.final.Name == "tee" && printsNothing(stages[i-1], a.info(stages[i-1], src, via)) {
+			a.teeEmpties(in, via) // : | tee FILE, as tee FILE < /dev/null
 		}
 		// An archive unpacked from a download lands in the tree unread.
 		extract := in.role == roleNone && extractsArchive(in.final)
