@@ -1,13 +1,11 @@
 package tests
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestSandbox_JournalNamesConfirmNoGuess protects the promise that a
@@ -33,14 +31,7 @@ func TestSandbox_JournalNamesConfirmNoGuess(t *testing.T) {
 				"sandbox:\n  deny_read: ["+filepath.Join(ws, "secret.env")+"]\n", 0o600)
 			state := filepath.Join(home, "state")
 			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + state}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			run := func(args ...string) string {
-				cmd := u.command(ctx, env, append([]string{"--yolo"}, args...)...)
-				cmd.Dir = ws
-				out, _ := cmd.CombinedOutput()
-				return string(out)
-			}
+			run := yoloRunner(t, u, env, ws)
 			if got := run("--sandbox", "off", "run", "--", "cat secret.env"); !strings.Contains(got, "canary") {
 				t.Fatalf("the control read %q: the file is not there to guess", got)
 			}

@@ -9,6 +9,20 @@ import (
 	"time"
 )
 
+// yoloRunner runs the binary as u, with env, in dir, with the gate out of
+// the way, and returns its combined output; every run of one test shares
+// a bound that catches a hang.
+func yoloRunner(t *testing.T, u user, env []string, dir string) func(args ...string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return func(args ...string) string {
+		cmd := u.command(ctx, env, append([]string{"--yolo"}, args...)...)
+		cmd.Dir = dir
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+}
+
 // TestSandbox_SessionFilesLeakNothing protects the promise that a
 // confined command reads nothing on the deny list through runbox itself:
 // runbox reads back, unconfined, the directory and the state a command's
@@ -27,14 +41,7 @@ func TestSandbox_SessionFilesLeakNothing(t *testing.T) {
 			key := filepath.Join(home, ".ssh", "id_test")
 			writeOwned(t, u, key, "export LEAKED=key-canary-"+u.name+"\n", 0o600)
 			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			run := func(args ...string) string {
-				cmd := u.command(ctx, env, append([]string{"--yolo"}, args...)...)
-				cmd.Dir = ws
-				out, _ := cmd.CombinedOutput()
-				return string(out)
-			}
+			run := yoloRunner(t, u, env, ws)
 			if got := run("--sandbox", "off", "run", "--", "cat "+key); !strings.Contains(got, "key-canary") {
 				t.Fatalf("the control read %q: the attack is not real here", got)
 			}
