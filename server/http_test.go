@@ -186,7 +186,7 @@ func TestUnixSocket_OwnerOnly(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "mcp.sock")
-	ln, err := server.ListenUnix(sock)
+	ln, err := server.ListenUnix(sock, filepath.Join(dir, "private"))
 	if err != nil {
 		t.Fatal(err)
 	}

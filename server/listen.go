@@ -46,32 +46,76 @@ func ListenTCP(addr string, provisioned bool) (net.Listener, error) {
 	return ln, nil
 }
 
-// ListenUnix listens on a Unix socket at path that only this user can
-// reach: the socket is made 0600, and every connection whose peer is
-// another user (by its credentials, which cannot be forged), or a process
-// confined beyond this one (a sandboxed command: see
-// procregistry.CheckUnconfinedPeer), is closed unanswered. A stale socket file is replaced; a live one is an error.
-func ListenUnix(path string) (net.Listener, error) {
+// ListenUnix listens on a Unix socket reached at path that only this
+// user's unconfined processes can use. The socket itself is made, 0600,
+// in private (a directory of runbox's state, which the sandbox keeps
+// from commands; made 0700 if missing), and path is a symbolic link to
+// it. A sandboxed command's connect to a Unix socket is made by runbox on
+// its behalf (see package confine), so the credentials the server sees
+// name runbox, not the command: what keeps a command out is the sandbox
+// deciding by the socket's real place, which the link does not change.
+// Every connection whose peer is another user (by its credentials, which
+// cannot be forged), or a process confined beyond this one (see
+// procregistry.CheckUnconfinedPeer), is closed unanswered. A stale socket
+// or link at path is replaced; a live server there is an error. Closing
+// the listener removes the socket and the link.
+func ListenUnix(path, private string) (net.Listener, error) {
 	if c, err := net.Dial("unix", path); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("server: %s: another server is listening there", path)
 	}
-	os.Remove(path)
-	ln, err := net.Listen("unix", path)
+	if private == "" {
+		return nil, errors.New("server: no private directory for the socket (set HOME or RUNBOX_STATE_DIR)")
+	}
+	if err := os.MkdirAll(private, 0o700); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	dir, err := os.Open(private)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
+	defer dir.Close()
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "mcp-" + hex.EncodeToString(b) + ".sock"
+	real := filepath.Join(private, name)
+	// Bound through the directory's descriptor: the private directory's
+	// path may be longer than a socket address holds (108 bytes).
+	ln, err := net.Listen("unix", fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), name))
+	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	return &peerListener{Listener: ln}, nil
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ul := &peerListener{Listener: ln, paths: []string{real}}
+	if err := os.Chmod(real, 0o600); err != nil {
+		ul.Close()
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	os.Remove(path)
+	if err := os.Symlink(real, path); err != nil {
+		ul.Close()
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	ul.paths = append(ul.paths, path)
+	return ul, nil
 }
 
 // peerListener admits only connections from this user's unconfined
 // processes: a sandboxed command that reached the socket would otherwise
 // run commands in a session of this server, outside its own sandbox.
-type peerListener struct{ net.Listener }
+type peerListener struct {
+	net.Listener
+	paths []string // removed by Close: the socket, and the link to it
+}
+
+// Close stops listening and removes the socket and the link.
+func (l *peerListener) Close() error {
+	err := l.Listener.Close()
+	for _, p := range l.paths {
+		os.Remove(p)
+	}
+	return err
+}
 
 func (l *peerListener) Accept() (net.Conn, error) {
 	for {

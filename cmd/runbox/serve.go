@@ -23,6 +23,7 @@ import (
 	"github.com/runbox/runbox/kernel"
 	"github.com/runbox/runbox/server"
 	"github.com/runbox/runbox/service"
+	"github.com/runbox/runbox/statedir"
 )
 
 type serveOptions struct {
@@ -276,7 +277,11 @@ func serveHTTP(ctx context.Context, a *app, srv *server.Server, opts *serveOptio
 		fmt.Fprintf(a.stderr, "runbox: serving MCP at http://%s%s\n", ln.Addr(), server.Path)
 	}
 	if opts.socket != "" {
-		ln, err := server.ListenUnix(opts.socket)
+		private := ""
+		if state := statedir.Default(a.getenv); state != "" {
+			private = filepath.Join(state, "serve", "sockets")
+		}
+		ln, err := server.ListenUnix(opts.socket, private)
 		if err != nil {
 			return err
 		}
