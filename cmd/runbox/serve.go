@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -170,6 +171,13 @@ func newMCPServer(a *app, opts *serveOptions) (*server.Server, *service.Service,
 	}
 	if opts.dockerPool >= 0 {
 		cfg.Docker.Pool = opts.dockerPool
+	}
+	if opts.tokenFile != "" {
+		// The token opens every session of this server: no command
+		// of one may read it, wherever the user keeps it.
+		if abs, err := filepath.Abs(opts.tokenFile); err == nil {
+			cfg.Sandbox.DenyRead = append(slices.Clone(cfg.Sandbox.DenyRead), abs)
+		}
 	}
 	spec, err := opts.spec(a.svc.Limits())
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -215,3 +216,77 @@ func TestServe_RefusesExposure(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestServe_TokenFileUnreadableByCommands: a token file the user gives
+// (--token-file), wherever it is, joins the deny list of the server's
+// commands: it opens every session of the server, and a command that
+// read it could reach the server on loopback. The control: the same
+// file is readable here, outside the sandbox.
+func TestServe_TokenFileUnreadableByCommands(t *testing.T) {
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "serve.token")
+	if err := os.WriteFile(tokFile, []byte("token-canary-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
+	errb := &lockedWriter{w: &strings.Builder{}}
+	a := newApp(strings.NewReader(""), io.Discard, errb, serveGetenv(env))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- a.execute(ctx, []string{"serve", "--http", "127.0.0.1:0", "--token-file", tokFile, "--cwd", dir})
+	}()
+	urlRe := regexp.MustCompile(`serving MCP at (http://\S+)`)
+	var url string
+	for deadline := time.Now().Add(60 * time.Second); url == ""; {
+		errb.mu.Lock()
+		s := errb.w.(*strings.Builder).String()
+		errb.mu.Unlock()
+		if m := urlRe.FindStringSubmatch(s); m != nil {
+			url = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve printed no address: %s", s)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended: %v\n%s", err, s)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if b, err := os.ReadFile(tokFile); err != nil || !strings.Contains(string(b), "token-canary") {
+		t.Fatalf("the control read %q, %v", b, err)
+	}
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer token-canary-0123456789abcdef")
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect with the token: %v", err)
+	}
+	defer cs.Close()
+	// In a script, which the gate does not read: the kernel must hold.
+	if err := os.WriteFile(filepath.Join(dir, "read.sh"), []byte("cat "+tokFile+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "sh read.sh; echo done"}})
+	if err != nil {
+		t.Fatalf("terminal: %v", err)
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	if !strings.Contains(text.String(), "done") {
+		t.Fatalf("the command did not run: %s", text.String())
+	}
+	if strings.Contains(text.String(), "token-canary") {
+		t.Errorf("a command of the server read its token file: %s", text.String())
+	}
+}
