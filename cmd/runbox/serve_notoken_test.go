@@ -5,10 +5,8 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -48,27 +46,9 @@ func TestServe_NoTokenServesOnLoopback(t *testing.T) {
 	go func() {
 		done <- a.execute(ctx, []string{"serve", "--sandbox", "off", "--http", "127.0.0.1:0", "--insecure-loopback-no-token"})
 	}()
-	urlRe := regexp.MustCompile(`serving MCP at (http://\S+)`)
-	var url string
-	for deadline := time.Now().Add(30 * time.Second); url == ""; {
-		errb.mu.Lock()
-		s := errb.w.(*strings.Builder).String()
-		errb.mu.Unlock()
-		if m := urlRe.FindStringSubmatch(s); m != nil {
-			url = m[1]
-			if !strings.Contains(s, "no bearer token is checked") {
-				t.Errorf("serve did not warn that no token is checked: %s", s)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve printed no address: %s", s)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve ended: %v\n%s", err, s)
-		case <-time.After(10 * time.Millisecond):
-		}
+	url, printed := servedURL(t, errb, done)
+	if !strings.Contains(printed, "no bearer token is checked") {
+		t.Errorf("serve did not warn that no token is checked: %s", printed)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient}, nil)
 	if err != nil {

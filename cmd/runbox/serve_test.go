@@ -130,17 +130,34 @@ func serveGetenv(env map[string]string) func(string) string {
 // address and its token file; serve ending first (done) fails the test.
 func servedAddress(t *testing.T, errb *lockedWriter, done <-chan error) (url, tokFile string) {
 	t.Helper()
-	urlRe := regexp.MustCompile(`serving MCP at (http://\S+)`)
-	tokRe := regexp.MustCompile(`bearer token written to (\S+)`)
-	deadline := time.Now().Add(30 * time.Second)
+	m, _ := servedLine(t, errb, done, `(?s)serving MCP at (http://\S+).*bearer token written to (\S+)|(?s)bearer token written to (\S+).*serving MCP at (http://\S+)`)
+	if m[1] != "" {
+		return m[1], m[2]
+	}
+	return m[4], m[3]
+}
+
+// servedURL waits for an in-process `runbox serve --http` to print its
+// address, and returns it with all serve printed so far.
+func servedURL(t *testing.T, errb *lockedWriter, done <-chan error) (url, printed string) {
+	t.Helper()
+	m, s := servedLine(t, errb, done, `serving MCP at (http://\S+)`)
+	return m[1], s
+}
+
+// servedLine waits (up to a bound that catches a hang) for what an
+// in-process serve prints to match expr, and returns the submatches and
+// the whole text; serve ending first (done) fails the test.
+func servedLine(t *testing.T, errb *lockedWriter, done <-chan error, expr string) ([]string, string) {
+	t.Helper()
+	re := regexp.MustCompile(expr)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		errb.mu.Lock()
 		s := errb.w.(*strings.Builder).String()
 		errb.mu.Unlock()
-		if m := urlRe.FindStringSubmatch(s); m != nil {
-			if tm := tokRe.FindStringSubmatch(s); tm != nil {
-				return m[1], tm[1]
-			}
+		if m := re.FindStringSubmatch(s); m != nil {
+			return m, s
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("serve printed no address: %s", s)
@@ -237,25 +254,7 @@ func TestServe_TokenFileUnreadableByCommands(t *testing.T) {
 	go func() {
 		done <- a.execute(ctx, []string{"serve", "--http", "127.0.0.1:0", "--token-file", tokFile, "--cwd", dir})
 	}()
-	urlRe := regexp.MustCompile(`serving MCP at (http://\S+)`)
-	var url string
-	for deadline := time.Now().Add(60 * time.Second); url == ""; {
-		errb.mu.Lock()
-		s := errb.w.(*strings.Builder).String()
-		errb.mu.Unlock()
-		if m := urlRe.FindStringSubmatch(s); m != nil {
-			url = m[1]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve printed no address: %s", s)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve ended: %v\n%s", err, s)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	url, _ := servedURL(t, errb, done)
 	if b, err := os.ReadFile(tokFile); err != nil || !strings.Contains(string(b), "token-canary") {
 		t.Fatalf("the control read %q, %v", b, err)
 	}
