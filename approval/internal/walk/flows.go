@@ -360,7 +360,7 @@ var secretHelpers = map[string][]string{
 }
 
 // envDumps print every variable of the environment when given no operand.
-var envDumps = setOf(`env printenv set export declare typeset compgen`)
+var envDumps = setOf(`env printenv set export declare typeset compgen history`)
 
 // secretSource names the secret c prints, or returns "" when it prints
 // none the gate knows of: an environment dump, a credential helper, or a

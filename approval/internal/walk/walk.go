@@ -1027,6 +1027,7 @@ func (a *Analyzer) finish() {
 			break
 		}
 	}
+	a.pushNewRemote()
 	a.fetchedUse(fetched, extractsArchive, factFetchExtract)
 	a.fetchedUse(fetched, installs, rules.FactFetchInstall)
 	execBase := make(map[string]bool, len(a.chmodX))
@@ -1040,6 +1041,51 @@ func (a *Analyzer) finish() {
 		}
 	}
 	a.leaks()
+}
+
+// factPushNewRemote names a remote the line adds or points elsewhere and
+// then pushes to (args: the remote).
+const factPushNewRemote = "@push-new-remote"
+
+// pushNewRemote records each git push to a remote that a git remote add
+// or set-url of the same line made or moved.
+func (a *Analyzer) pushNewRemote() {
+	var named map[string]bool
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		if c.Name != "git" || len(c.Args) < 4 || c.Args[0] != "remote" || (c.Args[1] != "add" && c.Args[1] != "set-url") {
+			continue
+		}
+		var ops []string
+		for _, x := range c.Args[2:] {
+			if !strings.HasPrefix(x, "-") {
+				ops = append(ops, x)
+			}
+		}
+		if len(ops) >= 2 {
+			if named == nil {
+				named = make(map[string]bool)
+			}
+			named[ops[0]] = true
+		}
+	}
+	if named == nil {
+		return
+	}
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		if c.Name != "git" || len(c.Args) < 2 || c.Args[0] != "push" {
+			continue
+		}
+		for _, x := range c.Args[1:] {
+			if !strings.HasPrefix(x, "-") {
+				if named[x] {
+					a.fact(factPushNewRemote, nil, x)
+				}
+				break // the first operand is the remote
+			}
+		}
+	}
 }
 
 // interpRun is a file an interpreter runs, and the interpreter's record.
