@@ -51,12 +51,12 @@ func dropArtefactDeletes(home, dir, text string, cmds []rules.Command, fs []rule
 		if find := findOf(f.Cmd, cmds); find != nil {
 			return findSelectsArtefacts(find.Args) && s.confined(f.Cmd, cmds)
 		}
-		return f.Rule.ID == rules.ArtefactRule && s.removesArtefacts(path.Clean(dir), f.Cmd, cmds)
+		return (f.Rule.ID == rules.ArtefactRule || f.Rule.ID == rules.GitCleanRule) && s.removesArtefacts(path.Clean(dir), f.Cmd, cmds)
 	})
 }
 
 func isArtefactFinding(f rules.Finding) bool {
-	return f.Rule.ID == rules.ArtefactRule || f.Rule.ID == rules.FindDeleteRule || f.Rule.ID == rules.BulkDeleteRule
+	return f.Rule.ID == rules.ArtefactRule || f.Rule.ID == rules.FindDeleteRule || f.Rule.ID == rules.BulkDeleteRule || f.Rule.ID == rules.GitCleanRule
 }
 
 // findOf returns the find command that removes what c removes: c itself

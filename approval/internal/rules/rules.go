@@ -746,7 +746,7 @@ var table = []Rule{
 		NoMatch: []string{"git push origin main", "git --no-pager log push --force", "git commit -m 'push --force'", "git push --follow-tags"},
 	},
 	{
-		ID: "git-clean-force", Tier: Dangerous,
+		ID: GitCleanRule, Tier: Dangerous,
 		Description: "git clean -f (deletes untracked files)",
 		Command:     `^git$`,
 		Args:        []string{`^clean( .*)? ` + reForce + `( |$)`},
@@ -1220,6 +1220,10 @@ const ArtefactRule = "rm-recursive"
 // FindDeleteRule is the rule on find -delete, which no longer asks when
 // find reaches only build artefacts (find . -name '*.pyc' -delete).
 const FindDeleteRule = "find-delete"
+
+// GitCleanRule is the rule on git clean -f, which no longer asks when
+// every pathspec is a build artefact (git clean -fdx build/).
+const GitCleanRule = "git-clean-force"
 
 // BulkDeleteRule is the rule on rm run by find or xargs, which no longer
 // asks when find reaches only build artefacts.
