@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -19,11 +17,7 @@ import (
 // sandbox) and returns a function that connects one more MCP session.
 func serveOnDaemon(t *testing.T, env map[string]string) func() *mcp.ClientSession {
 	t.Helper()
-	errb := &lockedWriter{w: &strings.Builder{}}
-	a := newApp(strings.NewReader(""), io.Discard, errb, serveGetenv(env))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.execute(ctx, []string{"--sandbox", "off", "serve", "--http", "127.0.0.1:0"}) }()
+	errb, done, ctx, cancel := serveInProcess(t, env, "--sandbox", "off", "--http", "127.0.0.1:0")
 	var sessions []*mcp.ClientSession
 	t.Cleanup(func() {
 		for _, s := range sessions {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -37,15 +35,7 @@ func TestServe_NoTokenOnlyOnLoopback(t *testing.T) {
 // without a token is served (the conformance suite's way in), and the
 // server says on stderr that no token is checked.
 func TestServe_NoTokenServesOnLoopback(t *testing.T) {
-	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
-	errb := &lockedWriter{w: &strings.Builder{}}
-	a := newApp(strings.NewReader(""), io.Discard, errb, serveGetenv(env))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- a.execute(ctx, []string{"serve", "--sandbox", "off", "--http", "127.0.0.1:0", "--insecure-loopback-no-token"})
-	}()
+	errb, done, ctx, cancel := serveInProcess(t, map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}, "--sandbox", "off", "--http", "127.0.0.1:0", "--insecure-loopback-no-token")
 	url, printed := servedURL(t, errb, done)
 	if !strings.Contains(printed, "no bearer token is checked") {
 		t.Errorf("serve did not warn that no token is checked: %s", printed)

@@ -145,6 +145,20 @@ func servedURL(t *testing.T, errb *lockedWriter, done <-chan error) (url, printe
 	return m[1], s
 }
 
+// serveInProcess starts `runbox serve args...` in this process with env;
+// it returns what serve prints on stderr, its end, and the context it runs
+// under with the cancel that stops it (also called at the test's end).
+func serveInProcess(t *testing.T, env map[string]string, args ...string) (*lockedWriter, <-chan error, context.Context, context.CancelFunc) {
+	t.Helper()
+	errb := &lockedWriter{w: &strings.Builder{}}
+	a := newApp(strings.NewReader(""), io.Discard, errb, serveGetenv(env))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() { done <- a.execute(ctx, append([]string{"serve"}, args...)) }()
+	return errb, done, ctx, cancel
+}
+
 // servedLine waits (up to a bound that catches a hang) for what an
 // in-process serve prints to match expr, and returns the submatches and
 // the whole text; serve ending first (done) fails the test.
@@ -175,13 +189,7 @@ func servedLine(t *testing.T, errb *lockedWriter, done <-chan error, expr string
 // requests without it, serves a client that has it, and removes the file
 // when it stops.
 func TestServe_HTTPGeneratedToken(t *testing.T) {
-	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
-	errb := &lockedWriter{w: &strings.Builder{}}
-	a := newApp(strings.NewReader(""), io.Discard, errb, serveGetenv(env))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- a.execute(ctx, []string{"serve", "--http", "127.0.0.1:0"}) }()
+	errb, done, ctx, cancel := serveInProcess(t, map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}, "--http", "127.0.0.1:0")
 	url, tokFile := servedAddress(t, errb, done)
 	fi, err := os.Stat(tokFile)
 	if err != nil || fi.Mode().Perm() != 0o600 {
@@ -198,11 +206,7 @@ func TestServe_HTTPGeneratedToken(t *testing.T) {
 		t.Errorf("request without the token: %d; want 401", resp.StatusCode)
 	}
 
-	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
-		return http.DefaultTransport.RoundTrip(r)
-	})}
+	hc := bearerClient(strings.TrimSpace(string(tok)))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatalf("connect with the token: %v", err)
@@ -245,24 +249,12 @@ func TestServe_TokenFileUnreadableByCommands(t *testing.T) {
 	if err := os.WriteFile(tokFile, []byte("token-canary-0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}
-	errb := &lockedWriter{w: &strings.Builder{}}
-	a := newApp(strings.NewReader(""), io.Discard, errb, serveGetenv(env))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- a.execute(ctx, []string{"serve", "--http", "127.0.0.1:0", "--token-file", tokFile, "--cwd", dir})
-	}()
+	errb, done, ctx, _ := serveInProcess(t, map[string]string{"RUNBOX_STATE_DIR": t.TempDir()}, "--http", "127.0.0.1:0", "--token-file", tokFile, "--cwd", dir)
 	url, _ := servedURL(t, errb, done)
 	if b, err := os.ReadFile(tokFile); err != nil || !strings.Contains(string(b), "token-canary") {
 		t.Fatalf("the control read %q, %v", b, err)
 	}
-	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer token-canary-0123456789abcdef")
-		return http.DefaultTransport.RoundTrip(r)
-	})}
+	hc := bearerClient("token-canary-0123456789abcdef")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatalf("connect with the token: %v", err)
