@@ -104,21 +104,17 @@ func findSelectsArtefacts(args []string) bool {
 // -type f -delete), following no link: whatever its expression selects
 // there is an artefact too.
 func findStartsInArtefacts(args []string) bool {
-	n := 0
-	for _, a := range args {
-		switch {
-		case a == "-L" || a == "-follow" || a == "-H":
-			return false
-		case strings.HasPrefix(a, "-") || a == "(" || a == "!":
-			return n > 0 && !slices.ContainsFunc(args, func(a string) bool { return a == "-L" || a == "-follow" || a == "-H" })
-		}
+	starts, _, ok := findParts(args) // not ok: -L or -follow
+	if !ok || slices.Contains(args, "-H") {
+		return false
+	}
+	for _, a := range starts {
 		p := path.Clean(a)
 		if path.IsAbs(p) || p == "." || p == ".." || strings.HasPrefix(p, "../") || !inArtefact(p) {
 			return false
 		}
-		n++
 	}
-	return false
+	return true
 }
 
 // removesArtefacts reports whether every path c removes is confined
