@@ -208,25 +208,12 @@ func (j *Journal) useKey() error {
 		return fmt.Errorf("undo: key: %w", err)
 	}
 	rand.Read(j.store.key[:])
-	tmp, err := j.store.temp()
-	if err != nil {
-		return fmt.Errorf("undo: key: %w", err)
-	}
-	_, err = tmp.Write(j.store.key[:])
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("undo: key: %w", err)
-	}
-	return nil
+	return j.replaceFile(path, func(f *os.File) error {
+		if _, err := f.Write(j.store.key[:]); err != nil {
+			return err
+		}
+		return f.Sync()
+	})
 }
 
 // Root is the workspace directory: absolute, with symbolic links resolved.

@@ -360,20 +360,29 @@ func (j *Journal) encodeIndex(w io.Writer) error {
 // writeFile writes a file of the journal's through a temporary file, so
 // that a reader never sees it half written.
 func (j *Journal) writeFile(path string, write func(io.Writer) error) error {
+	return j.replaceFile(path, func(f *os.File) error {
+		if j.wbuf == nil {
+			j.wbuf = bufio.NewWriterSize(f, 64<<10)
+		}
+		w := j.wbuf
+		w.Reset(f)
+		err := write(w)
+		if err == nil {
+			err = w.Flush()
+		}
+		w.Reset(nil) // hold no file
+		return err
+	})
+}
+
+// replaceFile makes path, whole, the temporary file fill wrote: renamed
+// into place once written and closed, removed on any error.
+func (j *Journal) replaceFile(path string, fill func(*os.File) error) error {
 	f, err := j.store.temp()
 	if err != nil {
 		return fmt.Errorf("undo: write %s: %w", filepath.Base(path), err)
 	}
-	if j.wbuf == nil {
-		j.wbuf = bufio.NewWriterSize(f, 64<<10)
-	}
-	w := j.wbuf
-	w.Reset(f)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	w.Reset(nil) // hold no file
+	err = fill(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
