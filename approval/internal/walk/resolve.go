@@ -303,9 +303,9 @@ func (a *Analyzer) interp(in *stmtInfo, c rules.Command, kind string, rest []she
 	inline := func(flag string) {
 		in.cmds = append(in.cmds, c, rules.Command{Name: rules.FactInlineCode, Args: []string{c.Name, flag}, Via: c.Via, Source: c.Source})
 	}
-	shellRuns := runsFile
+	runs := runsFile // an interpreter's file is also noted as one (see writtenForInterp)
 	runsFile = func(f shell.Arg) {
-		shellRuns(f)
+		runs(f)
 		a.interpRuns = append(a.interpRuns, interpRun{path: f.Text, c: c})
 	}
 	c.Args = shell.Texts(rest)

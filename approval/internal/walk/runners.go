@@ -889,9 +889,6 @@ var runnerSubOpts = shell.OptSpec{Short: "pwnCe", Long: []string{"--package", "-
 	"--pip-args", "--name", "--prefix", "--cwd", "--gemfile", "--filter", "--workspace", "--with-requirements",
 	"--config", "--env", "--environment"}}
 
-// resolveToolRunner: npm exec, pnpm dlx, uv run, poetry run, bundle exec
-// … run the command that follows; nix-shell --run and nix develop -c run
-// shell code. Other subcommands are the tool's own.
 // scriptEdits returns the code a package manager is told to keep as a
 // package.json script (npm pkg set scripts.NAME=CODE, npm set-script NAME
 // CODE), which a later npm run, or npm itself at install (prepare,
@@ -922,6 +919,9 @@ func scriptEdits(name string, args []shell.Arg) []string {
 	return out
 }
 
+// resolveToolRunner: npm exec, pnpm dlx, uv run, poetry run, bundle exec
+// … run the command that follows; nix-shell --run and nix develop -c run
+// shell code. Other subcommands are the tool's own.
 func resolveToolRunner(r *resolution) bool {
 	if r.name == "nix-shell" {
 		if vs := optVals(r.rest, "", false, "--run", "--command"); len(vs) > 0 {
