@@ -279,7 +279,7 @@ func (cl *Client) newChan(input bool, outputs ...byte) (*clientChan, error) {
 	}
 	ch := &clientChan{id: cl.nextID, exited: make(chan struct{})}
 	if input {
-		ch.in = newOutbound(cl.c, ch.id, streamIn)
+		ch.in = newOutbound(cl.c, ch.id, streamIn, window)
 	}
 	for _, s := range outputs {
 		ch.outs[s] = newInbound(cl.c, ch.id, s)

@@ -37,7 +37,11 @@
 // never the others, and neither side ever buffers more than one window
 // per stream. Control frames are queued to one writer goroutine and never
 // written from the reader loop, so two peers on a synchronous stream
-// (net.Pipe) cannot each wait for the other to read.
+// (net.Pipe) cannot each wait for the other to read. A sender may keep
+// less than the window in flight ([ServerOptions.SendWindow]): an agent
+// whose stdout is a terminal keeps 32 KiB a stream, since the terminal
+// relay in between (Daytona's toolbox) drops a client it has had to queue
+// too many pieces for.
 //
 // # Handshake and versions
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -233,7 +234,9 @@ type rawClient struct {
 	cancel context.CancelFunc
 }
 
-func serveRaw(t *testing.T) *rawClient {
+func serveRaw(t *testing.T) *rawClient { return serveRawWith(t, ServerOptions{}) }
+
+func serveRawWith(t *testing.T, opts ServerOptions) *rawClient {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs last
 	env, err := local.New(local.Options{Confine: confine.Off(), Grace: 300 * time.Millisecond, Dir: t.TempDir(), NoContainment: true})
@@ -243,7 +246,7 @@ func serveRaw(t *testing.T) *rawClient {
 	a, b := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	rc := &rawClient{peer: a, served: make(chan error, 1), cancel: cancel}
-	srv := NewServer(env, ServerOptions{})
+	srv := NewServer(env, opts)
 	go func() { rc.served <- srv.Serve(ctx, b) }()
 	t.Cleanup(func() {
 		cancel()
@@ -368,4 +371,81 @@ func TestServer_ClientGoneMidFrame(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a pid, which has no wait channel here
 	}
+}
+
+// TestServer_SendWindowBoundsWhatIsInFlight: a server given a send window
+// below the protocol's (an agent on a terminal) never has more than it
+// unacknowledged on a stream, however much the command writes, and sends
+// the rest once the client acknowledges.
+func TestServer_SendWindowBoundsWhatIsInFlight(t *testing.T) {
+	const sendWindow, total = 8 << 10, 64 << 10
+	rc := serveRawWith(t, ServerOptions{SendWindow: sendWindow})
+	rc.handshake(t)
+	fs, _ := jsonFrames(frameCall, 1, call{Seq: 1, Op: opStart, Cmd: commandToWire(envs.Command{Shell: fmt.Sprintf("head -c %d /dev/zero", total)})})
+	if err := writeFrames(rc.peer, fs...); err != nil {
+		t.Fatal(err)
+	}
+	frames := make(chan frame)
+	go func() {
+		defer close(frames)
+		for {
+			f, err := readFrame(rc.peer)
+			if err != nil {
+				return
+			}
+			frames <- f
+		}
+	}()
+	// next returns the next stdout data frame's length, or -1 if none
+	// comes within quiet (a negative check: a slow machine only makes it
+	// wait longer for data that must not come).
+	next := func(quiet time.Duration) int {
+		for {
+			select {
+			case f, ok := <-frames:
+				if !ok {
+					t.Fatal("stream ended")
+				}
+				if f.typ != frameData {
+					continue
+				}
+				if stream, _, b := parseData(f); stream == streamOut {
+					return len(b)
+				}
+			case <-time.After(quiet):
+				return -1
+			}
+		}
+	}
+	got := 0
+	for got < sendWindow {
+		n := next(hang)
+		if n < 0 {
+			t.Fatalf("only %d bytes arrived before the window was used", got)
+		}
+		got += n
+	}
+	if got > sendWindow {
+		t.Fatalf("%d bytes in flight; the send window is %d", got, sendWindow)
+	}
+	if n := next(300 * time.Millisecond); n >= 0 {
+		t.Fatalf("%d more bytes arrived past the send window of %d before any acknowledgement", n, sendWindow)
+	}
+	for got < total {
+		if err := writeFrames(rc.peer, windowFrame(1, streamOut, uint32(sendWindow))); err != nil {
+			t.Fatal(err)
+		}
+		for acked := got + sendWindow; got < min(acked, total); {
+			n := next(hang)
+			if n < 0 {
+				t.Fatalf("the rest did not come after an acknowledgement (%d of %d bytes)", got, total)
+			}
+			got += n
+		}
+	}
+	rc.cancel()
+	go func() {
+		for range frames {
+		}
+	}()
 }

@@ -31,7 +31,20 @@ type ServerOptions struct {
 	// Logger receives debug logs. Nil discards them. It must not write to
 	// the stream being served.
 	Logger *slog.Logger
+	// SendWindow bounds the bytes the server has sent and the client has
+	// not yet acknowledged on each stream, below the protocol's window
+	// (a sender may always keep less in flight than its peer allows). 0
+	// or more than the window is the window. See [TerminalSendWindow].
+	SendWindow int
 }
+
+// TerminalSendWindow is the SendWindow of a server whose stream is a
+// terminal. A terminal relay reads what the agent writes in pieces of at
+// most a few KiB (often far less on a busy machine) and queues them for
+// its client; Daytona's toolbox drops a client 256 pieces behind as a
+// slow consumer, which ends the connection. A full window of 256 KiB on
+// two streams can be that many pieces; 32 KiB a stream stays far below it.
+const TerminalSendWindow = 32 << 10
 
 // Server serves one environment (normally a *local.Env) to one client over
 // a byte stream. It does not own the environment: the caller closes it
@@ -179,7 +192,7 @@ func (ss *session) out(id uint32, stream byte) *outbound {
 }
 
 func (ss *session) setOut(ch *serverChan, stream byte) *outbound {
-	o := newOutbound(ss.c, ch.id, stream)
+	o := newOutbound(ss.c, ch.id, stream, ss.s.opts.SendWindow)
 	ss.mu.Lock()
 	ch.outs[stream] = o
 	ss.mu.Unlock()

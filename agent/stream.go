@@ -141,8 +141,14 @@ type outbound struct {
 	closed bool  // no more data: EOF sent or being sent
 }
 
-func newOutbound(c *conn, id uint32, stream byte) *outbound {
-	o := &outbound{c: c, id: id, stream: stream, credit: window}
+// newOutbound returns a stream's sending end with credit bytes to send
+// before the first acknowledgement: at most the window, which the peer
+// allows; a sender that keeps less in flight only sends more slowly.
+func newOutbound(c *conn, id uint32, stream byte, credit int) *outbound {
+	if credit <= 0 || credit > window {
+		credit = window
+	}
+	o := &outbound{c: c, id: id, stream: stream, credit: credit}
 	o.cond = sync.NewCond(&o.mu)
 	return o
 }

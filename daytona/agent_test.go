@@ -182,6 +182,11 @@ func TestEnv_ByteClean(t *testing.T) {
 			if res.Code != 0 || res.Output != string(tc.in) {
 				t.Fatalf("cat returned %d bytes (exit %d); want the %d sent, byte for byte (first difference at %d)", len(res.Output), res.Code, len(tc.in), firstDiff([]byte(res.Output), tc.in))
 			}
+			// The toolbox drops a client that falls 256 pieces behind; a
+			// busy machine must not bring the agent near that.
+			if d := f.DeepestPTYQueue(); d > 64 {
+				t.Errorf("the agent's output queued %d pieces deep in the toolbox (it drops a client at 256)", d)
+			}
 		})
 	}
 	t.Run("output only", func(t *testing.T) {

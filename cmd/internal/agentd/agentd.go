@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/runbox/runbox/agent"
 	"github.com/runbox/runbox/config"
 	"github.com/runbox/runbox/local"
@@ -41,6 +43,29 @@ func stateDir(environ []string) string {
 		}
 		return ""
 	})
+}
+
+// sendWindow is the agent's send window on stdout: smaller on a terminal
+// (a PTY session is how runbox reaches the agent in a Daytona sandbox),
+// whose relay must never have to queue many pieces of it.
+func sendWindow(stdout io.Writer) int {
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return 0
+	}
+	rc, err := f.SyscallConn() // not Fd, which would make it blocking
+	if err != nil {
+		return 0
+	}
+	tty := false
+	rc.Control(func(fd uintptr) {
+		_, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		tty = err == nil
+	})
+	if tty {
+		return agent.TerminalSendWindow
+	}
+	return 0
 }
 
 // Options configures [Serve].
@@ -69,7 +94,8 @@ func Serve(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options)
 	if err != nil {
 		return fmt.Errorf("agentd: %w", err)
 	}
-	srv := agent.NewServer(env, agent.ServerOptions{Build: opts.Build, StateDir: stateDir(opts.Environ), Logger: opts.Logger})
+	srv := agent.NewServer(env, agent.ServerOptions{Build: opts.Build, StateDir: stateDir(opts.Environ), Logger: opts.Logger,
+		SendWindow: sendWindow(stdout)})
 	serveErr := srv.Serve(ctx, agent.Stdio(stdin, stdout))
 	closeErr := env.Close(context.WithoutCancel(ctx))
 	if serveErr != nil {

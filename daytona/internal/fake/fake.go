@@ -53,7 +53,13 @@ type Server struct {
 	sandboxes map[string]*sandbox
 	clock     chan struct{} // closed to stop the auto-stop clock
 	clockDone chan struct{}
+
+	deepestQueue atomic.Int64 // see DeepestPTYQueue
 }
+
+// DeepestPTYQueue is the most output pieces any PTY client has had queued
+// at once. The toolbox drops a client whose queue holds ptySendQueue.
+func (s *Server) DeepestPTYQueue() int { return int(s.deepestQueue.Load()) }
 
 // New starts a fake accepting key, with its sandboxes' directories under
 // root (a test's temporary directory).

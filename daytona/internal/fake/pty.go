@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,6 +49,8 @@ type ptySession struct {
 	in      chan []byte
 	done    chan struct{} // closed when the shell has ended or was killed
 	ended   bool
+	// deepest is the server's high-water mark of any client's queue.
+	deepest *atomic.Int64
 }
 
 type ptyClient struct {
@@ -310,6 +313,12 @@ func (p *ptySession) broadcast(b []byte) {
 	for c := range p.clients {
 		select {
 		case c.send <- b:
+			for q := int64(len(c.send)); ; {
+				old := p.deepest.Load()
+				if q <= old || p.deepest.CompareAndSwap(old, q) {
+					break
+				}
+			}
 		default: // the client's queue is full: drop it rather than stall the terminal
 			delete(p.clients, c)
 			go c.close(websocket.ClosePolicyViolation, "slow consumer")
@@ -493,7 +502,8 @@ func (s *Server) createPTY(w http.ResponseWriter, r *http.Request, b *sandbox) {
 		return
 	}
 	p := &ptySession{id: req.ID, cwd: req.Cwd, envs: req.Envs, cols: 80, rows: 24, created: time.Now(),
-		lazy: req.LazyStart, clients: map[*ptyClient]struct{}{}, in: make(chan []byte, 1024), done: make(chan struct{})}
+		lazy: req.LazyStart, clients: map[*ptyClient]struct{}{}, in: make(chan []byte, 1024), done: make(chan struct{}),
+		deepest: &s.deepestQueue}
 	if p.cwd == "" {
 		p.cwd = b.dir
 	}
