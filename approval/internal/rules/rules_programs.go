@@ -57,7 +57,7 @@ var programRules = []Rule{
 		ID: "container-host-root", Tier: Dangerous,
 		Description: "container given the host: its root, home or system directories mounted writable, its daemon's socket, its process namespace or full privileges",
 		Command:     `^docker$`,
-		Args: []string{`^(run|create|container (run|create)|service create)( |$)`,
+		Args: []string{`^(run|create|container (run|create)|service create|compose run)( |$)`,
 			`(^| )(--privileged(=true)?|--pid[ =]host|--userns[ =]host|--uts[ =]host|--cgroupns[ =]host|` +
 				`--cap-add[ =](ALL|all|SYS_ADMIN|sys_admin|SYS_MODULE|SYS_PTRACE|DAC_READ_SEARCH|SYS_RAWIO)|` +
 				`--security-opt[ =](apparmor|seccomp|label)[=:](unconfined|disable)|--device[ =]/dev/(sd|nvme|vd|xvd|hd|mem|kmem|port|mapper)\S*|` +
@@ -67,7 +67,7 @@ var programRules = []Rule{
 			"podman run -v /:/mnt alpine sh", "nerdctl run --mount type=bind,src=/,dst=/h alpine", "docker run -it -v /etc:/etc alpine",
 			"docker run -v /var/run/docker.sock:/var/run/docker.sock docker:cli", "sudo docker run --rm -v /:/r alpine chroot /r",
 			"docker create --cap-add=SYS_ADMIN img", "docker container run --pid host img", "docker run -v \"$HOME\":/h img", "docker run -v /home/user:/h img",
-			"docker run --volume=/usr:/usr:rw img", "docker run --security-opt seccomp=unconfined img"},
+			"docker run --volume=/usr:/usr:rw img", "docker run --security-opt seccomp=unconfined img", "docker compose run --rm -v /:/host app sh"},
 		NoMatch: []string{"docker run --rm -v $PWD:/w img", "docker run -v /etc/localtime:/etc/localtime:ro img", "docker run -v /tmp/x:/x img",
 			"docker ps", "docker run -p 80:80 nginx", "docker run --network host img", "docker run -v ~/.m2:/root/.m2 maven",
 			"docker run -v \"$(pwd)\":/src -w /src golang go test ./...", "docker exec -it app sh", "docker run --rm -v /home/user/proj:/w img"},

@@ -65,12 +65,17 @@ var runnerGroups = []struct {
 	{[]string{"start-stop-daemon"}, resolveStartStop},
 	{[]string{"cmake"}, resolveCmake},
 	{[]string{"ansible"}, resolveAnsible},
-	{[]string{"docker", "podman", "nerdctl", "kubectl", "oc", "lxc", "incus", "systemd-nspawn"}, resolveContainerExec},
+	{[]string{"docker", "podman", "nerdctl", "docker-compose", "podman-compose", "kubectl", "oc", "lxc", "incus", "systemd-nspawn"}, resolveContainerExec},
 }
 
 // execOpts are the options of docker exec (and podman's, nerdctl's) that
 // take a value.
 var execOpts = shell.OptSpec{Short: "euw", Long: []string{"--env", "--env-file", "--user", "--workdir", "--detach-keys"}}
+
+// composeRunOpts are the options of compose exec and compose run that
+// take a value.
+var composeRunOpts = shell.OptSpec{Short: "eluvwp", Long: []string{"--env", "--env-file", "--label", "--user", "--volume", "--workdir", "--publish", "--entrypoint", "--name",
+	"--index", "--cap-add", "--cap-drop", "--pull"}}
 
 // nspawnOpts are systemd-nspawn's options that take a value.
 var nspawnOpts = shell.OptSpec{Short: "DMuSiE", Long: []string{"--directory", "--machine", "--user", "--slice", "--image", "--setenv",
@@ -98,15 +103,24 @@ func resolveContainerExec(r *resolution) bool {
 		}
 	default:
 		_, rest := shell.SplitOpts(r.rest, dockerSpec)
-		n := 0
+		if r.name == "docker-compose" || r.name == "podman-compose" {
+			rest = append([]shell.Arg{{Text: "compose"}}, r.rest...)
+		}
+		n, opts := 0, execOpts
 		switch {
 		case len(rest) > 0 && rest[0].Text == "exec":
 			n = 1
 		case len(rest) > 1 && rest[0].Text == "container" && rest[1].Text == "exec":
 			n = 2
+		case len(rest) > 1 && rest[0].Text == "compose":
+			// docker compose exec SERVICE CMD, compose run SERVICE CMD.
+			_, sub := shell.SplitOpts(rest[1:], composeSpec)
+			if len(sub) > 0 && (sub[0].Text == "exec" || sub[0].Text == "run") {
+				rest, n, opts = sub, 1, composeRunOpts
+			}
 		}
 		if n > 0 {
-			if _, after := shell.SplitOpts(rest[n:], execOpts); len(after) > 1 {
+			if _, after := shell.SplitOpts(rest[n:], opts); len(after) > 1 {
 				// After the options: the container, then the command.
 				own := len(r.rest) - len(after) + 1
 				return r.execIn(r.rest[:own], r.rest[own:])
