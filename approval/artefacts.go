@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/runbox/runbox/approval/internal/rules"
+	"github.com/runbox/runbox/approval/internal/walk"
 )
 
 // artefactNames are what builds and package managers make in a project
@@ -13,7 +14,7 @@ import (
 // removing them loses no work, and agents do it all the time.
 var artefactNames = setOf(`node_modules dist build target out _build __pycache__ .venv venv .tox .nox
 	.pytest_cache .mypy_cache .ruff_cache .hypothesis .next .nuxt .svelte-kit .turbo .parcel-cache .angular
-	.cache coverage .coverage htmlcov .nyc_output .gradle .eggs .dart_tool .expo storybook-static tmp .tmp
+	.cache coverage .coverage htmlcov .nyc_output .gradle .eggs .dart_tool .expo storybook-static tmp .tmp .ipynb_checkpoints
 	.terraform.lock.hcl package-lock.json yarn.lock pnpm-lock.yaml`)
 
 // inArtefact reports whether rel, a path relative to the request's
@@ -43,6 +44,7 @@ func dropArtefactDeletes(home, dir, text string, cmds []rules.Command, fs []rule
 		return fs
 	}
 	s := newSandboxScope(Sandbox{Profile: SandboxWorkspace, Writable: []string{dir}}, home, dir, text, cmds)
+	roots := s.projectCds()
 	ctx := newContexts(cmds)
 	return slices.DeleteFunc(fs, func(f rules.Finding) bool {
 		if !isArtefactFinding(f) || !ctx.same(f.Cmd) {
@@ -51,7 +53,7 @@ func dropArtefactDeletes(home, dir, text string, cmds []rules.Command, fs []rule
 		if find := findOf(f.Cmd, cmds); find != nil {
 			return findSelectsArtefacts(find.Args) && s.confined(f.Cmd, cmds)
 		}
-		return (f.Rule.ID == rules.ArtefactRule || f.Rule.ID == rules.GitCleanRule) && s.removesArtefacts(path.Clean(dir), f.Cmd, cmds)
+		return (f.Rule.ID == rules.ArtefactRule || f.Rule.ID == rules.GitCleanRule) && s.removesArtefacts(roots, f.Cmd, cmds)
 	})
 }
 
@@ -119,7 +121,7 @@ func findStartsInArtefacts(args []string) bool {
 
 // removesArtefacts reports whether every path c removes is confined
 // under dir and lies in a build artefact there.
-func (s *sandboxScope) removesArtefacts(dir string, c *rules.Command, cmds []rules.Command) bool {
+func (s *sandboxScope) removesArtefacts(roots []string, c *rules.Command, cmds []rules.Command) bool {
 	if !s.confined(c, cmds) {
 		return false
 	}
@@ -127,11 +129,35 @@ func (s *sandboxScope) removesArtefacts(dir string, c *rules.Command, cmds []rul
 	for _, t := range ts {
 		ps, _ := s.resolveTarget(c, t)
 		for _, p := range ps {
-			rel, ok := strings.CutPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-			if !ok || !inArtefact(rel) {
+			if !slices.ContainsFunc(roots, func(root string) bool {
+				rel, ok := strings.CutPrefix(p, strings.TrimSuffix(root, "/")+"/")
+				return ok && inArtefact(rel)
+			}) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// projectCds adds to the scope's writable roots the directories the
+// command changes into below the home directory (cd ~/src/app && rm -rf
+// dist): an agent working in a project it was not started in removes
+// that project's artefacts as it would its own. The home directory
+// itself and its hidden directories (~/.config, ~/.ssh) are not one.
+// It returns every root, the request's directory first.
+func (s *sandboxScope) projectCds() []string {
+	roots := []string{s.dir}
+	if s.home == "" || s.dir == "" {
+		return roots
+	}
+	for _, d := range s.cwds {
+		rel, ok := strings.CutPrefix(d, strings.TrimSuffix(s.home, "/")+"/")
+		if !ok || rel == "" || strings.HasPrefix(rel, ".") || slices.Contains(roots, d) {
+			continue
+		}
+		roots = append(roots, d)
+		s.writable = append(s.writable, walk.SplitPath(d))
+	}
+	return roots
 }

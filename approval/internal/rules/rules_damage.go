@@ -20,7 +20,7 @@ const (
 	// registry tokens. Printing, encoding or loosening one asks.
 	reSecretFile = `(\.ssh/(id_[A-Za-z0-9_-]+(\.(pem|key|bak|old|orig|backup|ppk))?|[^ /]+\.(pem|key|ppk)|identity)` +
 		`|/etc/(g?shadow-?|ssh/ssh_host_[a-z0-9]+_key)` +
-		`|\.aws/credentials|\.netrc|\.git-credentials|\.pgpass|\.vault-token|\.config/gh/hosts\.yml` +
+		`|\.aws/credentials|\.netrc|\.git-credentials|\.pgpass|\.vault-token|\.config/gh/hosts\.yml|\.cargo/credentials(\.toml)?` +
 		`|\.config/gcloud/(credentials\.db|access_tokens\.db|application_default_credentials\.json|legacy_credentials\S*)` +
 		`|\.gnupg/(private-keys-v1\.d\S*|secring\.gpg))` + reCredEnd
 	// reCredential adds what must not leave the machine although it is

@@ -166,6 +166,9 @@ func interpKind(name string) string {
 		return "eflag"
 	case name == "pwsh" || name == "powershell" || name == "pwsh-preview":
 		return "powershell"
+	case name == "iex" || name == "invoke-expression":
+		// PowerShell's eval: iwr URL | iex runs what was fetched.
+		return "powershell"
 	case name == "cmd":
 		return "cmd"
 	}

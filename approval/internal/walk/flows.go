@@ -357,6 +357,8 @@ var secretHelpers = map[string][]string{
 	"heroku":      {"auth:token", "config"},
 	"npm":         {"token list", "config get //"},
 	"docker":      {"login --password-stdin"},
+	// A database's dump is its data: users, customers, their secrets.
+	"pg_dump": {""}, "pg_dumpall": {""}, "mysqldump": {""}, "mariadb-dump": {""}, "mongoexport": {""}, "redis-cli": {"--rdb"},
 }
 
 // envDumps print every variable of the environment when given no operand.

@@ -283,6 +283,31 @@ func runsOthers(cmds []rules.Command, depth int) bool {
 	return false
 }
 
+// djangoShell handles manage.py's shells, given python's operands r:
+// "shell -c CODE" is inline Python, "shell" reads Python from its
+// standard input and "dbshell" SQL, as the interpreter and the database
+// client would. It reports whether r was one.
+func (a *Analyzer) djangoShell(in *stmtInfo, c rules.Command, r []shell.Arg, inline func(string), stdin func()) bool {
+	if len(r) < 2 || path.Base(r[0].Text) != "manage.py" {
+		return false
+	}
+	switch r[1].Text {
+	case "shell", "shell_plus":
+		opts, _ := shell.SplitOpts(r[2:], shell.OptSpec{Short: "ci", Long: []string{"--command", "--interface", "--settings", "--pythonpath"}})
+		if shell.HasOpt(opts, "-c", "--command") || hasOptPrefix(opts, "--command=") {
+			inline("-c")
+		} else {
+			stdin()
+		}
+	case "dbshell":
+		in.cmds = append(in.cmds, c)
+		in.final, in.role = &in.cmds[len(in.cmds)-1], RoleSQL
+	default:
+		return false
+	}
+	return true
+}
+
 // chmodTargets records files made executable.
 func (a *Analyzer) chmodTargets(rest []shell.Arg) {
 	_, r := shell.SplitOpts(rest, shell.OptSpec{Long: []string{"--reference"}})
@@ -326,6 +351,10 @@ func (a *Analyzer) interp(in *stmtInfo, c rules.Command, kind string, rest []she
 		}
 		if len(r) == 0 || r[0].Text == "-" {
 			stdin()
+			return "", nil, false
+		}
+		if a.djangoShell(in, c, r, inline, stdin) {
+			runsFile(r[0])
 			return "", nil, false
 		}
 		in.cmds = append(in.cmds, c)

@@ -1022,7 +1022,7 @@ func (a *Analyzer) finish() {
 		fetched[path.Base(t)] = true
 	}
 	for _, p := range a.executed {
-		if fetched[path.Base(p)] {
+		if fetched[path.Base(p)] || a.inClone(cleanRel(p)) {
 			a.fact(rules.FactFetchExec, nil, p)
 			break
 		}
@@ -1041,6 +1041,43 @@ func (a *Analyzer) finish() {
 		}
 	}
 	a.leaks()
+}
+
+// cloneValueOpts are git clone's options that take a value.
+var cloneValueOpts = setOf(`-b --branch -o --origin -c --config --depth --reference --reference-if-able --separate-git-dir
+	-u --upload-pack --filter -j --jobs --template --shallow-since --shallow-exclude --server-option --bundle-uri`)
+
+// inClone reports whether p lies in a repository a git clone of the same
+// line fetched (git clone URL /tmp/x && bash /tmp/x/install.sh): code
+// from the network, run before anyone read it.
+func (a *Analyzer) inClone(p string) bool {
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		if c.Name != "git" || len(c.Args) < 2 || c.Args[0] != "clone" {
+			continue
+		}
+		var ops []string
+		for j := 1; j < len(c.Args); j++ {
+			x := c.Args[j]
+			switch {
+			case cloneValueOpts[x]:
+				j++
+			case !strings.HasPrefix(x, "-"):
+				ops = append(ops, x)
+			}
+		}
+		if len(ops) == 0 {
+			continue
+		}
+		dir := strings.TrimSuffix(path.Base(strings.TrimSuffix(ops[0], "/")), ".git")
+		if len(ops) > 1 {
+			dir = ops[1]
+		}
+		if d := cleanRel(dir); d != "." && d != "/" && strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // factPushNewRemote names a remote the line adds or points elsewhere and
