@@ -1082,4 +1082,11 @@ var remoteRules = []Rule{
 		Match:       []string{"rails runner 'User.delete_all'", `bin/rails r "Order.destroy_all"`},
 		NoMatch:     []string{"rails server", "rails runner --help", "bin/rails db:migrate"},
 	},
+	{
+		ID: "infra-destroy-plan", Tier: Dangerous,
+		Description: "applies a destroy plan the same line made (terraform plan -destroy -out=F && terraform apply F): everything the configuration manages is destroyed",
+		Command:     `^@apply-destroy-plan$`,
+		Match:       []string{"terraform plan -destroy -out=destroy.tfplan && terraform apply destroy.tfplan", "tofu plan -destroy -out x.plan; tofu apply -auto-approve x.plan"},
+		NoMatch:     []string{"terraform plan -out=tfplan && terraform apply tfplan", "terraform plan -destroy -out=d.tfplan"},
+	},
 }

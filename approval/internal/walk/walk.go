@@ -1028,6 +1028,7 @@ func (a *Analyzer) finish() {
 		}
 	}
 	a.pushNewRemote()
+	a.applyDestroyPlan()
 	a.fetchedUse(fetched, extractsArchive, factFetchExtract)
 	a.fetchedUse(fetched, installs, rules.FactFetchInstall)
 	execBase := make(map[string]bool, len(a.chmodX))
@@ -1041,6 +1042,43 @@ func (a *Analyzer) finish() {
 		}
 	}
 	a.leaks()
+}
+
+// factApplyDestroyPlan names a plan file the line makes with terraform
+// plan -destroy and then applies (args: the plan file).
+const factApplyDestroyPlan = "@apply-destroy-plan"
+
+// applyDestroyPlan records each terraform (or tofu) apply of a plan the
+// same line made with plan -destroy: applying it destroys everything the
+// configuration manages, as terraform destroy would.
+func (a *Analyzer) applyDestroyPlan() {
+	isTF := func(c *rules.Command) bool { return c.Name == "terraform" || c.Name == "tofu" }
+	var plans []string
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		if !isTF(c) || len(c.Args) == 0 || c.Args[0] != "plan" || !slices.Contains(c.Args, "-destroy") && !slices.Contains(c.Args, "--destroy") {
+			continue
+		}
+		for j, x := range c.Args {
+			if v, ok := strings.CutPrefix(strings.TrimPrefix(x, "-"), "out="); ok && strings.HasPrefix(x, "-") {
+				plans = append(plans, v)
+			} else if (x == "-out" || x == "--out") && j+1 < len(c.Args) {
+				plans = append(plans, c.Args[j+1])
+			}
+		}
+	}
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		if !isTF(c) || len(c.Args) < 2 || c.Args[0] != "apply" {
+			continue
+		}
+		for _, x := range c.Args[1:] {
+			if slices.Contains(plans, x) {
+				a.fact(factApplyDestroyPlan, nil, x)
+				return
+			}
+		}
+	}
 }
 
 // cloneValueOpts are git clone's options that take a value.
