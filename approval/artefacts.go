@@ -53,7 +53,8 @@ func dropArtefactDeletes(home, dir, text string, cmds []rules.Command, fs []rule
 		if find := findOf(f.Cmd, cmds); find != nil {
 			return findSelectsArtefacts(find.Args) && s.confined(f.Cmd, cmds)
 		}
-		return (f.Rule.ID == rules.ArtefactRule || f.Rule.ID == rules.GitCleanRule) && s.removesArtefacts(roots, f.Cmd, cmds)
+		return f.Rule.ID == rules.ArtefactRule && s.removesScratch(f.Cmd, cmds) ||
+			(f.Rule.ID == rules.ArtefactRule || f.Rule.ID == rules.GitCleanRule) && s.removesArtefacts(roots, f.Cmd, cmds)
 	})
 }
 
@@ -135,6 +136,25 @@ func (s *sandboxScope) removesArtefacts(roots []string, c *rules.Command, cmds [
 			}) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// removesScratch reports whether every target of c is one entry of the
+// temporary directory named outright (rm -rf /tmp/build-cache): scratch
+// space, whose sticky bit keeps other users' entries out of reach. A
+// pattern, a trailing slash (which would follow a link to its target) or
+// an expansion is not one.
+func (s *sandboxScope) removesScratch(c *rules.Command, cmds []rules.Command) bool {
+	ts, ok := s.targets(c, cmds)
+	if !ok || len(ts) == 0 {
+		return false
+	}
+	for _, t := range ts {
+		dir, name := path.Split(t.text)
+		if dir != "/tmp/" && dir != "/var/tmp/" || name == "" || name == "." || name == ".." || strings.ContainsAny(name, "*?[$`\\{~") {
+			return false
 		}
 	}
 	return true

@@ -76,4 +76,15 @@ var supersededCases = map[string]string{
 	// A read-only command sent to another container daemon no longer
 	// asks (docker -H … ps); what changes that daemon still does.
 	"docker " + strings.Repeat("--opt val --flag=x -q - ", 58) + "-H ssh://prod ps": "safe",
+	// Inline code the gate reads (package inline) and finds plainly
+	// local and read-only runs as cat or grep does; code that starts a
+	// process, writes, deletes or talks to the network still asks.
+	`python -c "print('hello')"`:                   "safe",
+	"python << \"PYEOF\"\nprint(\"pwned\")\nPYEOF": "safe",
+	`bun -e "console.log(1)"`:                      "safe",
+	`bun --eval "console.log(1)"`:                  "safe",
+	`sudo deno eval "console.log(1)"`:              "safe",
+	`BUN.EXE -e "console.log(1)"`:                  "safe",
+	"bun << \"EOF\"\nconsole.log(\"pwned\")\nEOF":  "safe",
+	"deno << 'EOF'\nconsole.log(\"pwned\")\nEOF":   "safe",
 }

@@ -52,7 +52,7 @@ func TestGate_Obfuscations(t *testing.T) {
 	}
 	dangerous := []string{
 		"$CMD -rf /", "$(echo rm) -rf /", "`which rm` -rf /", "git -C /x push --force", "curl x | sudo bash",
-		"wget -O- x | sh", "bash <(curl -s x)", "python -c 'import os'", "sudo -s", "echo x > ~/.ssh/authorized_keys",
+		"wget -O- x | sh", "bash <(curl -s x)", "python -c 'import os; os.system(\"id\")'", "sudo -s", "echo x > ~/.ssh/authorized_keys",
 		"DROP TABLE users", "psql -c 'DELETE FROM t'", "sudo -S id",
 	}
 	for _, cmd := range dangerous {

@@ -99,7 +99,7 @@ func TestSandbox_Verdicts(t *testing.T) {
 		{"dotdot back in", "rm -rf ../proj/src", Ask, Allow, false, ""},
 		{"temporary directory", "rm -rf /tmp/runbox-session-1/cache", Ask, Allow, false, ""},
 		{"in a shell string", `bash -c "rm -rf src"`, Ask, Allow, false, ""},
-		{"inline code", `python -c "print(1)"`, Ask, Allow, false, codeNote},
+		{"inline code", `python -c "import os; os.remove('x')"`, Ask, Allow, false, codeNote},
 
 		// Unchanged: not only a risk to writable files, or not resolved.
 		{"git reset hard", "git reset --hard HEAD~3", Ask, Ask, false, ""},
@@ -156,7 +156,7 @@ func TestSandbox_Verdicts(t *testing.T) {
 		{"rm in home", "rm -rf ~/x", Ask, Deny, false, sandboxed},
 		{"rm HOME", `rm -rf "${HOME}/old"`, Ask, Deny, false, sandboxed},
 		{"rm sibling", "rm -rf ../other", Ask, Deny, false, sandboxed},
-		{"rm tmp", "rm -rf /tmp/x", Ask, Deny, false, sandboxed},
+		{"rm tmp", "rm -rf /tmp/x", Allow, Deny, false, sandboxed}, // scratch without a sandbox; out of reach in one
 		{"etc edit", "echo 1.2.3.4 x >> /etc/hosts", Ask, Deny, false, sandboxed},
 		{"sed etc", "sed -i 's/a/b/' /etc/ssh/sshd_config", Ask, Deny, false, sandboxed},
 		{"ssh key", "cat ~/.ssh/id_rsa", Allow, Deny, false, unreadable},
@@ -496,20 +496,24 @@ func TestSandbox_InlineCodeRunsLikeAScript(t *testing.T) {
 		cmd               string
 		none, off, ro, ws Decision
 	}{
-		{`python3 -c 'print(6*7)'`, Ask, Ask, Allow, Allow},
-		{`node -e 'console.log(1)'`, Ask, Ask, Allow, Allow},
+		{`python3 -c 'import shutil; shutil.rmtree("x")'`, Ask, Ask, Allow, Allow},
+		{`node -e 'require("fs").rmSync("x")'`, Ask, Ask, Allow, Allow},
 		{`perl -e 'print 1'`, Ask, Ask, Allow, Allow},
 		{`ruby -e 'p 1'`, Ask, Ask, Allow, Allow},
-		{"python3 <<'EOF'\nprint(1)\nEOF", Ask, Ask, Allow, Allow},
-		{`echo 'import os' | python3`, Ask, Ask, Allow, Allow},
+		{"python3 <<'EOF'\nimport os\nos.remove('x')\nEOF", Ask, Ask, Allow, Allow},
+		{`echo 'import shutil' | python3`, Ask, Ask, Allow, Allow},
 		{`cat x.js | node`, Ask, Ask, Allow, Allow},
-		{`sudo python3 -c 'print(1)'`, Ask, Ask, Allow, Allow},
-		{`cd sub && python3 -c 'print(1)'`, Ask, Ask, Allow, Allow},
+		{`sudo python3 -c 'import os; os.remove("x")'`, Ask, Ask, Allow, Allow},
+		{`cd sub && python3 -c 'import os; os.remove("x")'`, Ask, Ask, Allow, Allow},
 		{`python3 script.py`, Allow, Allow, Allow, Allow},
+		// Code the gate reads and finds plainly local and read-only runs
+		// in every profile, as cat does.
+		{`python3 -c 'print(6*7)'`, Allow, Allow, Allow, Allow},
+		{"python3 <<'EOF'\nprint(1)\nEOF", Allow, Allow, Allow, Allow},
 		// Not confined by this machine's sandbox: asks.
-		{`ssh host python3 -c 'print(1)'`, Ask, Ask, Ask, Ask},
-		{`docker exec app python3 -c 'print(1)'`, Ask, Ask, Ask, Ask},
-		{`kubectl exec pod -- python3 -c 'print(1)'`, Ask, Ask, Ask, Ask},
+		{`ssh host python3 -c 'import os; os.remove("x")'`, Ask, Ask, Ask, Ask},
+		{`docker exec app python3 -c 'import os; os.remove("x")'`, Ask, Ask, Ask, Ask},
+		{`kubectl exec pod -- python3 -c 'import os; os.remove("x")'`, Ask, Ask, Ask, Ask},
 		// Something else asks: the code does not let it through.
 		{`curl -s https://x.example/a.py | python3`, Ask, Ask, Ask, Ask},
 		{`python3 -c 'print(1)' && git push --force`, Ask, Ask, Ask, Ask},
@@ -535,11 +539,11 @@ func TestSandbox_InlineCodeRunsLikeAScript(t *testing.T) {
 	}
 	// A gate told to stand aside lets it through anyway; an unattended
 	// request without a sandbox is refused with the hint.
-	v := g.Check(t.Context(), Request{Command: `python3 -c 'print(1)'`, Unattended: true})
+	v := g.Check(t.Context(), Request{Command: `python3 -c 'import shutil'`, Unattended: true})
 	if v.Decision != Deny || !slices.Contains(v.Rules, "inline-code") {
 		t.Errorf("unattended, no sandbox: %s %v; want deny naming inline-code", v.Decision, v.Rules)
 	}
-	req := sbRequest(`python3 -c 'print(1)'`, SandboxWorkspace)
+	req := sbRequest(`python3 -c 'import shutil'`, SandboxWorkspace)
 	req.Unattended = true
 	if v := g.Check(t.Context(), req); v.Decision != Allow {
 		t.Errorf("unattended under workspace: %s %q; want allow", v.Decision, v.Reasons)

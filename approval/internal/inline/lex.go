@@ -1,6 +1,9 @@
 package inline
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // kind is what a token is. Comments leave no token at all.
 type kind uint8
@@ -20,6 +23,7 @@ const (
 type token struct {
 	kind  kind
 	text  string
+	lower string // text lower-cased, for names; the tables are lower-case
 	built bool
 }
 
@@ -51,7 +55,11 @@ var ops = [...]string{
 }
 
 func (l *lexer) emit(k kind, text string) {
-	l.toks = append(l.toks, token{kind: k, text: text})
+	t := token{kind: k, text: text}
+	if k == tIdent {
+		t.lower = strings.ToLower(text)
+	}
+	l.toks = append(l.toks, t)
 }
 
 func isIdentStart(c byte, js bool) bool {
@@ -105,8 +113,14 @@ func (l *lexer) number() {
 // operator in ops.
 func (l *lexer) punct() string {
 	rest := l.src[l.i:]
+	switch rest[0] {
+	case '(', ')', '[', ']', '{', '}', ',', ';', '~', '@', '#':
+		// the common marks that start no longer operator
+		l.i++
+		return rest[:1]
+	}
 	for _, op := range ops {
-		if len(rest) >= len(op) && rest[:len(op)] == op {
+		if op[0] == rest[0] && len(rest) >= len(op) && rest[:len(op)] == op {
 			if op == "//" && l.js {
 				continue // JS comments are handled before punct
 			}

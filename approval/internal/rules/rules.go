@@ -150,10 +150,13 @@ var table = []Rule{
 		Description: "format a filesystem",
 		Command:     `^(mkfs(\.[a-z0-9]+)?|mke2fs|mkswap|mkdosfs|mkexfatfs|mkntfs|mkudffs|mformat|newfs(_(msdos|hfs|apfs|udf|exfat|lfs))?)$`,
 		NotCommand:  reScriptFile,
+		// A filesystem made in an image file (a relative path, or a file
+		// named as an image) formats no disk.
+		NotArgs: `(^| )(\./\S+|[^-/$~ ][^ ]*|\S+\.(img|raw|iso|bin|fs|ext[234]|qcow2|vhdx?))$`,
 		Match: []string{"mkfs.ext4 /dev/sda1", "sudo mkfs -t xfs /dev/sdb", "$(mkfs /dev/sdb)", "nohup mke2fs /dev/sdc", "mkfs.bcachefs /dev/sdb",
 			"/sbin/mkfs.vfat /dev/sdc1", "newfs_msdos /dev/disk2s1"},
 		NoMatch: []string{"echo mkfs.ext4 /dev/sda", "man mkfs", "grep mkfs notes.txt", "mkfs_helper --check", "./mkfs_helper /dev/sda", "mkfsck x",
-			"mkfs-wrapper /dev/sda", "./mkfs.sh /dev/sda", "newfs_helper x", "xmkfs /dev/sda", "mkswapfile"},
+			"mkfs-wrapper /dev/sda", "./mkfs.sh /dev/sda", "newfs_helper x", "xmkfs /dev/sda", "mkswapfile", "mkfs.ext4 -F ./test.img", "mkfs.vfat /tmp/boot.img", "mkswap swapfile"},
 	},
 	{
 		ID: "raw-device-write", Tier: Hardline,
@@ -433,9 +436,9 @@ var table = []Rule{
 		// A file of one's own scratch space, one by one, is no one's work.
 		// A pattern counts when it starts with a name (/tmp/m_*.pkl), not
 		// when it is every file there (/tmp/*).
-		NotArgs: `^(-f |--force )?(/tmp|/var/tmp)/[^ /*?[][^ /]*( (/tmp|/var/tmp)/[^ /*?[][^ /]*)*$`,
+		NotArgs: `^(-[rRf]+ |--force |--recursive )*(/tmp|/var/tmp)/[^ /*?[][^ /]*( (/tmp|/var/tmp)/[^ /*?[][^ /]*)*$`,
 		Match:   []string{"rm /etc/hosts", "rm -f ~/.bashrc", "unlink /usr/bin/python", "rm -f /tmp/x /etc/passwd", "rm /tmp/*", "rm -f /tmp/*.log"},
-		NoMatch: []string{"rm notes.txt", "rm -f ./a.out", "rm -f /tmp/test.log", "rm /tmp/a.txt /tmp/b.txt", "rm -f /tmp/m_*.pkl /tmp/scores.csv"},
+		NoMatch: []string{"rm notes.txt", "rm -f ./a.out", "rm -f /tmp/test.log", "rm /tmp/a.txt /tmp/b.txt", "rm -f /tmp/m_*.pkl /tmp/scores.csv", "rm -rf /tmp/build-cache"},
 	},
 	{
 		ID: BulkDeleteRule, Tier: Dangerous,
@@ -507,25 +510,29 @@ var table = []Rule{
 		ID: "pipe-code", Tier: Dangerous,
 		Description: "script execution through an interpreter's standard input",
 		Command:     `^@pipe-code$`,
-		Match:       []string{"echo 'import os' | python3", "cat x.js | node"},
-		NoMatch:     []string{"echo '{}' | python3 -m json.tool", "cat data | python3 script.py"},
+		Match:       []string{"echo 'import shutil' | python3", "cat x.js | node"},
+		NoMatch:     []string{"echo '{}' | python3 -m json.tool", "cat data | python3 script.py", "echo 'print(1)' | python3"},
 	},
 	{
 		ID: "heredoc-code", Tier: Dangerous,
 		Description: "script execution through a here-document",
 		Command:     `^@heredoc-code$`,
-		Match:       []string{"python << 'EOF'\nprint(1)\nEOF", "node <<< 'console.log(1)'", "ruby <<EOF\nputs 1\nEOF"},
-		NoMatch:     []string{"cat <<EOF\nprint(1)\nEOF"},
+		Match:       []string{"python << 'EOF'\nimport os\nos.remove('x')\nEOF", "node <<< 'require(\"child_process\").execSync(\"id\")'", "ruby <<EOF\nputs 1\nEOF", "python3 <<EOF\nprint($X)\nEOF"},
+		NoMatch:     []string{"cat <<EOF\nprint(1)\nEOF", "python << 'EOF'\nprint(1)\nEOF"},
 	},
 	{
 		ID: "inline-code", Tier: Dangerous,
 		Description: "script execution through inline interpreter code",
 		Command:     `^@inline-code$`,
-		Match: []string{`python -c "print('hello')"`, `node -e "1"`, `perl -e 'print 1'`, `ruby -e 'p 1'`, `php -r 'echo 1;'`,
-			`deno eval "1"`, `bun -e "1"`, `BUN.EXE --eval "1"`, "powershell -EncodedCommand SQBFAFgA", "osascript -e 'beep'",
+		Match: []string{`python -c "import os; os.system('id')"`, `node -e "process.kill(1)"`, `perl -e 'print 1'`, `ruby -e 'p 1'`, `php -r 'echo 1;'`,
+			`deno eval "Deno.removeSync('x')"`, `bun -e "eval(x)"`, `BUN.EXE --eval "require('child_process')"`, "powershell -EncodedCommand SQBFAFgA", "osascript -e 'beep'",
+			`python3 -c "print('$X')"`,
 			"perl -pi -e 's/a/`id`/' f", "perl -pi -e 's/a/system(\"id\")/e' f", "perl -pi -e 's/a/@{[system(\"id\")]}/' f", "perl -pi -e 's/a/$h{`id`}/' f",
 			"perl -pi -e 's/a/b/' -e 'system(\"id\")' f", "perl -pi -e 's/(?{system(\"id\")})a/b/' f", "perl -pe 's{a}{b}' f", "perl -pi -e 's/a/b/; unlink f' f"},
+		// Code the gate reads and finds plainly local and read-only
+		// (package inline) runs as cat does.
 		NoMatch: []string{"python3 my_script.py", "node server.js", "deno run eval.ts", "bun install", "perl script.pl", "echo 'use deno eval for that'",
+			`python -c "print('hello')"`, `node -e "console.log(process.version)"`,
 			"perl -pi -e 's/foo/bar/g' config.yaml", "perl -i.bak -pe 's|^(port:) .*|$1 8080|; s/x/y/' a.yml", "perl -pe 'tr/a-z/A-Z/' f", "perl -0777 -pi -e 's/\\n+$/\\n/' f"},
 	},
 	{

@@ -548,9 +548,11 @@ var damageRules = []Rule{
 		ID: "git-ref-delete", Tier: Dangerous,
 		Description: "git ref or tag deleted",
 		Command:     `^git$`,
-		Args:        []string{`^((update-ref|symbolic-ref)( .*)? (-d|--delete)|update-ref( .*)? \S+ 0{7,64}|tag( .*)? (-d|--delete|-[a-zA-Z]*d[a-zA-Z]*))( |$)`},
-		Match:       []string{"git update-ref -d refs/heads/main", "git tag -d v1.0", "git tag --delete v1 v2", "git symbolic-ref -d HEAD", "git update-ref refs/heads/main 0000000"},
-		NoMatch:     []string{"git update-ref refs/heads/x HEAD", "git tag v1.0", "git tag -l", "git tag -a v1 -m msg"},
+		// Moving a branch that exists (main, master, a release) back loses
+		// its commits as git branch -f does.
+		Args:    []string{`^((update-ref|symbolic-ref)( .*)? (-d|--delete)|update-ref( .*)? \S+ 0{7,64}|update-ref( -\S+)* refs/heads/(main|master|trunk|develop|release\S*) \S+~[0-9]*|tag( .*)? (-d|--delete|-[a-zA-Z]*d[a-zA-Z]*))( |$)`},
+		Match:   []string{"git update-ref -d refs/heads/main", "git tag -d v1.0", "git tag --delete v1 v2", "git symbolic-ref -d HEAD", "git update-ref refs/heads/main 0000000", "git update-ref refs/heads/main HEAD~10"},
+		NoMatch: []string{"git update-ref refs/heads/x HEAD", "git tag v1.0", "git tag -l", "git tag -a v1 -m msg"},
 	},
 	{
 		ID: "git-history-rewrite", Tier: Dangerous,
@@ -683,9 +685,10 @@ var damageRules = []Rule{
 		ID: "db-drop-tool", Tier: Dangerous,
 		Description: "database or database user dropped",
 		Command:     `^(dropdb|dropuser)$`,
-		NotArgs:     `^(--help|-\?|--version|-V)?$`,
-		Match:       []string{"dropdb prod", "dropdb -h db -U admin prod", "dropuser app"},
-		NoMatch:     []string{"dropdb --help", "createdb dev"},
+		// A test database is made again by the next run of the tests.
+		NotArgs: `^(--help|-\?|--version|-V)?$|^(-\S+ )*(--if-exists )?(-\S+ )*\S+_test$`,
+		Match:   []string{"dropdb prod", "dropdb -h db -U admin prod", "dropuser app", "dropdb app_test_backup"},
+		NoMatch: []string{"dropdb --help", "createdb dev", "dropdb --if-exists app_test", "dropdb app_test"},
 	},
 	{
 		ID: "mysqladmin-drop", Tier: Dangerous,

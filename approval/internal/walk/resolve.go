@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/runbox/runbox/approval/internal/inline"
 	"github.com/runbox/runbox/approval/internal/rules"
 	"github.com/runbox/runbox/approval/internal/shell"
 	"mvdan.cc/sh/v3/syntax"
@@ -308,6 +309,66 @@ func (a *Analyzer) djangoShell(in *stmtInfo, c rules.Command, r []shell.Arg, inl
 	return true
 }
 
+// codeOperand returns the code given to an interpreter's code option
+// (python -c CODE, node -e CODE, --eval=CODE), false when it is not there
+// as a word whose whole text is known.
+func codeOperand(args []shell.Arg, flag string) (string, bool) {
+	names := []string{flag}
+	switch flag {
+	case "-e":
+		names = append(names, "-p", "--eval", "--print")
+	case "-c":
+		names = append(names, "--command")
+	}
+	for i, a := range args {
+		if a.Text == "--" {
+			break
+		}
+		for _, n := range names {
+			if a.Text == n && i+1 < len(args) {
+				v := args[i+1]
+				return v.Text, !v.Dyn
+			}
+			if strings.HasPrefix(n, "--") && strings.HasPrefix(a.Text, n+"=") {
+				return a.Text[len(n)+1:], !a.Dyn
+			}
+		}
+	}
+	return "", false
+}
+
+// quietCode reports whether code, a program for an interpreter of kind
+// (interpKind), plainly only computes and reads local files (see package
+// inline): the gate lets it run as it lets cat and grep. Quiet code that
+// reads the environment is an environment dump as env is: where the line
+// sends data, it sends that (python3 -c 'print(os.environ)' | curl -d @-).
+func (a *Analyzer) quietCode(kind, code string) bool {
+	if !quietCode(kind, code) {
+		return false
+	}
+	if strings.Contains(code, "environ") || strings.Contains(code, "getenv") || strings.Contains(code, ".env") {
+		a.readsIn = append(a.readsIn, secretEnv)
+	}
+	// And the files it names are files it may read and print, as cat's
+	// are (open('/home/u/.ssh/id_rsa').read() | curl -d @-).
+	a.readsIn = append(a.readsIn, lineWords(code)...)
+	return true
+}
+
+func quietCode(kind, code string) bool {
+	var lang inline.Lang
+	switch kind {
+	case "python":
+		lang = inline.Python
+	case "node", "bun", "deno":
+		lang = inline.JavaScript
+	default:
+		return false
+	}
+	ok, _ := inline.Quiet(lang, code)
+	return ok
+}
+
 // chmodTargets records files made executable.
 func (a *Analyzer) chmodTargets(rest []shell.Arg) {
 	_, r := shell.SplitOpts(rest, shell.OptSpec{Long: []string{"--reference"}})
@@ -326,6 +387,10 @@ var execMode = lazyRegexp(`^([ugoa]*[+=][rwxXst]*x|[0-7]*[1357][0-7]?[0-7]?)$|^[
 // program (reported through the ok result).
 func (a *Analyzer) interp(in *stmtInfo, c rules.Command, kind string, rest []shell.Arg, runsFile func(shell.Arg)) (module string, r []shell.Arg, ok bool) {
 	inline := func(flag string) {
+		if code, ok := codeOperand(rest, flag); ok && a.quietCode(kind, code) {
+			in.cmds = append(in.cmds, c) // plainly local, read-only code
+			return
+		}
 		in.cmds = append(in.cmds, c, rules.Command{Name: rules.FactInlineCode, Args: []string{c.Name, flag}, Via: c.Via, Source: c.Source})
 	}
 	runs := runsFile // an interpreter's file is also noted as one (see writtenForInterp)
@@ -679,7 +744,7 @@ func (a *Analyzer) sqlClient(in *stmtInfo, name string, rest []shell.Arg, via []
 		if strings.HasPrefix(f, "--") {
 			vals = optVals(rest, "", false, f)
 		} else {
-			vals = optVals(rest, f, false)
+			vals = append(optVals(rest, f, false), clusterVals(rest, f, sqlFlagLetters[name])...)
 		}
 		for _, v := range vals {
 			found = true
@@ -706,6 +771,38 @@ func (a *Analyzer) sqlClient(in *stmtInfo, name string, rest []shell.Arg, via []
 	if !found && in.final != nil {
 		in.role = RoleSQL
 	}
+}
+
+// sqlFlagLetters are the one-letter options of a database client that
+// take no value, which may come before its SQL option in one word
+// (psql -Xc, mysql -Be).
+var sqlFlagLetters = map[string]string{
+	"psql": "XAtqeEanlsSwWbx1", "mysql": "BNsrtvnqEHXfGAC", "mariadb": "BNsrtvnqEHXfGAC", "cockroach": "", "cqlsh": "",
+}
+
+// clusterVals returns the values of short, a one-letter option, given at
+// the end of a cluster of flags that take no value (-Xc SQL, -XcSQL).
+func clusterVals(args []shell.Arg, short, flags string) []shell.Arg {
+	var out []shell.Arg
+	for i, a := range args {
+		t := a.Text
+		if t == "--" {
+			break
+		}
+		if len(t) < 3 || t[0] != '-' || t[1] == '-' {
+			continue
+		}
+		j := strings.IndexByte(t[1:], short[1])
+		if j < 1 || strings.Trim(t[1:j+1], flags) != "" {
+			continue
+		}
+		if v := t[j+2:]; v != "" {
+			out = append(out, subArg(a, t[:j+2]))
+		} else if i+1 < len(args) {
+			out = append(out, args[i+1])
+		}
+	}
+	return out
 }
 
 // sqlFileOpts are the options that name a file of SQL a client runs: a

@@ -61,7 +61,9 @@ func (a *Analyzer) input(in Reader, text string) {
 	case RoleCron:
 		a.script(cronCommands(text, false), 1, 1, []string{in.Program})
 	case RoleInterp:
-		a.fact(rules.FactInlineCode, nil, in.Program, "stdin")
+		if !a.quietCode(interpKind(in.Program), text) {
+			a.fact(rules.FactInlineCode, nil, in.Program, "stdin")
+		}
 	case RoleSQL:
 		a.sql(text, nil)
 	case RoleStore:

@@ -647,7 +647,7 @@ func (a *Analyzer) stmt(st *syntax.Stmt, src string, depth int, via []string) {
 				continue
 			}
 			wa := shell.WordArg(w)
-			a.stdin(in, wa.Text, depth, via, rules.FactHeredocCode)
+			a.stdin(in, wa.Text, wa.Dyn, depth, via, rules.FactHeredocCode)
 			if in.final != nil && fetchers[in.final.Name] && strings.Contains(wa.Text, "$") && secretName(wa.Text) {
 				// curl -d @- URL <<< "$GITHUB_TOKEN": the client sends
 				// what the variable holds.
@@ -734,7 +734,7 @@ func (a *Analyzer) stmtText(st *syntax.Stmt, in *stmtInfo) (string, bool) {
 }
 
 // stdin judges text fed to a program's standard input.
-func (a *Analyzer) stdin(in *stmtInfo, text string, depth int, via []string, interpFact string) {
+func (a *Analyzer) stdin(in *stmtInfo, text string, dyn bool, depth int, via []string, interpFact string) {
 	if in.final == nil {
 		return
 	}
@@ -744,7 +744,11 @@ func (a *Analyzer) stdin(in *stmtInfo, text string, depth int, via []string, int
 	case RoleCron:
 		a.script(cronCommands(text, false), depth+1, in.nested+1, append(via, in.final.Name))
 	case RoleInterp:
-		a.fact(interpFact, via, in.final.Name)
+		// Code whose whole text is known and plainly only reads and
+		// computes runs as any reader does; the rest asks.
+		if dyn || !a.quietCode(interpKind(in.final.Name), text) {
+			a.fact(interpFact, via, in.final.Name)
+		}
 	case RoleSQL:
 		a.sql(text, via)
 	case RoleStore:
@@ -805,7 +809,7 @@ func (a *Analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 		}
 		prev := a.info(stages[i-1], src, via)
 		if prev.printsOK {
-			a.stdin(in, prev.prints, depth, via, rules.FactPipeCode)
+			a.stdin(in, prev.prints, false, depth, via, rules.FactPipeCode)
 			continue
 		}
 		switch in.role {
@@ -818,7 +822,7 @@ func (a *Analyzer) pipe(n *syntax.BinaryCmd, src string, depth int, via []string
 			// here-document cat prints is read, anything else is not
 			// (a dump, a file, another program's output).
 			if text, ok := a.stmtText(stages[i-1], prev); ok {
-				a.stdin(in, text, depth, via, rules.FactPipeCode)
+				a.stdin(in, text, false, depth, via, rules.FactPipeCode)
 			} else {
 				a.fact(factStoreHidden, via, in.final.Name, "input from a pipe")
 			}
