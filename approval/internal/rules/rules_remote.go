@@ -758,7 +758,7 @@ var remoteRules = []Rule{
 		Description: "writes a Python start-up hook (sitecustomize.py, usercustomize.py, a .pth file): every later Python on this machine runs it",
 		Command:     `^@write$`,
 		Args:        []string{reWriteHow + `(\S*/)?(sitecustomize|usercustomize)\.py$|` + reWriteHow + `\$\(…\)/\S*\.pth$`},
-		Match: []string{`cat evil.py > "$(python3 -m site --user-site)/usercustomize.py"`, "cp x.py ~/.local/lib/python3.12/site-packages/sitecustomize.py", `echo 'import os' > "$(python3 -m site --user-site)/x.pth"`},
+		Match:       []string{`cat evil.py > "$(python3 -m site --user-site)/usercustomize.py"`, "cp x.py ~/.local/lib/python3.12/site-packages/sitecustomize.py", `echo 'import os' > "$(python3 -m site --user-site)/x.pth"`},
 		NoMatch:     []string{"cat sitecustomize.py", "cp usercustomize.py.example docs/", "echo x > src/custom.py"},
 	},
 	{
