@@ -159,7 +159,7 @@ func TestSandbox_Verdicts(t *testing.T) {
 		{"rm tmp", "rm -rf /tmp/x", Allow, Deny, false, sandboxed}, // scratch without a sandbox; out of reach in one
 		{"etc edit", "echo 1.2.3.4 x >> /etc/hosts", Ask, Deny, false, sandboxed},
 		{"sed etc", "sed -i 's/a/b/' /etc/ssh/sshd_config", Ask, Deny, false, sandboxed},
-		{"ssh key", "cat ~/.ssh/id_rsa", Allow, Deny, false, unreadable},
+		{"ssh key", "cat ~/.ssh/id_rsa", Ask, Deny, false, unreadable}, // printed into the transcript without a sandbox
 		{"aws via option", "aws --profile x s3 ls --ca-bundle=~/.aws/ca.pem", Allow, Deny, false, unreadable},
 		{"mkdir home", "mkdir -p ~/bin", Allow, Deny, false, sandboxed},
 		{"git clean elsewhere", "git -C /srv/repo clean -fdx", Ask, Deny, false, sandboxed},

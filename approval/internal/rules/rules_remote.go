@@ -737,7 +737,7 @@ var remoteRules = []Rule{
 		// Django's commands only through manage.py or django-admin: a
 		// script of one's own may take "flush" as an argument.
 		Args: []string{`(^|\S*manage\.py |^)(flush|reset_db|sqlflush|migrate( --\S+)* \S+ zero)( |$)|(^| )db push( .*)? (--accept-data-loss|--force-reset)( |$)|(^| )(db:(drop|reset|purge|schema:load|truncate_all|seed:replant)|migrate (reset|fresh|refresh)|migrate:(reset|fresh|refresh)|migrate:rollback( .*)? --all|` +
-			`db:migrate:undo:all|schema:drop|database (reset|drop)|ecto\.(drop|reset)|downgrade base|db drop)( |$)`},
+			`db:migrate:undo:all|db:wipe|schema:drop|database (reset|drop)|ecto\.(drop|reset)|downgrade base|db drop)( |$)`},
 		NotArgs: `(^| )(--help|-h|--dry-run|--plan)( |$)`,
 		Match: []string{"python manage.py flush --noinput", "rails db:drop DISABLE_DATABASE_ENVIRONMENT_CHECK=1", "npx prisma migrate reset --force", "knex migrate:rollback --all",
 			"php artisan migrate:fresh --force", "bin/rails db:reset", "npx sequelize-cli db:migrate:undo:all", "alembic downgrade base", "mix ecto.reset",
@@ -1130,5 +1130,54 @@ var remoteRules = []Rule{
 		Args:        []string{`(^| )(-m http\.server|http\.server|-S \S+|-run httpd|httpd)( |$)`, `(^| )(-d|--directory|-t|-p)[ =]?(~|\$\{?HOME\}?|/home/[^/ ]+|/root|/)/?( |$)`},
 		Match:       []string{"python3 -m http.server --directory ~", "python -m http.server 8000 -d /", "php -S 0.0.0.0:8080 -t ~"},
 		NoMatch:     []string{"python3 -m http.server --directory dist", "python3 -m http.server 8000", "php -S localhost:8000 -t public"},
+	},
+	{
+		ID: "secret-print", Tier: Dangerous,
+		Description: "prints a private key or a credential file: it lands in the agent's transcript, which leaves the machine with its next message",
+		Command:     `^(cat|tac|less|more|head|tail|bat|batcat|strings|nl|xxd|od|hexdump|view|vim|vi|nano|emacs|awk|sed|grep|egrep|rg|jq|yq)$`,
+		Args:        []string{`(^|[ =@<:,])([^ ]*/)?` + reSecretFile},
+		Match:       []string{"cat ~/.ssh/id_rsa", "cat ~/.aws/credentials", "head -5 ~/.ssh/id_ed25519", "grep -v '^#' ~/.netrc"},
+		NoMatch:     []string{"cat ~/.ssh/id_rsa.pub", "cat ~/.ssh/config", "cat .env.example", "cat ~/.aws/config"},
+	},
+	{
+		ID: "secret-hunt", Tier: Dangerous,
+		Description: "searches the home directory, its configuration or the whole machine for passwords, tokens or private keys: what it finds lands in the agent's transcript",
+		Command:     `^(grep|egrep|rg|ag|find|fd|locate)$`,
+		Args: []string{`(?i)(passw|secret|token|api.?key|credential|private.?key|\*\.pem|\*\.key|id_rsa|id_ed25519|BEGIN [A-Z ]*PRIVATE)`,
+			`(^| )(~|\$\{?HOME\}?|/home/[^/ ]+|/root|/Users/[^/ ]+|/)(/\.config|/\.ssh|/\.aws|/\.docker|/\.kube|/\.local)?/?( |$)`},
+		Match:   []string{"grep -r 'password' ~/.config/", "find / -name '*.pem' -exec cat {} \\;", "rg -i 'api_key' ~", "grep -rl 'BEGIN RSA PRIVATE KEY' /home/dev"},
+		NoMatch: []string{"grep -rn password src/", "rg token .", "find . -name '*.pem'", "grep -r TODO ~/src/app"},
+	},
+	{
+		ID: "install-into-system", Tier: Dangerous,
+		Description: "installs packages into the system's own Python or Node as root, or past the system's protection (--break-system-packages): OS tools that depend on them may break",
+		Command:     `^(pip|pip[0-9.]+|python[0-9.]*|npm|pnpm|yarn|gem|uv)$`,
+		Args:        []string{`(^| )(install|i|add|-m pip install)( |$)|--break-system-packages`},
+		Via:         `(^| )(sudo|doas|run0|pkexec)( |$)`,
+		Match:       []string{"sudo pip install requests", "sudo npm install -g typescript", "sudo python3 -m pip install x"},
+		NoMatch:     []string{"pip install requests", "npm install -g typescript", "sudo apt-get install -y libssl-dev"},
+	},
+	{
+		ID: "pip-break-system", Tier: Dangerous,
+		Description: "installs into the system's Python past its protection (--break-system-packages): OS tools that depend on it may break",
+		Command:     `^(pip|pip[0-9.]+|python[0-9.]*|uv)$`,
+		Args:        []string{`(^| )--break-system-packages( |$)`},
+		Match:       []string{"pip install --break-system-packages -r requirements.txt", "python3 -m pip install --break-system-packages x"},
+		NoMatch:     []string{"pip install -r requirements.txt"},
+	},
+	{
+		ID: "cron-temp-program", Tier: Dangerous,
+		Description: "schedules a program from a temporary directory (cron, at): anyone who can write there runs code as this user, unattended",
+		Command:     `^@scheduled-temp-program$`,
+		Match:       []string{"echo '* * * * * /tmp/x' | crontab -", "crontab - <<< '*/5 * * * * /dev/shm/.a'"},
+		NoMatch:     []string{"echo '0 3 * * * /usr/local/bin/backup' | crontab -", "/tmp/x"},
+	},
+	{
+		ID: "rm-production-db", Tier: Dangerous,
+		Description: "deletes a production database file",
+		Command:     `^(rm|unlink|shred|srm)$`,
+		Args:        []string{`(^| )\S*prod\S*\.(db|sqlite|sqlite3|db3)( |$)`},
+		Match:       []string{"rm -f db/production.sqlite3", "rm prod.db"},
+		NoMatch:     []string{"rm -f db/development.sqlite3", "rm test.db", "rm product_list.txt"},
 	},
 }

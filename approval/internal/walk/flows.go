@@ -460,11 +460,58 @@ func sendsSecretVariable(args []string) bool {
 		if i > 0 {
 			prev = args[i-1]
 		}
-		if !presentsCredential(prev, x) {
+		if !presentsCredential(prev, x) || !forItsService(x, args) {
 			return true
 		}
 	}
 	return false
+}
+
+// tokenServices maps the start of a well-known token's variable name to
+// the domains of the service that issues it: presented anywhere else (-H
+// "Authorization: Bearer $GITHUB_TOKEN" to another host), it is sent to
+// whoever runs that host.
+var tokenServices = []struct{ prefix, domains string }{
+	{"GITHUB", "github.com githubusercontent.com ghcr.io"}, {"GH_", "github.com githubusercontent.com ghcr.io"},
+	{"GITLAB", "gitlab.com"}, {"NPM", "npmjs.org npmjs.com"}, {"PYPI", "pypi.org"},
+	{"OPENAI", "openai.com"}, {"ANTHROPIC", "anthropic.com"}, {"HF_", "huggingface.co"}, {"HUGGING", "huggingface.co"},
+	{"SLACK", "slack.com"}, {"STRIPE", "stripe.com"}, {"CLOUDFLARE", "cloudflare.com"}, {"CF_", "cloudflare.com"},
+	{"DIGITALOCEAN", "digitalocean.com"}, {"VERCEL", "vercel.com"}, {"NETLIFY", "netlify.com"},
+	{"SENTRY", "sentry.io"}, {"DOCKER", "docker.io docker.com"}, {"HEROKU", "heroku.com"},
+}
+
+// forItsService reports whether the credential in x, presented in args,
+// goes only to the service it is for: false when its name says which
+// service issued it and a URL of the line is another's host. A name no
+// service is known for is taken as presented where it belongs.
+func forItsService(x string, args []string) bool {
+	name := strings.ToUpper(x[strings.IndexByte(x, '$')+1:])
+	name = strings.TrimLeft(name, "{")
+	var domains string
+	for _, t := range tokenServices {
+		if strings.HasPrefix(name, t.prefix) {
+			domains = t.domains
+			break
+		}
+	}
+	if domains == "" {
+		return true
+	}
+	for _, a := range args {
+		a = strings.Trim(a, `'"`)
+		rest, ok := strings.CutPrefix(a, "https://")
+		if !ok {
+			if rest, ok = strings.CutPrefix(a, "http://"); !ok {
+				continue
+			}
+		}
+		host, _, _ := strings.Cut(rest, "/")
+		host, _, _ = strings.Cut(host, ":")
+		if !slices.ContainsFunc(strings.Fields(domains), func(d string) bool { return host == d || strings.HasSuffix(host, "."+d) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // neverSent reports whether a word names a secret that no service

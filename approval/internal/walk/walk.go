@@ -1033,6 +1033,7 @@ func (a *Analyzer) finish() {
 	}
 	a.pushNewRemote()
 	a.applyDestroyPlan()
+	a.scheduledFromTemp()
 	a.fetchedUse(fetched, extractsArchive, factFetchExtract)
 	a.fetchedUse(fetched, installs, rules.FactFetchInstall)
 	execBase := make(map[string]bool, len(a.chmodX))
@@ -1046,6 +1047,25 @@ func (a *Analyzer) finish() {
 		}
 	}
 	a.leaks()
+}
+
+// factScheduledTemp names a program in a temporary directory that a
+// crontab or at job the line installs runs (args: its path).
+const factScheduledTemp = "@scheduled-temp-program"
+
+// scheduledFromTemp records each job the line schedules whose program
+// lies in a temporary directory, which anyone may write.
+func (a *Analyzer) scheduledFromTemp() {
+	for i := range a.cmds {
+		c := &a.cmds[i]
+		if !strings.HasPrefix(c.Path, "/tmp/") && !strings.HasPrefix(c.Path, "/var/tmp/") && !strings.HasPrefix(c.Path, "/dev/shm/") {
+			continue
+		}
+		if slices.ContainsFunc(c.Via, func(v string) bool { return v == "crontab" || v == "at" || v == "batch" }) {
+			a.fact(factScheduledTemp, nil, c.Path)
+			return
+		}
+	}
 }
 
 // factApplyDestroyPlan names a plan file the line makes with terraform
