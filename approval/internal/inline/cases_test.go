@@ -111,6 +111,7 @@ var loudCases = []qcase{
 	{py, `import os; fd = os.open('x', os.O_WRONLY)`, false, "opens a file for writing"},
 	{py, `import zipfile; zipfile.ZipFile('a.zip', 'w')`, false, "imports zipfile"},
 	{py, `import tarfile; tarfile.open('x.tgz').extractall('/')`, false, "imports tarfile"},
+	{py, `import gc; [f for f in gc.get_objects() if callable(f) and f.__name__=='system'][0]('id')`, false, "imports gc"},
 	{js, `process.chdir('/'); require('fs').readdirSync('.')`, false, "changes files (process.chdir)"},
 	{py, `import json; json.dump({}, f)`, false, "writes a file (json.dump)"},
 	{py, `import tempfile; tempfile.mkdtemp()`, false, "changes files (tempfile.mkdtemp)"},

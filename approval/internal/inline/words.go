@@ -111,7 +111,8 @@ var words = map[string]group{
 	"_getframe": gEscape, "gi_frame": gEscape, "tb_frame": gEscape, "f_back": gEscape,
 	"constructor": gEscape, "__proto__": gEscape, "reflect": gEscape,
 	"globalthis": gEscape, "binding": gEscape, "linkedbinding": gEscape,
-	"dlopen": gEscape, "mainmodule": gEscape, "_load": gEscape,
+	"dlopen": gEscape, "mainmodule": gEscape, "_load": gEscape, "gc": gEscape,
+	"get_objects": gEscape, "get_referrers": gEscape, "get_referents": gEscape,
 	"__definegetter__": gEscape, "__lookupgetter__": gEscape,
 
 	// destructive verbs of databases and services
@@ -208,7 +209,7 @@ var pyModules = map[string]bool{
 	"huggingface_hub": true, "kaggle": true, "wget": true, "gdown": true,
 	"selenium": true, "playwright": true, "scrapy": true,
 	"pkgutil": true, "pydoc": true, "inspect": true, "builtins": true,
-	"__builtin__": true, "setuptools": true, "distutils": true, "tarfile": true,
+	"__builtin__": true, "gc": true, "setuptools": true, "distutils": true, "tarfile": true,
 	"zipfile": true,
 }
 
