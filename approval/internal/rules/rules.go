@@ -777,7 +777,7 @@ var table = []Rule{
 		Description: "SQL DROP",
 		Command:     `^@sql$`,
 		Args:        []string{`(?i)^drop\b`},
-		Match:       []string{"DROP TABLE users", `psql -c "drop database prod"`, "mysql -e 'DROP TABLE t'", "sqlite3 app.db 'DROP TABLE t;'", "psql <<EOF\nDROP SCHEMA x;\nEOF"},
+		Match:       []string{"DROP TABLE users", `psql -c "drop database prod"`, "mysql -e 'DROP TABLE t'", "sqlite3 app.db 'DROP TABLE t;'", "psql <<EOF\nDROP SCHEMA x;\nEOF", "bq query --use_legacy_sql=false 'DROP SCHEMA ds CASCADE'"},
 		NoMatch:     []string{`echo "DROP TABLE users"`, `psql -c "select 1"`},
 	},
 	{

@@ -32,7 +32,7 @@ const (
 	reCredential = `(` + reSecretFile +
 		`|(\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.config/gcloud/\S*|\.aws/config)` + reCredEnd +
 		`|\.env(\.(local|prod|production|dev|development|staging|test|secret|secrets))?` + reCredEnd +
-		`|\.(ssh|aws|kube|docker|gnupg|config/gcloud|password-store)/?` + reCredEnd + `)`
+		`|\.(ssh|aws|kube|docker|gnupg|config/gcloud|config/gh|password-store)/?` + reCredEnd + `)`
 	// reCredOperand is a credential given as an operand, not as the
 	// identity file of ssh, scp, sftp or rsync's remote shell (-i KEY):
 	// the word before it is anything but -i (told by its last two bytes,

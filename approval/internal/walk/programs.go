@@ -426,6 +426,17 @@ func byClass(r *resolution) bool {
 		in.cmds = append(in.cmds, sqlFacts(r.w.Text+" "+strings.Join(shell.Texts(rest), " "), r.via)...)
 	case sqlClients[name] != "":
 		a.sqlClient(in, name, rest, r.via)
+	case name == "bq":
+		// bq query [flags] SQL: the statement is its operand.
+		if _, ops := shell.SplitOpts(rest, shell.OptSpec{}); len(ops) > 1 && ops[0].Text == "query" {
+			var sql []string
+			for _, o := range ops[1:] {
+				if !o.IsOpt() {
+					sql = append(sql, o.Text)
+				}
+			}
+			in.cmds = append(in.cmds, sqlFacts(strings.Join(sql, " "), r.via)...)
+		}
 	case storeClients[name] != "":
 		in.role = RoleStore
 	case name == "chpasswd":
