@@ -22,6 +22,9 @@ var artefactNames = setOf(`node_modules dist build target out _build __pycache__
 // artefact's name (build, target/debug, node_modules/.cache, dist/*,
 // pkg/__pycache__), or *.egg-info or cmake-build-*.
 func inArtefact(rel string) bool {
+	if rel == "vendor/bundle" || strings.HasPrefix(rel, "vendor/bundle/") {
+		return true // Bundler's installed gems (bundle config path vendor/bundle)
+	}
 	for e := range strings.SplitSeq(rel, "/") {
 		if artefactNames[e] || strings.HasSuffix(e, ".egg-info") && len(e) > len(".egg-info") ||
 			strings.HasPrefix(e, "cmake-build-") && len(e) > len("cmake-build-") {

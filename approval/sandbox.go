@@ -340,6 +340,7 @@ type sandboxScope struct {
 	cwdUnknown bool     // it may be in one the gate cannot know
 	dir        string   // the request's directory, whose ".." is known; "" unknown
 	gitEnv     bool     // the command sets git's environment (GIT_WORK_TREE …)
+	pwdSet     bool     // the command may give PWD a value of its own
 }
 
 func newSandboxScope(sb Sandbox, home, dir, text string, cmds []rules.Command) *sandboxScope {
@@ -365,6 +366,7 @@ func newSandboxScope(sb Sandbox, home, dir, text string, cmds []rules.Command) *
 		s.cwdUnknown = true
 	}
 	s.gitEnv = mentionsGitEnv(cmds)
+	s.pwdSet = strings.Contains(text, "PWD=") || strings.Contains(text, "PWD ") || strings.Contains(text, "PWD;")
 	s.followCds(cmds)
 	return s
 }
@@ -398,6 +400,7 @@ func namesHome(t string) bool {
 // cdable_vars, or a declaration whose name is itself an expansion.
 func stateChanges(text string, cmds []rules.Command) (homeSet, cwdMoved bool) {
 	texts := []string{text}
+	pushes := 0
 	for i := range cmds {
 		c := &cmds[i]
 		texts = append(texts, c.Source)
@@ -408,8 +411,14 @@ func stateChanges(text string, cmds []rules.Command) (homeSet, cwdMoved bool) {
 			if !venvActivate(c.Args) {
 				homeSet, cwdMoved = true, true
 			}
+		case "pushd":
+			pushes++
 		case "popd":
-			homeSet, cwdMoved = true, true
+			// Back to a directory a pushd of the line left, which the
+			// scope follows; past them, to one of the session's stack.
+			if pushes--; pushes < 0 {
+				homeSet, cwdMoved = true, true
+			}
 		case "declare", "typeset", "local", "export", "readonly", "read", "printf", "mapfile", "readarray", "let", "unset":
 			if slices.ContainsFunc(c.Args, func(a string) bool { return strings.ContainsAny(a, "$`") }) {
 				homeSet, cwdMoved = true, true
@@ -439,12 +448,19 @@ func venvActivate(args []string) bool {
 // lists, subshells and loops: a path is known only when it resolves the
 // same way from every directory the command may be in.
 func (s *sandboxScope) followCds(cmds []rules.Command) {
+	pushes := 0
 	for i := range cmds {
 		c := &cmds[i]
 		switch c.Name {
-		case "cd", "pushd":
+		case "cd":
+		case "pushd":
+			pushes++
 		case "popd":
-			s.cwdUnknown = true
+			// A popd back to where a pushd of the line left leads to a
+			// directory already among cwds.
+			if pushes--; pushes < 0 {
+				s.cwdUnknown = true
+			}
 			continue
 		default:
 			continue
@@ -494,6 +510,10 @@ func (s *sandboxScope) resolveFrom(p string, cwds []string, cwdUnknown bool) ([]
 		p = s.home + p[7:]
 	case strings.HasPrefix(p, "~"):
 		return nil, false // ~user, ~+, ~-
+	case !s.pwdSet && (p == "$PWD" || strings.HasPrefix(p, "$PWD/") || p == "${PWD}" || strings.HasPrefix(p, "${PWD}/")):
+		// The shell's own directory, wherever the command is: "." there.
+		_, rest, _ := strings.Cut(p, "/")
+		p = "./" + rest
 	}
 	if strings.Contains(p, "$") || p == "" {
 		return nil, false // a variable the gate does not know, or no home

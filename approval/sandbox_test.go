@@ -90,6 +90,9 @@ func TestSandbox_Verdicts(t *testing.T) {
 		{"find exec rm", "find . -name '*.txt' -exec rm -f {} +", Ask, Allow, false, ""},
 		{"find deletes build artefacts", "find . -name '*.o' -delete", Allow, Allow, false, ""}, // in every profile
 		{"find removes build artefacts", "find . -type d -name __pycache__ -prune -exec rm -rf {} +", Allow, Allow, false, ""},
+		{"artefact under PWD", `rm -rf "$PWD/dist"`, Allow, Allow, false, ""},
+		{"artefact between pushd and popd", "pushd app && rm -rf dist && popd", Allow, Allow, false, ""},
+		{"bundler's vendor path", "rm -rf vendor/bundle", Allow, Allow, false, ""},
 		{"find widens past artefacts", "find . -name '*.pyc' -o -name '*.py' -delete", Ask, Allow, false, ""},
 		{"overwrite project env", "echo TOKEN=x > .env", Ask, Allow, false, ""},
 		{"cd then glob in it", "cd build && rm -rf *", Ask, Allow, false, ""},
@@ -112,6 +115,8 @@ func TestSandbox_Verdicts(t *testing.T) {
 		{"history", "rm -rf .git", Ask, Ask, false, ""},
 		{"unknown variable", `X=build; rm -rf "$X"`, Ask, Ask, false, ""},
 		{"unknown TMPDIR", `rm -rf "$TMPDIR/x"`, Ask, Ask, false, ""},
+		{"PWD set in the line", `PWD=/ rm -rf "$PWD/etc"`, Ask, Ask, false, ""},
+		{"popd past the line's pushes", "popd && rm -rf dist", Ask, Ask, false, ""},
 		{"substitution", `rm -rf "$(pwd)/build"`, Ask, Ask, false, ""},
 		{"dotdot after a name", "rm -rf build/link/../../../x", Ask, Ask, false, ""},
 		{"dotdot after cd", "cd build && rm -rf ../x", Ask, Ask, false, ""},

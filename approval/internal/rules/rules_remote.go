@@ -743,7 +743,8 @@ var remoteRules = []Rule{
 		// script of one's own may take "flush" as an argument.
 		Args: []string{`(^|\S*manage\.py |^)(flush|reset_db|sqlflush|migrate( --\S+)* \S+ zero)( |$)|(^| )db push( .*)? (--accept-data-loss|--force-reset)( |$)|(^| )(db:(drop|reset|purge|schema:load|truncate_all|seed:replant)|migrate (reset|fresh|refresh)|migrate:(reset|fresh|refresh)|migrate:rollback( .*)? --all|` +
 			`db:migrate:undo:all|db:wipe|schema:drop|flyway:clean|clean-all|liquibase:drop-?all|drop-?all|dropAll|database drop|database (reset|drop)|ecto\.(drop|reset)|downgrade base|db drop)( |$)`},
-		NotArgs: `(^| )(--help|-h|--dry-run|--plan)( |$)`,
+		// A test environment's database is made again by its next run.
+		NotArgs: `(^| )(--help|-h|--dry-run|--plan|--env[ =]test(ing)?)( |$)`,
 		Match: []string{"python manage.py flush --noinput", "rails db:drop DISABLE_DATABASE_ENVIRONMENT_CHECK=1", "npx prisma migrate reset --force", "knex migrate:rollback --all",
 			"php artisan migrate:fresh --force", "bin/rails db:reset", "npx sequelize-cli db:migrate:undo:all", "alembic downgrade base", "mix ecto.reset",
 			"python manage.py migrate orders zero --noinput", "npx prisma db push --accept-data-loss", "mvn flyway:clean", "liquibase dropAll --url=jdbc:postgresql://prod/db",
