@@ -429,10 +429,16 @@ func TestKernel_TwoKernelsInParallel(t *testing.T) {
 }
 
 // TestSession_AuthorizeCodeOnTheHost: on the host, a cell is judged like
-// python3 -c CODE: refused with nobody to ask, run with approval mode off.
+// python3 -c CODE: refused with nobody to ask unless it plainly only
+// computes and prints, run with approval mode off.
 func TestSession_AuthorizeCodeOnTheHost(t *testing.T) {
-	if err := newSession(t).AuthorizeCode(t.Context(), "print(1)"); !errors.Is(err, envs.ErrDenied) {
+	if err := newSession(t).AuthorizeCode(t.Context(), "import shutil\nshutil.rmtree('x')"); !errors.Is(err, envs.ErrDenied) {
 		t.Errorf("unattended on the host: %v; want ErrDenied", err)
+	}
+	// A cell that plainly only computes and prints is read and runs, as
+	// python3 -c of it does.
+	if err := newSession(t).AuthorizeCode(t.Context(), "print(6*7)"); err != nil {
+		t.Errorf("a quiet cell unattended on the host: %v; want it run", err)
 	}
 	cfg := unconfined(config.Default())
 	cfg.Approval.Mode = "off"

@@ -23,7 +23,7 @@ func TestCode_ExitStatus(t *testing.T) {
 		{"sys.exit", "", []string{"--yolo", "code", "import sys; sys.exit(3)"}, 3, "", ""},
 		{"timeout", "", []string{"--yolo", "code", "--timeout", "300ms", "while True: pass"}, 124, "", "KeyboardInterrupt"},
 		{"tool call", "", []string{"--yolo", "code", "import runbox; print(runbox.terminal('echo via-gate')['output'], end='')"}, 0, "via-gate\n", ""},
-		{"refused unattended", "", []string{"--sandbox", "off", "code", "print(1)"}, 125, "", "inline-code"},
+		{"refused unattended", "", []string{"--sandbox", "off", "code", "import shutil"}, 125, "", "inline-code"},
 		{"confined, runs like a script", "", []string{"--sandbox", "workspace", "code", "print(1)"}, 0, "1\n", ""},
 		{"no code", "", []string{"--yolo", "code", " "}, 2, "", "no code"},
 	} {

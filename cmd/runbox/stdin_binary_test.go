@@ -58,7 +58,8 @@ func TestRun_StdinAsTheCommandReadsIt(t *testing.T) {
 		{"data to a pipeline", "b\na\n", []string{"run", "--", "sort | head -1"}, 0, "a\n", "", true},
 		{"data to python3 -c", "x\n", []string{"run", "--sandbox", "workspace", "--", "python3 -c 'import sys; print(len(sys.stdin.read()))'"}, 0, "2\n", "", true},
 		{"code to python3 under workspace", "print(6*7)\n", []string{"run", "--sandbox", "workspace", "--", "python3"}, 0, "42\n", "", true},
-		{"code to python3 without a sandbox", "print(6*7)\n", []string{"run", "--sandbox", "off", "--", "python3"}, 125, "", "inline-code", false},
+		{"code to python3 without a sandbox", "import shutil\nshutil.rmtree('x')\n", []string{"run", "--sandbox", "off", "--", "python3"}, 125, "", "inline-code", false},
+		{"quiet code to python3 without a sandbox", "print(6*7)\n", []string{"run", "--sandbox", "off", "--", "python3"}, 0, "42\n", "", true},
 		{"commands to bash", "touch " + canary + "\necho ok\n", []string{"run", "--sandbox", "off", "--", "bash"}, 0, "ok\n", "", true},
 		{"refused second line", "touch " + canary + "\nrm -rf /\n", []string{"run", "--sandbox", "off", "--", "bash"}, 125, "", "line 2 of stdin refused", false},
 		{"multi-line statement", "if true; then\n  echo multi\nfi\n", []string{"run", "--sandbox", "off", "--", "bash"}, 0, "multi\n", "", true},
@@ -128,8 +129,8 @@ func TestCheck_PredictsRun(t *testing.T) {
 		want string
 	}{
 		{"argv quoted", []string{"check", "--", "ls", "my dir"}, checkAllow, "command:  ls 'my dir'"},
-		{"inline code under the sandbox", []string{"check", "--", "python3", "-c", "print(1)"}, checkAllow, "inline code allowed"},
-		{"inline code without it", []string{"--sandbox", "off", "check", "--", "python3", "-c", "print(1)"}, checkAsk, "inline-code"},
+		{"inline code under the sandbox", []string{"check", "--", "python3", "-c", "import shutil"}, checkAllow, "inline code allowed"},
+		{"inline code without it", []string{"--sandbox", "off", "check", "--", "python3", "-c", "import shutil"}, checkAsk, "inline-code"},
 		{"write outside the workspace", []string{"check", "--", "echo x > /var/tmp/runbox-check-y"}, checkDeny, "writes outside the workspace"},
 		{"dev tcp", []string{"check", "--", "echo x > /dev/tcp/192.0.2.1/80"}, checkDeny, "network connection"},
 		{"too complex", append([]string{"check", "--", "echo"}, big...), checkAsk, "too-complex"},
