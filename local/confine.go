@@ -164,6 +164,69 @@ func (e *Env) noteSandbox(res *envs.Result, decided []envs.Violation) {
 // workspace takes well under a second).
 const gitCheckTimeout = time.Minute
 
+// gitWatchEvery is how often a confined command's workspace is checked
+// for git leftovers while it runs; gitStopAfter checks that find
+// something stop it (the first may be a tool's own setup; planting again
+// after it was made inert is not).
+const (
+	gitWatchEvery = 150 * time.Millisecond
+	gitStopAfter  = 2
+)
+
+// ruleGitStopped is the rule of the violation that says a command was
+// stopped for planting git leftovers again.
+const ruleGitStopped = "stopped: git leftovers planted again"
+
+// errGitPlanted ends a command that planted git leftovers again.
+var errGitPlanted = errors.New("local: stopped: it planted settings or hooks for the user's git to run again after the first were made inert")
+
+// watchGit checks the workspace for git leftovers while the command runs
+// (see guardGit), so that a long command cannot keep them armed for the
+// user's git meanwhile; stop ends the watch and returns its warnings.
+func (p *process) watchGit() (stop func() []string) {
+	pol := p.env.sandbox.policy
+	if pol == nil || pol.Profile != confine.ProfileWorkspace || p.env.opts.KeepLeftovers {
+		return func() []string { return nil }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var warnings []string
+	go func() {
+		defer close(done)
+		t := time.NewTicker(gitWatchEvery)
+		defer t.Stop()
+		planted := 0
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			cctx, ccancel := context.WithTimeout(ctx, gitCheckTimeout)
+			rep, err := gitguard.Check(cctx, pol.Workspace, gitguard.Options{Since: p.started, Tree: &p.env.gitTree})
+			ccancel()
+			vs := rep.Violations()
+			if len(vs) == 0 {
+				continue
+			}
+			for _, v := range vs {
+				p.denials.set.Add(v)
+			}
+			warnings = append(warnings, rep.Warnings(err)...)
+			if planted++; planted == gitStopAfter {
+				warnings = append(warnings, strings.TrimPrefix(errGitPlanted.Error(), "local: "))
+				p.denials.set.Add(envs.Violation{Op: "git", Target: pol.Workspace, Rule: ruleGitStopped, Source: envs.SourceDecided})
+				p.cancel(errGitPlanted)
+			}
+		}
+	}()
+	return func() []string {
+		cancel()
+		<-done
+		return warnings
+	}
+}
+
 func (p *process) guardGit() {
 	pol := p.env.sandbox.policy
 	if pol == nil || pol.Profile != confine.ProfileWorkspace || p.env.opts.KeepLeftovers {

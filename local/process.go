@@ -600,7 +600,9 @@ func (p *process) readReport() {
 // wait is the process's waiter goroutine.
 func (p *process) wait() {
 	defer close(p.done)
+	stopGit := p.watchGit()
 	err := p.cmd.Wait()
+	gitWarnings := stopGit()
 	p.duration = time.Since(p.started)
 	var rep *subreaper.Report
 	if p.report != nil {
@@ -622,6 +624,7 @@ func (p *process) wait() {
 	if !ended && p.cont != nil && !p.env.opts.KeepLeftovers {
 		p.leftovers += p.clearLeftovers()
 	}
+	p.warnings = append(p.warnings, gitWarnings...)
 	p.guardGit()
 	p.status = p.exitStatus(err, ended, rep)
 	p.status.LeftoverKilled = p.leftovers

@@ -11,8 +11,10 @@
 // tree by name, and git needs .git itself writable (index.lock,
 // COMMIT_EDITMSG), so prevention alone cannot cover it.
 //
-// [Check] runs when a confined command (or background job) has ended and
-// its leftovers are gone. It walks the workspace for .git directories,
+// [Check] runs while a confined command (or background job) runs, every
+// few hundred milliseconds with a [Tree] that makes a quiet check cheap,
+// and once more when it has ended and its leftovers are gone; the callers
+// stop a command whose second check finds something planted. It walks the workspace for .git directories,
 // files and links, follows gitdir and commondir pointers, submodules'
 // git directories (.git/modules) and linked worktrees (.git/worktrees),
 // and looks only at what changed while the command ran: a file's change
@@ -43,10 +45,11 @@
 //
 // Only the workspace is walked, not the other writable roots (TMPDIR,
 // caches), where the user's git does not usually run; the walk stops
-// after Options.MaxDirs directories and says so. While a background job
-// still runs, what it wrote is not yet checked: the user's git run in the
-// workspace meanwhile can meet it (as root, the workspace repository's
-// hooks and config are also read-only during the command; see confine).
+// after Options.MaxDirs directories and says so. What a running command
+// plants lives until the next check made while it runs (as root, the
+// workspace repository's hooks and config are also read-only during the
+// command; see confine): the user's git run in that moment can meet it,
+// once, since planting again stops the command.
 // Attributes (.gitattributes, info/attributes) are left alone: they only
 // select filter and diff drivers that a configuration must define, and
 // configurations the command wrote lose those definitions.

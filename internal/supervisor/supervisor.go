@@ -49,7 +49,8 @@ type supervisor struct {
 	subreaper bool                  // this process is the job's subreaper (a per-job supervisor)
 	grace     time.Duration         // the leftovers' grace after SIGTERM (the spec's)
 	denials   envs.ViolationSet     // what the job's sandbox refused it, as decided
-	guard     string                // the workspace a confined job could write: checked for git leftovers when it ends
+	guard     string                // the workspace a confined job could write: checked for git leftovers while it runs and when it ends
+	gitTree   gitguard.Tree         // the checks' memory of the workspace
 	started   time.Time             // when the command was started
 
 	mu     sync.Mutex
@@ -116,7 +117,9 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 	if ln != nil {
 		go s.serve(ln)
 	}
+	stopGit := s.watchGit()
 	st, w := s.wait()
+	gitNotes := stopGit()
 	var note string
 	switch {
 	case s.cmdPID == 0 || !killedBySignal(w):
@@ -136,7 +139,8 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 		note = noteWrapperKilled
 	}
 	st.LeftoverKilled = s.clearLeftovers()
-	note = joinNote(note, s.guardGit())
+	note = joinNote(note, joinNotes(append(gitNotes, s.guardGit())))
+	s.gitTree.Close()
 	s.release(&st)
 	if err := jobdir.RemoveCommand(s.dir); err != nil {
 		s.logf("%v", err)
@@ -171,7 +175,7 @@ func (s *supervisor) guardGit() string {
 	if s.guard == "" {
 		return ""
 	}
-	rep, err := gitguard.Check(context.Background(), s.guard, gitguard.Options{Since: s.started})
+	rep, err := gitguard.Check(context.Background(), s.guard, gitguard.Options{Since: s.started, Tree: &s.gitTree})
 	for _, v := range rep.Violations() {
 		s.denials.Add(v)
 	}
