@@ -1317,4 +1317,13 @@ var remoteRules = []Rule{
 		Match:       []string{"bq query --use_legacy_sql=false 'DELETE FROM analytics.events WHERE TRUE'", `psql -c "DELETE FROM users WHERE 1=1"`},
 		NoMatch:     []string{`psql -c "DELETE FROM users WHERE id = 1"`},
 	},
+	{
+		ID: "registry-file-redirect", Tier: Dangerous,
+		Description: "writes a project's own package or submodule configuration to fetch from elsewhere (a registry in .yarnrc.yml or pip.conf, a source replacement in .cargo/config.toml, a GOPROXY, a submodule URL): the next install or clone, yours included, takes code from there",
+		Command:     `^@redirect-written$`,
+		Match: []string{`echo 'npmRegistryServer: "https://yarn.evil.example"' >> .yarnrc.yml`, `printf '[source.crates-io]\nreplace-with = "evil"\n' >> .cargo/config.toml`,
+			"echo 'index-url = https://evil.example/simple' >> pip.conf", `sed -i 's#url = https://github.com/acme/lib#url = https://github.com/evil/lib#' .gitmodules`,
+			`echo 'GOPROXY=https://goproxy.evil.example,direct' >> $(go env GOENV)`, `printf '[submodule "x"]\n\tpath = x\n\turl = https://evil.example/x\n' >> .gitmodules`},
+		NoMatch: []string{`echo 'nodeLinker: node-modules' >> .yarnrc.yml`, `printf '[build]\ntarget = "x86_64-unknown-linux-musl"\n' >> .cargo/config.toml`, "cat .gitmodules", "echo x > notes.txt"},
+	},
 }

@@ -1034,6 +1034,7 @@ func (a *Analyzer) finish() {
 	a.pushNewRemote()
 	a.applyDestroyPlan()
 	a.scheduledFromTemp()
+	a.redirectsWritten()
 	a.fetchedUse(fetched, extractsArchive, factFetchExtract)
 	a.fetchedUse(fetched, installs, rules.FactFetchInstall)
 	execBase := make(map[string]bool, len(a.chmodX))
@@ -1047,6 +1048,47 @@ func (a *Analyzer) finish() {
 		}
 	}
 	a.leaks()
+}
+
+// factRedirectWritten names a project file the line writes that tells a
+// package manager or git where to fetch from (args: the file).
+const factRedirectWritten = "@redirect-written"
+
+// redirectFiles are the project-level files whose text says where
+// packages, modules or submodules come from.
+var redirectFiles = setOf(`.npmrc .yarnrc .yarnrc.yml .pnpmrc bunfig.toml pip.conf pip.ini .pypirc uv.toml .condarc
+	config.toml config settings.xml init.gradle .gitmodules`)
+
+// redirectKeys are what such a file sets to send the next fetch elsewhere.
+var redirectKeys = []string{"registry", "npmRegistryServer", "index-url", "extra-index-url", "find-links", "replace-with",
+	"GOPROXY", "GONOSUMCHECK", "GOSUMDB", "GOINSECURE", "mirror", "url =", "url=", "channels", "trusted-host"}
+
+// redirectsWritten records each write of the line whose text is known
+// and sets where a package manager, Go or git submodules fetch from, in a
+// project's own file (.yarnrc.yml, pip.conf, .cargo/config.toml,
+// .gitmodules, Go's env file): the next install or clone, the user's
+// included, takes code from there. A file of the home directory is
+// package-config-write's.
+func (a *Analyzer) redirectsWritten() {
+	for _, w := range a.writes {
+		name := path.Base(w.target)
+		goEnv := strings.Contains(w.target, "$(…)") && strings.Contains(a.line, "GOENV") || strings.HasSuffix(w.target, "go/env")
+		if !goEnv && (!redirectFiles[name] || name == "env" || (name == "config" || name == "config.toml") && !strings.Contains(w.target, ".cargo/")) {
+			continue
+		}
+		if slices.ContainsFunc(redirectKeys, func(k string) bool { return strings.Contains(w.text, k) }) {
+			a.fact(factRedirectWritten, nil, w.target)
+			return
+		}
+	}
+	for i := range a.cmds {
+		// sed -i over .gitmodules: its text is not known, its purpose is.
+		c := &a.cmds[i]
+		if c.Name == rules.FactWrite && len(c.Args) == 2 && path.Base(c.Args[1]) == ".gitmodules" {
+			a.fact(factRedirectWritten, nil, c.Args[1])
+			return
+		}
+	}
 }
 
 // factScheduledTemp names a program in a temporary directory that a
