@@ -724,12 +724,13 @@ var table = []Rule{
 		// An example or template is not the project's configuration, and
 		// a build's output directory holds copies the build makes.
 		NotArgs: `^\S+ ((\./)?(build|dist|out|target|_build)/\S+|\S+\.(example|sample|template|tmpl|tpl|dist))$`,
-		Match: []string{"echo TOKEN=x > .env", "echo mode: prod > deploy/config.yaml", "printenv | tee .env backup", "install -m 600 template.env .env.production",
+		Match: []string{"echo TOKEN=x > .env", "echo mode: prod > deploy/config.yaml", "[ -f .env ] || cp a .env; cp evil .env", "[ -f .env ] && cp .env.example .env", "printenv | tee .env backup", "install -m 600 template.env .env.production",
 			"cat a > /opt/data/.env", "cp x config.yaml", "truncate -s 0 settings.json", "mv new.toml config.toml", "curl -o config.json https://x/c.json"},
 		NoMatch: []string{"echo x >> .env", "cat .env > backup.txt", "echo x > config.yaml.bak", "echo x > .env#backup", "sed -i 's/a/b/' config.yaml",
 			"sed -i.bak -e 's/debug: true/debug: false/' deploy/config.yml", "perl -pi -e 's/a/b/' settings.json", "sed -i 's/DEBUG=1/DEBUG=0/' .env",
 			"mkdir -p build && cp config.example.yaml build/config.yaml", "env > .env.local.example", "cp config.yaml dist/config.yaml", "cp -n .env.example .env",
-			"cp --update=none config.example.toml config.toml"},
+			"cp --update=none config.example.toml config.toml", "[ -f .env ] || cp .env.example .env", "test -f config.toml || cp config.example.toml config.toml",
+			"[ ! -f .env ] && cp .env.example .env"},
 	},
 	{
 		ID: "edit-config-elsewhere", Tier: Dangerous,

@@ -2,6 +2,7 @@ package walk
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/runbox/runbox/approval/internal/inline"
@@ -668,7 +669,7 @@ func (a *Analyzer) writeTargets(in *stmtInfo, c *rules.Command, rest []shell.Arg
 		}
 		if len(r) >= 2 {
 			how := c.Name
-			if (c.Name == "cp" || c.Name == "mv") && shell.HasOpt(opts, "-n", "--no-clobber", "--update=none") {
+			if (c.Name == "cp" || c.Name == "mv") && (shell.HasOpt(opts, "-n", "--no-clobber", "--update=none") || r[len(r)-1].Word != nil && slices.Contains(a.createOnly, r[len(r)-1].Word)) {
 				how += "-n" // creates the file, never replaces it
 			}
 			add(how, r[len(r)-1].Text)

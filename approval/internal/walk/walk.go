@@ -107,6 +107,7 @@ type Analyzer struct {
 	chmodX     []string        // files made executable
 	readsIn    []string        // files given to a command's standard input (< FILE)
 	fetchedTo  []string        // files a network client's output is redirected to (curl URL > FILE)
+	createOnly []*syntax.Word  // destinations of copies a test guards ([ -f F ] || cp A F): created, never replaced
 	cwd        string          // directory of a literal cd seen before, canonical; "" unknown
 	guard      *Guard          // protected paths; nil when none
 	spare      *Guard          // the last check's guard, for [Analyzer.GuardFor]
@@ -213,25 +214,26 @@ func (a *Analyzer) RunInput(src string, g *Guard, in *Reader) []rules.Command {
 	// Every field starts from its zero value but for the reused
 	// buffers, emptied.
 	*a = Analyzer{
-		parser:    a.parser,
-		infos:     reuseMap(a.infos),
-		kinds:     reuseMap(a.kinds),
-		limited:   reuseMap(a.limited),
-		cmds:      reuseSlice(a.cmds),
-		readsIn:   reuseSlice(a.readsIn),
-		fetchedTo: reuseSlice(a.fetchedTo),
-		path:      reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
-		Reads:     reuseSlice(a.Reads),
-		argArena:  a.argArena[:0],
-		strArena:  a.strArena[:0],
-		plain:     a.plain,
-		guard:     g,
-		spare:     a.spare,
-		freeRes:   a.freeRes,
-		freeWalks: a.freeWalks,
-		slab:      a.slab.reuse(),
-		budget:    MaxCommands,
-		budget0:   max(maxParseFactor*len(src), minParseBudget),
+		parser:     a.parser,
+		infos:      reuseMap(a.infos),
+		kinds:      reuseMap(a.kinds),
+		limited:    reuseMap(a.limited),
+		cmds:       reuseSlice(a.cmds),
+		readsIn:    reuseSlice(a.readsIn),
+		fetchedTo:  reuseSlice(a.fetchedTo),
+		createOnly: reuseSlice(a.createOnly),
+		path:       reuseSlice(a.path[:cap(a.path)]), // pops leave nodes beyond its length
+		Reads:      reuseSlice(a.Reads),
+		argArena:   a.argArena[:0],
+		strArena:   a.strArena[:0],
+		plain:      a.plain,
+		guard:      g,
+		spare:      a.spare,
+		freeRes:    a.freeRes,
+		freeWalks:  a.freeWalks,
+		slab:       a.slab.reuse(),
+		budget:     MaxCommands,
+		budget0:    max(maxParseFactor*len(src), minParseBudget),
 	}
 	a.plain.Reset()
 	a.line = src
@@ -506,6 +508,9 @@ func (w *fileWalk) visit(n syntax.Node) bool {
 	case *syntax.Stmt:
 		a.stmt(n, src, depth, via)
 	case *syntax.BinaryCmd:
+		if w := guardedCopy(n); w != nil {
+			a.createOnly = append(a.createOnly, w)
+		}
 		if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && !w.seenPipes[n] {
 			if w.seenPipes == nil {
 				w.seenPipes = make(map[*syntax.BinaryCmd]bool)
@@ -531,6 +536,55 @@ func (w *fileWalk) visit(n syntax.Node) bool {
 		}
 	}
 	return true
+}
+
+// guardedCopy returns the destination word of a copy or move in n that
+// can only create its file: the one a test on its left says is not there
+// yet ([ -f F ] || cp A F, test -e F || mv A F, [ ! -f F ] && cp A F).
+// nil for anything else.
+func guardedCopy(n *syntax.BinaryCmd) *syntax.Word {
+	neg := n.Op == syntax.AndStmt
+	if n.Op != syntax.OrStmt && !neg {
+		return nil
+	}
+	test, ok := n.X.Cmd.(*syntax.CallExpr)
+	cp, ok2 := n.Y.Cmd.(*syntax.CallExpr)
+	if !ok || !ok2 || len(n.X.Redirs) > 0 || len(cp.Args) < 3 {
+		return nil
+	}
+	words := make([]string, len(test.Args))
+	for i, w := range test.Args {
+		if words[i] = w.Lit(); words[i] == "" && shell.WordArg(w).Dyn {
+			return nil
+		}
+		if words[i] == "" {
+			words[i] = shell.WordArg(w).Text
+		}
+	}
+	if len(words) > 0 && words[0] == "[" && words[len(words)-1] == "]" {
+		words = words[1 : len(words)-1]
+	} else if len(words) > 0 && words[0] == "test" {
+		words = words[1:]
+	} else {
+		return nil
+	}
+	if neg {
+		if len(words) == 0 || words[0] != "!" {
+			return nil
+		}
+		words = words[1:]
+	}
+	if len(words) != 2 || words[0] != "-f" && words[0] != "-e" {
+		return nil
+	}
+	if name := cp.Args[0].Lit(); name != "cp" && name != "mv" {
+		return nil
+	}
+	last := cp.Args[len(cp.Args)-1]
+	if a := shell.WordArg(last); a.Dyn || a.Text != words[1] {
+		return nil
+	}
+	return last
 }
 
 // leaf reports whether n holds nothing the walk looks at (statements,
