@@ -32,7 +32,10 @@ const (
 	reCredential = `(` + reSecretFile +
 		`|(\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.config/gcloud/\S*|\.aws/config)` + reCredEnd +
 		`|\.env(\.(local|prod|production|dev|development|staging|test|secret|secrets))?` + reCredEnd +
-		`|\.(ssh|aws|kube|docker|gnupg|config/gcloud|config/gh|password-store)/?` + reCredEnd + `)`
+		`|\.(ssh|aws|kube|docker|gnupg|config/gcloud|config/gh|password-store)/?` + reCredEnd +
+		// A browser's profile holds its cookies and saved passwords.
+		`|(\.mozilla/firefox|\.config/(google-chrome|chromium|BraveSoftware|microsoft-edge)|Library/Application Support/(Google/Chrome|Firefox))\S*` +
+		`|\S*/(Cookies|Login Data|cookies\.sqlite|logins\.json|key4\.db)` + reCredEnd + `)`
 	// reCredOperand is a credential given as an operand, not as the
 	// identity file of ssh, scp, sftp or rsync's remote shell (-i KEY):
 	// the word before it is anything but -i (told by its last two bytes,

@@ -679,11 +679,20 @@ func (a *Analyzer) writeTargets(in *stmtInfo, c *rules.Command, rest []shell.Arg
 		if !shell.HasOpt(opts, "-i") && !hasOptPrefix(opts, "--in-place") {
 			return
 		}
+		scripts := optValues(opts, "-e", "--expression")
 		if !shell.HasOpt(opts, "-e", "-f", "--expression", "--file") && len(r) > 0 {
+			scripts = append(scripts, r[0].Text)
 			r = r[1:]
 		}
 		for _, f := range r {
 			add("sed-i", f.Text)
+			// What the edit inserts into a file a tool runs later is
+			// judged as the code it is (laterRunCode).
+			if _, later := laterRunCode(f.Text, ""); later || autorunPython(f.Text) {
+				for _, rep := range sedReplacements(strings.Join(scripts, ";")) {
+					a.writes = append(a.writes, scriptWrite{target: f.Text, text: rep, via: c.Via, nested: in.nested})
+				}
+			}
 		}
 	case "dd":
 		for _, r := range rest {

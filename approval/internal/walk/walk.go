@@ -1058,6 +1058,15 @@ func (a *Analyzer) finish() {
 		t := cleanRel(w.target)
 		cron, system := isCronPath(t)
 		cron = cron || a.cronTabs[t]
+		if autorunPython(t) && startsOrSends(w.text) {
+			a.fact(factAutorunCode, w.via, w.target)
+			continue
+		}
+		if code, later := laterRunCode(t, w.text); later && !run[t] && !madeExec[t] && !analysed[w.text] {
+			analysed[w.text] = true
+			a.script(code, 1, w.nested+1, append(w.via, "write:"+w.target))
+			continue
+		}
 		if (run[t] || isScriptPath(t) || madeExec[t] || cron) && !analysed[w.text] {
 			analysed[w.text] = true
 			text := w.text
