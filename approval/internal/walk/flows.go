@@ -25,7 +25,7 @@ const (
 
 // fileReaders print (or encode, or archive) the files they are given.
 var fileReaders = setOf(`cat tac head tail nl base64 base32 basenc xxd od hexdump strings gzip bzip2 xz zstd lz4
-	zcat openssl gpg gpg2 tar bsdtar gtar zip 7z 7za uuencode grep sed awk gawk cut sort uniq jq dd`)
+	zcat openssl gpg gpg2 tar bsdtar gtar zip 7z 7za uuencode grep sed awk gawk cut sort uniq jq dd sqlite3 duckdb`)
 
 // senders send what they are given to another machine or out of the
 // session (the clipboard, a DNS query's name); with fetchers they are a
