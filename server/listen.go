@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/procregistry"
 )
@@ -91,13 +94,53 @@ func ListenUnix(path, private string) (net.Listener, error) {
 		ul.Close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	os.Remove(path)
-	if err := os.Symlink(real, path); err != nil {
+	link, err := makeLink(real, path)
+	if err != nil {
 		ul.Close()
-		return nil, fmt.Errorf("server: %w", err)
+		return nil, err
 	}
-	ul.paths = append(ul.paths, path)
+	ul.link = link
 	return ul, nil
+}
+
+// socketLink is the link at a --socket path, held by its directory's
+// descriptor: a directory on the way swapped for a link while the server
+// runs cannot steer its removal elsewhere.
+type socketLink struct {
+	dir    *os.File
+	name   string
+	target string
+}
+
+// makeLink makes path a link to target. The directory is opened without
+// following a link at its last step, and the link is made and later
+// removed through that descriptor.
+func makeLink(target, path string) (*socketLink, error) {
+	parent, name := filepath.Split(filepath.Clean(path))
+	if parent == "" {
+		parent = "."
+	}
+	fd, err := unix.Open(parent, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("server: socket directory %s: %w", parent, err)
+	}
+	dir := os.NewFile(uintptr(fd), parent)
+	unix.Unlinkat(fd, name, 0) // a stale socket or link (a live server was refused above)
+	if err := unix.Symlinkat(target, fd, name); err != nil {
+		dir.Close()
+		return nil, fmt.Errorf("server: %s: %w", path, err)
+	}
+	return &socketLink{dir: dir, name: name, target: target}, nil
+}
+
+// remove removes the link if it is still the one made: a file put there
+// since is not runbox's to delete.
+func (l *socketLink) remove() {
+	buf := make([]byte, len(l.target)+1)
+	if n, err := unix.Readlinkat(int(l.dir.Fd()), l.name, buf); err == nil && string(buf[:n]) == l.target {
+		unix.Unlinkat(int(l.dir.Fd()), l.name, 0)
+	}
+	l.dir.Close()
 }
 
 // peerListener admits only connections from this user's unconfined
@@ -105,15 +148,22 @@ func ListenUnix(path, private string) (net.Listener, error) {
 // run commands in a session of this server, outside its own sandbox.
 type peerListener struct {
 	net.Listener
-	paths []string // removed by Close: the socket, and the link to it
+	paths []string    // removed by Close: the socket
+	link  *socketLink // removed by Close, if still runbox's
+	once  sync.Once
 }
 
 // Close stops listening and removes the socket and the link.
 func (l *peerListener) Close() error {
 	err := l.Listener.Close()
-	for _, p := range l.paths {
-		os.Remove(p)
-	}
+	l.once.Do(func() {
+		for _, p := range l.paths {
+			os.Remove(p)
+		}
+		if l.link != nil {
+			l.link.remove()
+		}
+	})
 	return err
 }
 

@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +27,8 @@ func TestSandbox_ServeSocketRefusesCommands(t *testing.T) {
 			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			serve := u.command(ctx, env, "serve", "--socket", filepath.Join(ws, "mcp.sock"))
+			sock := filepath.Join(mkdirOwned(t, u, filepath.Join(home, "run")), "mcp.sock")
+			serve := u.command(ctx, env, "serve", "--socket", sock)
 			serve.Dir = ws
 			stderr, err := serve.StderrPipe()
 			if err != nil {
@@ -46,7 +48,7 @@ func TestSandbox_ServeSocketRefusesCommands(t *testing.T) {
 			if !ready {
 				t.Fatal("runbox serve --socket never said it was serving")
 			}
-			curl := `curl -s -o /dev/null -w '[%{http_code}]' --unix-socket mcp.sock -X POST -H 'Content-Type: application/json' ` +
+			curl := `curl -s -o /dev/null -w '[%{http_code}]' --unix-socket ` + sock + ` -X POST -H 'Content-Type: application/json' ` +
 				`-H 'Accept: application/json, text/event-stream' --data '{"jsonrpc":"2.0","id":1,"method":"initialize","params":` +
 				`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' http://localhost/mcp`
 			run := yoloRunner(t, u, env, ws)
@@ -55,6 +57,39 @@ func TestSandbox_ServeSocketRefusesCommands(t *testing.T) {
 			}
 			if got := run("run", "--", curl); strings.Contains(got, "[200]") {
 				t.Errorf("a confined command opened a session of runbox serve --socket: %s", got)
+			}
+		})
+	}
+}
+
+// TestServe_SocketInTheWorkspaceRefused: runbox serve --socket refuses a
+// path sandboxed commands could write: the link it puts there could be
+// replaced by a command's own socket, which would then take the client's
+// requests, and a directory on the way could be a link a command planted,
+// steering the link and its removal outside the workspace. Neither the
+// path nor the place a planted link points to is touched. As root and as
+// an unprivileged user.
+func TestServe_SocketInTheWorkspaceRefused(t *testing.T) {
+	for _, u := range users(t) {
+		t.Run(u.name, func(t *testing.T) {
+			home, ws, outside := sandboxDirs(t, u)
+			env := []string{"HOME=" + home, "RUNBOX_STATE_DIR=" + filepath.Join(home, "state")}
+			victim := filepath.Join(outside, "y.sock")
+			writeOwned(t, u, victim, "the user's file\n", 0o644)
+			run := yoloRunner(t, u, env, ws)
+			run("run", "--", "mkdir -p pd && ln -s "+outside+" pd/link")
+			for _, path := range []string{filepath.Join(ws, "mcp.sock"), filepath.Join(ws, "pd", "link", "y.sock")} {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				serve := u.command(ctx, env, "serve", "--socket", path)
+				serve.Dir = ws
+				out, err := serve.CombinedOutput()
+				cancel()
+				if err == nil || !strings.Contains(string(out), "sandboxed commands can write") {
+					t.Errorf("serve --socket %s: %v %q; want a refusal saying why", path, err, out)
+				}
+			}
+			if b, err := os.ReadFile(victim); err != nil || string(b) != "the user's file\n" {
+				t.Errorf("the file a planted link points at was changed: %q %v", b, err)
 			}
 		})
 	}

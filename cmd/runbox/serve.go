@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -254,6 +255,42 @@ func announceSandbox(a *app, svc *service.Service, backend string, spec envs.Spe
 	}
 }
 
+// socketOutOfReach refuses a --socket path that confined commands could
+// reach: inside the workspace (the git root of serve's directory) or a
+// directory the sandbox lets them write (their caches), as written or
+// once its links are followed. The link runbox puts at the path sits in
+// that directory: a command could replace it with a socket of its own and
+// take the client's requests, or point a directory on the way elsewhere.
+func socketOutOfReach(a *app, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return errorf("serve: --socket %s: %v", path, err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return errorf("serve: finding the current directory: %v", err)
+	}
+	pol := confine.DefaultPolicy(confine.ProfileWorkspace, cwd, a.getenv("HOME"))
+	places := []string{abs}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		places = append(places, filepath.Join(dir, filepath.Base(abs)))
+	}
+	for _, w := range append([]string{pol.Workspace}, pol.Writable...) {
+		roots := []string{w}
+		if r, err := filepath.EvalSymlinks(w); err == nil && r != w {
+			roots = append(roots, r)
+		}
+		for _, p := range places {
+			for _, r := range roots {
+				if rel, err := filepath.Rel(r, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+					return errorf("serve: --socket %s is inside %s, which sandboxed commands can write: one could put a socket of its own there; choose a path outside it (for example under $XDG_RUNTIME_DIR)", path, w)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // serveHTTP serves the streamable HTTP transport on --http and/or
 // --socket until ctx ends.
 func serveHTTP(ctx context.Context, a *app, srv *server.Server, opts *serveOptions) error {
@@ -285,6 +322,9 @@ func serveHTTP(ctx context.Context, a *app, srv *server.Server, opts *serveOptio
 		fmt.Fprintf(a.stderr, "runbox: serving MCP at http://%s%s\n", ln.Addr(), server.Path)
 	}
 	if opts.socket != "" {
+		if err := socketOutOfReach(a, opts.socket); err != nil {
+			return usageError{err}
+		}
 		private := ""
 		if state := statedir.Default(a.getenv); state != "" {
 			private = filepath.Join(state, "serve", "sockets")
