@@ -165,13 +165,10 @@ func (e *Env) noteSandbox(res *envs.Result, decided []envs.Violation) {
 const gitCheckTimeout = time.Minute
 
 // gitWatchEvery is how often a confined command's workspace is checked
-// for git leftovers while it runs; gitStopAfter checks that find
-// something stop it (the first may be a tool's own setup; planting again
-// after it was made inert is not).
-const (
-	gitWatchEvery = 150 * time.Millisecond
-	gitStopAfter  = 2
-)
+// for git leftovers while it runs. A file found again after it was made
+// inert stops the command (a tool's own setup writes once; planting the
+// same file again is not that).
+const gitWatchEvery = 150 * time.Millisecond
 
 // ruleGitStopped is the rule of the violation that says a command was
 // stopped for planting git leftovers again.
@@ -195,7 +192,7 @@ func (p *process) watchGit() (stop func() []string) {
 		defer close(done)
 		t := time.NewTicker(gitWatchEvery)
 		defer t.Stop()
-		planted := 0
+		inert := map[string]bool{} // what was made inert so far
 		for {
 			select {
 			case <-ctx.Done():
@@ -209,11 +206,14 @@ func (p *process) watchGit() (stop func() []string) {
 			if len(vs) == 0 {
 				continue
 			}
+			again := false
 			for _, v := range vs {
 				p.denials.set.Add(v)
+				again = again || inert[v.Target]
+				inert[v.Target] = true
 			}
 			warnings = append(warnings, rep.Warnings(err)...)
-			if planted++; planted == gitStopAfter {
+			if again {
 				warnings = append(warnings, strings.TrimPrefix(errGitPlanted.Error(), "local: "))
 				p.denials.set.Add(envs.Violation{Op: "git", Target: pol.Workspace, Rule: ruleGitStopped, Source: envs.SourceDecided})
 				p.cancel(errGitPlanted)

@@ -14,7 +14,7 @@
 // [Check] runs while a confined command (or background job) runs, every
 // few hundred milliseconds with a [Tree] that makes a quiet check cheap,
 // and once more when it has ended and its leftovers are gone; the callers
-// stop a command whose second check finds something planted. It walks the workspace for .git directories,
+// stop a command that plants a file again after it was made inert. It walks the workspace for .git directories,
 // files and links, follows gitdir and commondir pointers, submodules'
 // git directories (.git/modules) and linked worktrees (.git/worktrees),
 // and looks only at what changed while the command ran: a file's change
@@ -49,7 +49,7 @@
 // plants lives until the next check made while it runs (as root, the
 // workspace repository's hooks and config are also read-only during the
 // command; see confine): the user's git run in that moment can meet it,
-// once, since planting again stops the command.
+// once for each file, since planting one again stops the command.
 // Attributes (.gitattributes, info/attributes) are left alone: they only
 // select filter and diff drivers that a configuration must define, and
 // configurations the command wrote lose those definitions.

@@ -20,12 +20,6 @@ const gitWatchEvery = 150 * time.Millisecond
 // file for a fifo under it.
 const gitCheckBound = 30 * time.Second
 
-// gitStopAfter is how many checks that find something planted stop the
-// job. One may be a tool's own setup (husky setting core.hooksPath); a
-// job that plants again after its first was made inert is keeping the
-// user's git armed on purpose.
-const gitStopAfter = 2
-
 // noteGitStopped is the note of a job stopped for planting again.
 const noteGitStopped = "stopped: it planted settings or hooks for the user's git to run again after the first were made inert"
 
@@ -33,8 +27,10 @@ const noteGitStopped = "stopped: it planted settings or hooks for the user's git
 // git to run (internal/gitguard) while it runs, not only once it ended:
 // a job that runs for minutes would otherwise leave a core.fsmonitor or a
 // hook armed all that time, for the git status of the user's prompt or
-// editor. Findings are made inert at once and join the job's violations;
-// the second check that finds something stops the job. stop ends the
+// editor. Findings are made inert at once and join the job's violations.
+// A file found again after it was made inert stops the job: a tool's own
+// setup (husky setting core.hooksPath) writes once; a job that plants the
+// same file again is keeping the user's git armed on purpose. stop ends the
 // watch and returns the notes of what it found.
 func (s *supervisor) watchGit() (stop func() []string) {
 	if s.guard == "" {
@@ -47,7 +43,7 @@ func (s *supervisor) watchGit() (stop func() []string) {
 		defer close(done)
 		t := time.NewTicker(gitWatchEvery)
 		defer t.Stop()
-		planted := 0
+		inert := map[string]bool{} // what was made inert so far
 		for {
 			select {
 			case <-ctx.Done():
@@ -61,11 +57,14 @@ func (s *supervisor) watchGit() (stop func() []string) {
 			if len(vs) == 0 {
 				continue
 			}
+			again := false
 			for _, v := range vs {
 				s.denials.Add(v)
+				again = again || inert[v.Target]
+				inert[v.Target] = true
 			}
 			notes = append(notes, rep.Warnings(err)...)
-			if planted++; planted == gitStopAfter {
+			if again {
 				notes = append(notes, noteGitStopped)
 				s.denials.Add(envs.Violation{Op: "git", Target: s.guard, Rule: "stopped: git leftovers planted again", Source: envs.SourceDecided})
 				s.stopJob()
