@@ -164,22 +164,11 @@ func (e *Env) noteSandbox(res *envs.Result, decided []envs.Violation) {
 // workspace takes well under a second).
 const gitCheckTimeout = time.Minute
 
-// gitWatchEvery is how often a confined command's workspace is checked
-// for git leftovers while it runs. A file found again after it was made
-// inert stops the command (a tool's own setup writes once; planting the
-// same file again is not that).
-const gitWatchEvery = 150 * time.Millisecond
-
-// ruleGitStopped is the rule of the violation that says a command was
-// stopped for planting git leftovers again.
-const ruleGitStopped = "stopped: git leftovers planted again"
-
-// errGitPlanted ends a command that planted git leftovers again.
-var errGitPlanted = errors.New("local: stopped: it planted settings or hooks for the user's git to run again after the first were made inert")
-
 // watchGit checks the workspace for git leftovers while the command runs
-// (see guardGit), so that a long command cannot keep them armed for the
-// user's git meanwhile; stop ends the watch and returns its warnings.
+// (see guardGit and gitguard.Watch), so that a long command cannot keep
+// them armed for the user's git meanwhile; a file planted again after it
+// was made inert stops the command. stop ends the watch and returns its
+// warnings.
 func (p *process) watchGit() (stop func() []string) {
 	pol := p.env.sandbox.policy
 	if pol == nil || pol.Profile != confine.ProfileWorkspace || p.env.opts.KeepLeftovers {
@@ -190,35 +179,17 @@ func (p *process) watchGit() (stop func() []string) {
 	var warnings []string
 	go func() {
 		defer close(done)
-		t := time.NewTicker(gitWatchEvery)
-		defer t.Stop()
-		inert := map[string]bool{} // what was made inert so far
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			cctx, ccancel := context.WithTimeout(ctx, gitCheckTimeout)
-			rep, err := gitguard.Check(cctx, pol.Workspace, gitguard.Options{Since: p.started, Tree: &p.env.gitTree})
-			ccancel()
-			vs := rep.Violations()
-			if len(vs) == 0 {
-				continue
-			}
-			again := false
-			for _, v := range vs {
+		gitguard.Watch(ctx, pol.Workspace, gitguard.Options{Since: p.started, Tree: &p.env.gitTree}, func(rep gitguard.Report, err error, again bool) {
+			for _, v := range rep.Violations() {
 				p.denials.set.Add(v)
-				again = again || inert[v.Target]
-				inert[v.Target] = true
 			}
 			warnings = append(warnings, rep.Warnings(err)...)
 			if again {
-				warnings = append(warnings, strings.TrimPrefix(errGitPlanted.Error(), "local: "))
-				p.denials.set.Add(envs.Violation{Op: "git", Target: pol.Workspace, Rule: ruleGitStopped, Source: envs.SourceDecided})
+				warnings = append(warnings, gitguard.NoteStopped)
+				p.denials.set.Add(envs.Violation{Op: "git", Target: pol.Workspace, Rule: gitguard.RuleStopped, Source: envs.SourceDecided})
 				p.cancel(errGitPlanted)
 			}
-		}
+		})
 	}()
 	return func() []string {
 		cancel()
@@ -226,6 +197,9 @@ func (p *process) watchGit() (stop func() []string) {
 		return warnings
 	}
 }
+
+// errGitPlanted ends a command that planted git leftovers again.
+var errGitPlanted = errors.New("local: " + gitguard.NoteStopped)
 
 func (p *process) guardGit() {
 	pol := p.env.sandbox.policy

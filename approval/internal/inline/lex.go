@@ -179,3 +179,14 @@ func tokenize(lang Lang, src string) ([]token, error) {
 	}
 	return l.toks, nil
 }
+
+// punctuation reads one punctuation token, keeping the bracket depth; a
+// closing bracket with none open is unreadable.
+func (l *lexer) punctuation(depth *int) error {
+	p := l.punct()
+	if !bracket(depth, p) {
+		return errUnreadable
+	}
+	l.emit(tPunct, p)
+	return nil
+}

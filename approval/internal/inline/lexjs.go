@@ -42,11 +42,9 @@ func (l *lexer) jsCode(inField bool) (byte, error) {
 			l.i++
 			return c, nil
 		default:
-			p := l.punct()
-			if !bracket(&depth, p) {
-				return 0, errUnreadable
+			if err := l.punctuation(&depth); err != nil {
+				return 0, err
 			}
-			l.emit(tPunct, p)
 		}
 		if err != nil {
 			return 0, err

@@ -36,11 +36,9 @@ func (l *lexer) pyCode(inField bool) (byte, error) {
 			l.i++
 			return c, nil
 		default:
-			p := l.punct()
-			if !bracket(&depth, p) {
-				return 0, errUnreadable
+			if err := l.punctuation(&depth); err != nil {
+				return 0, err
 			}
-			l.emit(tPunct, p)
 		}
 	}
 	if inField || depth != 0 {

@@ -1,0 +1,53 @@
+package gitguard
+
+import (
+	"context"
+	"time"
+)
+
+// WatchEvery is how often [Watch] checks a workspace while its command
+// runs. A check that finds nothing new looks only at what inotify
+// reported ([Tree]), so in a quiet workspace it costs next to nothing.
+const WatchEvery = 150 * time.Millisecond
+
+// watchBound bounds one check: the command runs meanwhile, and may swap
+// a file for a fifo under it.
+const watchBound = 30 * time.Second
+
+// Watch checks workspace every WatchEvery, as [Check] with o, until ctx
+// ends, and hands each report that found something to found. again says
+// that a file it made inert earlier in the watch was found again: the
+// command is planting it back, and the caller stops it (a tool's own
+// setup, husky setting core.hooksPath, writes once). o.Tree should be
+// set: without it every check walks the whole workspace.
+func Watch(ctx context.Context, workspace string, o Options, found func(rep Report, err error, again bool)) {
+	t := time.NewTicker(WatchEvery)
+	defer t.Stop()
+	inert := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, watchBound)
+		rep, err := Check(cctx, workspace, o)
+		cancel()
+		if len(rep.Findings) == 0 {
+			continue
+		}
+		again := false
+		for _, f := range rep.Findings {
+			again = again || inert[f.Path]
+			inert[f.Path] = true
+		}
+		found(rep, err, again)
+	}
+}
+
+// RuleStopped is the rule of the violation that says a command was
+// stopped for planting a file again after it was made inert.
+const RuleStopped = "stopped: git leftovers planted again"
+
+// NoteStopped says why a command was stopped, for its result.
+const NoteStopped = "stopped: it planted settings or hooks for the user's git to run again after they were made inert"
