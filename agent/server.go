@@ -36,6 +36,13 @@ type ServerOptions struct {
 	// (a sender may always keep less in flight than its peer allows). 0
 	// or more than the window is the window. See [TerminalSendWindow].
 	SendWindow int
+	// AckEvery is the least the server acknowledges of a stream it
+	// receives once its reader has drained it (it always acknowledges a
+	// quarter window): fewer, larger window frames for a transport that
+	// turns each write into a piece of its own (see TerminalSendWindow).
+	// It must stay well below the window the client sends with; 0 is
+	// every read.
+	AckEvery int
 }
 
 // TerminalSendWindow is the SendWindow of a server whose stream is a
@@ -43,8 +50,17 @@ type ServerOptions struct {
 // most a few KiB (often far less on a busy machine) and queues them for
 // its client; Daytona's toolbox drops a client 256 pieces behind as a
 // slow consumer, which ends the connection. A full window of 256 KiB on
-// two streams can be that many pieces; 32 KiB a stream stays far below it.
-const TerminalSendWindow = 32 << 10
+// two streams can be that many pieces (148 were measured on a busy
+// machine); 32 KiB still queued 92, since a busy relay reads a terminal in
+// pieces of a few hundred bytes, or less. 16 KiB a stream, with input
+// acknowledged in steps of 16 KiB (TerminalAckEvery), stayed under 150
+// on a machine with every core busy.
+const TerminalSendWindow = 16 << 10
+
+// TerminalAckEvery is the AckEvery of a server whose stream is a
+// terminal: a command's input acknowledged read by read (cat fed 1 MiB)
+// is hundreds of window frames, each its own piece in the relay's queue.
+const TerminalAckEvery = 16 << 10
 
 // Server serves one environment (normally a *local.Env) to one client over
 // a byte stream. It does not own the environment: the caller closes it
@@ -285,6 +301,7 @@ func (ss *session) newChan(id uint32, input bool) (*serverChan, error) {
 	ch := &serverChan{id: id, ready: make(chan struct{})}
 	if input {
 		ch.in = newInbound(ss.c, id, streamIn)
+		ch.in.ackMin = min(ss.s.opts.AckEvery, window/4)
 	}
 	ss.chans[id] = ch
 	return ch, nil

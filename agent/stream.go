@@ -24,6 +24,7 @@ type inbound struct {
 	eof     bool
 	err     error // ends reads after buf is drained (nil with eof: io.EOF)
 	discard bool  // the reader is gone: drop data, acknowledge at once
+	ackMin  int   // the least a drained buffer acknowledges (ServerOptions.AckEvery)
 }
 
 func newInbound(c *conn, id uint32, stream byte) *inbound {
@@ -97,7 +98,7 @@ func (in *inbound) Read(p []byte) (int, error) {
 	}
 	in.unacked += n
 	var ack int
-	if in.unacked >= window/4 || len(in.buf) == 0 {
+	if in.unacked >= window/4 || len(in.buf) == 0 && in.unacked >= in.ackMin {
 		ack, in.unacked = in.unacked, 0
 	}
 	in.mu.Unlock()

@@ -45,27 +45,25 @@ func stateDir(environ []string) string {
 	})
 }
 
-// sendWindow is the agent's send window on stdout: smaller on a terminal
-// (a PTY session is how runbox reaches the agent in a Daytona sandbox),
-// whose relay must never have to queue many pieces of it.
-func sendWindow(stdout io.Writer) int {
+// onTerminal reports whether the agent's stdout is a terminal (a PTY
+// session is how runbox reaches the agent in a Daytona sandbox), whose
+// relay must never have to queue many pieces of what the agent writes:
+// it keeps less in flight and acknowledges in larger steps there.
+func onTerminal(stdout io.Writer) bool {
 	f, ok := stdout.(*os.File)
 	if !ok {
-		return 0
+		return false
 	}
 	rc, err := f.SyscallConn() // not Fd, which would make it blocking
 	if err != nil {
-		return 0
+		return false
 	}
 	tty := false
 	rc.Control(func(fd uintptr) {
 		_, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
 		tty = err == nil
 	})
-	if tty {
-		return agent.TerminalSendWindow
-	}
-	return 0
+	return tty
 }
 
 // Options configures [Serve].
@@ -94,8 +92,11 @@ func Serve(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options)
 	if err != nil {
 		return fmt.Errorf("agentd: %w", err)
 	}
-	srv := agent.NewServer(env, agent.ServerOptions{Build: opts.Build, StateDir: stateDir(opts.Environ), Logger: opts.Logger,
-		SendWindow: sendWindow(stdout)})
+	so := agent.ServerOptions{Build: opts.Build, StateDir: stateDir(opts.Environ), Logger: opts.Logger}
+	if onTerminal(stdout) {
+		so.SendWindow, so.AckEvery = agent.TerminalSendWindow, agent.TerminalAckEvery
+	}
+	srv := agent.NewServer(env, so)
 	serveErr := srv.Serve(ctx, agent.Stdio(stdin, stdout))
 	closeErr := env.Close(context.WithoutCancel(ctx))
 	if serveErr != nil {
