@@ -36,7 +36,7 @@ func (c *checker) config(p string) string {
 	if !fi.Mode().IsRegular() {
 		// A fifo git would wait on, or a device: git reads no
 		// configuration from it anyway, and nothing may wait on it.
-		if changed {
+		if changed && !c.o.InFlight {
 			c.quarantine(p, "git-config "+regular.ErrNotRegular.Error())
 		}
 		return ""
@@ -44,7 +44,7 @@ func (c *checker) config(p string) string {
 	data, err := c.read(p)
 	switch {
 	case err != nil:
-		if changed {
+		if changed && !c.o.InFlight {
 			c.quarantine(p, "git-config unreadable")
 		}
 		return ""
@@ -100,7 +100,9 @@ func (c *checker) clean(p string, perm fs.FileMode, data []byte) string {
 	work, err := c.scratch(data)
 	if err != nil {
 		c.errs = append(c.errs, err)
-		c.quarantine(p, "git-config unreadable")
+		if !c.o.InFlight {
+			c.quarantine(p, "git-config unreadable")
+		}
 		return ""
 	}
 	defer os.Remove(work)
@@ -109,7 +111,11 @@ func (c *checker) clean(p string, perm fs.FileMode, data []byte) string {
 	if err != nil {
 		// Unreadable to git: it stops before running anything, but
 		// another git may read it differently; nothing of it is kept.
-		c.quarantine(p, "git-config unreadable")
+		// While the command runs it may be half written by its own git:
+		// the check at its end decides.
+		if !c.o.InFlight {
+			c.quarantine(p, "git-config unreadable")
+		}
 		return ""
 	}
 	bad := c.notAllowed(work, dir, keys)

@@ -34,6 +34,11 @@ type Options struct {
 	// ("git" on PATH if empty). Without one, a changed configuration with
 	// any key is renamed aside whole.
 	Git string
+	// InFlight says the command still runs ([Watch]): a configuration
+	// that cannot be read or parsed now may be one its own git is
+	// writing, and is left for the check at its end rather than set
+	// aside whole; so is a file that is not a regular one.
+	InFlight bool
 }
 
 // Finding is one thing Check made inert.
@@ -381,6 +386,9 @@ func (c *checker) gitEntry(p string, mode fs.FileMode) {
 // leads inside has its target checked.
 func (c *checker) pointer(p, what string) {
 	target, ok := pointee(p)
+	if !ok && c.o.InFlight {
+		return // perhaps half written by the command's git: its end decides
+	}
 	inside := ok && c.inside(target)
 	if c.changed(p) && !inside {
 		c.quarantine(p, "git-redirect "+what)

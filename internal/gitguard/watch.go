@@ -22,6 +22,7 @@ const watchBound = 30 * time.Second
 // setup, husky setting core.hooksPath, writes once). o.Tree should be
 // set: without it every check walks the whole workspace.
 func Watch(ctx context.Context, workspace string, o Options, found func(rep Report, err error, again bool)) {
+	o.InFlight = true
 	t := time.NewTimer(WatchEvery)
 	defer t.Stop()
 	inert := map[string]bool{}
