@@ -8,7 +8,7 @@ import "testing"
 // truncation, repositories redirected and caches poisoned), written apart
 // from the rules' own examples in the format of testdata/redteam.txt; the
 // second set was written later, apart from the first.
-var remoteFiles = []string{"testdata/remote.txt", "testdata/remote-second.txt", "testdata/remote-third.txt", "testdata/remote-fourth.txt", "testdata/remote-fifth.txt", "testdata/remote-sixth.txt", "testdata/remote-seventh.txt", "testdata/remote-eighth.txt", "testdata/remote-ninth.txt", "testdata/remote-tenth.txt", "testdata/remote-eleventh.txt", "testdata/remote-twelfth.txt"}
+var remoteFiles = []string{"testdata/remote.txt", "testdata/remote-second.txt", "testdata/remote-third.txt", "testdata/remote-fourth.txt", "testdata/remote-fifth.txt", "testdata/remote-sixth.txt", "testdata/remote-seventh.txt", "testdata/remote-eighth.txt", "testdata/remote-ninth.txt", "testdata/remote-tenth.txt", "testdata/remote-eleventh.txt", "testdata/remote-twelfth.txt", "testdata/remote-thirteenth.txt"}
 
 // TestRemote_DestructiveLinesAsk: every destructive line of remote.txt
 // asks or is refused, with no sandbox to fall back on, run in a project

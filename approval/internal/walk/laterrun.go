@@ -14,6 +14,28 @@ import (
 // process, reaches the network or builds code (args: the file).
 const factAutorunCode = "@autorun-code"
 
+// factAgentInstruction names an AI agent's instruction file the line
+// writes with a command that fetches code into a shell (args: the file).
+const factAgentInstruction = "@agent-instruction-code"
+
+// agentInstructions reports whether target is a file AI coding agents
+// read as their instructions (AGENTS.md, CLAUDE.md, .cursorrules …).
+func agentInstructions(target string) bool {
+	switch path.Base(target) {
+	case "AGENTS.md", "CLAUDE.md", "GEMINI.md", ".cursorrules", ".windsurfrules", "copilot-instructions.md", "CONVENTIONS.md":
+		return true
+	}
+	return strings.Contains(target, ".cursor/rules/")
+}
+
+// pipeToShell matches text that fetches something into a shell: curl or
+// wget piped into sh, bash <(curl …).
+var pipeToShell = regexp.MustCompile(`(curl|wget|iwr|irm)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da)?sh\b|(ba|z)?sh\s+<\(\s*(curl|wget)`)
+
+// fetchesIntoShell reports whether prose holds a command that runs
+// fetched code: an instruction an agent reading the file would follow.
+func fetchesIntoShell(text string) bool { return pipeToShell.MatchString(text) }
+
 // autorunPython reports whether target is a Python file that a tool runs
 // without being asked to run it: pytest imports every conftest.py, pip
 // and setuptools run setup.py.
@@ -199,7 +221,8 @@ func sedReplacements(script string) []string {
 			d := rest[1]
 			parts, n := delimited(rest[2:], d, 2)
 			if len(parts) == 2 {
-				out = append(out, parts[1])
+				// \d is the delimiter itself in the replacement (s|a|b \| sh|).
+				out = append(out, strings.ReplaceAll(parts[1], "\\"+string(d), string(d)))
 			}
 			rest = rest[min(len(rest), 2+n):]
 			if k := strings.IndexAny(rest, ";\n"); k >= 0 {

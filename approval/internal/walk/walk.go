@@ -1058,6 +1058,10 @@ func (a *Analyzer) finish() {
 		t := cleanRel(w.target)
 		cron, system := isCronPath(t)
 		cron = cron || a.cronTabs[t]
+		if agentInstructions(t) && fetchesIntoShell(w.text) {
+			a.fact(factAgentInstruction, w.via, w.target)
+			continue
+		}
 		if autorunPython(t) && startsOrSends(w.text) {
 			a.fact(factAutorunCode, w.via, w.target)
 			continue
