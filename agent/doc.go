@@ -39,7 +39,7 @@
 // written from the reader loop, so two peers on a synchronous stream
 // (net.Pipe) cannot each wait for the other to read. A sender may keep
 // less than the window in flight ([ServerOptions.SendWindow]): an agent
-// whose stdout is a terminal keeps 16 KiB a stream in flight and
+// whose stdout is a terminal keeps 8 KiB a stream in flight and
 // acknowledges what it receives in steps of 16 KiB
 // ([ServerOptions.AckEvery]), since the terminal relay in between
 // (Daytona's toolbox) drops a client it has had to queue too many pieces

@@ -52,10 +52,11 @@ type ServerOptions struct {
 // slow consumer, which ends the connection. A full window of 256 KiB on
 // two streams can be that many pieces (148 were measured on a busy
 // machine); 32 KiB still queued 92, since a busy relay reads a terminal in
-// pieces of a few hundred bytes, or less. 16 KiB a stream, with input
-// acknowledged in steps of 16 KiB (TerminalAckEvery), stayed under 150
-// on a machine with every core busy.
-const TerminalSendWindow = 16 << 10
+// pieces of a few hundred bytes, or less: the queue grows with what is in
+// flight. With every core busy, 16 KiB a stream still reached 155 pieces;
+// 8 KiB stayed under 90. Runbox keeps at most 256 KiB of a command's
+// output by default (output_limit), so the slower stream costs little.
+const TerminalSendWindow = 8 << 10
 
 // TerminalAckEvery is the AckEvery of a server whose stream is a
 // terminal: a command's input acknowledged read by read (cat fed 1 MiB)
