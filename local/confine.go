@@ -170,40 +170,45 @@ const gitCheckTimeout = time.Minute
 // was made inert stops the command. stop ends the watch and returns its
 // warnings.
 func (p *process) watchGit() (stop func() []string) {
-	pol := p.env.sandbox.policy
-	if pol == nil || pol.Profile != confine.ProfileWorkspace || p.env.opts.KeepLeftovers {
+	pol := p.gitGuarded()
+	if pol == nil {
 		return func() []string { return nil }
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
 	var warnings []string
-	go func() {
-		defer close(done)
-		gitguard.Watch(ctx, pol.Workspace, gitguard.Options{Since: p.started, Tree: &p.env.gitTree}, func(rep gitguard.Report, err error, again bool) {
-			for _, v := range rep.Violations() {
-				p.denials.set.Add(v)
-			}
-			warnings = append(warnings, rep.Warnings(err)...)
-			if again {
-				warnings = append(warnings, gitguard.NoteStopped)
-				p.denials.set.Add(envs.Violation{Op: "git", Target: pol.Workspace, Rule: gitguard.RuleStopped, Source: envs.SourceDecided})
-				p.cancel(errGitPlanted)
-			}
-		})
-	}()
+	end := gitguard.Watch(pol.Workspace, gitguard.Options{Since: p.started, Tree: &p.env.gitTree}, func(rep gitguard.Report, err error, again bool) {
+		for _, v := range rep.Violations() {
+			p.denials.set.Add(v)
+		}
+		warnings = append(warnings, rep.Warnings(err)...)
+		if again {
+			warnings = append(warnings, gitguard.NoteStopped)
+			p.denials.set.Add(gitguard.StoppedViolation(pol.Workspace))
+			p.cancel(errGitPlanted)
+		}
+	})
 	return func() []string {
-		cancel()
-		<-done
+		end()
 		return warnings
 	}
+}
+
+// gitGuarded is the policy of a command whose workspace is checked for
+// git leftovers (one it may write, whose leftovers are not kept), nil
+// for any other.
+func (p *process) gitGuarded() *confine.Policy {
+	pol := p.env.sandbox.policy
+	if pol == nil || pol.Profile != confine.ProfileWorkspace || p.env.opts.KeepLeftovers {
+		return nil
+	}
+	return pol
 }
 
 // errGitPlanted ends a command that planted git leftovers again.
 var errGitPlanted = errors.New("local: " + gitguard.NoteStopped)
 
 func (p *process) guardGit() {
-	pol := p.env.sandbox.policy
-	if pol == nil || pol.Profile != confine.ProfileWorkspace || p.env.opts.KeepLeftovers {
+	pol := p.gitGuarded()
+	if pol == nil {
 		return
 	}
 	// Bounded: a background job may still swap a file for a fifo under

@@ -3,6 +3,8 @@ package gitguard
 import (
 	"context"
 	"time"
+
+	"github.com/runbox/runbox/envs"
 )
 
 // WatchEvery is how often [Watch] checks a workspace while its command
@@ -15,13 +17,25 @@ const WatchEvery = 150 * time.Millisecond
 // a file for a fifo under it.
 const watchBound = 30 * time.Second
 
-// Watch checks workspace every WatchEvery, as [Check] with o, until ctx
-// ends, and hands each report that found something to found. again says
-// that a file it made inert earlier in the watch was found again: the
-// command is planting it back, and the caller stops it (a tool's own
-// setup, husky setting core.hooksPath, writes once). o.Tree should be
-// set: without it every check walks the whole workspace.
-func Watch(ctx context.Context, workspace string, o Options, found func(rep Report, err error, again bool)) {
+// Watch checks workspace every WatchEvery, as [Check] with o, from a
+// goroutine of its own until stop is called, and hands each report that
+// found something to found (from that goroutine). again says that a file
+// it made inert earlier in the watch was found again: the command is
+// planting it back, and the caller stops it (a tool's own setup, husky
+// setting core.hooksPath, writes once). o.Tree should be set: without it
+// every check walks the whole workspace. stop returns once the goroutine
+// has, so what found gathered may be read after it.
+func Watch(workspace string, o Options, found func(rep Report, err error, again bool)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watch(ctx, workspace, o, found)
+	}()
+	return func() { cancel(); <-done }
+}
+
+func watch(ctx context.Context, workspace string, o Options, found func(rep Report, err error, again bool)) {
 	o.InFlight = true
 	t := time.NewTimer(WatchEvery)
 	defer t.Stop()
@@ -52,9 +66,11 @@ func Watch(ctx context.Context, workspace string, o Options, found func(rep Repo
 	}
 }
 
-// RuleStopped is the rule of the violation that says a command was
-// stopped for planting a file again after it was made inert.
-const RuleStopped = "stopped: git leftovers planted again"
+// StoppedViolation is the violation that says a command confined to
+// workspace was stopped for planting a file again after it was made inert.
+func StoppedViolation(workspace string) envs.Violation {
+	return envs.Violation{Op: "git", Target: workspace, Rule: "stopped: git leftovers planted again", Source: envs.SourceDecided}
+}
 
 // NoteStopped says why a command was stopped, for its result.
 const NoteStopped = "stopped: it planted settings or hooks for the user's git to run again after they were made inert"

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/runbox/runbox/envs"
 	"github.com/runbox/runbox/internal/gitguard"
 )
 
@@ -20,26 +19,20 @@ func (s *supervisor) watchGit() (stop func() []string) {
 	if s.guard == "" {
 		return func() []string { return nil }
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
 	var notes []string
-	go func() {
-		defer close(done)
-		gitguard.Watch(ctx, s.guard, gitguard.Options{Since: s.started, Tree: &s.gitTree}, func(rep gitguard.Report, err error, again bool) {
-			for _, v := range rep.Violations() {
-				s.denials.Add(v)
-			}
-			notes = append(notes, rep.Warnings(err)...)
-			if again {
-				notes = append(notes, gitguard.NoteStopped)
-				s.denials.Add(envs.Violation{Op: "git", Target: s.guard, Rule: gitguard.RuleStopped, Source: envs.SourceDecided})
-				s.stopJob()
-			}
-		})
-	}()
+	end := gitguard.Watch(s.guard, gitguard.Options{Since: s.started, Tree: &s.gitTree}, func(rep gitguard.Report, err error, again bool) {
+		for _, v := range rep.Violations() {
+			s.denials.Add(v)
+		}
+		notes = append(notes, rep.Warnings(err)...)
+		if again {
+			notes = append(notes, gitguard.NoteStopped)
+			s.denials.Add(gitguard.StoppedViolation(s.guard))
+			s.stopJob()
+		}
+	})
 	return func() []string {
-		cancel()
-		<-done
+		end()
 		return notes
 	}
 }

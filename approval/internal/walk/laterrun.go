@@ -73,31 +73,38 @@ func startsOrSends(code string) bool {
 // judged as the code it is, as if typed, so that curl … | sh planted in a
 // test script asks as it would typed.
 func laterRunCode(target, text string) (code string, ok bool) {
-	base := path.Base(target)
+	extract := laterRunExtract(target)
+	if extract == nil {
+		return "", false
+	}
 	// A fragment (appended, or a sed replacement) may hold none of the
 	// file's own structure: then it is judged as it is.
-	orText := func(code string) string {
-		if strings.TrimSpace(code) == "" {
-			return text
-		}
-		return code
+	if code = extract(text); strings.TrimSpace(code) == "" {
+		code = text
 	}
+	return code, true
+}
+
+// laterRunExtract returns how the code of target, a file a tool runs
+// later, is found in its text; nil for any other file.
+func laterRunExtract(target string) func(string) string {
+	base := path.Base(target)
 	switch {
 	case base == ".envrc":
-		return text, true
+		return func(text string) string { return text }
 	case base == "Makefile" || base == "makefile" || base == "GNUmakefile" || base == "justfile" || base == "Justfile":
-		return orText(makeRecipes(text)), true
+		return makeRecipes
 	case base == "Dockerfile" || strings.HasSuffix(base, ".Dockerfile") || strings.HasPrefix(base, "Dockerfile."):
-		return orText(dockerRuns(text)), true
+		return dockerRuns
 	case (strings.Contains(target, ".github/workflows/") || base == ".gitlab-ci.yml" || strings.Contains(target, ".circleci/")) &&
 		(strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml")):
-		return orText(ciSteps(text)), true
+		return ciSteps
 	case base == "package.json":
-		return orText(jsonCommands(text, "scripts")), true
+		return func(text string) string { return jsonCommands(text, "scripts") }
 	case base == "tasks.json" && strings.Contains(target, ".vscode"):
-		return orText(jsonCommands(text, "command")), true
+		return func(text string) string { return jsonCommands(text, "command") }
 	}
-	return "", false
+	return nil
 }
 
 // dockerRuns is the shell of a Dockerfile's RUN instructions, one a line.

@@ -688,7 +688,7 @@ func (a *Analyzer) writeTargets(in *stmtInfo, c *rules.Command, rest []shell.Arg
 			add("sed-i", f.Text)
 			// What the edit inserts into a file a tool runs later is
 			// judged as the code it is (laterRunCode).
-			if _, later := laterRunCode(f.Text, ""); later || autorunPython(f.Text) {
+			if laterRunExtract(f.Text) != nil || autorunPython(f.Text) {
 				for _, rep := range sedReplacements(strings.Join(scripts, ";")) {
 					a.writes = append(a.writes, scriptWrite{target: f.Text, text: rep, via: c.Via, nested: in.nested})
 				}
@@ -787,7 +787,7 @@ func (a *Analyzer) sqlClient(in *stmtInfo, name string, rest []shell.Arg, via []
 // take no value, which may come before its SQL option in one word
 // (psql -Xc, mysql -Be).
 var sqlFlagLetters = map[string]string{
-	"psql": "XAtqeEanlsSwWbx1", "mysql": "BNsrtvnqEHXfGAC", "mariadb": "BNsrtvnqEHXfGAC", "cockroach": "", "cqlsh": "",
+	"psql": "XAtqeEanlsSwWbx1", "mysql": "BNsrtvnqEHXfGAC", "mariadb": "BNsrtvnqEHXfGAC",
 }
 
 // clusterVals returns the values of short, a one-letter option, given at

@@ -1092,8 +1092,9 @@ func (a *Analyzer) finish() {
 	for _, t := range a.fetchedTo {
 		fetched[path.Base(t)] = true
 	}
+	clones := a.clonedDirs()
 	for _, p := range a.executed {
-		if fetched[path.Base(p)] || a.inClone(cleanRel(p)) {
+		if fetched[path.Base(p)] || inAny(cleanRel(p), clones) {
 			a.fact(rules.FactFetchExec, nil, p)
 			break
 		}
@@ -1140,7 +1141,7 @@ func (a *Analyzer) redirectsWritten() {
 	for _, w := range a.writes {
 		name := path.Base(w.target)
 		goEnv := strings.Contains(w.target, "$(…)") && strings.Contains(a.line, "GOENV") || strings.HasSuffix(w.target, "go/env")
-		if !goEnv && (!redirectFiles[name] || name == "env" || (name == "config" || name == "config.toml") && !strings.Contains(w.target, ".cargo/")) {
+		if !goEnv && (!redirectFiles[name] || (name == "config" || name == "config.toml") && !strings.Contains(w.target, ".cargo/")) {
 			continue
 		}
 		if slices.ContainsFunc(redirectKeys, func(k string) bool { return strings.Contains(w.text, k) }) {
@@ -1218,10 +1219,12 @@ func (a *Analyzer) applyDestroyPlan() {
 var cloneValueOpts = setOf(`-b --branch -o --origin -c --config --depth --reference --reference-if-able --separate-git-dir
 	-u --upload-pack --filter -j --jobs --template --shallow-since --shallow-exclude --server-option --bundle-uri`)
 
-// inClone reports whether p lies in a repository a git clone of the same
-// line fetched (git clone URL /tmp/x && bash /tmp/x/install.sh): code
-// from the network, run before anyone read it.
-func (a *Analyzer) inClone(p string) bool {
+// clonedDirs are the directories git clones of the line fetch
+// repositories into (git clone URL /tmp/x): what is run from there
+// (bash /tmp/x/install.sh) is code from the network, run before anyone
+// read it.
+func (a *Analyzer) clonedDirs() []string {
+	var dirs []string
 	for i := range a.cmds {
 		c := &a.cmds[i]
 		if c.Name != "git" || len(c.Args) < 2 || c.Args[0] != "clone" {
@@ -1244,11 +1247,16 @@ func (a *Analyzer) inClone(p string) bool {
 		if len(ops) > 1 {
 			dir = ops[1]
 		}
-		if d := cleanRel(dir); d != "." && d != "/" && strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
-			return true
+		if d := cleanRel(dir); d != "." && d != "/" {
+			dirs = append(dirs, strings.TrimSuffix(d, "/")+"/")
 		}
 	}
-	return false
+	return dirs
+}
+
+// inAny reports whether p lies below one of dirs (each ending in "/").
+func inAny(p string, dirs []string) bool {
+	return slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(p, d) })
 }
 
 // factPushNewRemote names a remote the line adds or points elsewhere and
