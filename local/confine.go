@@ -175,7 +175,7 @@ func (p *process) watchGit() (stop func() []string) {
 		return func() []string { return nil }
 	}
 	var warnings []string
-	end := gitguard.Watch(pol.Workspace, gitguard.Options{Since: p.started, Tree: &p.env.gitTree}, func(rep gitguard.Report, err error, again bool) {
+	end := gitguard.Watch(pol.Workspace, gitguard.Options{Since: p.started}, func(rep gitguard.Report, err error, again bool) {
 		for _, v := range rep.Violations() {
 			p.denials.set.Add(v)
 		}

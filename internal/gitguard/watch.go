@@ -22,14 +22,21 @@ const watchBound = 30 * time.Second
 // found something to found (from that goroutine). again says that a file
 // it made inert earlier in the watch was found again: the command is
 // planting it back, and the caller stops it (a tool's own setup, husky
-// setting core.hooksPath, writes once). o.Tree should be set: without it
-// every check walks the whole workspace. stop returns once the goroutine
+// setting core.hooksPath, writes once). stop returns once the goroutine
 // has, so what found gathered may be read after it.
+//
+// The watch keeps a [Tree] of its own (o.Tree is not used): listings
+// made while the command changes the workspace under them (a directory
+// it then closes with chmod 111) must not be what the check at its end
+// trusts.
 func Watch(workspace string, o Options, found func(rep Report, err error, again bool)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	tree := new(Tree)
+	o.Tree = tree
 	go func() {
 		defer close(done)
+		defer tree.Close()
 		watch(ctx, workspace, o, found)
 	}()
 	return func() { cancel(); <-done }

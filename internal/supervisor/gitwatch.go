@@ -20,7 +20,7 @@ func (s *supervisor) watchGit() (stop func() []string) {
 		return func() []string { return nil }
 	}
 	var notes []string
-	end := gitguard.Watch(s.guard, gitguard.Options{Since: s.started, Tree: &s.gitTree}, func(rep gitguard.Report, err error, again bool) {
+	end := gitguard.Watch(s.guard, gitguard.Options{Since: s.started}, func(rep gitguard.Report, err error, again bool) {
 		for _, v := range rep.Violations() {
 			s.denials.Add(v)
 		}

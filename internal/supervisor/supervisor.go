@@ -50,7 +50,6 @@ type supervisor struct {
 	grace     time.Duration         // the leftovers' grace after SIGTERM (the spec's)
 	denials   envs.ViolationSet     // what the job's sandbox refused it, as decided
 	guard     string                // the workspace a confined job could write: checked for git leftovers while it runs and when it ends
-	gitTree   gitguard.Tree         // the checks' memory of the workspace
 	started   time.Time             // when the command was started
 
 	mu     sync.Mutex
@@ -140,7 +139,6 @@ func (s *supervisor) run(ln net.Listener, adopt bool) {
 	}
 	st.LeftoverKilled = s.clearLeftovers()
 	note = joinNote(note, joinNotes(append(gitNotes, s.guardGit())))
-	s.gitTree.Close()
 	s.release(&st)
 	if err := jobdir.RemoveCommand(s.dir); err != nil {
 		s.logf("%v", err)
@@ -175,7 +173,7 @@ func (s *supervisor) guardGit() string {
 	if s.guard == "" {
 		return ""
 	}
-	rep, err := gitguard.Check(context.Background(), s.guard, gitguard.Options{Since: s.started, Tree: &s.gitTree})
+	rep, err := gitguard.Check(context.Background(), s.guard, gitguard.Options{Since: s.started})
 	for _, v := range rep.Violations() {
 		s.denials.Add(v)
 	}
